@@ -1,0 +1,283 @@
+"""The command line: parse, call one function, render, return the exit code.
+
+Only this module imports click, prints or exits. Heavy modules (jsonschema, git,
+the glob engine) are imported inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import click
+
+from . import __version__
+from .errors import EXIT_INTERNAL, EXIT_INVALID, InvalidInput, StagegateError, UsageError
+from .model import Migration
+
+FORMATS = ("text", "json", "github")
+
+
+class Context:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self._migration: Migration | None = None
+
+    def migration(self) -> Migration:
+        if self._migration is None:
+            from .load import load
+
+            self._migration = load(self.file)
+        return self._migration
+
+    def stage(self, value: int | None) -> int:
+        migration = self.migration()
+        if value is None:
+            return migration.stage
+        if not 0 <= value <= migration.last:
+            raise UsageError(
+                f"stage {value} does not exist; {migration.file} has stages 0..{migration.last}."
+            )
+        return value
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+def format_option(choices: tuple[str, ...] = FORMATS) -> Callable[[Any], Any]:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default="text",
+        show_default=True,
+        help="Output format.",
+    )
+
+
+def stage_option(
+    help_text: str = "Stage to show (default: the current stage).",
+) -> Callable[[Any], Any]:
+    return click.option("--stage", "stage", type=int, default=None, metavar="N", help=help_text)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "-f",
+    "--file",
+    "file",
+    default="migration.yaml",
+    show_default=True,
+    metavar="FILE",
+    help="The migration file.",
+)
+@click.option(
+    "--traceback", "show_traceback", is_flag=True, help="Show the traceback of an internal error."
+)
+@click.version_option(__version__, prog_name="stagegate")
+@click.pass_context
+def cli(click_ctx: click.Context, file: str, show_traceback: bool) -> None:
+    """Staged-migration feature flags for build, test and release pipelines.
+
+    A migration.yaml declares ordered stages, the flags each stage sets, and which
+    producers, consumers and release paths each flag gates. stagegate proves at
+    every stage that the existing release still selects exactly what it did.
+    """
+    if show_traceback:
+        os.environ["STAGEGATE_TRACEBACK"] = "1"
+    click_ctx.obj = Context(file)
+
+
+@cli.command()
+@format_option()
+@pass_ctx
+def validate(ctx: Context, fmt: str) -> int:
+    """Check the migration and its stage files: schema and meaning."""
+    from .report.github import annotation, write_summary
+
+    try:
+        migration = ctx.migration()
+    except InvalidInput as error:
+        if fmt == "json":
+            from .report.plans import dumps
+
+            problems = [
+                {
+                    "file": p.loc.file,
+                    "line": p.loc.line,
+                    "col": p.loc.col,
+                    "path": p.path,
+                    "message": p.message,
+                }
+                for p in error.problems
+            ]
+            click.echo(dumps({"ok": False, "problems": problems}))
+            return EXIT_INVALID
+        if fmt == "github":
+            for p in error.problems:
+                click.echo(
+                    annotation(
+                        "error",
+                        f"{p.path}: {p.message}" if p.path else p.message,
+                        p.loc,
+                        "stagegate validate",
+                    )
+                )
+            write_summary(
+                f"### stagegate validate\n\n{len(error.problems)} problem(s) in the migration files."
+            )
+        raise
+    count = len(migration.stages)
+    if fmt == "json":
+        from .report.plans import dumps
+
+        click.echo(dumps({"ok": True, "problems": [], "stage": migration.stage, "stages": count}))
+    else:
+        click.echo(
+            f"{migration.file}: valid: {count} stage file{'s' if count != 1 else ''}, "
+            f"{len(migration.flags)} flags, {len(migration.producers)} producers, "
+            f"{len(migration.consumers)} consumers, {len(migration.releases)} releases; "
+            f"at stage {migration.stage} of {migration.last}."
+        )
+        if fmt == "github":
+            write_summary(
+                f"### stagegate validate\n\n`{migration.file}` is valid (stage {migration.stage} of {migration.last})."
+            )
+    return 0
+
+
+@cli.command()
+@format_option()
+@pass_ctx
+def status(ctx: Context, fmt: str) -> int:
+    """The current stage, its flags, and what the next flip would change."""
+    from .report.plans import dumps, status_json, status_text
+
+    migration = ctx.migration()
+    click.echo(dumps(status_json(migration)) if fmt == "json" else status_text(migration))
+    return 0
+
+
+@cli.command()
+@stage_option()
+@click.option(
+    "--rows",
+    "show_rows",
+    is_flag=True,
+    help="List every artifact row instead of one line per template.",
+)
+@format_option()
+@pass_ctx
+def plan(ctx: Context, stage: int | None, show_rows: bool, fmt: str) -> int:
+    """Active flags, producers (with artifact rows), consumers and releases at a stage."""
+    from .report.plans import dumps, plan_json, plan_text
+    from .resolve import resolve
+
+    resolved = resolve(ctx.migration(), ctx.stage(stage))
+    click.echo(
+        dumps(plan_json(resolved)) if fmt == "json" else plan_text(resolved, show_rows=show_rows)
+    )
+    return 0
+
+
+@cli.command()
+@click.argument("stages", nargs=-1, type=int, metavar="[A] B")
+@format_option()
+@pass_ctx
+def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
+    """What turns on and off between stage A (default: current) and B."""
+    from .report.plans import change_json, change_text, dumps
+    from .resolve import diff as compute
+
+    if len(stages) not in (1, 2):
+        raise UsageError(
+            "diff takes one or two stages: `stagegate diff B` or `stagegate diff A B`."
+        )
+    a, b = (
+        (ctx.stage(None), ctx.stage(stages[0]))
+        if len(stages) == 1
+        else (ctx.stage(stages[0]), ctx.stage(stages[1]))
+    )
+    change = compute(ctx.migration(), a, b)
+    click.echo(
+        dumps(change_json(change)) if fmt == "json" else change_text(ctx.migration(), change)
+    )
+    return 0
+
+
+@cli.command()
+@stage_option()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("mermaid", "dot")),
+    default="mermaid",
+    show_default=True,
+    help="Picture source.",
+)
+@pass_ctx
+def graph(ctx: Context, stage: int | None, fmt: str) -> int:
+    """Producers -> artifacts -> consumers and releases, as Mermaid or Graphviz source."""
+    from .report.graph import dot, mermaid
+    from .resolve import resolve
+
+    resolved = resolve(ctx.migration(), ctx.stage(stage))
+    click.echo(mermaid(resolved) if fmt == "mermaid" else dot(resolved))
+    return 0
+
+
+@cli.command()
+@click.option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
+def schema(stage_file: bool) -> int:
+    """Print the JSON Schema of migration.yaml (or of a stage file)."""
+    from .load import schema as compose
+    from .report.plans import dumps
+
+    click.echo(dumps(compose("stage" if stage_file else "migration")))
+    return 0
+
+
+def _internal_error(error: BaseException) -> int:
+    if os.environ.get("STAGEGATE_TRACEBACK"):
+        traceback.print_exception(error)
+    else:
+        detail = " ".join(str(error).split())[:200]
+        click.echo(
+            f"stagegate: internal error (a bug): {type(error).__name__}: {detail}; "
+            "rerun with --traceback (or STAGEGATE_TRACEBACK=1) and report it.",
+            err=True,
+        )
+    return EXIT_INTERNAL
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code (no ``sys.exit``), for tests and ``main``."""
+    try:
+        result = cli.main(args=argv, prog_name="stagegate", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.exceptions.Abort:
+        click.echo("stagegate: aborted.", err=True)
+        return 130
+    except click.ClickException as error:
+        error.show()
+        return EXIT_INVALID
+    except StagegateError as error:
+        click.echo(str(error), err=True)
+        return error.exit_code
+    except KeyboardInterrupt:
+        click.echo("stagegate: interrupted.", err=True)
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (e.g. `| head`); nothing left to say
+        return 0
+    except Exception as error:
+        return _internal_error(error)
+    return result if isinstance(result, int) else 0
+
+
+def main() -> NoReturn:
+    sys.exit(run())

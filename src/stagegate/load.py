@@ -1,0 +1,796 @@
+"""migration.yaml and stage files -> located data -> schema -> meaning -> model.
+
+This is the only module that handles raw dicts. Every problem found is collected
+and reported at once, each as ``FILE:LINE:COL: $.json.path: message``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
+
+from . import __version__
+from .errors import InvalidInput, Loc, Problem, UsageError
+from .expr import ExprError
+from .expr import parse as parse_expr
+from .model import (
+    Check,
+    Consumer,
+    Flag,
+    Input,
+    Legacy,
+    Migration,
+    Producer,
+    Release,
+    Stage,
+    Template,
+)
+from .templates import MAX_ROWS, Axis, Placeholder, TemplateError, row_count, split
+from .yamlsrc import Document, decode, json_path, parse
+from .yamlsrc import Path as DocPath
+
+STAGE_FILE = re.compile(r"(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9-]*)\.yaml")
+_LOOKS_LIKE_STAGE = re.compile(r"[0-9]+[-_].*\.ya?ml")
+
+
+class Source(Protocol):
+    """Where the migration's files come from: the work tree, or a git revision."""
+
+    def read(self, rel: str) -> bytes:
+        """The bytes of ``rel`` (POSIX, relative to the root); FileNotFoundError if absent."""
+        ...
+
+    def listdir(self, rel: str) -> list[tuple[str, bool]]:
+        """(name, is_dir) of the entries of directory ``rel``; FileNotFoundError if absent."""
+        ...
+
+    def escapes(self, rel: str) -> bool:
+        """Whether ``rel`` leads outside the root (via ``..`` or a symbolic link)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileSource:
+    """Files under a directory of the work tree."""
+
+    root: Path
+
+    def read(self, rel: str) -> bytes:
+        path = self.root / rel
+        if path.is_dir():
+            raise IsADirectoryError(str(path))
+        return path.read_bytes()
+
+    def listdir(self, rel: str) -> list[tuple[str, bool]]:
+        with os.scandir(self.root / rel) as it:
+            return [(entry.name, entry.is_dir()) for entry in it]
+
+    def escapes(self, rel: str) -> bool:
+        root = self.root.resolve()
+        target = (self.root / rel).resolve()
+        return target != root and root not in target.parents
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def _schema_text(kind: str) -> bytes:
+    return resources.files("stagegate.schema").joinpath(f"{kind}.schema.json").read_bytes()
+
+
+def schema(kind: str) -> dict[str, Any]:
+    """The full JSON Schema of ``migration`` or ``stage`` files, check kinds included."""
+    from .checks import check_schema
+
+    document: dict[str, Any] = json.loads(_schema_text(kind))
+    document["$defs"]["check"] = check_schema()
+    return document
+
+
+def _cache_dir() -> Path | None:
+    if os.environ.get("STAGEGATE_NO_CACHE"):
+        return None
+    explicit = os.environ.get("STAGEGATE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "stagegate"
+
+
+def _cache_key(kind: str, raw: bytes) -> str:
+    """Content hash of a file plus everything its schema validation depends on."""
+    from .checks import fingerprint
+
+    digest = hashlib.sha256()
+    for part in (
+        __version__.encode(),
+        kind.encode(),
+        _schema_text(kind),
+        fingerprint().encode(),
+        raw,
+    ):
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def _known_valid(key: str) -> bool:
+    directory = _cache_dir()
+    return directory is not None and (directory / "valid" / key).exists()
+
+
+def _remember_valid(key: str) -> None:
+    directory = _cache_dir()
+    if directory is None:
+        return
+    try:
+        target = directory / "valid"
+        target.mkdir(parents=True, exist_ok=True)
+        (target / key).touch()
+    except OSError:
+        pass  # a read-only home is no reason to fail; we just validate again next time
+
+
+def schema_problems(kind: str, doc: Document, raw: bytes) -> list[Problem]:
+    """All schema violations of ``doc``; skipped when this exact content was valid before."""
+    key = _cache_key(kind, raw)
+    if _known_valid(key):
+        return []
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema(kind))
+    problems: list[Problem] = []
+    for error in validator.iter_errors(doc.data):
+        problems.extend(_translate(error, doc))
+    if not problems:
+        _remember_valid(key)
+    return _dedupe(problems)
+
+
+def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
+    seen: set[tuple[Loc, str]] = set()
+    out = []
+    for problem in problems:
+        if (problem.loc, problem.message) not in seen:
+            seen.add((problem.loc, problem.message))
+            out.append(problem)
+    return out
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+_ID_HELP = "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit"
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "a whole number",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "a mapping",
+    "number": "a number",
+}
+
+
+def _shown(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null (empty)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _translate(error: Any, doc: Document) -> Iterator[Problem]:
+    """One jsonschema error -> user-facing problems at the right place."""
+    path: DocPath = tuple(error.absolute_path)
+    where = json_path(path)
+    validator = error.validator
+    instance = error.instance
+    value = error.validator_value
+
+    if validator == "additionalProperties" and isinstance(instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        for key in instance:
+            if key not in allowed:
+                hint = _suggest(key, allowed)
+                expected = ", ".join(sorted(allowed))
+                yield Problem(
+                    doc.key_loc((*path, key)),
+                    f"unknown key {key!r}{hint or f'; expected one of: {expected}'}",
+                    json_path((*path, key)),
+                )
+        return
+    if validator == "required":
+        for name in value:
+            if isinstance(instance, dict) and name not in instance:
+                kind = instance.get("check") if isinstance(instance.get("check"), str) else None
+                what = (
+                    f"check {kind} needs argument {name!r}"
+                    if kind
+                    else f"missing required key {name!r}"
+                )
+                yield Problem(
+                    doc.key_loc(path) if path else doc.loc(path), f"{what}; add it.", where
+                )
+        return
+    if "propertyNames" in error.relative_schema_path:
+        yield from _name_problem(doc, path, instance)
+        return
+    if validator == "type":
+        types: list[str] = value if isinstance(value, list) else [value]
+        wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
+        hint = ""
+        if (
+            "string" in types
+            and isinstance(instance, int | float)
+            and not isinstance(instance, bool)
+        ):
+            hint = f'; quote it: "{instance}"'
+        elif "string" in types and isinstance(instance, bool):
+            hint = "; quote it if you mean the word"
+        elif instance is None:
+            hint = "; give a value"
+        yield Problem(doc.loc(path), f"must be {wanted}, not {_shown(instance)}{hint}", where)
+        return
+    if validator in ("enum", "const"):
+        options = value if validator == "enum" else [value]
+        if path and path[-1] == "check":
+            hint = _suggest(str(instance), [str(o) for o in options])
+            known = ", ".join(str(o) for o in options)
+            yield Problem(
+                doc.loc(path),
+                f"unknown check kind {_shown(instance)}{hint or f'; known kinds: {known}'}",
+                where,
+            )
+            return
+        shown_options = " or ".join(_shown(o) for o in options)
+        hint = (
+            _suggest(str(instance), [str(o) for o in options]) if isinstance(instance, str) else ""
+        )
+        yield Problem(
+            doc.loc(path), f"must be {shown_options}, not {_shown(instance)}{hint}", where
+        )
+        return
+    if validator == "pattern":
+        yield Problem(doc.loc(path), f"{_shown(instance)} is not a valid id: {_ID_HELP}", where)
+        return
+    if validator in ("oneOf", "anyOf") and error.context:
+        branch = _fitting_branch(error)
+        if branch:
+            for sub in branch:
+                yield from _translate(sub, doc)
+            return
+    if validator == "oneOf" and path and len(path) >= 2 and path[0] == "axes":
+        yield Problem(
+            doc.loc(path),
+            'an axis is either a list of strings (finite: ["310", "311"]) or '
+            "{pattern: REGEX} (open: any string the regex fully matches)",
+            where,
+        )
+        return
+    if validator in ("if", "then", "allOf", "oneOf", "anyOf") and error.context:
+        best = min(error.context, key=lambda e: len(list(e.absolute_path)))
+        yield from _translate(best, doc)
+        return
+    message = error.message
+    yield Problem(doc.loc(path), message[0].lower() + message[1:] if message else "invalid", where)
+
+
+def _fitting_branch(error: Any) -> list[Any]:
+    """The errors of the one alternative whose type fits the value, if exactly one fits."""
+    branches: dict[int, list[Any]] = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    fitting = [
+        errors
+        for errors in branches.values()
+        if not any(e.validator == "type" and not list(e.relative_path) for e in errors)
+    ]
+    return fitting[0] if len(fitting) == 1 else []
+
+
+def _name_problem(doc: Document, path: DocPath, name: Any) -> Iterator[Problem]:
+    loc = doc.key_loc((*path, name))
+    where = json_path((*path, name))
+    section = path[-1] if path else ""
+    if section == "flags" and name in ("not", "and", "or", "true", "false"):
+        yield Problem(
+            loc,
+            f"{name!r} is a word of flag expressions and cannot name a flag; choose another name.",
+            where,
+        )
+    elif section == "axes":
+        yield Problem(
+            loc, f"{name!r} is not a valid axis name: use letters, digits, '_' and '-'", where
+        )
+    elif section == "flags":
+        yield Problem(
+            loc, f"{name!r} is not a valid flag name: use letters, digits, '.', '_' and '-'", where
+        )
+    else:
+        yield Problem(loc, f"{name!r} is not a valid id: {_ID_HELP}", where)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _read(source: Source, rel: str, shown: str) -> tuple[Document, bytes]:
+    try:
+        raw = source.read(rel)
+    except FileNotFoundError:
+        raise UsageError(
+            f"{shown}: no such file; run stagegate in the folder that holds migration.yaml "
+            "or pass -f PATH."
+        ) from None
+    except IsADirectoryError:
+        raise UsageError(
+            f"{shown}: is a directory; pass the migration file with -f PATH."
+        ) from None
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    return parse(decode(raw, shown), shown), raw
+
+
+def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -> Migration:
+    """Load and fully validate a migration from the work tree (or another source)."""
+    shown = str(path)
+    file_path = Path(path)
+    root = file_path.parent
+    if source is None:
+        source = FileSource(root if str(root) else Path("."))
+    rel_name = file_path.name
+    doc, raw = _read(source, rel_name, shown)
+    problems = schema_problems("migration", doc, raw)
+
+    stages_dir = doc.data.get("stages_dir", "stages")
+    stage_docs: list[tuple[int, str, str, Document, bytes]] = []
+    if isinstance(stages_dir, str) and stages_dir:
+        dir_problems, stage_docs = _read_stages(source, root, stages_dir, doc)
+        problems += dir_problems
+        for _number, _slug, _shown, stage_doc, raw_stage in stage_docs:
+            problems += schema_problems("stage", stage_doc, raw_stage)
+    if problems:
+        raise InvalidInput(problems)
+    builder = _Builder(doc, stage_docs, root, stages_dir)
+    migration = builder.build()
+    if builder.problems:
+        raise InvalidInput(builder.problems)
+    return migration
+
+
+def _read_stages(
+    source: Source, root: Path, stages_dir: str, doc: Document
+) -> tuple[list[Problem], list[tuple[int, str, str, Document, bytes]]]:
+    problems: list[Problem] = []
+    where = doc.loc(("stages_dir",)) if "stages_dir" in doc.data else doc.loc(())
+    posix = PurePosixPath(stages_dir)
+    if (
+        posix.is_absolute()
+        or ".." in posix.parts
+        or os.path.isabs(stages_dir)
+        or source.escapes(stages_dir)
+    ):
+        problems.append(
+            Problem(
+                where,
+                f"stages_dir {stages_dir!r} leads outside the folder of the migration file; "
+                "use a relative path inside it, such as 'stages'.",
+                "$.stages_dir",
+            )
+        )
+        return problems, []
+    try:
+        entries = source.listdir(stages_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        entries = []
+    found: dict[int, tuple[str, str]] = {}
+    for name, is_dir in sorted(entries):
+        if is_dir:
+            continue
+        shown = (
+            str(root / stages_dir / name) if str(root) not in ("", ".") else f"{stages_dir}/{name}"
+        )
+        match = STAGE_FILE.fullmatch(name)
+        if not match:
+            if _LOOKS_LIKE_STAGE.fullmatch(name):
+                problems.append(
+                    Problem(
+                        Loc(shown, 1, 1),
+                        "stage files are named NN-slug.yaml (two or more digits, a lowercase slug, "
+                        "the .yaml ending); rename this file.",
+                    )
+                )
+            continue
+        number = int(match["number"])
+        if number in found:
+            problems.append(
+                Problem(
+                    Loc(shown, 1, 1),
+                    f"a second file for stage {number} (the other is {found[number][0]}); "
+                    "each stage has exactly one file.",
+                )
+            )
+            continue
+        found[number] = (shown, match["slug"])
+    expected = set(range(1, len(found) + 1))
+    missing = sorted(expected - set(found))
+    extra = sorted(set(found) - expected)
+    if missing or extra or 0 in found:
+        have = ", ".join(f"{n:02d}" for n in sorted(found)) or "none"
+        gap = f"stage {missing[0]:02d} is missing" if missing else "numbering must start at 01"
+        after = [n for n in sorted(found) if not missing or n > missing[0]]
+        problems.append(
+            Problem(
+                Loc(found[after[0]][0], 1, 1) if after else where,
+                f"stage files must be numbered 01..N without gaps; found {have}: {gap}. "
+                "Renumber the files.",
+                "$.stages_dir",
+            )
+        )
+    docs: list[tuple[int, str, str, Document, bytes]] = []
+    for number in sorted(found):
+        shown, slug = found[number]
+        try:
+            stage_doc, raw = _read(source, f"{stages_dir}/{Path(shown).name}", shown)
+        except InvalidInput as exc:
+            problems.extend(exc.problems)
+            continue
+        docs.append((number, slug, shown, stage_doc, raw))
+    return problems, docs
+
+
+# --------------------------------------------------------------------------- meaning
+
+
+class _Builder:
+    """Meaning checks and model construction over schema-valid data."""
+
+    def __init__(
+        self,
+        doc: Document,
+        stage_docs: list[tuple[int, str, str, Document, bytes]],
+        root: Path,
+        stages_dir: str,
+    ) -> None:
+        self.doc = doc
+        self.data: dict[str, Any] = doc.data
+        self.stage_docs = stage_docs
+        self.root = root
+        self.stages_dir = stages_dir
+        self.problems: list[Problem] = []
+        self.axes: dict[str, Axis] = {}
+        self.flag_names: set[str] = set()
+        self.producer_ids: set[str] = set(self.data.get("producers", {}))
+
+    def problem(self, doc: Document, path: DocPath, message: str, loc: Loc | None = None) -> None:
+        self.problems.append(Problem(loc or doc.loc(path), message, json_path(path)))
+
+    def build(self) -> Migration:
+        from . import globs
+
+        data = self.data
+        for name, spec in data.get("axes", {}).items():
+            if isinstance(spec, dict):
+                pattern = spec["pattern"]
+                try:
+                    globs.check_regex(pattern)
+                except globs.PatternError as exc:
+                    self.problem(
+                        self.doc,
+                        ("axes", name, "pattern"),
+                        f"open-axis regex: {exc.message}",
+                        self.doc.text_loc(("axes", name, "pattern"), exc.column),
+                    )
+                self.axes[name] = Axis(name, pattern=pattern)
+            else:
+                self.axes[name] = Axis(name, values=tuple(spec))
+        flags = {
+            name: Flag(
+                id=name,
+                summary=spec.get("summary", ""),
+                default=spec.get("default", False),
+                references=tuple(spec.get("references", ())),
+                loc=self.doc.key_loc(("flags", name)),
+            )
+            for name, spec in data.get("flags", {}).items()
+        }
+        self.flag_names = set(flags)
+        producers = {
+            pid: self._producer(pid, spec) for pid, spec in data.get("producers", {}).items()
+        }
+        consumers = {
+            cid: self._consumer(cid, spec) for cid, spec in data.get("consumers", {}).items()
+        }
+        releases = {rid: self._release(rid, spec) for rid, spec in data.get("releases", {}).items()}
+        invariants = tuple(
+            self._check(self.doc, ("invariants", i), spec, "invariant")
+            for i, spec in enumerate(data.get("invariants", ()))
+        )
+        stages = tuple(self._stage(*entry) for entry in self.stage_docs)
+        stage = data["stage"]
+        if stage > len(stages):
+            self.problem(
+                self.doc,
+                ("stage",),
+                f"stage {stage} is beyond the last stage ({len(stages)}); "
+                f"use 0..{len(stages)} or add the stage file.",
+            )
+        migration = Migration(
+            version=data["version"],
+            id=data["migration"],
+            summary=data.get("summary", ""),
+            stage=stage,
+            stage_loc=self.doc.loc(("stage",)),
+            stages_dir=self.stages_dir,
+            axes=self.axes,
+            flags=flags,
+            producers=producers,
+            consumers=consumers,
+            releases=releases,
+            invariants=invariants,
+            audit_ignore=tuple(data.get("audit", {}).get("ignore", ())),
+            stages=stages,
+            file=self.doc.file,
+            root=self.root,
+        )
+        self._check_args(migration)
+        return migration
+
+    # -- items
+
+    def _when(self, path: DocPath, spec: dict[str, Any]) -> tuple[Any, str]:
+        raw = spec.get("when", True)
+        text = ("true" if raw else "false") if isinstance(raw, bool) else raw
+        try:
+            tree = parse_expr(raw)
+        except ExprError as exc:
+            self.problem(
+                self.doc,
+                (*path, "when"),
+                exc.message,
+                self.doc.text_loc((*path, "when"), exc.column),
+            )
+            return parse_expr(True), text
+        for flag in _flag_refs(tree):
+            if flag.name not in self.flag_names:
+                hint = _suggest(flag.name, self.flag_names)
+                self.problem(
+                    self.doc,
+                    (*path, "when"),
+                    f"unknown flag {flag.name!r}{hint or '; declare it under flags:'}",
+                    self.doc.text_loc((*path, "when"), flag.column),
+                )
+        return tree, text
+
+    def _template(self, path: DocPath, text: str, *, kind: str) -> Template:
+        """Parse a template or glob; ``kind`` is artifact, select or plain (no placeholders)."""
+        from . import globs
+
+        loc = self.doc.loc(path)
+        try:
+            parts = split(text) if kind != "plain" else (text,)
+        except TemplateError as exc:
+            self.problem(self.doc, path, exc.message, self.doc.text_loc(path, exc.column))
+            return Template(text=text, parts=(text,), loc=loc)
+        seen_open: set[str] = set()
+        for part in parts:
+            if isinstance(part, Placeholder):
+                axis = self.axes.get(part.axis)
+                if axis is None:
+                    hint = _suggest(part.axis, self.axes)
+                    self.problem(
+                        self.doc,
+                        path,
+                        f"unknown axis {{{part.axis}}}{hint or '; declare it under axes:'}",
+                        self.doc.text_loc(path, part.column),
+                    )
+                elif axis.is_open:
+                    if part.axis in seen_open:
+                        self.problem(
+                            self.doc,
+                            path,
+                            f"open axis {{{part.axis}}} appears twice; an open axis may appear once "
+                            "per name (its two values could not be tied together exactly).",
+                            self.doc.text_loc(path, part.column),
+                        )
+                    seen_open.add(part.axis)
+            elif kind != "artifact":
+                try:
+                    globs.check_glob(part)
+                except globs.PatternError as exc:
+                    offset = text.find(part)
+                    self.problem(
+                        self.doc,
+                        path,
+                        f"glob: {exc.message}",
+                        self.doc.text_loc(path, offset + exc.column),
+                    )
+        if kind == "plain" and re.search(r"\{[A-Za-z_][A-Za-z0-9_-]*\}", text):
+            self.problem(
+                self.doc,
+                path,
+                "release globs and tags are applied as written, without {axis} placeholders; "
+                "write the value itself (e.g. cuda13.4.1).",
+            )
+        if all(not isinstance(p, Placeholder) or p.axis in self.axes for p in parts):
+            rows = row_count(parts, self.axes)
+            if rows > MAX_ROWS:
+                self.problem(
+                    self.doc,
+                    path,
+                    f"expands to {rows:,} rows; the limit is {MAX_ROWS:,}: "
+                    "split the template or use fewer axis values.",
+                )
+        return Template(text=text, parts=parts, loc=loc)
+
+    def _legacy(self, spec: dict[str, Any]) -> Legacy:
+        legacy = spec.get("legacy", {})
+        return Legacy(
+            references=tuple(legacy.get("references", ())), paths=tuple(legacy.get("paths", ()))
+        )
+
+    def _producer(self, pid: str, spec: dict[str, Any]) -> Producer:
+        path: DocPath = ("producers", pid)
+        when, text = self._when(path, spec)
+        artifacts = tuple(
+            self._template((*path, "artifacts", i), t, kind="artifact")
+            for i, t in enumerate(spec["artifacts"])
+        )
+        return Producer(
+            id=pid,
+            summary=spec.get("summary", ""),
+            when=when,
+            when_text=text,
+            artifacts=artifacts,
+            paths=tuple(spec.get("paths", ())),
+            run=spec.get("run", "this"),
+            legacy=self._legacy(spec),
+            loc=self.doc.key_loc(path),
+        )
+
+    def _producer_refs(self, path: DocPath, ids: list[str]) -> tuple[str, ...]:
+        for i, pid in enumerate(ids):
+            if pid not in self.producer_ids:
+                hint = _suggest(pid, self.producer_ids)
+                self.problem(
+                    self.doc,
+                    (*path, i),
+                    f"unknown producer {pid!r}{hint or '; declare it under producers:'}",
+                )
+        return tuple(ids)
+
+    def _consumer(self, cid: str, spec: dict[str, Any]) -> Consumer:
+        path: DocPath = ("consumers", cid)
+        when, text = self._when(path, spec)
+        inputs = []
+        for i, item in enumerate(spec["inputs"]):
+            ipath = (*path, "inputs", i)
+            inputs.append(
+                Input(
+                    select=self._template((*ipath, "select"), item["select"], kind="select"),
+                    required=item.get("required", True),
+                    from_=self._producer_refs((*ipath, "from"), item["from"])
+                    if "from" in item
+                    else None,
+                    loc=self.doc.loc(ipath),
+                )
+            )
+        return Consumer(
+            id=cid,
+            summary=spec.get("summary", ""),
+            when=when,
+            when_text=text,
+            inputs=tuple(inputs),
+            legacy=self._legacy(spec),
+            loc=self.doc.key_loc(path),
+        )
+
+    def _release(self, rid: str, spec: dict[str, Any]) -> Release:
+        path: DocPath = ("releases", rid)
+        when, text = self._when(path, spec)
+
+        def plain(key: str) -> tuple[Template, ...]:
+            return tuple(
+                self._template((*path, key, i), t, kind="plain")
+                for i, t in enumerate(spec.get(key, ()))
+            )
+
+        return Release(
+            id=rid,
+            summary=spec.get("summary", ""),
+            when=when,
+            when_text=text,
+            tags=tuple(spec["tags"]),
+            select=plain("select"),
+            exclude=plain("exclude"),
+            expect=self._producer_refs((*path, "expect"), spec["expect"])
+            if "expect" in spec
+            else None,
+            tooling=spec.get("tooling", "tag"),
+            run=spec.get("run", "this"),
+            legacy=self._legacy(spec),
+            loc=self.doc.key_loc(path),
+        )
+
+    # -- checks and stages
+
+    def _check(self, doc: Document, path: DocPath, spec: dict[str, Any], origin: str) -> Check:
+        args = {k: v for k, v in spec.items() if k != "check"}
+        return Check(kind=spec["check"], args=args, loc=doc.loc(path), origin=origin)
+
+    def _stage(self, number: int, slug: str, shown: str, doc: Document, _raw: bytes) -> Stage:
+        data = doc.data
+        if data["stage"] != number:
+            self.problem(
+                doc,
+                ("stage",),
+                f"stage: {data['stage']} does not match the file name ({number:02d}-...); "
+                "make them agree.",
+            )
+        values: dict[str, bool] = {}
+        locs: dict[str, Loc] = {}
+        for name, value in data.get("set", {}).items():
+            if name not in self.flag_names:
+                hint = _suggest(name, self.flag_names)
+                self.problem(
+                    doc,
+                    ("set", name),
+                    f"unknown flag {name!r}{hint or '; declare it under flags: in the migration file'}",
+                    doc.key_loc(("set", name)),
+                )
+            values[name] = value
+            locs[name] = doc.key_loc(("set", name))
+        acceptance = tuple(
+            self._check(doc, ("acceptance", i), spec, "acceptance")
+            for i, spec in enumerate(data.get("acceptance", ()))
+        )
+        return Stage(
+            number=number,
+            slug=slug,
+            title=data["title"],
+            outcome=data.get("outcome", ""),
+            set=values,
+            set_locs=locs,
+            reversible=data.get("reversible", True),
+            acceptance=acceptance,
+            file=shown,
+            loc=doc.loc(()),
+        )
+
+    def _check_args(self, migration: Migration) -> None:
+        from .checks import kinds
+
+        registry = kinds()
+        for check in (*migration.invariants, *(c for s in migration.stages for c in s.acceptance)):
+            module = registry.get(check.kind)
+            validate = getattr(module, "validate", None)
+            if validate is not None:
+                self.problems.extend(validate(migration, check))
+
+
+def _flag_refs(tree: Any) -> Iterator[Any]:
+    from .expr import And, Flag, Not, Or
+
+    if isinstance(tree, Flag):
+        yield tree
+    elif isinstance(tree, Not):
+        yield from _flag_refs(tree.operand)
+    elif isinstance(tree, And | Or):
+        for operand in tree.operands:
+            yield from _flag_refs(operand)

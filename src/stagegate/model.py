@@ -1,0 +1,165 @@
+"""The migration as immutable records. Built only by ``load``; read by everything else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .errors import Loc
+from .expr import Expr
+from .templates import Axis, Part
+
+ItemKind = Literal["producer", "consumer", "release"]
+
+
+def _frozen(mapping: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Legacy:
+    references: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flag:
+    id: str
+    summary: str = ""
+    default: bool = False
+    references: tuple[str, ...] = ()
+    loc: Loc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Template:
+    text: str
+    parts: tuple[Part, ...]
+    loc: Loc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Producer:
+    id: str
+    summary: str = ""
+    when: Expr
+    when_text: str
+    artifacts: tuple[Template, ...]
+    paths: tuple[str, ...] = ()
+    run: str = "this"
+    legacy: Legacy = field(default_factory=Legacy)
+    loc: Loc
+    kind: ItemKind = "producer"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Input:
+    select: Template
+    required: bool = True
+    from_: tuple[str, ...] | None = None
+    loc: Loc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Consumer:
+    id: str
+    summary: str = ""
+    when: Expr
+    when_text: str
+    inputs: tuple[Input, ...]
+    legacy: Legacy = field(default_factory=Legacy)
+    loc: Loc
+    kind: ItemKind = "consumer"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Release:
+    id: str
+    summary: str = ""
+    when: Expr
+    when_text: str
+    tags: tuple[str, ...]
+    select: tuple[Template, ...]
+    exclude: tuple[Template, ...] = ()
+    expect: tuple[str, ...] | None = None
+    tooling: Literal["tag", "control"] = "tag"
+    run: str = "this"
+    legacy: Legacy = field(default_factory=Legacy)
+    loc: Loc
+    kind: ItemKind = "release"
+
+
+Item = Producer | Consumer | Release
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Check:
+    """One acceptance check: its kind, its arguments, and where it is declared."""
+
+    kind: str
+    args: Mapping[str, Any] = field(default_factory=_frozen)
+    loc: Loc
+    origin: str = "acceptance"  # "invariant" or "acceptance"
+
+    def describe(self) -> str:
+        shown = [f"{k}={v}" for k, v in self.args.items() if not isinstance(v, list | dict)]
+        return self.kind + (f" {' '.join(shown)}" if shown else "")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stage:
+    number: int
+    slug: str
+    title: str
+    outcome: str = ""
+    set: Mapping[str, bool] = field(default_factory=_frozen)
+    set_locs: Mapping[str, Loc] = field(default_factory=_frozen)
+    reversible: bool = True
+    acceptance: tuple[Check, ...] = ()
+    file: str
+    loc: Loc
+
+    @property
+    def dirname(self) -> str:
+        """The folder of this stage's pytest files: ``stages/NN-slug/``'s name."""
+        return Path(self.file).stem
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Migration:
+    """The whole migration. Compared by identity, so resolution can be cached per load."""
+
+    version: int
+    id: str
+    summary: str = ""
+    stage: int
+    stage_loc: Loc
+    stages_dir: str
+    axes: Mapping[str, Axis]
+    flags: Mapping[str, Flag]
+    producers: Mapping[str, Producer]
+    consumers: Mapping[str, Consumer]
+    releases: Mapping[str, Release]
+    invariants: tuple[Check, ...] = ()
+    audit_ignore: tuple[str, ...] = ()
+    stages: tuple[Stage, ...] = ()
+    file: str  # the migration file as given (for messages)
+    root: Path  # the directory holding migration.yaml; relative paths start here
+
+    @property
+    def last(self) -> int:
+        return len(self.stages)
+
+    def stage_def(self, number: int) -> Stage | None:
+        """The definition of stage ``number`` (1..last); None for stage 0."""
+        return self.stages[number - 1] if 1 <= number <= len(self.stages) else None
+
+    def title(self, number: int) -> str:
+        stage = self.stage_def(number)
+        return stage.title if stage else "before the migration"
+
+    def items(self) -> list[Item]:
+        return [*self.producers.values(), *self.consumers.values(), *self.releases.values()]

@@ -1,0 +1,229 @@
+"""Text and JSON renderings of plans, status and diffs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from ..model import Item, Migration, Producer
+from ..resolve import Change, Plan, cause, diff, rows, since
+from ..templates import finite_axes
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _stage_line(migration: Migration, stage: int) -> str:
+    return f"stage {stage} of {migration.last}: {migration.title(stage)}"
+
+
+def _axis_summary(migration: Migration, producer: Producer) -> list[str]:
+    out = []
+    for template in producer.artifacts:
+        names = finite_axes(template.parts, migration.axes)
+        count = 1
+        domains = []
+        for name in names:
+            values = migration.axes[name].values or ()
+            count *= len(values)
+            domains.append(f"{name}={','.join(values)}")
+        suffix = f"  [{count} rows: {' x '.join(domains)}]" if names else ""
+        out.append(f"{template.text}{suffix}")
+    return out
+
+
+def plan_text(plan: Plan, *, show_rows: bool = False) -> str:
+    m = plan.migration
+    lines = [f"{m.id}: {_stage_line(m, plan.stage)}"]
+    definition = m.stage_def(plan.stage)
+    if definition and definition.outcome:
+        lines.append(f"  {definition.outcome}")
+    lines += ["", "flags"]
+    width = max((len(n) for n in m.flags), default=0)
+    for name, value in plan.flags.items():
+        started = _flag_since(m, name, plan.stage)
+        lines.append(f"  {name:<{width}}  {_bool(value):<5}  ({started})")
+    lines += ["", f"producers ({len(plan.producers)} active)"]
+    for producer in plan.producers:
+        lines.append(f"  {producer.id}  [{cause(m, producer, plan.stage)}]")
+        if show_rows:
+            lines += [f"    {row.describe()}" for row in rows(m, producer)]
+        else:
+            lines += [f"    {text}" for text in _axis_summary(m, producer)]
+    lines += ["", f"consumers ({len(plan.consumers)} active)"]
+    for consumer in plan.consumers:
+        lines.append(f"  {consumer.id}  [{cause(m, consumer, plan.stage)}]")
+        for item in consumer.inputs:
+            notes = ["required" if item.required else "optional"]
+            if item.from_:
+                notes.append("from " + ", ".join(item.from_))
+            lines.append(f"    {item.select.text}  ({'; '.join(notes)})")
+    lines += ["", f"releases ({len(plan.releases)} active)"]
+    for release in plan.releases:
+        lines.append(
+            f"  {release.id}  [{cause(m, release, plan.stage)}]  tooling: {release.tooling}"
+        )
+        lines.append(f"    tags:    {', '.join(release.tags)}")
+        lines.append(f"    select:  {', '.join(t.text for t in release.select)}")
+        if release.exclude:
+            lines.append(f"    exclude: {', '.join(t.text for t in release.exclude)}")
+        if release.expect is not None:
+            lines.append(f"    expect:  {', '.join(release.expect) or '(nothing)'}")
+    inactive = _inactive(plan)
+    if inactive:
+        lines += ["", "inactive"]
+        lines += [f"  {item.kind} {item.id}  [{cause(m, item, plan.stage)}]" for item in inactive]
+    return "\n".join(lines)
+
+
+def _flag_since(migration: Migration, name: str, stage: int) -> str:
+    from ..expr import Flag
+
+    start = since(migration, Flag(name), stage)
+    return "default" if start == 0 else f"set at stage {start}"
+
+
+def _inactive(plan: Plan) -> list[Item]:
+    active = {(i.kind, i.id) for i in plan.items()}
+    return [i for i in plan.migration.items() if (i.kind, i.id) not in active]
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    m = plan.migration
+    return {
+        "migration": m.id,
+        "stage": plan.stage,
+        "title": m.title(plan.stage),
+        "flags": dict(plan.flags),
+        "producers": [p.id for p in plan.producers],
+        "consumers": [c.id for c in plan.consumers],
+        "releases": [r.id for r in plan.releases],
+        "artifacts": {
+            p.id: [
+                {"template": row.template.text, "name": row.name, "axes": dict(row.assignment)}
+                for row in rows(m, p)
+            ]
+            for p in plan.producers
+        },
+        "inputs": {
+            c.id: [
+                {
+                    "select": i.select.text,
+                    "required": i.required,
+                    "from": list(i.from_) if i.from_ else None,
+                }
+                for i in c.inputs
+            ]
+            for c in plan.consumers
+        },
+        "release_paths": {
+            r.id: {
+                "tags": list(r.tags),
+                "select": [t.text for t in r.select],
+                "exclude": [t.text for t in r.exclude],
+                "expect": list(r.expect) if r.expect is not None else None,
+                "tooling": r.tooling,
+            }
+            for r in plan.releases
+        },
+        "since": {
+            f"{i.kind}:{i.id}": since(m, i.when, plan.stage)
+            for i in plan.items()
+        },
+    }
+
+
+def _items(items: Iterable[Item]) -> list[str]:
+    return [f"{i.kind} {i.id}" for i in items]
+
+
+def change_text(migration: Migration, change: Change) -> str:
+    lines = [
+        f"stage {change.a} -> stage {change.b}: "
+        f"{migration.title(change.a)} -> {migration.title(change.b)}"
+    ]
+    if change.empty:
+        lines.append("  nothing turns on or off")
+        return "\n".join(lines)
+    for name, old, new in change.flags:
+        lines.append(f"  flag {name}: {_bool(old)} -> {_bool(new)}")
+    lines += [f"  + {text}" for text in _items(change.on)]
+    lines += [f"  - {text}" for text in _items(change.off)]
+    if change.names_added or change.names_removed:
+        lines.append("  artifact names")
+        lines += [f"    + {name}" for name in change.names_added]
+        lines += [f"    - {name}" for name in change.names_removed]
+    return "\n".join(lines)
+
+
+def change_json(change: Change) -> dict[str, Any]:
+    return {
+        "from": change.a,
+        "to": change.b,
+        "flags": [{"flag": n, "from": a, "to": b} for n, a, b in change.flags],
+        "on": [{"kind": i.kind, "id": i.id} for i in change.on],
+        "off": [{"kind": i.kind, "id": i.id} for i in change.off],
+        "artifacts_added": list(change.names_added),
+        "artifacts_removed": list(change.names_removed),
+    }
+
+
+def status_text(migration: Migration) -> str:
+    stage = migration.stage
+    lines = [f"{migration.id}: {_stage_line(migration, stage)}"]
+    if migration.summary:
+        lines.append(f"  {migration.summary}")
+    from ..resolve import resolve
+
+    plan = resolve(migration, stage)
+    on = [name for name, value in plan.flags.items() if value]
+    lines.append(f"  flags on: {', '.join(on) if on else '(none)'}")
+    lines.append(
+        f"  active: {len(plan.producers)} producers, {len(plan.consumers)} consumers, "
+        f"{len(plan.releases)} releases"
+    )
+    if stage < migration.last:
+        nxt = migration.stage_def(stage + 1)
+        assert nxt is not None
+        lines += ["", f"next: stage {stage + 1}: {nxt.title}  ({nxt.file})"]
+        if nxt.outcome:
+            lines.append(f"  {nxt.outcome}")
+        body = change_text(migration, diff(migration, stage, stage + 1)).splitlines()[1:]
+        lines += body
+        lines.append(
+            f"  flip with: stagegate advance   (changes `stage: {stage}` in {migration.file})"
+        )
+    else:
+        lines += [
+            "",
+            "this is the last stage; run `stagegate audit` to find what retired items left behind.",
+        ]
+    return "\n".join(lines)
+
+
+def status_json(migration: Migration) -> dict[str, Any]:
+    from ..resolve import resolve
+
+    stage = migration.stage
+    plan = resolve(migration, stage)
+    out: dict[str, Any] = {
+        "migration": migration.id,
+        "stage": stage,
+        "last": migration.last,
+        "title": migration.title(stage),
+        "flags": dict(plan.flags),
+        "next": None,
+    }
+    if stage < migration.last:
+        out["next"] = {
+            "stage": stage + 1,
+            "title": migration.title(stage + 1),
+            "changes": change_json(diff(migration, stage, stage + 1)),
+        }
+    return out
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)

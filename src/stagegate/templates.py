@@ -1,0 +1,134 @@
+"""Artifact-name templates and globs with ``{axis}`` placeholders.
+
+A template such as ``cuda-bindings-python{py}-cuda13.4.1-{platform}-{sha}`` has one
+row per combination of its finite axes (``py``, ``platform``); open axes (``sha``)
+stay symbolic and stand for every string their regex fully matches. ``{{`` and
+``}}`` write literal braces.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+MAX_ROWS = 10_000
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+class TemplateError(ValueError):
+    def __init__(self, message: str, column: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.column = column
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    axis: str
+    column: int
+
+
+Part = str | Placeholder
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    name: str
+    values: tuple[str, ...] | None = None  # finite axis
+    pattern: str | None = None  # open axis: a regex that names fully match
+
+    @property
+    def is_open(self) -> bool:
+        return self.values is None
+
+
+def split(text: str) -> tuple[Part, ...]:
+    """Split ``text`` into literal strings and placeholders; ``{{``/``}}`` are braces."""
+    parts: list[Part] = []
+    literal: list[str] = []
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == "{":
+            if text.startswith("{{", i):
+                literal.append("{")
+                i += 2
+                continue
+            end = text.find("}", i)
+            if end < 0:
+                raise TemplateError(
+                    "'{' is not closed; write {axis}, or {{ for a literal brace.", i
+                )
+            name = text[i + 1 : end]
+            if not _NAME.fullmatch(name):
+                raise TemplateError(
+                    f"{{{name}}} is not an axis placeholder; write {{axis}} with an axis name, "
+                    "or {{ for a literal brace.",
+                    i,
+                )
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append(Placeholder(name, i))
+            i = end + 1
+            continue
+        if char == "}":
+            if text.startswith("}}", i):
+                literal.append("}")
+                i += 2
+                continue
+            raise TemplateError("'}' without '{'; write }} for a literal brace.", i)
+        literal.append(char)
+        i += 1
+    if literal:
+        parts.append("".join(literal))
+    return tuple(parts)
+
+
+def placeholders(parts: Sequence[Part]) -> list[Placeholder]:
+    return [p for p in parts if isinstance(p, Placeholder)]
+
+
+def finite_axes(parts: Sequence[Part], axes: Mapping[str, Axis]) -> list[str]:
+    """The finite axes of ``parts`` in order of first appearance."""
+    seen: list[str] = []
+    for part in placeholders(parts):
+        if not axes[part.axis].is_open and part.axis not in seen:
+            seen.append(part.axis)
+    return seen
+
+
+def row_count(parts: Sequence[Part], axes: Mapping[str, Axis]) -> int:
+    count = 1
+    for name in finite_axes(parts, axes):
+        count *= len(axes[name].values or ())
+    return count
+
+
+Assignment = tuple[tuple[str, str], ...]
+
+
+def assignments(parts: Sequence[Part], axes: Mapping[str, Axis]) -> Iterator[Assignment]:
+    """Every combination of the finite axes of ``parts`` (one if there are none)."""
+    names = finite_axes(parts, axes)
+    value_lists = [axes[name].values or () for name in names]
+    for combo in itertools.product(*value_lists):
+        yield tuple(zip(names, combo, strict=True))
+
+
+def render(parts: Sequence[Part], assignment: Mapping[str, str]) -> str:
+    """The name with finite placeholders filled in and open ones kept as ``{axis}``."""
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, Placeholder):
+            out.append(assignment.get(part.axis, "{" + part.axis + "}"))
+        else:
+            out.append(part.replace("{", "{{").replace("}", "}}"))
+    return "".join(out)
+
+
+def format_assignment(assignment: Assignment) -> str:
+    return " ".join(f"{axis}={value}" for axis, value in assignment)

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from stagegate.cli import run
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = Path(__file__).resolve().parent / "cases"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--fuzz-long", action="store_true", help="run thousands of fuzz cases")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """Each test gets its own validation cache, so no test depends on another's."""
+    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("STAGEGATE_TRACEBACK", raising=False)
+    yield
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def output(self) -> str:
+        return self.out + self.err
+
+
+@pytest.fixture
+def sg(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """Run the stagegate CLI in-process, as a user would from the shell."""
+
+    def invoke(*args: str, cwd: Path | None = None) -> Result:
+        old = os.getcwd()
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            capsys.readouterr()
+            code = run(list(args))
+            captured = capsys.readouterr()
+        finally:
+            os.chdir(old)
+        assert "Traceback" not in captured.out + captured.err
+        return Result(code, captured.out, captured.err)
+
+    return invoke
