@@ -230,6 +230,37 @@ def graph(ctx: Context, stage: int | None, fmt: str) -> int:
 
 
 @cli.command()
+@stage_option("Evaluate at this stage (default: the current stage).")
+@click.option("--all", "every", is_flag=True, help="Every stage 0..last, each evaluated at itself.")
+@format_option()
+@pass_ctx
+def check(ctx: Context, stage: int | None, every: bool, fmt: str) -> int:
+    """Run the invariants and a stage's acceptance checks; exit 1 on any failure."""
+    from .acceptance import run_all, run_checks
+    from .report import results as render
+    from .report.github import write_summary
+    from .report.plans import dumps
+
+    migration = ctx.migration()
+    if every and stage is not None:
+        raise UsageError("give either --stage N or --all, not both.")
+    at = ctx.stage(stage)
+    found = run_all(migration) if every else run_checks(migration, at)
+    if fmt == "json":
+        click.echo(dumps(render.as_json(migration, found, stage=at, every=every)))
+    elif fmt == "github":
+        annotations = render.workflow_commands(found)
+        if annotations:
+            click.echo(annotations)
+        click.echo(render.text(migration, found))
+        heading = "stagegate check --all" if every else f"stagegate check (stage {at})"
+        write_summary(render.summary(migration, found, heading))
+    else:
+        click.echo(render.text(migration, found))
+    return 0 if render.ok(found) else 1
+
+
+@cli.command()
 @click.option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
     """Print the JSON Schema of migration.yaml (or of a stage file)."""

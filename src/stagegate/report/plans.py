@@ -128,10 +128,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             }
             for r in plan.releases
         },
-        "since": {
-            f"{i.kind}:{i.id}": since(m, i.when, plan.stage)
-            for i in plan.items()
-        },
+        "since": {f"{i.kind}:{i.id}": since(m, i.when, plan.stage) for i in plan.items()},
     }
 
 

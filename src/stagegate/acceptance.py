@@ -1,0 +1,46 @@
+"""Which checks apply at a stage, and running them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .checks import kinds
+from .checks._base import Context, Result
+from .model import Check, Migration
+
+
+def checks_at(migration: Migration, stage: int) -> tuple[Check, ...]:
+    """The invariants plus the stage's own acceptance (stage 0 has only invariants)."""
+    definition = migration.stage_def(stage)
+    return (*migration.invariants, *(definition.acceptance if definition else ()))
+
+
+def run_checks(
+    migration: Migration,
+    stage: int,
+    checks: Sequence[Check] | None = None,
+    *,
+    root: Path | None = None,
+    evaluated_at: Migration | None = None,
+) -> list[Result]:
+    """Run ``checks`` (default: those of ``stage``) evaluated at ``stage``.
+
+    ``evaluated_at`` is the migration whose producers, consumers and releases the
+    checks look at; by default the one the checks come from. ``verify-pr`` uses it
+    to run the base's checks against the head's items."""
+    subject = evaluated_at or migration
+    registry = kinds()
+    ctx = Context(subject, stage, root if root is not None else subject.root)
+    results: list[Result] = []
+    for check in checks if checks is not None else checks_at(migration, stage):
+        results.extend(registry[check.kind].run(ctx, check))
+    return results
+
+
+def run_all(migration: Migration, *, root: Path | None = None) -> list[Result]:
+    """Every stage 0..last, each evaluated at itself."""
+    results: list[Result] = []
+    for stage in range(migration.last + 1):
+        results.extend(run_checks(migration, stage, root=root))
+    return results

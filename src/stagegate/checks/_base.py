@@ -1,0 +1,137 @@
+"""What every check kind shares: its result type and the context it runs in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import Loc
+from ..match import Selector, input_selectors, selected
+from ..model import Check, Consumer, Input, Item, Migration, Producer
+from ..resolve import Plan, Row, cause, resolve
+from ..templates import format_assignment
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One concrete thing that broke, at the line that declares the culprit."""
+
+    message: str
+    loc: Loc | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Result:
+    """The outcome of one check at one stage."""
+
+    check: str  # the kind
+    label: str  # kind plus its arguments, e.g. "release-continuity tag=v13.4.2"
+    stage: int
+    ok: bool
+    message: str
+    loc: Loc | None = None  # where the check is declared
+    origin: str = "acceptance"
+    findings: tuple[Finding, ...] = ()
+    detail: str = ""  # e.g. the tail of a command's output
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Everything a check may look at: the migration, the stage, the work tree."""
+
+    migration: Migration
+    stage: int
+    root: Path = field(default_factory=Path)
+    timeout: float = 600.0
+
+    @property
+    def plan(self) -> Plan:
+        return resolve(self.migration, self.stage)
+
+    def plan_at(self, stage: int) -> Plan:
+        return resolve(self.migration, stage)
+
+    def cause(self, item: Item, stage: int | None = None) -> str:
+        return cause(self.migration, item, self.stage if stage is None else stage)
+
+
+def result(
+    ctx: Context,
+    check: Check,
+    findings: Iterable[Finding],
+    ok_message: str,
+    *,
+    fail_message: str | None = None,
+) -> Result:
+    found = tuple(findings)
+    if found:
+        head = fail_message or f"{len(found)} problem{'s' if len(found) != 1 else ''}"
+        message = f"{check.describe()} at stage {ctx.stage}: {head}"
+    else:
+        message = f"{check.describe()} at stage {ctx.stage}: {ok_message}"
+    return Result(
+        check=check.kind,
+        label=check.describe(),
+        stage=ctx.stage,
+        ok=not found,
+        message=message,
+        loc=check.loc,
+        origin=check.origin,
+        findings=found,
+    )
+
+
+def where(item: Item | Input) -> str:
+    return f"({item.loc.file}:{item.loc.line})"
+
+
+def row_text(row: Row) -> str:
+    axes = format_assignment(row.assignment)
+    return f"{row.name}" + (f" [{axes}]" if axes else "")
+
+
+def input_runs(migration: Migration, item: Input) -> set[str]:
+    """The runs an input downloads from: those of its `from` producers, else this run."""
+    if item.from_ is None:
+        return {"this"}
+    return {migration.producers[p].run for p in item.from_}
+
+
+def visible_rows(plan: Plan, item: Input) -> list[Row]:
+    """Every active row in the runs the input downloads from (its glob sees all of them)."""
+    runs = input_runs(plan.migration, item)
+    return [r for p in plan.producers if p.run in runs for r in plan.rows(p)]
+
+
+def selections(
+    plan: Plan, item: Input, *, only_from: bool = False
+) -> list[tuple[Selector, list[Row]]]:
+    """Per evaluation of the input's glob: the rows it selects (``only_from``: from its `from`)."""
+    pool = visible_rows(plan, item)
+    if only_from and item.from_ is not None:
+        allowed = set(item.from_)
+        pool = [r for r in pool if r.producer in allowed]
+    return [
+        (selector, selected(selector, pool)) for selector in input_selectors(plan.migration, item)
+    ]
+
+
+def producers_of(rows: Iterable[Row], migration: Migration) -> list[Producer]:
+    seen: dict[str, Producer] = {}
+    for row in rows:
+        seen.setdefault(row.producer, migration.producers[row.producer])
+    return list(seen.values())
+
+
+def consumers_for(ctx: Context, check: Check) -> list[Consumer] | Finding:
+    """The active consumers a check applies to: all, or the one its `consumer` names."""
+    name = check.args.get("consumer")
+    if name is None:
+        return list(ctx.plan.consumers)
+    consumer = ctx.migration.consumers.get(name)
+    if consumer is None:
+        return Finding(f"no consumer {name!r} is declared; fix the check's `consumer`.", check.loc)
+    if consumer not in ctx.plan.consumers:
+        return []
+    return [consumer]

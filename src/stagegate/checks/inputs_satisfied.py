@@ -1,0 +1,79 @@
+"""Every required input of every active consumer finds an active producer, row by row."""
+
+from __future__ import annotations
+
+from ..model import Check, Consumer, Input
+from ..resolve import since
+from ..templates import format_assignment
+from . import _consumers
+from ._base import Context, Finding, Result, consumers_for, result, selections, where
+
+KIND = "inputs-satisfied"
+SUMMARY = "Every required input of every active consumer is selected from an active producer."
+ARGS = _consumers.ARGS
+REQUIRED: list[str] = []
+validate = _consumers.validate
+
+
+def _who_used_to(ctx: Context, consumer: Consumer, item: Input) -> str:
+    """Which producers fed this input at the previous stage, and why they are gone."""
+    if ctx.stage == 0:
+        return ""
+    previous = ctx.plan_at(ctx.stage - 1)
+    fed = {
+        row.producer for _sel, rows in selections(previous, item, only_from=True) for row in rows
+    }
+    gone = [
+        ctx.migration.producers[p]
+        for p in sorted(fed)
+        if ctx.migration.producers[p] not in ctx.plan.producers
+    ]
+    if not gone:
+        return ""
+    parts = [
+        f"{p.id} {where(p)} turned off at stage {since(ctx.migration, p.when, ctx.stage)}"
+        for p in gone
+    ]
+    return "; it was fed by " + ", ".join(parts)
+
+
+def run(ctx: Context, check: Check) -> list[Result]:
+    chosen = consumers_for(ctx, check)
+    if isinstance(chosen, Finding):
+        return [result(ctx, check, [chosen], "")]
+    findings: list[Finding] = []
+    checked = 0
+    for consumer in chosen:
+        for item in consumer.inputs:
+            if not item.required:
+                continue
+            empty = [sel for sel, rows in selections(ctx.plan, item, only_from=True) if not rows]
+            checked += 1
+            if not empty:
+                continue
+            rows = "; ".join(
+                format_assignment(sel.assignment) or "its only row" for sel in empty[:6]
+            )
+            more = f"; and {len(empty) - 6} more" if len(empty) > 6 else ""
+            scope = (
+                f"producers of its from ({', '.join(item.from_)})"
+                if item.from_
+                else "producers of this run"
+            )
+            findings.append(
+                Finding(
+                    f"consumer {consumer.id} {where(consumer)}: required input {item.select.text!r} "
+                    f"{where(item)} selects nothing from the active {scope} for {rows}{more}"
+                    f"{_who_used_to(ctx, consumer, item)}: keep a producer of these names active, "
+                    "or change the input's select.",
+                    item.loc,
+                )
+            )
+    return [
+        result(
+            ctx,
+            check,
+            findings,
+            f"{checked} required inputs of {len(chosen)} consumers are satisfied",
+        )
+    ]

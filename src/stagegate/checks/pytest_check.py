@@ -1,0 +1,101 @@
+"""Run a stage's pytest folder with the ``stagegate`` fixture bound to the stage under test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
+
+from ..errors import Problem
+from ..model import Check, Migration
+from ._base import Context, Finding, Result, result
+from .command import tail
+
+KIND = "pytest"
+SUMMARY = (
+    "Runs pytest on `path` (default: the stage's folder stages/NN-slug/); passes when it exits 0."
+)
+ARGS = {
+    "path": {
+        "type": "string",
+        "minLength": 1,
+        "description": "Folder or file, relative to the migration file.",
+    },
+    "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds (default 600)."},
+}
+REQUIRED: list[str] = []
+
+
+def _escapes(root: Path, rel: str) -> bool:
+    posix = PurePosixPath(rel)
+    if posix.is_absolute() or os.path.isabs(rel) or ".." in posix.parts:
+        return True
+    resolved, base = (root / rel).resolve(), root.resolve()
+    return resolved != base and base not in resolved.parents
+
+
+def validate(migration: Migration, check: Check) -> list[Problem]:
+    rel = check.args.get("path")
+    if rel is not None and _escapes(migration.root, rel):
+        return [
+            Problem(
+                check.loc,
+                f"pytest path {rel!r} leads outside the repository; use a path inside it.",
+            )
+        ]
+    return []
+
+
+def target(ctx: Context, check: Check) -> str | None:
+    rel = check.args.get("path")
+    if rel is not None:
+        return str(rel)
+    definition = ctx.migration.stage_def(ctx.stage)
+    if definition is None:
+        return None
+    return f"{ctx.migration.stages_dir}/{definition.dirname}"
+
+
+def run(ctx: Context, check: Check) -> list[Result]:
+    rel = target(ctx, check)
+    if rel is None:
+        return [result(ctx, check, [], "stage 0 has no stage folder; nothing to run")]
+    if _escapes(ctx.root, rel):
+        finding = Finding(f"pytest path {rel!r} leads outside the repository; refused.", check.loc)
+        return [result(ctx, check, [finding], "")]
+    if not (ctx.root / rel).exists():
+        finding = Finding(
+            f"{rel}/ does not exist; create it with the stage's tests (test_*.py) or give `path`.",
+            check.loc,
+        )
+        return [result(ctx, check, [finding], "")]
+    timeout = float(check.args.get("timeout", ctx.timeout))
+    env = dict(os.environ)
+    env["STAGEGATE_FILE"] = str((ctx.root / Path(ctx.migration.file).name).resolve())
+    env["STAGEGATE_STAGE"] = str(ctx.stage)
+    argv = [sys.executable, "-m", "pytest", "-q", "--no-header", "-p", "no:cacheprovider", rel]
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=ctx.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        finding = Finding(
+            f"pytest {rel} did not finish within {timeout:g} s; it was stopped.", check.loc
+        )
+        return [result(ctx, check, [finding], "")]
+    output = (proc.stdout or "") + (proc.stderr or "")
+    summary = tail(output, 1) or f"exit {proc.returncode}"
+    if proc.returncode == 0:
+        return [result(ctx, check, [], f"pytest {rel}: {summary}")]
+    reason = "no tests were collected" if proc.returncode == 5 else summary
+    finding = Finding(f"pytest {rel} failed ({reason}):\n{tail(output)}", check.loc)
+    return [result(ctx, check, [finding], "")]

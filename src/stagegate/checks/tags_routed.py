@@ -1,0 +1,49 @@
+"""Each listed tag is claimed by exactly one active release."""
+
+from __future__ import annotations
+
+from ..match import tag_claimed
+from ..model import Check
+from ._base import Context, Finding, Result, result, where
+
+KIND = "tags-routed"
+SUMMARY = "Each of `tags` (concrete tags) is claimed by exactly one active release."
+ARGS = {
+    "tags": {
+        "type": "array",
+        "minItems": 1,
+        "items": {"type": "string", "minLength": 1},
+        "description": "Concrete tags, e.g. [v13.4.2, v12.9.8].",
+    }
+}
+REQUIRED = ["tags"]
+
+
+def run(ctx: Context, check: Check) -> list[Result]:
+    findings = []
+    for tag in check.args["tags"]:
+        claim = [r for r in ctx.plan.releases if tag_claimed(r, tag)]
+        if len(claim) == 1:
+            continue
+        if claim:
+            listed = ", ".join(f"{r.id} {where(r)} (tags {', '.join(r.tags)})" for r in claim)
+            message = f"tag {tag} is claimed by {len(claim)} active releases: {listed}; narrow their tags."
+        else:
+            dormant = [r for r in ctx.migration.releases.values() if tag_claimed(r, tag)]
+            hint = (
+                f"; {', '.join(f'{r.id} {where(r)}' for r in dormant)} would claim it but is off "
+                f"{ctx.cause(dormant[0])}"
+                if dormant
+                else "; add a release whose tags match it"
+            )
+            message = f"tag {tag} is claimed by no active release{hint}."
+        findings.append(Finding(message, claim[0].loc if claim else check.loc))
+    count = len(check.args["tags"])
+    return [
+        result(
+            ctx,
+            check,
+            findings,
+            f"{count} tag{'s' if count != 1 else ''} each routed to one release",
+        )
+    ]

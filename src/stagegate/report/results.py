@@ -1,0 +1,111 @@
+"""Check results as text, JSON and GitHub workflow commands, from one result type."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+from typing import Any
+
+from ..checks._base import Result
+from ..model import Migration
+from . import github
+
+
+def ok(results: Sequence[Result]) -> bool:
+    return all(r.ok for r in results)
+
+
+def text(migration: Migration, results: Sequence[Result]) -> str:
+    lines: list[str] = []
+    for stage, group in groupby(results, key=lambda r: r.stage):
+        items = list(group)
+        lines.append(f"stage {stage}: {migration.title(stage)}")
+        for item in items:
+            mark = "ok  " if item.ok else "FAIL"
+            head = item.message.split(": ", 1)[1] if ": " in item.message else item.message
+            lines.append(f"  {mark}  {item.label}: {head}")
+            for finding in item.findings:
+                first, *rest = finding.message.splitlines()
+                lines.append(f"        - {first}")
+                lines += [f"          {line}" for line in rest]
+                if finding.loc is not None:
+                    lines.append(f"          at {finding.loc.file}:{finding.loc.line}")
+            if not item.ok and item.loc is not None:
+                lines.append(f"        (check declared at {item.loc.file}:{item.loc.line})")
+    failed = sum(1 for r in results if not r.ok)
+    stages = len({r.stage for r in results})
+    where = (
+        f"{stages} stages"
+        if stages != 1
+        else f"stage {results[0].stage}"
+        if results
+        else "no stage"
+    )
+    lines.append(
+        f"{len(results)} checks at {where}: " + ("all passed" if not failed else f"{failed} failed")
+    )
+    return "\n".join(lines)
+
+
+def as_json(
+    migration: Migration, results: Sequence[Result], *, stage: int, every: bool
+) -> dict[str, Any]:
+    return {
+        "migration": migration.id,
+        "stage": stage,
+        "all": every,
+        "ok": ok(results),
+        "results": [
+            {
+                "check": r.check,
+                "label": r.label,
+                "stage": r.stage,
+                "ok": r.ok,
+                "message": r.message,
+                "origin": r.origin,
+                "file": r.loc.file if r.loc else None,
+                "line": r.loc.line if r.loc else None,
+                "findings": [
+                    {
+                        "message": f.message,
+                        "file": f.loc.file if f.loc else None,
+                        "line": f.loc.line if f.loc else None,
+                    }
+                    for f in r.findings
+                ],
+            }
+            for r in results
+        ],
+    }
+
+
+def workflow_commands(results: Sequence[Result]) -> str:
+    """One ``::error`` per finding, on the line that declares the culprit."""
+    lines = []
+    for r in results:
+        if r.ok:
+            continue
+        title = f"stagegate {r.check} (stage {r.stage})"
+        for finding in r.findings or ():
+            lines.append(github.annotation("error", finding.message, finding.loc or r.loc, title))
+        if not r.findings:
+            lines.append(github.annotation("error", r.message, r.loc, title))
+    return "\n".join(lines)
+
+
+def summary(migration: Migration, results: Sequence[Result], heading: str) -> str:
+    failed = sum(1 for r in results if not r.ok)
+    verdict = "all passed" if not failed else f"{failed} of {len(results)} failed"
+    rows = [
+        (
+            str(r.stage),
+            r.label,
+            "pass" if r.ok else "**fail**",
+            r.message.split(": ", 1)[-1]
+            if r.ok
+            else "; ".join(f.message for f in r.findings) or r.message,
+        )
+        for r in results
+    ]
+    table = github.table(("stage", "check", "result", "details"), rows)
+    return f"### {heading}\n\n`{migration.id}`: {len(results)} checks, {verdict}.\n\n{table}"
