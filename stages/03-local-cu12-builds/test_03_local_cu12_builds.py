@@ -1,0 +1,94 @@
+"""Stage 3: main builds and tests its CUDA 12 bindings in the same run as CUDA 13.
+
+Run by `stagegate check --stage 3` (the `pytest` check); by hand:
+`pytest stages/03-local-cu12-builds --stagegate-stage 3`. A deliberate change of
+what the CUDA 13 release selects is recorded with `--snapshot-update`.
+"""
+
+from __future__ import annotations
+
+import pytest
+from pytest_snapshot.plugin import Snapshot
+
+from stagegate.testing import StageUnderTest
+
+STAGE = 3
+TAG = "v13.4.2"
+
+
+@pytest.fixture
+def stage(stagegate: StageUnderTest) -> StageUnderTest:
+    assert stagegate.stage == STAGE, (
+        f"these are stage {STAGE}'s tests, run at stage {stagegate.stage}: "
+        f"use `stagegate check --stage {STAGE}` or pytest --stagegate-stage {STAGE}"
+    )
+    return stagegate
+
+
+def release_text(stage: StageUnderTest, tag: str) -> str:
+    """The committed continuity contract: the release path and every name it downloads."""
+    lines = [f"{tag} at stage {stage.stage}: release {stage.release(tag)}"]
+    for producer, names in stage.release_sources(tag).items():
+        lines += [f"  {name}  (producer {producer})" for name in names]
+    return "\n".join(lines) + "\n"
+
+
+def cuda13_wheels(stage: StageUnderTest) -> list[str]:
+    return sorted(n for n in stage.rows("bindings-cu13") if not n.endswith("-tests"))
+
+
+def test_cuda13_release_selection_is_pinned(stage: StageUnderTest, snapshot: Snapshot) -> None:
+    snapshot.assert_match(release_text(stage, TAG), "cuda13-release.txt")
+    assert stage.release_sources(TAG) == {"bindings-cu13": cuda13_wheels(stage)}
+
+
+def test_cuda13_release_fits_runs_of_every_earlier_stage(stage: StageUnderTest) -> None:
+    # release.yml runs today's download-wheels (tooling: control) on the tag's run,
+    # whichever stage built it.
+    for built_at in range(STAGE + 1):
+        assert stage.release_selects(TAG, built_at=built_at) == cuda13_wheels(stage), built_at
+
+
+def cuda12_wheels(stage: StageUnderTest, producer: str) -> list[str]:
+    return sorted(n for n in stage.rows(producer) if not n.endswith("-tests"))
+
+
+def test_this_run_now_holds_cuda12_bindings(stage: StageUnderTest) -> None:
+    assert stage.changed == ["local-cu12-bindings"]
+    assert stage.active("bindings-cu12")
+    local = stage.select("cuda-bindings-python*-cuda12.9.1-*", exclude=["*-tests"])
+    assert local == cuda12_wheels(stage, "bindings-cu12")
+    assert len(local) == 18
+
+
+def test_the_prefix_glob_would_fetch_them_but_the_release_does_not(stage: StageUnderTest) -> None:
+    # The story stage 1 prepared for: today's `cuda-bindings*` would now download
+    # both lines into a CUDA 13 release.
+    broad = stage.select("cuda-bindings*", exclude=["*-tests"])
+    assert set(cuda12_wheels(stage, "bindings-cu12")) <= set(broad)
+    assert stage.release(TAG) == "cuda-bindings-13-exact"
+    assert not set(stage.release_selects(TAG)) & set(broad) - set(cuda13_wheels(stage))
+
+
+def test_core_cuda12_half_still_takes_the_branch_artifacts(stage: StageUnderTest) -> None:
+    feeds = stage.feeds("core-build-cu12-half-branch")
+    assert len(feeds) == 18
+    assert set(map(tuple, feeds.values())) == {("bindings-cu12-branch",)}
+    assert not stage.active("core-build-cu12-half")
+
+
+def test_wheel_tests_keep_their_cuda12_inputs_from_the_branch(stage: StageUnderTest) -> None:
+    for consumer, select in (
+        ("test-wheel-linux", "cuda-bindings-python{py}-cuda*-{linux}*[0-9a-f]"),
+        ("test-wheel-windows", "cuda-bindings-python{py}-cuda*-win-64*[0-9a-f]"),
+    ):
+        feeds = stage.feeds(consumer, select)
+        assert set(map(tuple, feeds.values())) == {("bindings-cu12-branch",)}, consumer
+
+
+def test_the_local_cuda12_bindings_are_tested_on_their_own(stage: StageUnderTest) -> None:
+    wheel = "cuda-bindings-python{py}-cuda12.9.1-{platform}-{sha}"
+    for select in (wheel, wheel + "-tests"):
+        feeds = stage.feeds("test-bindings-cu12", select)
+        assert len(feeds) == 18
+        assert set(map(tuple, feeds.values())) == {("bindings-cu12",)}, select
