@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import Loc
 from ..match import Selector, input_selectors, selected
 from ..model import Check, Consumer, Input, Item, Migration, Producer
-from ..resolve import Plan, Row, cause, resolve
+from ..resolve import Plan, Row, cause, resolve, since
 from ..templates import format_assignment
 
 
@@ -84,6 +84,22 @@ def result(
 
 def where(item: Item | Input) -> str:
     return f"({item.loc.file}:{item.loc.line})"
+
+
+def row_list(labels: Sequence[str], limit: int = 6) -> str:
+    """Rows as ``py=311 platform=win-64; py=312 platform=win-64; and 3 more``."""
+    shown = "; ".join(label or "its only row" for label in labels[:limit])
+    return shown + (f"; and {len(labels) - limit} more" if len(labels) > limit else "")
+
+
+def consumer_cause(ctx: Context, consumer: Consumer, *others: Item) -> str:
+    """``; the consumer is active since stage 2 (flag)`` when it turned on after ``others``.
+
+    A consumer that starts to read what was already there is the change to point at."""
+    start = since(ctx.migration, consumer.when, ctx.stage)
+    if start == 0 or any(since(ctx.migration, o.when, ctx.stage) >= start for o in others):
+        return ""
+    return f"; the consumer is active {ctx.cause(consumer)}"
 
 
 def row_text(row: Row) -> str:

@@ -6,7 +6,17 @@ from ..model import Check, Consumer, Input
 from ..resolve import since
 from ..templates import format_assignment
 from . import _consumers
-from ._base import Context, Finding, Result, consumers_for, result, selections, where
+from ._base import (
+    Context,
+    Finding,
+    Result,
+    consumer_cause,
+    consumers_for,
+    result,
+    row_list,
+    selections,
+    where,
+)
 
 KIND = "inputs-satisfied"
 SUMMARY = "Every required input of every active consumer is selected from an active producer."
@@ -37,6 +47,23 @@ def _who_used_to(ctx: Context, consumer: Consumer, item: Input) -> str:
     return "; it was fed by " + ", ".join(parts)
 
 
+def _why_empty(ctx: Context, consumer: Consumer, item: Input) -> str:
+    """Why the producers it may take from select nothing: off, or no name for these rows."""
+    if item.from_ is None:
+        return consumer_cause(ctx, consumer)
+    parts = []
+    for pid in item.from_:
+        producer = ctx.migration.producers[pid]
+        if producer in ctx.plan.producers:
+            parts.append(
+                f"{pid} {where(producer)} is active but makes no name it selects for these rows"
+            )
+        elif since(ctx.migration, producer.when, ctx.stage) != ctx.stage:
+            parts.append(f"{pid} {where(producer)} is off {ctx.cause(producer)}")
+    offs = [ctx.migration.producers[p] for p in item.from_]
+    return ("; " + "; ".join(parts) if parts else "") + consumer_cause(ctx, consumer, *offs)
+
+
 def run(ctx: Context, check: Check) -> list[Result]:
     chosen = consumers_for(ctx, check)
     if isinstance(chosen, Finding):
@@ -51,10 +78,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             checked += 1
             if not empty:
                 continue
-            rows = "; ".join(
-                format_assignment(sel.assignment) or "its only row" for sel in empty[:6]
-            )
-            more = f"; and {len(empty) - 6} more" if len(empty) > 6 else ""
+            rows = row_list([format_assignment(sel.assignment) for sel in empty])
             scope = (
                 f"producers of its from ({', '.join(item.from_)})"
                 if item.from_
@@ -63,8 +87,9 @@ def run(ctx: Context, check: Check) -> list[Result]:
             findings.append(
                 Finding(
                     f"consumer {consumer.id} {where(consumer)}: required input {item.select.text!r} "
-                    f"{where(item)} selects nothing from the active {scope} for {rows}{more}"
-                    f"{_who_used_to(ctx, consumer, item)}: keep a producer of these names active, "
+                    f"{where(item)} selects nothing from the active {scope} for {rows}"
+                    f"{_who_used_to(ctx, consumer, item)}{_why_empty(ctx, consumer, item)}: "
+                    "keep a producer of these names active, "
                     "or change the input's select.",
                     item.loc,
                 )

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-from ..model import Check
+from collections import defaultdict
+
+from ..model import Check, Consumer, Input
 from ..templates import format_assignment
 from . import _consumers
-from ._base import Context, Finding, Result, consumers_for, producers_of, result, selections, where
+from ._base import (
+    Context,
+    Finding,
+    Result,
+    consumer_cause,
+    consumers_for,
+    producers_of,
+    result,
+    row_list,
+    selections,
+    where,
+)
 
 KIND = "single-source"
 SUMMARY = (
@@ -21,50 +34,69 @@ def run(ctx: Context, check: Check) -> list[Result]:
     chosen = consumers_for(ctx, check)
     if isinstance(chosen, Finding):
         return [result(ctx, check, [chosen], "")]
-    m = ctx.migration
     findings: list[Finding] = []
     for consumer in chosen:
         for item in consumer.inputs:
-            # The glob sees every artifact of the runs it downloads from; `from` states which
-            # producers it means to take, so a match outside `from` is a second source.
-            for selector, rows in selections(ctx.plan, item):
-                producers = producers_of(rows, m)
-                row = format_assignment(selector.assignment) or "its only row"
-                outside = [
-                    p for p in producers if item.from_ is not None and p.id not in item.from_
-                ]
-                for producer in outside:
-                    sample = next(r.name for r in rows if r.producer == producer.id)
-                    findings.append(
-                        Finding(
-                            f"consumer {consumer.id} {where(consumer)}: input {item.select.text!r} {where(item)} "
-                            f"for {row} also selects {sample} from producer {producer.id} {where(producer)}, "
-                            f"outside its from ({', '.join(item.from_ or ())}); active {ctx.cause(producer)}: "
-                            "narrow the select so only the intended producer matches.",
-                            item.loc,
-                        )
-                    )
-                inside = [p for p in producers if p not in outside]
-                limit_ok = len(inside) == 1 if item.required else len(inside) <= 1
-                if not limit_ok and not (item.required and not inside):
-                    names = ", ".join(f"{p.id} {where(p)} (active {ctx.cause(p)})" for p in inside)
-                    findings.append(
-                        Finding(
-                            f"consumer {consumer.id} {where(consumer)}: input {item.select.text!r} {where(item)} "
-                            f"for {row} is selected from {len(inside)} producers: {names}; "
-                            "a consumer must not be fed the same input by two sources: restrict it with from, "
-                            "or turn one producer off.",
-                            item.loc,
-                        )
-                    )
-                if item.required and not inside:
-                    findings.append(
-                        Finding(
-                            f"consumer {consumer.id} {where(consumer)}: required input {item.select.text!r} "
-                            f"{where(item)} for {row} is selected from no active producer.",
-                            item.loc,
-                        )
-                    )
+            findings += _input_findings(ctx, consumer, item)
     return [
         result(ctx, check, findings, f"every input of {len(chosen)} consumers has a single source")
     ]
+
+
+def _input_findings(ctx: Context, consumer: Consumer, item: Input) -> list[Finding]:
+    """One finding per culprit, listing the rows it affects (not one per row)."""
+    m = ctx.migration
+    # The glob sees every artifact of the runs it downloads from; `from` states which
+    # producers it means to take, so a match outside `from` is a second source.
+    outside: dict[str, list[tuple[str, str]]] = defaultdict(list)  # producer -> (row, name)
+    several: dict[tuple[str, ...], list[str]] = defaultdict(list)  # producers -> rows
+    nothing: list[str] = []
+    for selector, rows in selections(ctx.plan, item):
+        label = format_assignment(selector.assignment)
+        producers = producers_of(rows, m)
+        inside = []
+        for producer in producers:
+            if item.from_ is not None and producer.id not in item.from_:
+                sample = next(r.name for r in rows if r.producer == producer.id)
+                outside[producer.id].append((label, sample))
+            else:
+                inside.append(producer)
+        if len(inside) > 1:
+            several[tuple(p.id for p in inside)].append(label)
+        elif item.required and not inside:
+            nothing.append(label)
+    head = f"consumer {consumer.id} {where(consumer)}: "
+    glob = f"{item.select.text!r} {where(item)}"
+    out = []
+    for pid, hits in outside.items():
+        producer = m.producers[pid]
+        out.append(
+            Finding(
+                f"{head}input {glob} for {row_list([r for r, _ in hits])} also selects "
+                f"{'' if len(hits) == 1 else 'e.g. '}{hits[0][1]} "
+                f"from producer {pid} {where(producer)}, outside its from ({', '.join(item.from_ or ())}); "
+                f"active {ctx.cause(producer)}{consumer_cause(ctx, consumer, producer)}: "
+                "narrow the select so only the intended producer matches.",
+                item.loc,
+            )
+        )
+    for pids, labels in several.items():
+        feeding = [m.producers[p] for p in pids]
+        names = ", ".join(f"{p.id} {where(p)} (active {ctx.cause(p)})" for p in feeding)
+        out.append(
+            Finding(
+                f"{head}input {glob} for {row_list(labels)} is selected from {len(pids)} producers: "
+                f"{names}{consumer_cause(ctx, consumer, *feeding)}; "
+                "a consumer must not be fed the same input by two sources: restrict it with from, "
+                "or turn one producer off.",
+                item.loc,
+            )
+        )
+    if nothing:
+        out.append(
+            Finding(
+                f"{head}required input {glob} for {row_list(nothing)} is selected from no active producer.",
+                item.loc,
+            )
+        )
+    return out

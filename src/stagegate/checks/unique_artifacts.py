@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from ..globs import language, literal_prefix, witness
 from ..model import Check
 from ..resolve import Row
-from ._base import Context, Finding, Result, result, where
+from ..templates import format_assignment
+from ._base import Context, Finding, Result, result, row_list, where
 
 KIND = "unique-artifacts"
 SUMMARY = "No two distinct template rows of active producers (in one run) can yield the same name."
@@ -33,33 +34,39 @@ def candidate_pairs(rows: list[Row]) -> Iterator[tuple[Row, Row]]:
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
-    m = ctx.migration
     by_run: dict[str, list[Row]] = defaultdict(list)
     for producer in ctx.plan.producers:
         by_run[producer.run].extend(ctx.plan.rows(producer))
-    findings: list[Finding] = []
     total = 0
+    # One finding per pair of templates, listing the rows that collide.
+    clashes: dict[tuple[int, int], list[tuple[Row, Row, str]]] = defaultdict(list)
     for run_rows in by_run.values():
         total += len(run_rows)
         for a, b in candidate_pairs(run_rows):
             example = witness(language(a.pieces), language(b.pieces))
-            if example is None:
-                continue
-            pa, pb = m.producers[a.producer], m.producers[b.producer]
-            same = (
-                "the same template" if a.template is b.template else f"template {b.template.text!r}"
-            )
-            findings.append(
-                Finding(
-                    f"artifact names collide: {a.name} of producer {pa.id} {where(pa)} "
-                    f"(active {ctx.cause(pa)}) and {b.name} of producer {pb.id} {where(pb)} "
-                    f"({same}, active {ctx.cause(pb)}) can both be {example!r}: give one of them "
-                    "a distinguishing part (e.g. the CUDA version) or turn one off.",
-                    b.template.loc,
-                )
-            )
+            if example is not None:
+                clashes[(id(a.template), id(b.template))].append((a, b, example))
+    findings = [_finding(ctx, pairs) for pairs in clashes.values()]
     return [
         result(
             ctx, check, findings, f"{total} artifact rows of active producers have distinct names"
         )
     ]
+
+
+def _finding(ctx: Context, pairs: list[tuple[Row, Row, str]]) -> Finding:
+    m = ctx.migration
+    a, b, example = pairs[0]
+    pa, pb = m.producers[a.producer], m.producers[b.producer]
+    same = "the same template" if a.template is b.template else f"template {b.template.text!r}"
+    more = ""
+    if len(pairs) > 1:
+        rows = row_list([format_assignment(x.assignment) for x, _, _ in pairs[1:]])
+        more = f"; so can {len(pairs) - 1} more row pair{'s' if len(pairs) > 2 else ''} ({rows})"
+    return Finding(
+        f"artifact names collide: {a.name} of producer {pa.id} {where(pa)} "
+        f"(active {ctx.cause(pa)}) and {b.name} of producer {pb.id} {where(pb)} "
+        f"({same}, active {ctx.cause(pb)}) can both be {example!r}{more}: give one of them "
+        "a distinguishing part (e.g. the CUDA version) or turn one off.",
+        b.template.loc,
+    )
