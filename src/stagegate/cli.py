@@ -260,6 +260,136 @@ def check(ctx: Context, stage: int | None, every: bool, fmt: str) -> int:
     return 0 if render.ok(found) else 1
 
 
+def _flip_report(flip: Any, command: str, pr_body: str | None, fmt: str) -> int:
+    """Render advance/rollback; write the pull-request description when the checks pass."""
+    from .report import flips
+    from .report import results as render
+    from .report.flipdoc import markdown
+    from .report.github import write_summary
+    from .report.plans import dumps
+
+    if flip.ok and pr_body:
+        from pathlib import Path
+
+        from .flip import write_atomic
+
+        body = markdown(flip.migration, flip.old, flip.new, flip.results)
+        write_atomic(Path(pr_body), body.encode("utf-8"))
+    if fmt == "json":
+        click.echo(dumps(flips.flip_json(flip, command)))
+    else:
+        if fmt == "github":
+            annotations = render.workflow_commands(list(flip.results))
+            if annotations:
+                click.echo(annotations)
+        click.echo(flips.flip_text(flip, command))
+        if fmt == "github":
+            write_summary(markdown(flip.migration, flip.old, flip.new, flip.results))
+    return 0 if flip.ok else 1
+
+
+def pr_body_option() -> Callable[[Any], Any]:
+    return click.option(
+        "--pr-body",
+        "pr_body",
+        default=None,
+        metavar="FILE",
+        help="Write a Markdown description of the flip (title, outcome, what turns on and off, "
+        "check results, Mermaid graph) to FILE, for the pull request; with --dry-run too. "
+        "Written only when the checks pass.",
+    )
+
+
+@cli.command()
+@click.option(
+    "--to",
+    "to",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Advance to stage N; the checks of every stage in between must pass too.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the diff and the check results; write nothing."
+)
+@pr_body_option()
+@format_option()
+@pass_ctx
+def advance(ctx: Context, to: int | None, dry_run: bool, pr_body: str | None, fmt: str) -> int:
+    """Set `stage:` to the next stage (or N) once its checks pass; only that line changes."""
+    from .flip import advance as run
+
+    return _flip_report(run(ctx.file, to=to, dry_run=dry_run), "advance", pr_body, fmt)
+
+
+@cli.command()
+@click.option(
+    "--dry-run", is_flag=True, help="Print the diff and the check results; write nothing."
+)
+@pr_body_option()
+@format_option()
+@pass_ctx
+def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
+    """Set `stage:` one lower; refused where the current stage is not reversible."""
+    from .flip import rollback as run
+
+    return _flip_report(run(ctx.file, dry_run=dry_run), "rollback", pr_body, fmt)
+
+
+@cli.command("verify-pr")
+@click.option(
+    "--base",
+    "base",
+    required=True,
+    metavar="REF",
+    help="The pull request's base: a branch, tag or commit (in GitHub Actions: "
+    "${{ github.event.pull_request.base.sha }}).",
+)
+@click.option(
+    "--head",
+    "head",
+    default="HEAD",
+    show_default=True,
+    metavar="REF",
+    help="The commit to judge (a commit, not the work tree's uncommitted changes).",
+)
+@format_option()
+@pass_ctx
+def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
+    """The pull-request gate: one step, past stages unchanged, the base's checks pass."""
+    from .gate import verify
+    from .report import flips
+    from .report.github import write_summary
+    from .report.plans import dumps
+
+    verdict = verify(ctx.file, base, head)
+    if fmt == "json":
+        click.echo(dumps(flips.verdict_json(verdict)))
+    else:
+        if fmt == "github":
+            annotations = flips.verdict_annotations(verdict)
+            if annotations:
+                click.echo(annotations)
+        click.echo(flips.verdict_text(verdict))
+        if fmt == "github":
+            write_summary(flips.verdict_summary(verdict))
+    return 0 if verdict.ok else 1
+
+
+@cli.command("log")
+@format_option(("text", "json"))
+@pass_ctx
+def log_command(ctx: Context, fmt: str) -> int:
+    """The stage flips, from the git history of the migration file."""
+    from .history import log
+    from .report import flips
+    from .report.plans import dumps
+
+    history = log(ctx.file)
+    click.echo(dumps(flips.history_json(history)) if fmt == "json" else flips.history_text(history))
+    return 0
+
+
 @cli.command()
 @click.option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:

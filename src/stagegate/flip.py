@@ -1,0 +1,400 @@
+"""advance and rollback: the one-line edit of ``stage:`` in migration.yaml.
+
+Only the characters of the ``stage`` value change; every other byte of the file
+stays as it was (comments, CRLF line endings, a byte-order mark, a missing final
+newline, anchors and tags). The target stage's checks run first and the file is
+written only if they pass, atomically (temporary file in the same folder, fsync,
+rename) with its mode kept, through a symbolic link to its target, and only if the
+file on disk still holds the bytes that were read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import acceptance
+from .checks._base import Result
+from .errors import InvalidInput, Loc, Problem, Refused, UsageError
+from .load import FileSource, Source, load
+from .model import Migration
+from .yamlsrc import decode, parse
+
+_BOM = b"\xef\xbb\xbf"
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+
+
+@dataclass(frozen=True, slots=True)
+class _Pinned:
+    """The work tree, except that the migration file is the bytes already read.
+
+    So the model that the checks judge is exactly the text that will be edited."""
+
+    files: FileSource
+    name: str
+    raw: bytes
+
+    def read(self, rel: str) -> bytes:
+        return self.raw if rel == self.name else self.files.read(rel)
+
+    def listdir(self, rel: str) -> list[tuple[str, bool]]:
+        return self.files.listdir(rel)
+
+    def escapes(self, rel: str) -> bool:
+        return self.files.escapes(rel)
+
+
+def read_migration(path: str | Path) -> tuple[Migration, bytes]:
+    """Load the migration and keep the exact bytes it was loaded from."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(
+            f"{path}: no such file; run stagegate in the folder that holds migration.yaml "
+            "or pass -f PATH."
+        ) from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory; pass the migration file with -f PATH.") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    root = file.parent if str(file.parent) else Path(".")
+    return load(path, source=_Pinned(FileSource(root), file.name, raw)), raw
+
+
+# --------------------------------------------------------------------------- the edit
+
+
+def _marks(event: Any) -> tuple[int, int, int, int]:
+    """(line, column) of the start (1-based) and character offsets of start and end."""
+    start, end = event.start_mark, event.end_mark
+    return start.line + 1, start.column + 1, start.index, end.index
+
+
+def stage_span(raw: bytes, file: str, stage_loc: Loc | None = None) -> tuple[int, int]:
+    """The byte offsets of the text of the top-level ``stage`` value in ``raw``.
+
+    Found from the YAML parser's own marks (character offsets, so any line ending
+    and any non-ASCII text before it count right), then turned into byte offsets.
+    Anchors and tags before the number are outside the span and stay."""
+    import yaml
+
+    try:
+        from yaml import CSafeLoader as Loader
+    except ImportError:  # pragma: no cover - depends on how PyYAML was built
+        from yaml import SafeLoader as Loader  # type: ignore[assignment]
+
+    text = decode(raw, file)
+    offset = len(_BOM) if raw.startswith(_BOM) else 0
+    stack: list[list[bool]] = []  # per open collection: [is_mapping, next node is a key]
+    stage_next = False
+    found: yaml.ScalarEvent | None = None
+    for event in yaml.parse(text, Loader=Loader):
+        is_node = isinstance(
+            event,
+            yaml.ScalarEvent | yaml.AliasEvent | yaml.MappingStartEvent | yaml.SequenceStartEvent,
+        )
+        if not is_node:
+            if isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+                stack.pop()
+            continue
+        top = len(stack) == 1 and stack[0][0]
+        is_key = bool(stack) and stack[-1][0] and stack[-1][1]
+        if stack and stack[-1][0]:
+            stack[-1][1] = not stack[-1][1]
+        if top and is_key:
+            stage_next = isinstance(event, yaml.ScalarEvent) and event.value == "stage"
+        elif top and stage_next:
+            if not isinstance(event, yaml.ScalarEvent) or event.style not in (None, ""):
+                where = Loc(file, *_marks(event)[:2])
+                raise InvalidInput(
+                    [
+                        Problem(
+                            where,
+                            "stage: is not written as a plain number (an alias, a quoted value "
+                            "or a collection); write the number itself, e.g. `stage: 3`, so "
+                            "that stagegate can flip it.",
+                            "$.stage",
+                        )
+                    ]
+                )
+            found = event
+            break
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            stack.append([isinstance(event, yaml.MappingStartEvent), True])
+    if found is None:
+        raise InvalidInput(
+            [Problem(Loc(file, 1, 1), "no top-level `stage:` key; add `stage: 0`.", "$.stage")]
+        )
+    line, column, _, end = _marks(found)
+    start = end - len(found.value)
+    if text[start:end] != found.value or not _INT.fullmatch(found.value):
+        where = Loc(file, line, column)
+        raise InvalidInput(
+            [
+                Problem(
+                    where,
+                    "stage: must be a whole number on one line to be flipped; write e.g. `stage: 3`.",
+                    "$.stage",
+                )
+            ]
+        )
+    if stage_loc is not None and stage_loc.line != line:
+        raise RuntimeError(f"stage value found at line {line}, the loader says {stage_loc.line}")
+    byte_start = offset + len(text[:start].encode("utf-8"))
+    byte_end = byte_start + len(found.value.encode("utf-8"))
+    return byte_start, byte_end
+
+
+def with_stage(raw: bytes, file: str, new: int, stage_loc: Loc | None = None) -> bytes:
+    """``raw`` with the stage value replaced by ``new``; nothing else differs."""
+    start, end = stage_span(raw, file, stage_loc)
+    after = raw[:start] + str(new).encode("ascii") + raw[end:]
+    old_doc = parse(decode(raw, file), file).data
+    new_doc = parse(decode(after, file), file).data
+    if not isinstance(new_doc, dict) or new_doc.get("stage") != new:
+        raise RuntimeError(f"the edited {file} does not read back as stage {new}")
+    if {k: v for k, v in old_doc.items() if k != "stage"} != {
+        k: v for k, v in new_doc.items() if k != "stage"
+    }:
+        raise RuntimeError(f"the edit of {file} changed more than the stage")
+    return after
+
+
+def _display_lines(data: bytes) -> list[str]:
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    lines = text.split("\n")
+    ended = lines[-1] == ""
+    if ended:
+        lines.pop()
+    shown = [line.removesuffix("\r") for line in lines]
+    if not ended and shown:
+        shown[-1] += "\n\\ No newline at end of file"
+    return shown
+
+
+def unified_diff(file: str, before: bytes, after: bytes) -> str:
+    """The edit as ``git diff`` would show it (line endings shown as plain lines)."""
+    lines = difflib.unified_diff(
+        _display_lines(before),
+        _display_lines(after),
+        fromfile=f"a/{file}",
+        tofile=f"b/{file}",
+        lineterm="",
+    )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a folder; the rename is done all the same
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes, *, expected: bytes | None = None) -> Path:
+    """Replace the file at ``path`` (its target, if a symbolic link) with ``data``.
+
+    ``expected``: the bytes the file must still hold, else Refused and nothing is
+    written. Mode (and, where permitted, owner) of an existing file are kept."""
+    target = Path(os.path.realpath(path))
+    mode: int | None = None
+    owner: tuple[int, int] | None = None
+    try:
+        info = os.stat(target)
+        mode, owner = info.st_mode & 0o7777, (info.st_uid, info.st_gid)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if expected is not None:
+        try:
+            current = target.read_bytes()
+        except OSError:
+            current = None
+        if current != expected:
+            raise Refused(
+                f"{path} changed on disk while stagegate was running its checks "
+                "(its bytes differ from those that were read and checked); nothing was written. "
+                "Run the command again on the new content."
+            )
+    try:
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise UsageError(
+            f"{path}: cannot write in {target.parent}: {exc.strerror or exc}; "
+            "check the folder's permissions."
+        ) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if mode is None:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            os.fchmod(handle.fileno(), mode)
+            if owner is not None and owner != (os.getuid(), os.getgid()):
+                with contextlib.suppress(OSError):  # only root may give a file away
+                    os.fchown(handle.fileno(), *owner)
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    _fsync_dir(target.parent)
+    return target
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True, slots=True)
+class Flip:
+    """What advance or rollback did (or, with --dry-run, would do)."""
+
+    migration: Migration
+    path: str
+    old: int
+    new: int
+    before: bytes
+    after: bytes
+    results: tuple[Result, ...]
+    checked: tuple[int, ...]  # the stages whose checks ran, in order
+    ok: bool
+    written: bool
+    dry_run: bool
+    failed_stage: int | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def diff(self) -> str:
+        return unified_diff(self.path, self.before, self.after)
+
+
+def _run(migration: Migration, stages: Sequence[int]) -> tuple[list[Result], list[int], int | None]:
+    """Each stage's checks in order, stopping at the first stage that fails."""
+    results: list[Result] = []
+    checked: list[int] = []
+    for stage in stages:
+        found = acceptance.run_checks(migration, stage)
+        results.extend(found)
+        checked.append(stage)
+        if not all(r.ok for r in found):
+            return results, checked, stage
+    return results, checked, None
+
+
+def _finish(
+    path: str,
+    migration: Migration,
+    raw: bytes,
+    new: int,
+    stages: Sequence[int],
+    *,
+    dry_run: bool,
+) -> Flip:
+    after = with_stage(raw, path, new, migration.stage_loc)
+    results, checked, failed = _run(migration, stages)
+    ok = failed is None
+    written = False
+    if ok and not dry_run:
+        write_atomic(Path(path), after, expected=raw)
+        written = True
+    return Flip(
+        migration=migration,
+        path=path,
+        old=migration.stage,
+        new=new,
+        before=raw,
+        after=after,
+        results=tuple(results),
+        checked=tuple(checked),
+        ok=ok,
+        written=written,
+        dry_run=dry_run,
+        failed_stage=failed,
+    )
+
+
+def advance(path: str, *, to: int | None = None, dry_run: bool = False) -> Flip:
+    """Move to the next stage (or ``to``) after its checks, and those of every stage
+    in between, pass."""
+    migration, raw = read_migration(path)
+    current, last = migration.stage, migration.last
+    if to is None:
+        if current >= last:
+            raise Refused(
+                f"{path}: already at stage {current}, the last stage ({migration.title(current)}); "
+                "there is nothing to advance to. Run `stagegate audit` to find what the retired "
+                "items left behind."
+            )
+        target = current + 1
+    else:
+        if not 0 <= to <= last:
+            raise UsageError(f"--to {to}: {path} has stages 0..{last}; pick one of them.")
+        if to <= current:
+            raise UsageError(
+                f"--to {to}: the migration is at stage {current}; advance only moves forward "
+                "(`stagegate rollback` goes back one stage)."
+            )
+        target = to
+    return _finish(path, migration, raw, target, range(current + 1, target + 1), dry_run=dry_run)
+
+
+def irreversible_reason(
+    migration: Migration, stage: int, source: Source | None = None
+) -> str | None:
+    """Why leaving ``stage`` downwards is refused (its ``reversible: false``), or None.
+
+    ``source``: where the stage file is read from to name the line (default: the
+    work tree)."""
+    definition = migration.stage_def(stage)
+    if definition is None or definition.reversible:
+        return None
+    line = definition.loc.line
+    files = source if source is not None else FileSource(migration.root)
+    try:
+        raw = files.read(f"{migration.stages_dir}/{Path(definition.file).name}")
+        line = parse(decode(raw, definition.file), definition.file).key_loc(("reversible",)).line
+    except (OSError, InvalidInput):
+        pass
+    return (
+        f"stage {stage} ({definition.title}) is not reversible "
+        f"({definition.file}:{line}: reversible: false), so the migration cannot go back "
+        f"below it; fix forward instead (a change in a new stage)."
+    )
+
+
+def rollback(path: str, *, dry_run: bool = False) -> Flip:
+    """Move one stage back, unless the current stage is not reversible; the stage
+    rolled back to must pass its checks."""
+    migration, raw = read_migration(path)
+    current = migration.stage
+    if current == 0:
+        raise Refused(f"{path}: at stage 0 (before the migration); there is nothing to roll back.")
+    reason = irreversible_reason(migration, current)
+    if reason is not None:
+        raise Refused(f"{path}: rollback refused.", [reason])
+    return _finish(path, migration, raw, current - 1, [current - 1], dry_run=dry_run)

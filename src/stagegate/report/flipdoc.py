@@ -1,0 +1,144 @@
+"""The Markdown description of a stage flip, for the pull request and the job summary.
+
+Written by ``advance --pr-body FILE`` (and ``rollback --pr-body``) and by the
+``github`` format of ``verify-pr`` (to ``$GITHUB_STEP_SUMMARY``): the stage's title
+and outcome, what turns on and off (flags, item ids, artifact names), the check
+results and a Mermaid graph of the target stage with what the flip adds marked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..checks._base import Result
+from ..model import Migration
+from ..resolve import Change, diff, resolve
+from . import github
+from .graph import _node_id, build, mermaid
+
+
+def _code(text: str) -> str:
+    return "`" + text.replace("`", "'") + "`"
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def changes(change: Change) -> list[str]:
+    """What turns on and off, as Markdown lines."""
+    if change.empty and not (change.names_added or change.names_removed):
+        return ["Nothing turns on or off: no producer, consumer or release changes state."]
+    lines: list[str] = []
+    if change.flags:
+        lines.append("**Flags**")
+        lines.append("")
+        lines += [f"- {_code(n)}: {_bool(a)} → **{_bool(b)}**" for n, a, b in change.flags]
+        lines.append("")
+    if change.on:
+        lines.append("**Turns on**")
+        lines.append("")
+        lines += [
+            f"- {i.kind} {_code(i.id)}" + (f": {i.summary}" if i.summary else "") for i in change.on
+        ]
+        lines.append("")
+    if change.off:
+        lines.append("**Turns off**")
+        lines.append("")
+        lines += [
+            f"- {i.kind} {_code(i.id)}" + (f": {i.summary}" if i.summary else "")
+            for i in change.off
+        ]
+        lines.append("")
+    if change.names_added or change.names_removed:
+        lines.append("**Artifact names**")
+        lines.append("")
+        lines += [f"- added {_code(n)}" for n in change.names_added]
+        lines += [f"- removed {_code(n)}" for n in change.names_removed]
+        lines.append("")
+    return lines
+
+
+def change_graph(migration: Migration, a: int, b: int) -> str:
+    """Mermaid source of stage ``b``, with what turned on since ``a`` highlighted."""
+    plan = resolve(migration, b)
+    source = mermaid(plan)
+    change = diff(migration, a, b)
+    graph = build(plan)
+    prefixes = {"producer": "p", "consumer": "c", "release": "r"}
+    fresh = [_node_id(prefixes[i.kind], i.id) for i in change.on]
+    fresh += [f"a{graph.artifacts.index(t)}" for t in change.names_added if t in graph.artifacts]
+    extra = ["  classDef flipped fill:#d9f2d9,stroke:#2e7d32,stroke-width:2px"]
+    if fresh:
+        extra.append(f"  class {','.join(fresh)} flipped")
+    if change.off:
+        gone = ", ".join(f"{i.kind} {i.id}" for i in change.off)
+        extra.append(f"  %% turned off (not drawn): {gone}")
+    return source + "\n" + "\n".join(extra)
+
+
+def results_table(results: Sequence[Result]) -> str:
+    rows = [
+        (
+            str(r.stage),
+            r.label,
+            "pass" if r.ok else "**fail**",
+            r.message.split(": ", 1)[-1]
+            if r.ok
+            else "; ".join(f.message.splitlines()[0] for f in r.findings) or r.message,
+        )
+        for r in results
+    ]
+    return github.table(("stage", "check", "result", "details"), rows)
+
+
+def markdown(
+    migration: Migration,
+    a: int,
+    b: int,
+    results: Sequence[Result],
+    *,
+    checks_from: str = "",
+    notes: Sequence[str] = (),
+) -> str:
+    """The description of the flip from stage ``a`` to ``b`` of ``migration``."""
+    verb = "advance" if b > a else "rollback" if b < a else "no flip"
+    heading = (
+        f"## {migration.id}: stage {a} → {b}: {migration.title(b)}"
+        if a != b
+        else f"## {migration.id}: stays at stage {b}: {migration.title(b)}"
+    )
+    lines = [heading, ""]
+    target = migration.stage_def(b)
+    if target is not None and target.outcome:
+        lines += [f"> {' '.join(target.outcome.split())}", ""]
+    source = migration.stage_def(max(a, b))
+    rows = [
+        ("flip", f"{verb}: `stage: {a}` → `stage: {b}` in {_code(migration.file)}"),
+        ("from", f"stage {a}: {migration.title(a)}"),
+        ("to", f"stage {b}: {migration.title(b)}"),
+    ]
+    if source is not None:
+        rows.append(("stage file", _code(source.file)))
+        rows.append(("reversible", "yes" if source.reversible else "**no**: rollback refuses"))
+    lines += [github.table(("", ""), rows), ""]
+    lines += ["### What turns on and off", ""]
+    lines += changes(diff(migration, a, b))
+    failed = sum(1 for r in results if not r.ok)
+    verdict = "all passed" if not failed else f"**{failed} of {len(results)} failed**"
+    lines += ["### Checks", ""]
+    lines.append(
+        f"{len(results)} checks, {verdict}" + (f" ({checks_from})" if checks_from else "") + "."
+    )
+    lines.append("")
+    if results:
+        lines += [results_table(results), ""]
+    if notes:
+        lines += ["### Notes", ""]
+        lines += [f"- {n}" for n in notes]
+        lines.append("")
+    lines += [f"### Graph at stage {b}", ""]
+    if a != b:
+        lines += ["What the flip turns on is highlighted.", ""]
+    lines += ["```mermaid", change_graph(migration, a, b), "```"]
+    return "\n".join(lines) + "\n"

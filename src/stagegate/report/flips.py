@@ -1,0 +1,262 @@
+"""Renderings of advance/rollback, verify-pr and log: text, JSON and GitHub."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import github
+from . import results as checks
+
+if TYPE_CHECKING:
+    from ..flip import Flip
+    from ..gate import Verdict
+    from ..history import History
+
+
+# --------------------------------------------------------------------------- advance / rollback
+
+
+def flip_text(flip: Flip, command: str) -> str:
+    m = flip.migration
+    lines: list[str] = []
+    if flip.results:
+        lines.append(checks.text(m, list(flip.results)))
+        lines.append("")
+    target = f"stage {flip.new}: {m.title(flip.new)}"
+    if not flip.ok:
+        lines.append(
+            f"{command}: refused: the checks of stage {flip.failed_stage} failed; "
+            f"{flip.path} is unchanged (still stage {flip.old})."
+        )
+        return "\n".join(lines)
+    if flip.dry_run:
+        lines.append(flip.diff)
+        lines.append("")
+        lines.append(
+            f"{command} --dry-run: the checks pass; {flip.path} would go from stage {flip.old} "
+            f"to {target}. Nothing was written."
+        )
+    else:
+        lines.append(
+            f"{flip.path}: stage {flip.old} -> {target}. Commit this one-line change and open a "
+            "pull request; `stagegate verify-pr` checks it."
+        )
+    return "\n".join(lines)
+
+
+def flip_json(flip: Flip, command: str) -> dict[str, Any]:
+    report = checks.as_json(flip.migration, list(flip.results), stage=flip.new, every=False)
+    return {
+        "command": command,
+        "file": flip.path,
+        "from": flip.old,
+        "to": flip.new,
+        "title": flip.migration.title(flip.new),
+        "ok": flip.ok,
+        "dry_run": flip.dry_run,
+        "written": flip.written,
+        "checked_stages": list(flip.checked),
+        "failed_stage": flip.failed_stage,
+        "diff": flip.diff,
+        "results": report["results"],
+    }
+
+
+# --------------------------------------------------------------------------- verify-pr
+
+
+def _side(verdict: Verdict, which: str) -> str:
+    side = verdict.base if which == "base" else verdict.head
+    stage = f"stage {side.migration.stage}" if side.migration else "no migration file"
+    return f"{which} {side.ref} ({side.commit[:12]}, {stage})"
+
+
+def verdict_text(verdict: Verdict) -> str:
+    lines = [f"verify-pr {verdict.file}: {_side(verdict, 'base')} -> {_side(verdict, 'head')}"]
+    for rule in verdict.rules:
+        lines.append(f"  {'ok  ' if rule.ok else 'FAIL'}  {rule.rule}: {rule.message}")
+        lines += [f"        - {d}" for d in rule.details]
+    head = verdict.head.migration
+    if verdict.checked_stage is not None and head is not None:
+        lines.append("")
+        lines.append(
+            f"checks of stage {verdict.checked_stage}, taken from the base and evaluated on the head:"
+        )
+        lines.append(checks.text(head, verdict.results))
+    for note in verdict.notes:
+        lines.append(f"note: {note}")
+    failed_rules = [r.rule for r in verdict.rules if not r.ok]
+    failed_checks = sum(1 for r in verdict.results if not r.ok)
+    if verdict.ok:
+        lines.append("verify-pr: accepted.")
+    else:
+        why = []
+        if failed_rules:
+            why.append(
+                "rule" + ("s" if len(failed_rules) > 1 else "") + " " + ", ".join(failed_rules)
+            )
+        if failed_checks:
+            why.append(f"{failed_checks} check{'s' if failed_checks > 1 else ''} failed")
+        lines.append(f"verify-pr: refused ({'; '.join(why)}).")
+    return "\n".join(lines)
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    def side(which: str) -> dict[str, Any]:
+        s = verdict.base if which == "base" else verdict.head
+        return {
+            "ref": s.ref,
+            "commit": s.commit,
+            "stage": s.migration.stage if s.migration else None,
+        }
+
+    head = verdict.head.migration or verdict.base.migration
+    results = (
+        checks.as_json(head, verdict.results, stage=verdict.checked_stage or 0, every=False)[
+            "results"
+        ]
+        if head is not None
+        else []
+    )
+    return {
+        "ok": verdict.ok,
+        "file": verdict.file,
+        "base": side("base"),
+        "head": side("head"),
+        "compared": verdict.compared,
+        "move": verdict.move,
+        "checked_stage": verdict.checked_stage,
+        "rules": [
+            {
+                "rule": r.rule,
+                "ok": r.ok,
+                "message": r.message,
+                "details": list(r.details),
+                "locations": [{"file": loc.file, "line": loc.line} for loc in r.locations],
+            }
+            for r in verdict.rules
+        ],
+        "results": results,
+        "notes": list(verdict.notes),
+    }
+
+
+def verdict_annotations(verdict: Verdict) -> str:
+    out = []
+    for rule in verdict.rules:
+        if rule.ok or rule.rule == "checks-pass":  # the failed checks are annotated below
+            continue
+        title = f"stagegate verify-pr: {rule.rule}"
+        if rule.locations and len(rule.details) == len(rule.locations):
+            out += [
+                github.annotation("error", detail, loc, title)
+                for detail, loc in zip(rule.details, rule.locations, strict=True)
+            ]
+        else:
+            body = rule.message + "".join(f"\n- {d}" for d in rule.details)
+            out.append(
+                github.annotation(
+                    "error", body, rule.locations[0] if rule.locations else None, title
+                )
+            )
+    found = checks.workflow_commands(verdict.results)
+    if found:
+        out.append(found)
+    return "\n".join(out)
+
+
+def verdict_summary(verdict: Verdict) -> str:
+    from .flipdoc import markdown
+
+    base, head = verdict.base.migration, verdict.head.migration
+    status = "accepted" if verdict.ok else "**refused**"
+    lines = [
+        f"### stagegate verify-pr: {status}",
+        "",
+        f"`{verdict.file}`: {_side(verdict, 'base')} → {_side(verdict, 'head')}",
+        "",
+        github.table(
+            ("rule", "result", "details"),
+            [
+                (r.rule, "pass" if r.ok else "**fail**", "; ".join((r.message, *r.details)))
+                for r in verdict.rules
+            ],
+        ),
+        "",
+    ]
+    if base is not None and head is not None and head.stage <= head.last:
+        lines.append(
+            markdown(
+                head,
+                base.stage,
+                head.stage,
+                verdict.results,
+                checks_from="taken from the base, evaluated on the head",
+                notes=verdict.notes,
+            )
+        )
+    elif verdict.notes:
+        lines += [f"- {n}" for n in verdict.notes]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- log
+
+
+def history_text(history: History) -> str:
+    lines = []
+    if history.start is not None:
+        s = history.start
+        lines.append(
+            f"{history.file}: created at stage {s.stage} in {s.commit[:12]} "
+            f"({s.date}, {s.author} <{s.email}>)"
+        )
+    count = len(history.flips)
+    lines.append(f"{count} stage flip{'s' if count != 1 else ''}, oldest first:")
+    for f in history.flips:
+        mark = "" if f.direction != "jump" else "  (jumped stages)"
+        lines.append(
+            f"  {f.commit[:12]}  {f.date}  {f.author} <{f.email}>  {f.old} -> {f.new}  "
+            f"{f.title}{mark}"
+        )
+    for commit, why in history.skipped:
+        lines.append(f"  skipped {commit[:12]}: {why}")
+    if history.shallow:
+        lines.append(
+            "note: this clone is shallow, so the history starts at its boundary; "
+            "`git fetch --unshallow` (in GitHub Actions: fetch-depth: 0) shows all of it."
+        )
+    return "\n".join(lines)
+
+
+def history_json(history: History) -> dict[str, Any]:
+    start = history.start
+    return {
+        "file": history.file,
+        "shallow": history.shallow,
+        "start": None
+        if start is None
+        else {
+            "commit": start.commit,
+            "date": start.date,
+            "author": start.author,
+            "email": start.email,
+            "stage": start.stage,
+        },
+        "flips": [
+            {
+                "commit": f.commit,
+                "date": f.date,
+                "author": f.author,
+                "email": f.email,
+                "subject": f.subject,
+                "file": f.path,
+                "from": f.old,
+                "to": f.new,
+                "direction": f.direction,
+                "title": f.title,
+            }
+            for f in history.flips
+        ],
+        "skipped": [{"commit": c, "reason": r} for c, r in history.skipped],
+    }

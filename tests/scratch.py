@@ -1,0 +1,211 @@
+"""Throwaway git repositories for the flip, gate and log tests.
+
+Every repository lives under the test's tmp_path, has a pinned author, committer
+and clock (each commit one minute after the last), and ignores the user's and
+the system's git configuration, so that tests give the same commits everywhere
+and never touch /work/main's own git.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+AUTHOR = ("Ada Flipper", "ada@example.com")
+EPOCH = 1_700_000_000
+
+SMALL = """\
+# A small migration: the release narrows its glob (stage 1) before extra wheels
+# appear (stage 2); stage 3 drops nothing but cannot be undone.
+version: 1
+migration: small
+summary: Extra wheels beside the main ones, without changing the release.
+stage: 0
+axes:
+  py: ["311", "312"]
+flags:
+  narrow:
+    summary: The release selects by exact name.
+  extra:
+    summary: Build the extra wheels.
+  final:
+    summary: The end state.
+producers:
+  wheels:
+    artifacts: ["pkg-py{py}"]
+  extras:
+    when: extra
+    artifacts: ["pkg-extra-py{py}"]
+releases:
+  broad:
+    when: not narrow
+    tags: ["v1.*"]
+    select: ["pkg-*"]
+  exact:
+    when: narrow
+    tags: ["v1.*"]
+    select: ["pkg-py*"]
+invariants:
+  - check: release-continuity
+    tag: v1.0.0
+"""
+
+SMALL_STAGES = {
+    "01-narrow.yaml": """\
+stage: 1
+title: Narrow the release glob
+outcome: The release selects pkg-py* only.
+set:
+  narrow: true
+acceptance:
+  - check: unique-artifacts
+""",
+    "02-extra.yaml": """\
+stage: 2
+title: Extra wheels
+outcome: Extra wheels are built; the release still selects the same names.
+set:
+  extra: true
+acceptance:
+  - check: release-continuity
+    tag: v1.0.0
+  - check: tags-routed
+    tags: [v1.0.0]
+""",
+    "03-final.yaml": """\
+stage: 3
+title: The end state
+outcome: Nothing changes for the release; there is no way back.
+set:
+  final: true
+reversible: false
+acceptance:
+  - check: unique-artifacts
+""",
+}
+
+
+def git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_AUTHOR_NAME=AUTHOR[0],
+        GIT_AUTHOR_EMAIL=AUTHOR[1],
+        GIT_COMMITTER_NAME=AUTHOR[0],
+        GIT_COMMITTER_EMAIL=AUTHOR[1],
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+    )
+    return env
+
+
+def pin_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stagegate's own git calls (made in-process) see the same isolated configuration."""
+    for key in [k for k in os.environ if k.startswith("GIT_")]:
+        monkeypatch.delenv(key)
+    for key, value in git_env().items():
+        if key.startswith("GIT_"):
+            monkeypatch.setenv(key, value)
+
+
+class Repo:
+    """A scratch repository; ``git(...)`` runs git in it and returns stdout."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.clock = EPOCH
+
+    def git(self, *args: str, check: bool = True) -> str:
+        env = git_env()
+        stamp = f"@{self.clock} +0000"
+        env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+        proc = subprocess.run(
+            ["git", *args], cwd=self.root, env=env, capture_output=True, text=True, check=False
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}")
+        return proc.stdout
+
+    def commit(self, message: str) -> str:
+        self.clock += 60
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def write(self, rel: str, text: str | bytes) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    def read(self, rel: str) -> str:
+        return (self.root / rel).read_text(encoding="utf-8")
+
+    def edit(self, rel: str, old: str, new: str) -> None:
+        text = self.read(rel)
+        assert old in text, f"{old!r} not in {rel}"
+        self.write(rel, text.replace(old, new, 1))
+
+    def status(self) -> str:
+        return self.git("status", "--porcelain", "--untracked-files=all")
+
+
+def init(root: Path) -> Repo:
+    root.mkdir(parents=True, exist_ok=True)
+    repo = Repo(root)
+    repo.git("init", "-q", "-b", "main")
+    return repo
+
+
+def write_small(root: Path) -> None:
+    (root / "stages").mkdir(parents=True, exist_ok=True)
+    (root / "migration.yaml").write_text(SMALL, encoding="utf-8")
+    for name, text in SMALL_STAGES.items():
+        (root / "stages" / name).write_text(text, encoding="utf-8")
+
+
+def small_repo(root: Path) -> Repo:
+    """A repository holding the small migration at stage 0, one commit."""
+    repo = init(root)
+    write_small(root)
+    repo.commit("Add the small migration")
+    return repo
+
+
+_TREE_CHECKS = re.compile(r"^  - check: (pytest|retired)\n(?:    [^\n]*\n)*", re.MULTILINE)
+
+
+def write_example(root: Path) -> None:
+    """The worked example, without the checks that need more than the model.
+
+    Its pytest checks (stages/NN-slug/) and `retired` checks read the repository
+    around the example, which a scratch repository does not have."""
+    (root / "stages").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(REPO / "migration.yaml", root / "migration.yaml")
+    text = _TREE_CHECKS.sub("", (root / "migration.yaml").read_text(encoding="utf-8"))
+    text = re.sub(r"^stage: [0-9]+", "stage: 0", text, count=1, flags=re.MULTILINE)
+    (root / "migration.yaml").write_text(text, encoding="utf-8")
+    for stage_file in sorted((REPO / "stages").glob("*.yaml")):
+        text = _TREE_CHECKS.sub("", stage_file.read_text(encoding="utf-8"))
+        (root / "stages" / stage_file.name).write_text(text, encoding="utf-8")
+
+
+def example_repo(root: Path) -> Repo:
+    repo = init(root)
+    write_example(root)
+    repo.commit("Add the worked example")
+    return repo
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")

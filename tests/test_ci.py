@@ -1,0 +1,167 @@
+"""The CI integration a user copies: the workflow, the composite action, the hooks, the docs."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+import yaml
+
+from conftest import REPO
+from stagegate.cli import cli
+
+WORKFLOW = REPO / "docs" / "examples" / "stagegate.yml"
+ACTION = REPO / "action.yml"
+HOOKS = REPO / ".pre-commit-hooks.yaml"
+
+
+def _schema_check(builtin: str, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", builtin, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def _load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("builtin", "path"),
+    [("vendor.github-workflows", WORKFLOW), ("vendor.github-actions", ACTION)],
+    ids=["workflow", "action"],
+)
+def test_valid_under_the_vendored_schema(builtin: str, path: Path) -> None:
+    proc = _schema_check(builtin, path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok -- validation done" in proc.stdout
+
+
+def test_the_schema_check_does_catch_a_broken_workflow(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text(WORKFLOW.read_text().replace("runs-on:", "run-on:", 1))
+    assert _schema_check("vendor.github-workflows", broken).returncode == 1
+
+
+def test_docs_ci_shows_the_workflow_file_byte_for_byte() -> None:
+    doc = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    section = doc.split("## The workflow", 1)[1]
+    shown = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert shown is not None
+    assert shown.group(1) == WORKFLOW.read_text(encoding="utf-8")
+
+
+def test_the_workflow_covers_every_event_it_promises() -> None:
+    workflow = _load(WORKFLOW)
+    events = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert set(events) == {"pull_request", "merge_group", "push"}
+    assert events["push"]["branches"] == ["main"]
+    jobs = workflow["jobs"]
+    commands = [
+        step.get("with", {}).get("command", "") for job in jobs.values() for step in job["steps"]
+    ]
+    assert "validate" in commands and "check" in commands and "check --all" in commands
+    verify = jobs["verify-pr"]
+    assert "merge_group" in verify["if"] and "pull_request" in verify["if"]
+    assert verify["steps"][0]["with"]["fetch-depth"] == 0
+    gate = verify["steps"][-1]
+    assert gate["with"]["command"].startswith("verify-pr --base ${{ github.event.pull_request")
+    assert "github.event.merge_group.base_sha" in gate["with"]["command"]
+    assert "migration.yaml stages/" in verify["steps"][1]["run"]
+    check_all = next(s for s in jobs["check"]["steps"] if s.get("name") == "Check every stage")
+    assert check_all["if"] == "github.event_name == 'push'"
+
+
+def _action_script() -> str:
+    steps = _load(ACTION)["runs"]["steps"]
+    return str(steps[-1]["run"])
+
+
+@pytest.mark.parametrize(
+    ("command", "fmt", "expected"),
+    [
+        (
+            "verify-pr --base 0123abc",
+            "github",
+            "-f m.yaml verify-pr --base 0123abc --format github",
+        ),
+        ("check --all", "github", "-f m.yaml check --all --format github"),
+        ("check --format json", "github", "-f m.yaml check --format json"),
+        ("log", "github", "-f m.yaml log"),
+        ("graph --stage 2", "github", "-f m.yaml graph --stage 2"),
+        ("validate", "", "-f m.yaml validate"),
+    ],
+)
+def test_the_action_runs_the_command_it_is_given(
+    tmp_path: Path, command: str, fmt: str, expected: str
+) -> None:
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    fake = tmp_path / "bin" / "stagegate"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "$@"\n')
+    fake.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
+        "STAGEGATE_COMMAND": command,
+        "STAGEGATE_OUTPUT_FORMAT": fmt,
+        "STAGEGATE_MIGRATION": "m.yaml",
+    }
+    proc = subprocess.run(
+        ["bash", "-e", "-c", _action_script()],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == expected
+
+
+def test_the_action_installs_stagegate_from_its_own_folder() -> None:
+    action = _load(ACTION)
+    assert action["runs"]["using"] == "composite"
+    assert action["inputs"]["command"]["required"] is True
+    assert action["inputs"]["format"]["default"] == "github"
+    install = next(s for s in action["runs"]["steps"] if s.get("name") == "Install stagegate")
+    assert 'pip install --disable-pip-version-check --quiet "$GITHUB_ACTION_PATH"' in install["run"]
+    assert "${{" not in _action_script()  # inputs reach the shell only through env
+
+
+def test_pre_commit_hooks_name_commands_that_exist() -> None:
+    hooks = _load(HOOKS)
+    assert [h["id"] for h in hooks] == ["stagegate-validate", "stagegate-check"]
+    for hook in hooks:
+        assert {"id", "name", "entry", "language"} <= set(hook)
+        assert hook["language"] == "python"
+        program, command = hook["entry"].split()
+        assert program == "stagegate"
+        assert command in cli.commands
+        pattern = re.compile(hook["files"])
+        assert pattern.search("migration.yaml")
+        assert pattern.search("stages/01-version-config-foundations.yaml")
+        assert not pattern.search("src/stagegate/cli.py")
+
+
+@pytest.mark.parametrize("name", ["advance", "rollback", "verify-pr", "log"])
+def test_docs_flip_describes_every_option(name: str) -> None:
+    doc = (REPO / "docs" / "flip.md").read_text(encoding="utf-8")
+    assert f"## {name}\n" in doc
+    command = cli.commands[name]
+    for param in command.params:
+        if isinstance(param, click.Option) and not param.hidden:
+            for flag in param.opts:
+                if flag.startswith("--") and flag != "--help":
+                    assert f"`{flag}" in doc, f"{name} {flag} is not documented in docs/flip.md"
