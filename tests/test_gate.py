@@ -365,6 +365,18 @@ def test_an_unknown_ref_says_how_to_fetch_it(tmp_path: Path, sg: Sg) -> None:
     assert "fetch-depth: 0" in result.err
 
 
+def test_git_trouble_in_github_format_is_also_an_annotation(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    repo = _at_stage(tmp_path, 1)
+    result = sg("verify-pr", "--base", "v9", "--format", "github", cwd=repo.root)
+    assert result.code == 3
+    assert result.out.startswith("::error title=stagegate verify-pr::unknown git ref 'v9'")
+    assert "### stagegate verify-pr: **failed**" in summary.read_text()
+
+
 def test_outside_a_repository(tmp_path: Path, sg: Sg) -> None:
     write_small(tmp_path / "plain")
     result = sg("verify-pr", "--base", "main", cwd=tmp_path / "plain")
@@ -393,3 +405,46 @@ def test_base_is_required(tmp_path: Path, sg: Sg) -> None:
     result = sg("verify-pr", cwd=repo.root)
     assert result.code == 2
     assert "Missing option '--base'" in result.err
+
+
+# --------------------------------------------------------------------------- reading commits
+
+
+def test_a_migration_in_a_subfolder(tmp_path: Path, sg: Sg) -> None:
+    repo = init(tmp_path / "repo")
+    write_small(repo.root / "ci")
+    repo.commit("Add the migration under ci/")
+    assert sg("-f", "ci/migration.yaml", "advance", cwd=repo.root).code == 0
+    repo.commit("Flip to stage 1")
+    result = sg("-f", "ci/migration.yaml", "verify-pr", "--base", "HEAD~1", cwd=repo.root)
+    assert result.code == 0, result.output
+    assert result.out.startswith("verify-pr ci/migration.yaml: base HEAD~1")
+    inside = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root / "ci")
+    assert inside.code == 0, inside.output
+    log = sg("-f", "ci/migration.yaml", "log", cwd=repo.root)
+    assert "0 -> 1  Narrow the release glob" in log.out
+
+
+def test_the_commit_is_read_from_git_objects_not_the_work_tree(tmp_path: Path) -> None:
+    from stagegate.gitrepo import open_repository
+
+    repo = small_repo(tmp_path / "repo")
+    (repo.root / "inside").symlink_to("stages")
+    (repo.root / "outside").symlink_to("../elsewhere")
+    repo.commit("Links")
+    (repo.root / "migration.yaml").write_text("not yaml: [\n")
+    opened = open_repository(repo.root / "stages")
+    source = opened.source(opened.resolve("HEAD"))
+    assert source.read("migration.yaml") == SMALL.encode()
+    assert ("01-narrow.yaml", False) in source.listdir("stages")
+    assert ("inside", True) in source.listdir(".")
+    assert source.read("inside/02-extra.yaml").startswith(b"stage: 2\n")
+    assert not source.escapes("inside") and source.escapes("outside")
+    with pytest.raises(FileNotFoundError):
+        source.read("outside/anything")
+    with pytest.raises(IsADirectoryError):
+        source.read("stages")
+    with pytest.raises(FileNotFoundError):
+        source.read("nope.yaml")
+    staged = opened.source(opened.resolve("HEAD"), "stages")
+    assert staged.escapes("..") and not staged.escapes("01-narrow.yaml")

@@ -362,7 +362,15 @@ def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     from .report.github import write_summary
     from .report.plans import dumps
 
-    verdict = verify(ctx.file, base, head)
+    try:
+        verdict = verify(ctx.file, base, head)
+    except StagegateError as error:
+        if fmt == "github":
+            from .report.github import annotation
+
+            click.echo(annotation("error", str(error), None, "stagegate verify-pr"))
+            write_summary(f"### stagegate verify-pr: **failed**\n\n```\n{error}\n```")
+        raise
     if fmt == "json":
         click.echo(dumps(flips.verdict_json(verdict)))
     else:

@@ -114,14 +114,15 @@ def markdown(
         lines += [f"> {' '.join(target.outcome.split())}", ""]
     source = migration.stage_def(max(a, b))
     rows = [
-        ("flip", f"{verb}: `stage: {a}` → `stage: {b}` in {_code(migration.file)}"),
-        ("from", f"stage {a}: {migration.title(a)}"),
-        ("to", f"stage {b}: {migration.title(b)}"),
+        ("Flip", f"{verb}: `stage: {a}` → `stage: {b}` in {_code(migration.file)}"),
+        ("From", f"stage {a}: {migration.title(a)}"),
+        ("To", f"stage {b}: {migration.title(b)}"),
     ]
     if source is not None:
-        rows.append(("stage file", _code(source.file)))
-        rows.append(("reversible", "yes" if source.reversible else "**no**: rollback refuses"))
-    lines += [github.table(("", ""), rows), ""]
+        rows.append(("Stage file", _code(source.file)))
+        rows.append(("Reversible", "yes" if source.reversible else "**no**: rollback refuses"))
+    lines += [f"- **{name}**: {value}" for name, value in rows]
+    lines.append("")
     lines += ["### What turns on and off", ""]
     lines += changes(diff(migration, a, b))
     failed = sum(1 for r in results if not r.ok)
