@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from ..model import Check
 from ._base import Context, Finding, Result, result
@@ -26,21 +30,51 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
+def bounded(
+    argv: Sequence[str], *, cwd: Path, timeout: float, env: Mapping[str, str] | None = None
+) -> tuple[int | None, str]:
+    """Run ``argv`` (no shell); its exit code (None when stopped at ``timeout``) and output.
+
+    The command gets its own session, so that on timeout its whole process group is
+    killed: a script's children would otherwise keep running (and holding the output
+    pipe) after the script itself is gone. stdout and stderr are one stream, in the
+    order the command wrote them."""
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, output or ""
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        try:
+            output, _ = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # something left the group and kept the pipe
+            output = ""
+        return None, output or ""
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, AttributeError):
+        proc.kill()
+
+
 def run(ctx: Context, check: Check) -> list[Result]:
     argv = [str(a) for a in check.args["run"]]
     timeout = float(check.args.get("timeout", ctx.timeout))
     shown = " ".join(argv)
     try:
-        proc = subprocess.run(
-            argv,
-            cwd=ctx.root,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
+        code, output = bounded(argv, cwd=ctx.root, timeout=timeout)
     except FileNotFoundError:
         finding = Finding(f"command {argv[0]!r} not found; install it or fix `run`.", check.loc)
         return [result(ctx, check, [finding], "")]
@@ -49,17 +83,15 @@ def run(ctx: Context, check: Check) -> list[Result]:
             f"command {argv[0]!r} is not executable; fix its mode or `run`.", check.loc
         )
         return [result(ctx, check, [finding], "")]
-    except subprocess.TimeoutExpired:
+    last = tail(output)
+    if code is None:
         finding = Finding(
-            f"`{shown}` did not finish within {timeout:g} s; it was stopped.", check.loc
+            f"`{shown}` did not finish within {timeout:g} s; it was stopped"
+            + (f"; its last output:\n{last}" if last else "."),
+            check.loc,
         )
         return [result(ctx, check, [finding], "")]
-    output = tail((proc.stdout or "") + (proc.stderr or ""))
-    if proc.returncode == 0:
-        outcome = result(ctx, check, [], f"`{shown}` exited 0")
-    else:
-        finding = Finding(
-            f"`{shown}` exited {proc.returncode}" + (f":\n{output}" if output else ""), check.loc
-        )
-        outcome = result(ctx, check, [finding], "")
-    return [outcome]
+    if code == 0:
+        return [result(ctx, check, [], f"`{shown}` exited 0")]
+    finding = Finding(f"`{shown}` exited {code}" + (f":\n{last}" if last else ""), check.loc)
+    return [result(ctx, check, [finding], "")]

@@ -58,7 +58,7 @@ def _why_empty(ctx: Context, consumer: Consumer, item: Input) -> str:
             parts.append(
                 f"{pid} {where(producer)} is active but makes no name it selects for these rows"
             )
-        elif since(ctx.migration, producer.when, ctx.stage) != ctx.stage:
+        elif ctx.stage == 0 or since(ctx.migration, producer.when, ctx.stage) < ctx.stage:
             parts.append(f"{pid} {where(producer)} is off {ctx.cause(producer)}")
     offs = [ctx.migration.producers[p] for p in item.from_]
     return ("; " + "; ".join(parts) if parts else "") + consumer_cause(ctx, consumer, *offs)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path, PurePosixPath
 
 from ..errors import Problem
 from ..model import Check, Migration
 from ._base import Context, Finding, Result, result
-from .command import tail
+from .command import bounded, tail
 
 KIND = "pytest"
 SUMMARY = (
@@ -74,28 +73,23 @@ def run(ctx: Context, check: Check) -> list[Result]:
     env = dict(os.environ)
     env["STAGEGATE_FILE"] = str((ctx.root / Path(ctx.migration.file).name).resolve())
     env["STAGEGATE_STAGE"] = str(ctx.stage)
-    argv = [sys.executable, "-m", "pytest", "-q", "--no-header", "-p", "no:cacheprovider", rel]
-    try:
-        proc = subprocess.run(
-            argv,
-            cwd=ctx.root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+    # `-p stagegate` loads the fixture even where PYTEST_DISABLE_PLUGIN_AUTOLOAD is set;
+    # a path starting with '-' must not read as an option.
+    argv = [
+        *(sys.executable, "-m", "pytest", "-q", "--no-header"),
+        *("-p", "no:cacheprovider", "-p", "stagegate"),
+        f"./{rel}" if rel.startswith("-") else rel,
+    ]
+    code, output = bounded(argv, cwd=ctx.root, env=env, timeout=timeout)
+    if code is None:
         finding = Finding(
-            f"pytest {rel} did not finish within {timeout:g} s; it was stopped.", check.loc
+            f"pytest {rel} did not finish within {timeout:g} s; it was stopped:\n{tail(output)}",
+            check.loc,
         )
         return [result(ctx, check, [finding], "")]
-    output = (proc.stdout or "") + (proc.stderr or "")
-    summary = tail(output, 1) or f"exit {proc.returncode}"
-    if proc.returncode == 0:
+    summary = tail(output, 1) or f"exit {code}"
+    if code == 0:
         return [result(ctx, check, [], f"pytest {rel}: {summary}")]
-    reason = "no tests were collected" if proc.returncode == 5 else summary
+    reason = "no tests were collected" if code == 5 else summary
     finding = Finding(f"pytest {rel} failed ({reason}):\n{tail(output)}", check.loc)
     return [result(ctx, check, [finding], "")]
