@@ -260,6 +260,37 @@ def check(ctx: Context, stage: int | None, every: bool, fmt: str) -> int:
     return 0 if render.ok(found) else 1
 
 
+@cli.command()
+@stage_option("Audit at this stage (default: the current stage).")
+@format_option((*FORMATS, "markdown"))
+@click.option(
+    "--blame", is_flag=True, help="Add the commit, author and age of each leftover's line."
+)
+@pass_ctx
+def audit(ctx: Context, stage: int | None, fmt: str, blame: bool) -> int:
+    """What retired legacy left behind, stale flags, and the burndown; exit 1 on leftovers."""
+    from .audit import search
+    from .report import audit as render
+    from .report.github import write_summary
+
+    at = ctx.stage(stage)
+    report = search(ctx.migration(), at, blame=blame)
+    if fmt == "json":
+        from .report.plans import dumps
+
+        click.echo(dumps(render.as_json(report)))
+    elif fmt == "markdown":
+        click.echo(render.markdown(report))
+    else:
+        if fmt == "github":
+            annotations = render.workflow_commands(report)
+            if annotations:
+                click.echo(annotations)
+            write_summary(render.markdown(report))
+        click.echo(render.text(report))
+    return 0 if report.ok else 1
+
+
 def _flip_report(flip: Any, command: str, pr_body: str | None, fmt: str) -> int:
     """Render advance/rollback; write the pull-request description when the checks pass."""
     from .report import flips

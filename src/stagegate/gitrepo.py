@@ -11,16 +11,20 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .errors import GitError
 
 if TYPE_CHECKING:
+    from subprocess import Popen
+
     import git
+
+T = TypeVar("T")
 
 FETCH_HINT = (
     "in GitHub Actions, give actions/checkout `fetch-depth: 0` "
@@ -407,3 +411,307 @@ class GitSource:
                     item.data_stream.read()
                 )
         return out
+
+
+# --------------------------------------------------------------------------- searching the work tree
+#
+# The audit calls the git executable directly (`git grep`, `git ls-files`, `git blame`):
+# one process each with NUL-separated output (`-z`), so any file name comes back
+# exactly, and the search is exactly what a user gets from git. It is much faster
+# than walking the tree from Python, and commands that can run side by side are
+# started with `start_*` and collected with `Pending.result()`.
+
+
+def _git_env() -> dict[str, str]:
+    """The caller's environment, with git's messages in English (some are read below)
+    and no optional locks taken, so a concurrent `git commit` never trips over us."""
+    env = dict(os.environ)
+    env["LC_ALL"] = "C"
+    env["LANGUAGE"] = "C"
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+def _said(raw: bytes) -> str:
+    lines = raw.decode("utf-8", "replace").strip().splitlines()
+    return "; ".join(line.strip() for line in lines[-3:] if line.strip())
+
+
+def _command_failure(args: Sequence[str | bytes], cwd: Path, code: int, err: bytes) -> GitError:
+    said = _said(err)
+    cwd = Path(os.path.abspath(cwd))
+    if "not a git repository" in said.lower():
+        return GitError(
+            f"{cwd} is not in a git repository (git said: {said}). stagegate searches the "
+            "files git tracks: run it inside a clone of your repository (cd into it, or pass "
+            "-f path/to/migration.yaml), or create one with `git init` and commit the files."
+        )
+    if "must be run in a work tree" in said:
+        return GitError(
+            f"{cwd}: this git repository has no work tree (a bare clone?); run stagegate "
+            "inside a work tree (a clone with its files checked out)."
+        )
+    if "dubious ownership" in said:
+        return GitError(
+            f"{cwd}: git refuses to work in this repository: {said}. Follow git's advice "
+            "(`git config --global --add safe.directory ...`) and run stagegate again."
+        )
+    shown = " ".join(os.fsdecode(a) for a in args)
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
+    return GitError(
+        f"`git {shown}` failed in {cwd} (exit {code})" + (f": {said}" if said else "") + "."
+    )
+
+
+def _spawn(args: Sequence[str | bytes], cwd: Path, *, stdin: bool = False) -> Popen[bytes]:
+    import subprocess
+
+    argv: list[str | bytes] = ["git", *args]
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=_git_env(),
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except FileNotFoundError:
+        if not cwd.is_dir():
+            raise GitError(
+                f"{cwd}: no such folder; pass -f with the path of migration.yaml."
+            ) from None
+        raise GitError("the `git` program is not installed or not on PATH; install git.") from None
+    except OSError as exc:
+        raise GitError(f"cannot run git in {cwd}: {exc.strerror or exc}.") from None
+
+
+class Pending(Generic[T]):
+    """A running git command; ``result()`` waits for it and parses its output."""
+
+    def __init__(
+        self,
+        args: Sequence[str | bytes],
+        cwd: Path,
+        parse: Callable[[bytes], T],
+        *,
+        ok: tuple[int, ...] = (0,),
+        stdin: bytes | None = None,
+    ) -> None:
+        self._proc = _spawn(args, cwd, stdin=stdin is not None)
+        self._args, self._cwd, self._parse, self._ok = args, cwd, parse, ok
+        if stdin is not None and self._proc.stdin is not None:
+            # Written now, so that git starts working while we start the next command.
+            try:
+                self._proc.stdin.write(stdin)
+                self._proc.stdin.close()
+            except BrokenPipeError:
+                pass  # git stopped early; result() reports why
+            self._proc.stdin = None
+
+    def result(self) -> T:
+        out, err = self._proc.communicate()
+        if self._proc.returncode not in self._ok:
+            raise _command_failure(self._args, self._cwd, self._proc.returncode, err)
+        return self._parse(out)
+
+    def cancel(self) -> None:
+        """Stop the command (when another one failed and its result is not wanted)."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.communicate()
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    """The work tree holding a folder: its top folder, and the folder's path inside it."""
+
+    top: Path
+    prefix: str  # POSIX, '' at the top, else ending in '/'
+
+    def rel(self, path: str) -> str:
+        """``path`` (POSIX, relative to the folder) as a path from the top folder."""
+        return self.prefix + path
+
+
+def start_worktree(folder: Path) -> Pending[Worktree]:
+    """The git work tree containing ``folder`` (no commit needed); GitError outside one."""
+
+    def parse(out: bytes) -> Worktree:
+        lines = os.fsdecode(out).split("\n")
+        return Worktree(top=Path(lines[0]), prefix=lines[1] if len(lines) > 1 else "")
+
+    return Pending(["rev-parse", "--show-toplevel", "--show-prefix"], folder, parse)
+
+
+def worktree(folder: Path) -> Worktree:
+    return start_worktree(folder).result()
+
+
+def pathspec(path: str, *, glob: bool = False, exclude: bool = False, top: bool = False) -> str:
+    """A git pathspec for ``path``: taken literally, or in git's glob syntax (``*`` and
+    ``?`` stay within one path component, ``**/`` spans folders); relative to the folder
+    git runs in, or to the top of the work tree (``top``). A folder covers everything
+    under it. ``:(top)`` alone is the whole work tree."""
+    magic = ["exclude"] if exclude else []
+    magic.append("glob" if glob else "literal")
+    if top:
+        magic.append("top")
+    return f":({','.join(magic)}){path}"
+
+
+WHOLE_TREE = ":(top)"
+
+
+@dataclass(frozen=True, slots=True)
+class GrepHit:
+    """One matching line: the file as git names it (raw bytes), its 1-based number, the line."""
+
+    path: bytes
+    line: int
+    text: bytes
+
+
+def parse_grep(out: bytes) -> list[GrepHit]:
+    """``git grep -z -n`` output: ``PATH\\0LINE\\0TEXT\\n`` per line. A path may hold any
+    byte but NUL (newlines too); a line holds no newline, so the newline ends the record."""
+    hits: list[GrepHit] = []
+    pos, end = 0, len(out)
+    find = out.find
+    while pos < end:
+        path_end = find(b"\0", pos)
+        number_end = find(b"\0", path_end + 1) if path_end >= 0 else -1
+        if number_end < 0 or not out[path_end + 1 : number_end].isdigit():
+            raise GitError(
+                "git grep printed output stagegate cannot read; check your git version "
+                "(2.19 or newer) and its grep settings in `git config --list`."
+            )
+        text_end = find(b"\n", number_end + 1)
+        if text_end < 0:
+            text_end = end
+        hits.append(
+            GrepHit(
+                out[pos:path_end],
+                int(out[path_end + 1 : number_end]),
+                out[number_end + 1 : text_end],
+            )
+        )
+        pos = text_end + 1
+    return hits
+
+
+def start_grep(
+    folder: Path, strings: Iterable[str], pathspecs: Sequence[str]
+) -> Pending[list[GrepHit]]:
+    """One ``git grep`` for all ``strings`` (fixed, case-sensitive) in the files git tracks
+    in the work tree, binary files skipped. The strings come on stdin (``-f -``): any
+    number of them fit, and none is read as an option. None may be empty or hold a
+    line break (an empty pattern would match every line)."""
+    patterns = b"".join(s.encode("utf-8") + b"\n" for s in strings)
+    args = [
+        "-c", "grep.column=false",
+        "grep", "-z", "-n", "-I", "-F", "--no-color", "--full-name", "-f", "-",
+        "--", *pathspecs,
+    ]  # fmt: skip
+    return Pending(args, folder, parse_grep, ok=(0, 1), stdin=patterns)
+
+
+def _names(out: bytes) -> list[bytes]:
+    return [name for name in out.split(b"\0") if name]
+
+
+def start_ls_files(
+    folder: Path, include: Sequence[str], exclude: Sequence[str] = ()
+) -> Pending[list[bytes]]:
+    """The tracked files matching any of ``include`` and none of ``exclude`` (pathspecs;
+    raw names, from the top folder).
+
+    The exclusions go first on purpose. ``git ls-files`` prunes the index to the
+    leading folder common to its positive pathspecs and then matches exclusions
+    against names with that folder cut off, so ``a/b/x a/b/y :(exclude)z`` lists
+    nothing (git 2.39). An exclusion in first place makes that common folder empty,
+    and every pathspec is matched against the whole name."""
+    specs = [*exclude, *include]
+    return Pending(["ls-files", "-z", "--full-name", "--", *specs], folder, _names)
+
+
+@dataclass(frozen=True, slots=True)
+class BlameLine:
+    """Who last changed one line; ``commit`` is None for a line not committed yet."""
+
+    commit: str | None
+    author: str
+    email: str
+    time: int  # author time, seconds since the epoch; 0 when not committed
+
+
+_NOT_COMMITTED = BlameLine(commit=None, author="", email="", time=0)
+
+
+def parse_blame(out: bytes) -> dict[int, BlameLine]:
+    """``git blame --line-porcelain`` output -> final line number -> its blame."""
+    found: dict[int, BlameLine] = {}
+    fields: dict[str, str] = {}
+    commit, final = "", 0
+    for raw in out.split(b"\n"):
+        if raw.startswith(b"\t"):
+            found[final] = (
+                _NOT_COMMITTED
+                if set(commit) == {"0"}
+                else BlameLine(
+                    commit=commit,
+                    author=fields.get("author", ""),
+                    email=fields.get("author-mail", "").strip("<>"),
+                    time=int(fields.get("author-time", "0") or 0),
+                )
+            )
+            fields, commit = {}, ""
+            continue
+        line = raw.decode("utf-8", "replace")
+        if not commit:
+            parts = line.split(" ")
+            if len(parts) >= 3 and len(parts[0]) in (40, 64):
+                commit, final = parts[0], int(parts[2])
+            continue
+        key, _, value = line.partition(" ")
+        fields[key] = value
+    return found
+
+
+def blame_lines(tree: Worktree, path: bytes, lines: Iterable[int]) -> dict[int, BlameLine]:
+    """Blame ``lines`` of the work-tree file ``path`` in one ``git blame`` run.
+
+    A file with no committed history (only added to the index, or no commit yet)
+    comes back as not committed, line by line."""
+    wanted = sorted(set(lines))
+    args: list[str | bytes] = ["blame", "--line-porcelain"]
+    for n in wanted:
+        args += ["-L", f"{n},{n}"]
+    args += ["--", path]
+    proc = _spawn(args, tree.top)
+    out, err = proc.communicate()
+    if proc.returncode == 0:
+        return parse_blame(out)
+    said = _said(err)
+    if "no such path" in said or "bad revision 'HEAD'" in said or "no such ref" in said:
+        return dict.fromkeys(wanted, _NOT_COMMITTED)
+    raise _command_failure(args, tree.top, proc.returncode, err)
+
+
+def blame_many(
+    tree: Worktree, wanted: Mapping[bytes, Iterable[int]]
+) -> dict[tuple[bytes, int], BlameLine]:
+    """Blame many files side by side: one ``git blame`` per file, a few at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    items = sorted((path, sorted(set(lines))) for path, lines in wanted.items())
+    if not items:
+        return {}
+    workers = max(1, min(len(items), 2 * (os.cpu_count() or 2)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(lambda item: blame_lines(tree, item[0], item[1]), items))
+    return {
+        (path, n): info
+        for (path, _), found in zip(items, results, strict=True)
+        for n, info in found.items()
+    }

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""The audit's speed: the whole `stagegate audit` process vs `git grep -F` for the same strings.
+
+    .venv/bin/python bench/audit.py [--files 20000] [--runs 11]
+    .venv/bin/python bench/run.py audit          # the same, beside the other benchmarks
+
+Makes a synthetic repository in a temporary folder (source-like text files of mixed
+sizes in nested folders, a few binary files, release notes that `audit.ignore`
+covers, legacy strings sprinkled in about one file in two hundred), with the worked
+example's migration.yaml and stages at its top, and commits it once. Then it runs,
+alternately, `stagegate audit --stage 7` (every legacy item retired, every flag
+stale: every string searched) and the one `git grep -F` that searches the same
+files for the same strings, and reports the median of each and the median of the
+paired ratios. Before timing it checks that the audit's findings are exactly the
+lines git grep reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+STAGEGATE = str(Path(sys.executable).parent / "stagegate")
+STAGE = 7
+TARGET = 1.5
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
+WORDS = [
+    "self",
+    "value",
+    "config",
+    "build",
+    "release",
+    "wheel",
+    "artifact",
+    "download",
+    "upload",
+    "matrix",
+    "python",
+    "cuda",
+    "bindings",
+    "core",
+    "test",
+    "return",
+    "import",
+    "def",
+    "class",
+    "if",
+    "else",
+    "for",
+    "while",
+    "with",
+    "yield",
+    "async",
+    "await",
+    "version",
+    "toolkit",
+    "platform",
+    "linux",
+    "win",
+    "runner",
+    "job",
+    "step",
+    "name",
+    "run",
+    "uses",
+    "env",
+    "path",
+    "select",
+]
+
+
+@dataclass
+class Figure:
+    """One comparison, shaped like bench/run.py's figures."""
+
+    name: str
+    subject: float  # median seconds
+    baseline: float
+    ratio: float  # median of paired ratios
+    target: float
+    peak_mib: float
+
+    @property
+    def ok(self) -> bool:
+        return self.ratio <= self.target
+
+
+def _text_file(rng: random.Random, lines: int) -> str:
+    out = []
+    for _ in range(lines):
+        indent = " " * rng.choice((0, 4, 4, 8, 8, 12))
+        out.append(indent + " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 11))))
+    return "\n".join(out) + "\n"
+
+
+def make_repository(top: Path, files: int, strings: Sequence[str], seed: int = 7) -> None:
+    """``files`` tracked files under ``top``, the example migration at the top, one commit."""
+    rng = random.Random(seed)
+    shutil.copy(REPO / "migration.yaml", top / "migration.yaml")
+    shutil.copytree(REPO / "stages", top / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    notes = top / "cuda_bindings" / "docs" / "source" / "release"
+    notes.mkdir(parents=True)
+    made = 0
+    for n in range(20):
+        (notes / f"12.9.{n}-notes.rst").write_text(f"Released from the 12.9.x branch ({n}).\n")
+        made += 1
+    index = 0
+    while made < files:
+        package = f"pkg{index % 40:02d}"
+        folder = top / package / f"sub{(index // 40) % 12:02d}" / f"mod{(index // 480) % 50:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if index % 97 == 0:
+            (folder / f"blob{index}.bin").write_bytes(
+                bytes(rng.randrange(256) for _ in range(2048)) + b"\0" + strings[0].encode()
+            )
+        else:
+            lines = int(rng.lognormvariate(4.2, 0.9)) + 3  # median ~70 lines, a long tail
+            body = _text_file(rng, min(lines, 3000))
+            if index % 200 == 0:
+                rows = body.split("\n")
+                for _ in range(rng.randint(1, 4)):
+                    at = rng.randrange(len(rows))
+                    rows[at] += f"  # {rng.choice(strings)}"
+                body = "\n".join(rows)
+            suffix = rng.choice((".py", ".py", ".py", ".yml", ".sh", ".md", ".pyx"))
+            (folder / f"file{index}{suffix}").write_text(body)
+        made += 1
+        index += 1
+    env = {**os.environ, **GIT_ENV}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "synthetic"]):
+        subprocess.run(["git", *args], cwd=top, env=env, check=True)
+
+
+def searched_strings() -> tuple[list[str], list[str]]:
+    """The strings `stagegate audit --stage 7` searches for, and the pathspecs that say
+    where, taken from the example through stagegate's own functions."""
+    from stagegate import audit, gitrepo
+    from stagegate.load import load
+
+    migration = load(REPO / "migration.yaml")
+    return audit.searched(migration, STAGE), [*audit.exclusions(migration), gitrepo.WHOLE_TREE]
+
+
+def timed(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """Wall time, peak RSS (MiB) and output of one run of ``argv`` (output to a file, so
+    that neither side waits on a pipe)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if code not in (0, 1):
+            message = err.read().decode("utf-8", "replace")
+            raise SystemExit(f"benchmark command failed ({code}): {' '.join(argv)}\n{message}")
+        return elapsed, usage.ru_maxrss / 1024, out.read()
+
+
+def grep_lines(out: bytes, strings: Sequence[str]) -> set[tuple[str, int, str]]:
+    """(file, line, string) for every string in every line of `git grep -z -n` output."""
+    found = set()
+    for record in out.split(b"\n"):
+        if not record:
+            continue
+        path, number, text = record.split(b"\0", 2)
+        for s in strings:
+            if s.encode() in text:
+                found.add((path.decode("utf-8", "backslashreplace"), int(number), s))
+    return found
+
+
+def audit_lines(out: bytes) -> set[tuple[str, int, str]]:
+    report = json.loads(out)
+    found = {(f["file"], f["line"], f["reference"]) for f in report["findings"] if f["line"]}
+    for flag in report["stale_flags"]:
+        found |= {(r["file"], r["line"], r["reference"]) for r in flag["references"]}
+    return found
+
+
+def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure]:
+    top = work / "repo"
+    top.mkdir()
+    strings, skip = searched_strings()
+    make_repository(top, files, strings)
+    env = {**os.environ, "STAGEGATE_CACHE_DIR": str(work / "cache")}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    # Byte-code cached, as in any installed copy (pip compiles on install), but kept
+    # out of the source tree.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    subject = [STAGEGATE, "audit", "--stage", str(STAGE)]
+    patterns = [a for s in strings for a in ("-e", s)]
+    baseline = ["git", "grep", "-F", "-n", "-z", "-I", "--no-color", *patterns, "--", *skip]
+
+    _, _, json_out = timed([*subject, "--format", "json"], top, env)
+    _, _, grep_out = timed(baseline, top, env)
+    ours, theirs = audit_lines(json_out), grep_lines(grep_out, strings)
+    if ours != theirs:
+        raise SystemExit(
+            f"the audit's findings differ from git grep's: {len(ours - theirs)} only in the "
+            f"audit, {len(theirs - ours)} only in git grep"
+        )
+    print(f"findings equal git grep's: {len(ours)} (file, line, string) triples", file=sys.stderr)
+
+    for _ in range(2):
+        timed(subject, top, env)
+        timed(baseline, top, env)
+    ours_t, theirs_t, ratios, peaks = [], [], [], []
+    for _ in range(runs):
+        s, peak, _ = timed(subject, top, env)
+        b, _, _ = timed(baseline, top, env)
+        ours_t.append(s)
+        theirs_t.append(b)
+        ratios.append(s / b)
+        peaks.append(peak)
+    return [
+        Figure(
+            f"stagegate audit / git grep -F, {files:,} files",
+            statistics.median(ours_t),
+            statistics.median(theirs_t),
+            statistics.median(ratios),
+            TARGET,
+            max(peaks),
+        )
+    ]
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=20000)
+    parser.add_argument("--runs", type=int, default=11)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="stagegate-bench-audit-") as tmp:
+        (figure,) = audit_figures(Path(tmp), args.files, args.runs)
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}")
+    print(figure.name)
+    print(f"  stagegate audit  {figure.subject * 1000:7.1f} ms (median of {args.runs})")
+    print(f"  git grep -F      {figure.baseline * 1000:7.1f} ms")
+    print(
+        f"  ratio            {figure.ratio:7.2f}x (median of paired runs; target {TARGET:g}x: "
+        f"{'ok' if figure.ok else 'OVER'})   peak RSS {figure.peak_mib:.1f} MiB"
+    )
+    return 0 if figure.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,387 @@
+"""The retirement audit: what retired legacy items left behind, stale flags, the burndown.
+
+An item is *retired at stage S* when its ``when`` is false at S and at every later
+stage; from then on none of its ``legacy.references`` may be left in the files git
+tracks, and none of its ``legacy.paths`` may exist. A flag is *stale at S* when its
+value no longer changes from S to the last stage, so the conditionals that read it
+(its ``references``) can go. Items that later stages retire make up the burndown.
+
+The search is one ``git grep`` for every string at once (``gitrepo.start_grep``);
+``compute`` then attributes each matching line to every string it contains, so the
+findings are exactly what ``git grep -F`` reports. Paths are matched by git too
+(``git ls-files`` with glob pathspecs, see ``glob_pathspec``), so ``audit.ignore``
+and ``legacy.paths`` mean the same thing everywhere. Reported paths are relative to
+the top of the work tree.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from . import gitrepo
+from .errors import InvalidInput, Loc, Problem
+from .model import Flag, Item, Migration
+from .resolve import flag_table, retired_at
+
+Kind = Literal["reference", "path"]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A line of a tracked file (``line``/``col``/``text`` None for a whole file)."""
+
+    file: str  # for people: the path from the top folder, undecodable bytes as \\xNN
+    raw: bytes  # the same path exactly as git names it (for further git calls)
+    line: int | None = None
+    col: int | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leftover:
+    """One string or file a legacy item left behind."""
+
+    item: Item
+    retired_at: int
+    kind: Kind
+    reference: str  # the references string, or the legacy.paths entry that matched
+    place: Place
+    blame: gitrepo.BlameLine | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StaleFlag:
+    """A flag whose value is fixed from ``since`` on, and where CI still reads it."""
+
+    flag: Flag
+    value: bool
+    since: int
+    places: tuple[tuple[str, Place], ...]  # (references string, where it is)
+
+
+@dataclass(frozen=True, slots=True)
+class Burndown:
+    """An item a later stage retires, and what of it is left today."""
+
+    item: Item
+    retired_at: int
+    leftovers: tuple[Leftover, ...]
+
+    def files(self) -> list[tuple[str, int]]:
+        """(file, number of leftovers in it), in order of first appearance."""
+        counts: dict[str, int] = {}
+        for leftover in self.leftovers:
+            counts[leftover.place.file] = counts.get(leftover.place.file, 0) + 1
+        return list(counts.items())
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    migration: Migration
+    stage: int
+    top: Path  # the work tree searched
+    retired: tuple[tuple[Item, int], ...]  # items with legacy, retired at or before the stage
+    findings: tuple[Leftover, ...]
+    stale_flags: tuple[StaleFlag, ...]
+    burndown: tuple[Burndown, ...]
+    excluded: tuple[str, ...]  # the migration's own files, never searched
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+# --------------------------------------------------------------------------- what to audit
+
+
+def has_legacy(item: Item) -> bool:
+    return bool(item.legacy.references or item.legacy.paths)
+
+
+def retirements(migration: Migration) -> list[tuple[Item, int]]:
+    """Every item with legacy entries that some stage retires, with that stage (in order of
+    the stage, then of declaration)."""
+    found = []
+    for item in migration.items():
+        if has_legacy(item):
+            stage = retired_at(migration, item.when)
+            if stage is not None:
+                found.append((item, stage))
+    found.sort(key=lambda entry: entry[1])
+    return found
+
+
+def stale_since(migration: Migration, flag: str) -> int:
+    """The first stage from which ``flag`` keeps its last-stage value."""
+    table = flag_table(migration)
+    start = migration.last
+    while start > 0 and table[start - 1][flag] == table[migration.last][flag]:
+        start -= 1
+    return start
+
+
+def stale_flags(migration: Migration, stage: int) -> list[tuple[Flag, bool, int]]:
+    """(flag, its value, the stage it is fixed from) for each flag stale at ``stage``."""
+    table = flag_table(migration)
+    out = []
+    for name, flag in migration.flags.items():
+        since = stale_since(migration, name)
+        if since <= stage:
+            out.append((flag, table[stage][name], since))
+    return out
+
+
+def own_files(migration: Migration) -> list[str]:
+    """The migration's own files, relative to its folder: they name the references on
+    purpose. migration.yaml, each stage file and each stage's pytest folder."""
+    stages_dir = PurePosixPath(migration.stages_dir).as_posix()
+    own = [Path(migration.file).name]
+    for stage in migration.stages:
+        own.append(f"{stages_dir}/{Path(stage.file).name}")
+        own.append(f"{stages_dir}/{stage.dirname}")
+    return own
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _bad_path(text: str) -> str | None:
+    posix = PurePosixPath(text)
+    if posix.is_absolute() or os.path.isabs(text):
+        return "is absolute"
+    if ".." in posix.parts:
+        return "leads outside the repository ('..')"
+    if any(c in text for c in "\n\r\0"):
+        return "holds a line break or NUL"
+    return None
+
+
+def problems(migration: Migration) -> list[Problem]:
+    """Legacy entries the search cannot honour, at the item that declares them."""
+    found: list[Problem] = []
+    for item in migration.items():
+        for text in item.legacy.references:
+            if any(c in text for c in "\n\r\0"):
+                found.append(
+                    Problem(
+                        item.loc,
+                        f"{item.kind} {item.id}: legacy reference {text!r} holds a line break "
+                        "or NUL; the audit matches one line at a time, so split it into "
+                        "one string per line.",
+                    )
+                )
+        for text in item.legacy.paths:
+            why = _bad_path(text)
+            if why:
+                found.append(
+                    Problem(
+                        item.loc,
+                        f"{item.kind} {item.id}: legacy path {text!r} {why}; write it relative "
+                        "to the top of the repository, e.g. .github/workflows/backport.yml.",
+                    )
+                )
+    for text in migration.audit_ignore:
+        why = _bad_path(text)
+        if why:
+            found.append(
+                Problem(
+                    Loc(migration.file, 1, 1),
+                    f"audit.ignore entry {text!r} {why}; write globs relative to the top "
+                    "of the repository, e.g. docs/release/*-notes.rst.",
+                )
+            )
+    return found
+
+
+# --------------------------------------------------------------------------- the pure part
+
+
+def display(raw: bytes) -> str:
+    """A path or line for people and JSON: UTF-8, undecodable bytes shown as \\xNN."""
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def attribute(hits: Iterable[gitrepo.GrepHit], strings: Iterable[str]) -> dict[str, list[Place]]:
+    """Each string -> the lines containing it. A line holding two strings counts for both;
+    a line holding one string twice counts once (git grep reports lines)."""
+    wanted = [(s, s.encode("utf-8")) for s in dict.fromkeys(strings)]
+    found: dict[str, list[Place]] = {s: [] for s, _ in wanted}
+    for hit in hits:
+        body = hit.text.removesuffix(b"\r")
+        file = display(hit.path)
+        text: str | None = None
+        for string, needle in wanted:
+            at = body.find(needle)
+            if at < 0:
+                continue
+            if text is None:
+                text = display(body)
+            col = len(display(body[:at])) + 1
+            found[string].append(Place(file, hit.path, hit.line, col, text))
+    return found
+
+
+def compute(
+    migration: Migration,
+    stage: int,
+    *,
+    top: Path,
+    hits: Sequence[gitrepo.GrepHit],
+    paths: Mapping[str, Sequence[bytes]],
+    excluded: Sequence[str] = (),
+) -> Report:
+    """The report from search results: ``hits`` of every searched string, and for each
+    legacy.paths entry the tracked files it matches (ignored and own files left out)."""
+    retired_items = retirements(migration)
+    stale = stale_flags(migration, stage)
+    strings = [s for item, _ in retired_items for s in item.legacy.references]
+    strings += [s for flag, _, _ in stale for s in flag.references]
+    found = attribute(hits, strings)
+
+    def leftovers(item: Item, when: int) -> tuple[Leftover, ...]:
+        out = [
+            Leftover(item, when, "reference", string, place)
+            for string in dict.fromkeys(item.legacy.references)
+            for place in found[string]
+        ]
+        out += [
+            Leftover(item, when, "path", entry, Place(display(raw), raw))
+            for entry in dict.fromkeys(item.legacy.paths)
+            for raw in paths.get(entry, ())
+        ]
+        out.sort(key=lambda x: (x.place.file, x.place.line or 0, x.kind))
+        return tuple(out)
+
+    findings: list[Leftover] = []
+    burndown: list[Burndown] = []
+    retired: list[tuple[Item, int]] = []
+    for item, when in retired_items:
+        if when <= stage:
+            retired.append((item, when))
+            findings.extend(leftovers(item, when))
+        else:
+            burndown.append(Burndown(item, when, leftovers(item, when)))
+    flags = tuple(
+        StaleFlag(
+            flag,
+            value,
+            since,
+            tuple(
+                sorted(
+                    ((s, p) for s in dict.fromkeys(flag.references) for p in found[s]),
+                    key=lambda sp: (sp[1].file, sp[1].line or 0),
+                )
+            ),
+        )
+        for flag, value, since in stale
+    )
+    burndown.sort(key=lambda b: b.retired_at)
+    return Report(
+        migration=migration,
+        stage=stage,
+        top=top,
+        retired=tuple(retired),
+        findings=tuple(findings),
+        stale_flags=flags,
+        burndown=tuple(burndown),
+        excluded=tuple(excluded),
+    )
+
+
+# --------------------------------------------------------------------------- the search
+
+
+def glob_pathspec(pattern: str, *, exclude: bool = False) -> str:
+    """The git pathspec of an ``audit.ignore`` or ``legacy.paths`` glob.
+
+    Git's glob syntax (``*`` and ``?`` within one path component, ``**`` across
+    folders, a folder covers everything under it), anchored as in ``.gitignore``: a
+    pattern with a ``/`` before its end is relative to the top of the repository, one
+    without (``*.md``, ``backport.yml``) matches at any depth."""
+    anchored = "/" in pattern.rstrip("/")
+    return gitrepo.pathspec(
+        pattern if anchored else f"**/{pattern}", glob=True, exclude=exclude, top=True
+    )
+
+
+def exclusions(migration: Migration) -> list[str]:
+    """The pathspecs of what is never searched: the migration's own files (relative to
+    its folder, where git runs) and the ``audit.ignore`` globs."""
+    own = [gitrepo.pathspec(p, exclude=True) for p in own_files(migration)]
+    return own + [glob_pathspec(g, exclude=True) for g in migration.audit_ignore]
+
+
+def searched(migration: Migration, stage: int) -> list[str]:
+    """Every string the audit at ``stage`` looks for: the references of every item some
+    stage retires (findings and burndown) and of every stale flag."""
+    strings = [s for item, _ in retirements(migration) for s in item.legacy.references]
+    strings += [s for flag, _, _ in stale_flags(migration, stage) for s in flag.references]
+    return list(dict.fromkeys(strings))
+
+
+def search(
+    migration: Migration,
+    stage: int,
+    *,
+    root: Path | None = None,
+    blame: bool = False,
+) -> Report:
+    """Audit the work tree holding ``root`` (default: the migration's folder) at ``stage``.
+
+    One ``git grep`` for every string, one ``git ls-files`` per legacy.paths entry and
+    the ``git rev-parse`` that finds the top folder, all running side by side.
+    ``blame``: add who last changed each finding's line (``git blame``)."""
+    bad = problems(migration)
+    if bad:
+        raise InvalidInput(bad)
+    folder = root if root is not None else migration.root
+    folder = folder if str(folder) else Path(".")
+    skip = exclusions(migration)
+    strings = searched(migration, stage)
+    entries = list(
+        dict.fromkeys(p for item, _ in retirements(migration) for p in item.legacy.paths)
+    )
+    started: list[gitrepo.Pending[Any]] = []
+    try:
+        where = gitrepo.start_worktree(folder)
+        started.append(where)
+        grep = None
+        if strings:
+            grep = gitrepo.start_grep(folder, strings, [*skip, gitrepo.WHOLE_TREE])
+            started.append(grep)
+        listings = {}
+        for entry in entries:
+            include = [gitrepo.pathspec(entry, top=True), glob_pathspec(entry)]
+            listings[entry] = gitrepo.start_ls_files(folder, include, skip)
+            started.append(listings[entry])
+        tree = where.result()
+        hits = grep.result() if grep is not None else []
+        paths = {
+            entry: [raw for raw in pending.result() if os.path.lexists(tree.top / os.fsdecode(raw))]
+            for entry, pending in listings.items()
+        }
+    except BaseException:
+        for pending in started:
+            pending.cancel()
+        raise
+    excluded = [tree.rel(p) for p in own_files(migration)]
+    report = compute(migration, stage, top=tree.top, hits=hits, paths=paths, excluded=excluded)
+    return with_blame(report, tree) if blame else report
+
+
+def with_blame(report: Report, tree: gitrepo.Worktree) -> Report:
+    """The report with each finding's line blamed (one ``git blame`` per file)."""
+    wanted: dict[bytes, set[int]] = {}
+    for leftover in report.findings:
+        if leftover.place.line is not None:
+            wanted.setdefault(leftover.place.raw, set()).add(leftover.place.line)
+    blamed = gitrepo.blame_many(tree, wanted)
+    findings = tuple(
+        replace(x, blame=blamed.get((x.place.raw, x.place.line))) if x.place.line is not None else x
+        for x in report.findings
+    )
+    return replace(report, findings=findings)

@@ -1,0 +1,57 @@
+"""Nothing retired at or before the stage has left a reference or a file behind."""
+
+from __future__ import annotations
+
+from ..errors import Loc, Problem
+from ..model import Check, Migration
+from ._base import Context, Finding, Result, result
+
+KIND = "retired"
+SUMMARY = (
+    "Nothing retired at or before this stage has a legacy reference left in the files git "
+    "tracks (outside audit.ignore) or a file matching its legacy paths."
+)
+ARGS: dict[str, object] = {}
+REQUIRED: list[str] = []
+
+
+def validate(migration: Migration, check: Check) -> list[Problem]:
+    from ..audit import problems
+
+    return problems(migration)
+
+
+def run(ctx: Context, check: Check) -> list[Result]:
+    from ..audit import search
+
+    report = search(ctx.migration, ctx.stage, root=ctx.root)
+    findings = []
+    for leftover in report.findings:
+        item, place = leftover.item, leftover.place
+        head = f"{item.kind} {item.id} (retired at stage {leftover.retired_at})"
+        if leftover.kind == "path":
+            message = f"{head}: {place.file} still exists (legacy path {leftover.reference!r}); delete it."
+            loc = Loc(place.file, 1, 1)
+        else:
+            message = (
+                f"{head}: {leftover.reference!r} is still in {place.file}:{place.line}: "
+                f"{(place.text or '').strip()[:200]}"
+            )
+            loc = Loc(place.file, place.line or 1, place.col or 1)
+        findings.append(Finding(message, loc))
+    items = len(report.retired)
+    ok = (
+        f"nothing retired at or before stage {ctx.stage} is left "
+        f"({items} retired item{'s' if items != 1 else ''} with legacy entries searched)"
+    )
+    count = len(findings)
+    return [
+        result(
+            ctx,
+            check,
+            findings,
+            ok,
+            fail_message=f"{count} leftover{'s' if count != 1 else ''} of retired items; "
+            "remove them, or list files that mention them on purpose in audit.ignore",
+        )
+    ]

@@ -1,0 +1,331 @@
+"""The audit report as text, JSON, Markdown and GitHub workflow commands."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ..audit import Leftover, Place, Report
+from ..errors import Loc
+from ..gitrepo import BlameLine
+from ..model import Item
+from . import github
+
+TEXT_WIDTH = 160
+
+
+def _s(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def _item(item: Item) -> str:
+    return f"{item.kind} {item.id}"
+
+
+def excerpt(place: Place, reference: str | None = None, width: int = TEXT_WIDTH) -> str:
+    """The line, stripped, cut to ``width`` around the reference when it is long."""
+    text = (place.text or "").strip()
+    if len(text) <= width:
+        return text
+    at = text.find(reference) if reference else -1
+    start = max(0, min(at - width // 3, len(text) - width)) if at >= 0 else 0
+    cut = text[start : start + width]
+    return ("..." if start else "") + cut + ("..." if start + width < len(text) else "")
+
+
+def age(seconds: float) -> str:
+    """'3 days', '2 months', '1 year': how long ago, roughly."""
+    seconds = max(0.0, seconds)
+    for unit, size in (
+        ("year", 365 * 86400),
+        ("month", 30 * 86400),
+        ("day", 86400),
+        ("hour", 3600),
+    ):
+        if seconds >= size:
+            return _s(int(seconds // size), unit)
+    return "less than an hour"
+
+
+def blame_text(blame: BlameLine, now: float) -> str:
+    if blame.commit is None:
+        return "not committed yet"
+    return f"{blame.commit[:10]} {blame.author} <{blame.email}>, {age(now - blame.time)} ago"
+
+
+def blame_json(blame: BlameLine, now: float) -> dict[str, Any]:
+    if blame.commit is None:
+        return {"commit": None, "author": None, "email": None, "date": None, "age_days": None}
+    return {
+        "commit": blame.commit,
+        "author": blame.author,
+        "email": blame.email,
+        "date": datetime.fromtimestamp(blame.time, UTC).isoformat().replace("+00:00", "Z"),
+        "age_days": int(max(0.0, now - blame.time) // 86400),
+    }
+
+
+def code(text: str) -> str:
+    """``text`` as Markdown inline code, whatever backticks it holds."""
+    if not text:
+        return ""
+    longest = count = 0
+    for char in text:
+        count = count + 1 if char == "`" else 0
+        longest = max(longest, count)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _grouped(leftovers: Sequence[Leftover]) -> list[tuple[Place, list[Leftover]]]:
+    """Leftovers of one item, one entry per line (or file) with every string found there."""
+    groups: dict[tuple[str, int | None], tuple[Place, list[Leftover]]] = {}
+    for leftover in leftovers:
+        key = (leftover.place.file, leftover.place.line)
+        groups.setdefault(key, (leftover.place, []))[1].append(leftover)
+    return list(groups.values())
+
+
+def _searched(report: Report) -> str:
+    ignore = report.migration.audit_ignore
+    return f"searched the files git tracks in {report.top}, except the migration's own files" + (
+        f" and {_s(len(ignore), 'audit.ignore glob')}" if ignore else ""
+    )
+
+
+# --------------------------------------------------------------------------- text
+
+
+def text(report: Report, *, now: float | None = None) -> str:
+    now = time.time() if now is None else now
+    m, stage = report.migration, report.stage
+    lines = [f"{m.id}: audit at stage {stage} of {m.last}: {m.title(stage)}", _searched(report)]
+
+    by_item: dict[int, list[Leftover]] = {}
+    for leftover in report.findings:
+        by_item.setdefault(id(leftover.item), []).append(leftover)
+    lines += ["", f"retired at or before stage {stage}: {_s(len(report.retired), 'item')}"]
+    if not report.retired:
+        lines.append("  (no item with legacy entries is retired yet)")
+    for item, when in report.retired:
+        found = by_item.get(id(item), [])
+        where = f"{item.loc.file}:{item.loc.line}"
+        state = _s(len(found), "leftover") if found else "clean"
+        lines.append(f"  {_item(item)}  (retired at stage {when}; {where}): {state}")
+        for place, group in _grouped(found):
+            if group[0].kind == "path":
+                lines.append(f"    {place.file}  (file; legacy path {group[0].reference})")
+            else:
+                refs = ", ".join(x.reference for x in group)
+                shown = excerpt(place, group[0].reference)
+                lines.append(f"    {place.file}:{place.line}: {shown}  [{refs}]")
+            if group[0].blame is not None:
+                lines.append(f"      last changed: {blame_text(group[0].blame, now)}")
+
+    lines += ["", f"stale flags at stage {stage}: {_s(len(report.stale_flags), 'flag')}"]
+    if not report.stale_flags:
+        lines.append("  (every flag still changes at a later stage)")
+    for stale in report.stale_flags:
+        value = "true" if stale.value else "false"
+        refs = ", ".join(stale.flag.references) or "no references declared"
+        left = _s(len(stale.places), "place") + " left" if stale.places else "none left"
+        lines.append(f"  {stale.flag.id} = {value} from stage {stale.since} on ({refs}): {left}")
+        for string, place in stale.places:
+            lines.append(f"    {place.file}:{place.line}: {excerpt(place, string)}  [{string}]")
+
+    lines += ["", f"burndown: {_s(len(report.burndown), 'item')} retired by later stages"]
+    if not report.burndown:
+        lines.append("  (nothing left to retire after this stage)")
+    for burn in report.burndown:
+        files = burn.files()
+        shown = ", ".join(f"{file} ({count})" for file, count in files[:8])
+        more = f", and {len(files) - 8} more files" if len(files) > 8 else ""
+        left = (
+            f"{len(burn.leftovers)} left in {_s(len(files), 'file')}: {shown}{more}"
+            if files
+            else "nothing left"
+        )
+        lines.append(f"  stage {burn.retired_at}  {_item(burn.item)}: {left}")
+
+    lines.append("")
+    if report.ok:
+        lines.append(f"ok: nothing retired at or before stage {stage} is left.")
+    else:
+        lines.append(
+            f"FAIL: {_s(len(report.findings), 'leftover')} of retired items. Remove them, or "
+            "list files that mention them on purpose in audit.ignore."
+        )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _place_json(place: Place) -> dict[str, Any]:
+    return {"file": place.file, "line": place.line, "col": place.col, "text": place.text}
+
+
+def as_json(report: Report, *, now: float | None = None) -> dict[str, Any]:
+    now = time.time() if now is None else now
+    m = report.migration
+
+    def finding(x: Leftover) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "item": x.item.id,
+            "item_kind": x.item.kind,
+            "retired_at": x.retired_at,
+            "kind": x.kind,
+            "reference": x.reference,
+            **_place_json(x.place),
+        }
+        if x.blame is not None:
+            out["blame"] = blame_json(x.blame, now)
+        return out
+
+    counts: dict[int, int] = {}
+    for x in report.findings:
+        counts[id(x.item)] = counts.get(id(x.item), 0) + 1
+    return {
+        "migration": m.id,
+        "stage": report.stage,
+        "last": m.last,
+        "ok": report.ok,
+        "findings": [finding(x) for x in report.findings],
+        "stale_flags": [
+            {
+                "flag": s.flag.id,
+                "value": s.value,
+                "since": s.since,
+                "searched": list(s.flag.references),
+                "references": [{"reference": r, **_place_json(p)} for r, p in s.places],
+            }
+            for s in report.stale_flags
+        ],
+        "burndown": [
+            {
+                "item": b.item.id,
+                "item_kind": b.item.kind,
+                "retired_at": b.retired_at,
+                "remaining": len(b.leftovers),
+                "files": [{"file": f, "count": n} for f, n in b.files()],
+            }
+            for b in report.burndown
+        ],
+        "retired": [
+            {
+                "item": item.id,
+                "item_kind": item.kind,
+                "retired_at": when,
+                "leftovers": counts.get(id(item), 0),
+            }
+            for item, when in report.retired
+        ],
+        "excluded": list(report.excluded),
+        "ignore": list(m.audit_ignore),
+    }
+
+
+# --------------------------------------------------------------------------- Markdown and GitHub
+
+
+def markdown(report: Report, *, now: float | None = None) -> str:
+    now = time.time() if now is None else now
+    m, stage = report.migration, report.stage
+    verdict = (
+        f"nothing retired at or before stage {stage} is left"
+        if report.ok
+        else f"**{_s(len(report.findings), 'leftover')} of retired items**"
+    )
+    parts = [
+        f"### stagegate audit (stage {stage} of {m.last}: {m.title(stage)})",
+        "",
+        f"{code(m.id)}: {verdict}.",
+    ]
+    if report.findings:
+        header = ["item", "retired at", "where", "reference", "line"]
+        if any(x.blame for x in report.findings):
+            header.append("last changed")
+        rows = []
+        for x in report.findings:
+            where = x.place.file if x.kind == "path" else f"{x.place.file}:{x.place.line}"
+            row = [
+                _item(x.item),
+                str(x.retired_at),
+                code(where),
+                code(x.reference)
+                if x.kind == "reference"
+                else f"file (legacy path {code(x.reference)})",
+                code(excerpt(x.place, x.reference, 100)),
+            ]
+            if len(header) == 6:
+                row.append(blame_text(x.blame, now) if x.blame else "")
+            rows.append(row)
+        parts += ["", github.table(header, rows)]
+    if report.stale_flags:
+        rows = [
+            [
+                s.flag.id,
+                "true" if s.value else "false",
+                str(s.since),
+                ", ".join(code(r) for r in s.flag.references) or "(none declared)",
+                "<br>".join(code(f"{p.file}:{p.line}") for _, p in s.places) or "none left",
+            ]
+            for s in report.stale_flags
+        ]
+        parts += [
+            "",
+            f"**Stale flags** ({len(report.stale_flags)}): their value no longer changes, so "
+            "the conditionals that read them can go.",
+            "",
+            github.table(
+                ["flag", "value", "fixed from stage", "references", "still read at"], rows
+            ),
+        ]
+    if report.burndown:
+        rows = [
+            [
+                _item(b.item),
+                str(b.retired_at),
+                str(len(b.leftovers)),
+                ", ".join(f"{code(f)} ({n})" for f, n in b.files()[:8]) or "none",
+            ]
+            for b in report.burndown
+        ]
+        parts += [
+            "",
+            "**Burndown**: items later stages retire, and what of them is left.",
+            "",
+            github.table(["item", "retired at stage", "left", "files"], rows),
+        ]
+    return "\n".join(parts)
+
+
+def workflow_commands(report: Report) -> str:
+    """``::error`` per finding at its line; ``::notice`` per line that reads a stale flag."""
+    out = []
+    for x in report.findings:
+        title = f"stagegate audit: {_item(x.item)} (retired at stage {x.retired_at})"
+        if x.kind == "path":
+            message = (
+                f"{x.place.file} must be gone: legacy path {x.reference!r} of {_item(x.item)}."
+            )
+            out.append(github.annotation("error", message, Loc(x.place.file, 1, 1), title))
+        else:
+            message = (
+                f"{x.reference!r} is left from {_item(x.item)}, retired at stage {x.retired_at}."
+            )
+            loc = Loc(x.place.file, x.place.line or 1, x.place.col or 1)
+            out.append(github.annotation("error", message, loc, title))
+    for s in report.stale_flags:
+        value = "true" if s.value else "false"
+        for string, place in s.places:
+            message = (
+                f"flag {s.flag.id} is {value} from stage {s.since} on: the conditional reading "
+                f"{string!r} can go."
+            )
+            loc = Loc(place.file, place.line or 1, place.col or 1)
+            out.append(github.annotation("notice", message, loc, "stagegate audit: stale flag"))
+    return "\n".join(out)
