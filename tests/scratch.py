@@ -200,6 +200,17 @@ def write_example(root: Path) -> None:
         (root / "stages" / stage_file.name).write_text(text, encoding="utf-8")
 
 
+def write_shipped_example(root: Path) -> None:
+    """The worked example as shipped, its stage test folders included (at stage 0)."""
+    root.mkdir(parents=True, exist_ok=True)
+    text = (REPO / "migration.yaml").read_text(encoding="utf-8")
+    text = re.sub(r"^stage: [0-9]+", "stage: 0", text, count=1, flags=re.MULTILINE)
+    (root / "migration.yaml").write_text(text, encoding="utf-8")
+    shutil.copytree(
+        REPO / "stages", root / "stages", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+
+
 def example_repo(root: Path) -> Repo:
     repo = init(root)
     write_example(root)

@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from scratch import SMALL, Repo, example_repo, init, pin_git, small_repo, write_small
+from scratch import (
+    SMALL,
+    Repo,
+    example_repo,
+    init,
+    pin_git,
+    small_repo,
+    write_shipped_example,
+    write_small,
+)
 
 Sg = Callable[..., Result]
 
@@ -56,6 +65,22 @@ def test_one_honest_flip_per_commit_verifies_through_the_example(tmp_path: Path,
     assert log.code == 0
     assert "7 stage flips, oldest first:" in log.out
     assert "6 -> 7  Legacy retirement" in log.out
+
+
+def test_the_shipped_example_with_its_stage_tests_flips_and_verifies(
+    tmp_path: Path, sg: Sg
+) -> None:
+    repo = init(tmp_path / "repo")
+    write_shipped_example(repo.root)
+    repo.commit("Add the worked example with its stage tests")
+    repo.git("checkout", "-q", "-b", "flip-1")
+    flipped = sg("advance", cwd=repo.root)
+    assert flipped.code == 0, flipped.output
+    assert "ok    pytest: pytest stages/01-version-config-foundations:" in flipped.out
+    repo.commit("Flip to stage 1")
+    in_place = sg("verify-pr", "--base", "main", cwd=repo.root)
+    assert in_place.code == 0, in_place.output
+    assert "ok    pytest" in in_place.out and "temporary checkout" not in in_place.out
 
 
 def test_a_pull_request_that_does_not_flip_runs_the_current_stage_checks(
