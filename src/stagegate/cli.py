@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -442,6 +441,8 @@ def schema(stage_file: bool) -> int:
 
 def _internal_error(error: BaseException) -> int:
     if os.environ.get("STAGEGATE_TRACEBACK"):
+        import traceback
+
         traceback.print_exception(error)
     else:
         detail = " ".join(str(error).split())[:200]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from .records import field, record
 
 MAX_LENGTH = 1000
 MAX_DEPTH = 50
@@ -24,7 +25,7 @@ class ExprError(ValueError):
         self.column = column
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Const:
     value: bool
 
@@ -38,7 +39,7 @@ class Const:
         return "true" if self.value else "false"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Flag:
     name: str
     column: int = field(default=0, compare=False)
@@ -53,7 +54,7 @@ class Flag:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Not:
     operand: Expr
 
@@ -68,7 +69,7 @@ class Not:
         return f"not {inner}" if isinstance(self.operand, Const | Flag | Not) else f"not ({inner})"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class And:
     operands: tuple[Expr, ...]
 
@@ -82,7 +83,7 @@ class And:
         return " and ".join(f"({op})" if isinstance(op, Or) else str(op) for op in self.operands)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Or:
     operands: tuple[Expr, ...]
 

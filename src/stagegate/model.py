@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
 from .errors import Loc
 from .expr import Expr
+from .records import field, record
 from .templates import Axis, Part
 
 ItemKind = Literal["producer", "consumer", "release"]
@@ -19,13 +19,13 @@ def _frozen(mapping: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping or {}))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Legacy:
     references: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Flag:
     id: str
     summary: str = ""
@@ -34,14 +34,14 @@ class Flag:
     loc: Loc
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Template:
     text: str
     parts: tuple[Part, ...]
     loc: Loc
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Producer:
     id: str
     summary: str = ""
@@ -55,7 +55,7 @@ class Producer:
     kind: ItemKind = "producer"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Input:
     select: Template
     required: bool = True
@@ -63,7 +63,7 @@ class Input:
     loc: Loc
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Consumer:
     id: str
     summary: str = ""
@@ -75,7 +75,7 @@ class Consumer:
     kind: ItemKind = "consumer"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Release:
     id: str
     summary: str = ""
@@ -95,7 +95,7 @@ class Release:
 Item = Producer | Consumer | Release
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Check:
     """One acceptance check: its kind, its arguments, and where it is declared."""
 
@@ -109,7 +109,7 @@ class Check:
         return self.kind + (f" {' '.join(shown)}" if shown else "")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Stage:
     number: int
     slug: str
@@ -128,7 +128,7 @@ class Stage:
         return Path(self.file).stem
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+@record(kw_only=True, eq=False)
 class Migration:
     """The whole migration. Compared by identity, so resolution can be cached per load."""
 

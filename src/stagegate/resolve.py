@@ -6,11 +6,11 @@ Pure functions of the model; nothing here reads files or prints.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from .records import record
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from .expr import Expr
-from .globs import Glob, Lit, Piece, Rx
 from .model import Consumer, Item, Migration, Producer, Release, Template
 from .templates import Assignment, Axis, Part, Placeholder, assignments, format_assignment, render
 
@@ -74,7 +74,11 @@ def cause(migration: Migration, item: Item, stage: int) -> str:
     return f"since stage {start}" + (f" ({', '.join(relevant)})" if relevant else "")
 
 
-@dataclass(frozen=True, slots=True)
+if TYPE_CHECKING:  # the glob engine is imported only where rows are built
+    from .globs import Piece
+
+
+@record
 class Row:
     """One concrete combination of a template's finite axes; open axes stay symbolic."""
 
@@ -93,6 +97,8 @@ def name_pieces(
     parts: Sequence[Part], assignment: Mapping[str, str], axes: Mapping[str, Axis]
 ) -> tuple[Piece, ...]:
     """The language of an artifact name: literals, finite values, open-axis regexes."""
+    from .globs import Lit, Rx
+
     out: list[Piece] = []
     for part in parts:
         if isinstance(part, Placeholder):
@@ -107,6 +113,8 @@ def glob_pieces(
     parts: Sequence[Part], assignment: Mapping[str, str], axes: Mapping[str, Axis]
 ) -> tuple[Piece, ...]:
     """The language of a glob: its text is glob syntax, inserted axis values are literal."""
+    from .globs import Glob, Lit, Rx
+
     out: list[Piece] = []
     for part in parts:
         if isinstance(part, Placeholder):
@@ -140,7 +148,7 @@ def rows(migration: Migration, producer: Producer) -> tuple[Row, ...]:
     return _rows(migration, producer)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Plan:
     """What is active at one stage."""
 
@@ -177,7 +185,7 @@ def resolve(migration: Migration, stage: int) -> Plan:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Change:
     """What turns on and off between two stages."""
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -223,4 +222,6 @@ def status_json(migration: Migration) -> dict[str, Any]:
 
 
 def dumps(data: Any) -> str:
+    import json
+
     return json.dumps(data, indent=2, ensure_ascii=False)

@@ -1,0 +1,171 @@
+"""Small immutable records: the part of ``dataclasses`` stagegate uses, made cheap to import.
+
+``dataclasses`` writes each class's ``__init__``, ``__eq__``, ``__hash__`` and friends
+as source code and ``exec``s it at import time, about 0.8 ms a class. stagegate runs
+in pre-commit hooks and on every pull request, and declares a few dozen record types
+on its start-up path, so records here share one set of generic methods instead.
+``typing.dataclass_transform`` tells type checkers they behave like frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, dataclass_transform, overload
+
+_MISSING: Any = object()
+T = TypeVar("T")
+
+
+class FrozenInstanceError(AttributeError):
+    """Assigning to a field of a record."""
+
+
+class _Field:
+    __slots__ = ("compare", "default", "factory")
+
+    def __init__(self, default: Any, factory: Any, compare: bool) -> None:
+        self.default = default
+        self.factory = factory
+        self.compare = compare
+
+
+def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: bool = True) -> Any:
+    """A field with a default factory, or one left out of equality and hashing."""
+    return _Field(default, default_factory, compare)
+
+
+def _init(self: Any, *args: Any, **kwargs: Any) -> None:
+    spec = type(self).__record_fields__
+    if len(args) > len(spec):
+        raise TypeError(f"{type(self).__name__}() takes {len(spec)} fields, got {len(args)}")
+    for index, (name, default, factory, _compare) in enumerate(spec):
+        if index < len(args):
+            value = args[index]
+        elif name in kwargs:
+            value = kwargs.pop(name)
+        elif default is not _MISSING:
+            value = default
+        elif factory is not _MISSING:
+            value = factory()
+        else:
+            raise TypeError(f"{type(self).__name__}() missing field {name!r}")
+        object.__setattr__(self, name, value)
+    if kwargs:
+        raise TypeError(f"{type(self).__name__}() got unknown fields {sorted(kwargs)}")
+
+
+def _key(self: Any) -> tuple[Any, ...]:
+    return tuple(getattr(self, name) for name in type(self).__record_compare__)
+
+
+def _eq(self: Any, other: object) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return bool(_key(self) == _key(other))
+
+
+def _lt(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return bool(_key(self) < _key(other))
+
+
+def _le(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return bool(_key(self) <= _key(other))
+
+
+def _gt(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return bool(_key(self) > _key(other))
+
+
+def _ge(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return bool(_key(self) >= _key(other))
+
+
+def _hash(self: Any) -> int:
+    return hash(_key(self))
+
+
+def _repr(self: Any) -> str:
+    shown = ", ".join(
+        f"{name}={getattr(self, name)!r}" for name, *_ in type(self).__record_fields__
+    )
+    return f"{type(self).__name__}({shown})"
+
+
+def _setattr(self: Any, name: str, value: Any) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r} of a {type(self).__name__}")
+
+
+def _delattr(self: Any, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r} of a {type(self).__name__}")
+
+
+def _reduce(self: Any) -> tuple[Any, tuple[Any, ...]]:
+    return (type(self), tuple(getattr(self, name) for name, *_ in type(self).__record_fields__))
+
+
+def _build(cls: type[T], eq: bool, order: bool) -> type[T]:
+    namespace = dict(cls.__dict__)
+    annotations = namespace.get("__annotations__", {})
+    spec = []
+    for name in annotations:
+        value = namespace.pop(name, _MISSING)
+        if isinstance(value, _Field):
+            spec.append((name, value.default, value.factory, value.compare))
+        else:
+            spec.append((name, value, _MISSING, True))
+    namespace.pop("__dict__", None)
+    namespace.pop("__weakref__", None)
+    namespace["__slots__"] = tuple(annotations)
+    namespace["__record_fields__"] = tuple(spec)
+    namespace["__record_compare__"] = tuple(name for name, _d, _f, compare in spec if compare)
+    namespace.update(
+        __init__=_init,
+        __repr__=_repr,
+        __setattr__=_setattr,
+        __delattr__=_delattr,
+        __reduce__=_reduce,
+    )
+    if eq:
+        namespace.update(__eq__=_eq, __hash__=_hash)
+    if order:
+        namespace.update(__lt__=_lt, __le__=_le, __gt__=_gt, __ge__=_ge)
+    return type(cls.__name__, cls.__bases__, namespace)
+
+
+@overload
+def record(cls: type[T], /) -> type[T]: ...
+@overload
+def record(
+    *, kw_only: bool = False, eq: bool = True, order: bool = False
+) -> Callable[[type[T]], type[T]]: ...
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def record(
+    cls: type[T] | None = None, /, *, kw_only: bool = False, eq: bool = True, order: bool = False
+) -> type[T] | Callable[[type[T]], type[T]]:
+    """Make ``cls`` a frozen record of its annotated fields (slots, eq, hash, repr).
+
+    ``kw_only`` is for type checkers (callers name every field); ``eq=False`` keeps
+    identity equality and hashing; ``order=True`` sorts by the fields in order."""
+    del kw_only  # enforced by the type checker only, as construction cost matters here
+
+    def wrap(inner: type[T]) -> type[T]:
+        return _build(inner, eq, order)
+
+    return wrap(cls) if cls is not None else wrap
+
+
+def replace(obj: T, **changes: Any) -> T:
+    """A copy of ``obj`` with some fields changed."""
+    values = {name: getattr(obj, name) for name, *_ in type(obj).__record_fields__}  # type: ignore[attr-defined]
+    values.update(changes)
+    return type(obj)(**values)
