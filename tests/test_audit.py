@@ -502,6 +502,21 @@ def test_a_legacy_path_outside_the_repository_is_invalid_input(
         )
 
 
+def test_an_ignore_glob_outside_the_repository_is_invalid_input(
+    sg: Callable[..., Any], repo: Path
+) -> None:
+    migration = repo / "migration.yaml"
+    migration.write_text(migration.read_text() + '    - "/etc/**"\n')
+    stages = repo / "stages/01-same-run-bindings.yaml"
+    stages.write_text(stages.read_text() + "  - check: retired\n")  # a second one
+    line = migration.read_text().splitlines().index('    - "/etc/**"') + 1
+    for args in (("audit",), ("validate",)):
+        result = sg(*args, cwd=repo)
+        assert result.code == 2
+        assert f"migration.yaml:{line}:8: audit.ignore entry '/etc/**' is absolute" in result.err
+        assert result.err.count("/etc/**") == 1
+
+
 def test_parse_grep_reads_any_file_name() -> None:
     out = b"a\nb c\x003\x00x\0y\ndir/\xff.txt\x0012\x00tail"
     hits = gitrepo.parse_grep(out)

@@ -160,6 +160,23 @@ def _bad_path(text: str) -> str | None:
     return None
 
 
+def _ignore_loc(migration: Migration, entry: str) -> Loc:
+    """Where an ``audit.ignore`` entry is written (the model keeps no location for it):
+    the first line after ``audit:`` that holds it, else the ``audit:`` line."""
+    try:
+        lines = Path(migration.file).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return Loc(migration.file, 1, 1)
+    start = next((i for i, line in enumerate(lines) if line.startswith("audit:")), None)
+    if start is None:
+        return Loc(migration.file, 1, 1)
+    for number in range(start, len(lines)):
+        col = lines[number].find(entry)
+        if col >= 0:
+            return Loc(migration.file, number + 1, col + 1)
+    return Loc(migration.file, start + 1, 1)
+
+
 def problems(migration: Migration) -> list[Problem]:
     """Legacy entries the search cannot honour, at the item that declares them."""
     found: list[Problem] = []
@@ -189,7 +206,7 @@ def problems(migration: Migration) -> list[Problem]:
         if why:
             found.append(
                 Problem(
-                    Loc(migration.file, 1, 1),
+                    _ignore_loc(migration, text),
                     f"audit.ignore entry {text!r} {why}; write globs relative to the top "
                     "of the repository, e.g. docs/release/*-notes.rst.",
                 )
