@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Result
+from conftest import REPO, Result
+from stagegate.checks import kinds
+from stagegate.testing import StageUnderTest
 
 Sg = Callable[..., Result]
 
@@ -689,14 +691,14 @@ def test_json_holds_stage_ok_and_results(tmp_path: Path, sg: Sg) -> None:
 def test_github_format_annotates_the_declaring_line_and_writes_the_summary(
     tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = release_repo(tmp_path, "pkg-*")
+    root = release_repo(tmp_path, "pkg-*", extra="    expect: [cu13]\n")
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     result = sg("check", "--all", "--format", "github", cwd=root)
     assert result.code == 1
     annotations = [line for line in result.out.splitlines() if line.startswith("::")]
-    assert len(annotations) == 1
+    assert len(annotations) == 2  # one per finding, each on its culprit's line
     assert annotations[0].startswith(
         f"::error file=migration.yaml,line={line_of(root, 'cu12:')},col=3,"
         "title=stagegate release-continuity (stage 1)::release rel13 (migration.yaml:"
@@ -706,6 +708,9 @@ def test_github_format_annotates_the_declaring_line_and_writes_the_summary(
     assert "| stage | check | result | details |" in written
     assert "| 0 | release-continuity tag=v13.0.0 | pass | " in written
     assert "| 1 | release-continuity tag=v13.0.0 | **fail** | release rel13" in written
+    assert "glob 'pkg-*'; it did not select" in written
+    assert ".<br>release rel13 (migration.yaml:" in written  # findings one per line
+    assert written.endswith("|\n\n")
 
 
 def test_github_format_without_a_summary_file_still_annotates(tmp_path: Path, sg: Sg) -> None:
@@ -731,3 +736,19 @@ def test_check_defaults_to_the_current_stage(tmp_path: Path, sg: Sg) -> None:
     text = (root / "migration.yaml").read_text().replace("stage: 0", "stage: 1", 1)
     (root / "migration.yaml").write_text(text)
     assert sg("check", cwd=root).code == 1
+
+
+# --------------------------------------------------------------------- docs/checks.md
+
+
+def test_docs_describe_every_check_kind_argument_option_and_helper() -> None:
+    doc = (REPO / "docs" / "checks.md").read_text(encoding="utf-8")
+    sections = {part.split("\n", 1)[0].strip(): part for part in doc.split("\n### ")[1:]}
+    for name, module in kinds().items():
+        assert name in sections, f"docs/checks.md has no section for the {name} check"
+        for argument in module.ARGS:
+            assert f"`{argument}`" in sections[name], f"{name}: argument {argument} undocumented"
+    for option in ("--stage N", "--all", "--format", "-f FILE"):
+        assert f"`{option}`" in doc, f"check option {option} undocumented"
+    for helper in (n for n in dir(StageUnderTest) if not n.startswith("_")):
+        assert f"`{helper}" in doc, f"fixture helper {helper} undocumented"

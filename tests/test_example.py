@@ -18,7 +18,6 @@ import pytest
 from pytest_snapshot.plugin import Snapshot
 
 from conftest import REPO, Result
-from stagegate.checks import kinds
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots" / "plan"
 STAGES = range(8)
@@ -36,16 +35,10 @@ GIT_ENV = {
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example's own files, alone in a throwaway git repository (the audit needs one).
-
-    Until the `retired` check kind is installed, its one use (stage 7) is left out of
-    the copy, so that everything else about the example stays proven."""
+    """The example's own files, alone in a throwaway git repository (`retired` needs one)."""
     root = tmp_path_factory.mktemp("example")
     shutil.copy2(REPO / "migration.yaml", root / "migration.yaml")
     shutil.copytree(REPO / "stages", root / "stages", ignore=shutil.ignore_patterns("__pycache__"))
-    if "retired" not in kinds():
-        stage_7 = root / "stages" / "07-legacy-retirement.yaml"
-        stage_7.write_text(stage_7.read_text().replace("  - check: retired\n", ""))
     env = {**os.environ, **GIT_ENV}
     for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "example"]):
         subprocess.run(["git", *argv], cwd=root, env=env, check=True, capture_output=True)
@@ -100,3 +93,4 @@ def test_check_all_passes_on_the_example(example: Path, sg: Callable[..., Result
         assert ("release-continuity", stage) in ran
     assert {s for kind, s in ran if kind == "pytest"} == set(range(1, 8))
     assert {s for kind, s in ran if kind == "tags-routed"} == {5, 6, 7}
+    assert ("retired", 7) in ran

@@ -103,7 +103,7 @@ def summary(migration: Migration, results: Sequence[Result], heading: str) -> st
             "pass" if r.ok else "**fail**",
             r.message.split(": ", 1)[-1]
             if r.ok
-            else "; ".join(f.message for f in r.findings) or r.message,
+            else "\n".join(f.message for f in r.findings) or r.message,
         )
         for r in results
     ]
