@@ -92,3 +92,16 @@ class Refused(StagegateError):
         self.reasons = tuple(reasons)
         text = message if not reasons else message + "\n" + "\n".join(f"  - {r}" for r in reasons)
         super().__init__(text)
+
+
+class TooComplex(StagegateError):
+    """A glob, regex or whole migration too large to decide exactly in bounded time.
+
+    Found while checks run, not by ``validate``: exit 2 with the declaring place, as
+    for any other invalid input."""
+
+    exit_code = EXIT_INVALID
+
+    def __init__(self, loc: Loc, message: str) -> None:
+        self.loc = loc
+        super().__init__(f"{loc}: {message}")

@@ -18,7 +18,9 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -29,6 +31,8 @@ __all__ = [
     "PatternError",
     "Piece",
     "Rx",
+    "TooMuchWork",
+    "budget",
     "check_glob",
     "check_regex",
     "intersects",
@@ -50,6 +54,13 @@ MAX_DFA_STATES = 20_000
 """Most determinized states one language may grow before a question is refused."""
 MAX_PRODUCT_STATES = 200_000
 """Most product states one intersection search may visit before it is refused."""
+MAX_WORK = 8_000_000
+"""Most work one budgeted task (a command's checks) may do: each language look-up costs
+1, each automaton state built or product state explored costs 5 (about 10 microseconds).
+The worked example's ``check --all`` uses about a million; what exceeds this would
+otherwise run for minutes or hours (``{sha}-{py}-{platform}`` with 10,000 rows makes
+unique-artifacts ask 50 million questions)."""
+_STATE = 5
 
 _MAX_CP = 0x10FFFF
 
@@ -110,6 +121,52 @@ class PatternError(ValueError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class TooMuchWork(PatternError):
+    """A budgeted task asked more questions than its budget allows: the input as a whole
+    (not one pattern) is too large to decide exactly in bounded time."""
+
+
+@dataclass(slots=True)
+class _Budget:
+    limit: int
+    spent: int = 0
+
+
+_budget: ContextVar[_Budget | None] = ContextVar("stagegate_globs_budget", default=None)
+
+
+@contextmanager
+def budget(limit: int | None = None) -> Iterator[None]:
+    """Bound the work of the questions asked inside the block (default ``MAX_WORK``).
+
+    A nested block joins the outer one. Exceeding the budget raises TooMuchWork, and so
+    does every later charge in the block. Only work done is charged (cached answers are
+    free), so in one process a task that ran before fits more easily; a command is one
+    process, so its verdict is deterministic."""
+    if _budget.get() is not None:
+        yield
+        return
+    token = _budget.set(_Budget(MAX_WORK if limit is None else limit))
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
+def _charge(units: int) -> None:
+    work = _budget.get()
+    if work is None:
+        return
+    work.spent += units
+    if work.spent > work.limit:
+        raise TooMuchWork(
+            f"deciding the selections exactly needs more than {work.limit:,} units of work "
+            "(glob/row comparisons and automaton states); the migration is too large to check "
+            "in bounded time: start artifact templates and globs with distinct fixed text "
+            "(e.g. the package name), or use fewer axis values"
+        )
 
 
 # --------------------------------------------------------------------------- intervals
@@ -848,6 +905,7 @@ class _Dfa:
 
     def _expand(self, key: frozenset[int]) -> _Row:
         """Split the alphabet at every edge boundary and follow each piece."""
+        _charge(_STATE)
         edges = [e for s in key for e in self._nfa.out[s]]
         if not edges:
             return (), (), ()
@@ -919,6 +977,7 @@ class Language:
         self._pieces = tuple(pieces)
         self._hash = hash(self._pieces)
         self._nfa = _compile(_cat([_piece_node(p) for p in self._pieces]))
+        _charge(_STATE * len(self._nfa.out))
         self._dfa = _Dfa(self._nfa)
         self._prefix: str | None = None
 
@@ -956,6 +1015,8 @@ def _dfa_prefix(dfa: _Dfa) -> str:
                 break
             chars.append(chr(los[0]))
             state = tgts[0]
+    except TooMuchWork:
+        raise
     except PatternError:
         pass  # what we have is still a common prefix, just not the longest
     return "".join(chars)
@@ -968,6 +1029,7 @@ def _language(pieces: tuple[Piece, ...]) -> Language:
 
 def language(pieces: Sequence[Piece]) -> Language:
     """The language of ``pieces`` concatenated; raises PatternError for a bad piece."""
+    _charge(1)
     return _language(tuple(pieces))
 
 
@@ -985,6 +1047,8 @@ def matches(lang: Language, s: str) -> bool:
             if state < 0:
                 return False
             state = dfa.step(state, ord(ch))
+    except TooMuchWork:
+        raise
     except PatternError:
         return _nfa_accepts(lang._nfa, s)
     return state >= 0 and dfa.accepting[state]
@@ -1109,6 +1173,7 @@ def _search(positive: Sequence[_Dfa], excluded: Sequence[_Dfa]) -> str | None:
     frontier = deque([start])
     while frontier:
         state = frontier.popleft()
+        _charge(_STATE)
         if accepted(state):
             return _spell(parent, state)
         for (_, cp), nxt in _successors(dfas, k, state):
@@ -1147,6 +1212,8 @@ def _witness(
         return None
     try:
         return _search([lang._dfa for lang in langs], [lang._dfa for lang in excluding])
+    except TooMuchWork:
+        raise  # the task's budget ran out, not this question's: never cache it
     except PatternError as err:
         return err
 

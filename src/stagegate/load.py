@@ -7,6 +7,7 @@ and reported at once, each as ``FILE:LINE:COL: $.json.path: message``.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -33,7 +34,7 @@ from .model import (
     Stage,
     Template,
 )
-from .templates import MAX_ROWS, Axis, Placeholder, TemplateError, row_count, split
+from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, TemplateError, row_count, split
 from .yamlsrc import Document, decode, json_path, parse
 from .yamlsrc import Path as DocPath
 
@@ -144,15 +145,40 @@ def schema_problems(kind: str, doc: Document, raw: bytes) -> list[Problem]:
     key = _cache_key(kind, raw)
     if _known_valid(key):
         return []
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(schema(kind))
+    validator = _validator_class()(schema(kind))
     problems: list[Problem] = []
     for error in validator.iter_errors(doc.data):
         problems.extend(_translate(error, doc))
     if not problems:
         _remember_valid(key)
     return _dedupe(problems)
+
+
+@functools.cache
+def _validator_class() -> Any:
+    """Draft 2020-12 with a linear ``uniqueItems``.
+
+    jsonschema's own compares every pair of items when they do not sort (mixed
+    types): minutes for a hostile list of 60,000 items."""
+    import json
+
+    import jsonschema
+
+    def unique_items(
+        validator: Any, unique: bool, instance: Any, _schema: Any
+    ) -> Iterator[jsonschema.ValidationError]:
+        if not unique or not validator.is_type(instance, "array"):
+            return
+        seen: set[str] = set()
+        for item in instance:
+            key = json.dumps(item, sort_keys=True, default=repr)
+            if key in seen:
+                yield jsonschema.ValidationError(f"{_shown(item)} is listed more than once")
+                return
+            seen.add(key)
+
+    extend: Any = jsonschema.validators.extend
+    return extend(jsonschema.Draft202012Validator, {"uniqueItems": unique_items})
 
 
 def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
@@ -288,8 +314,26 @@ def _translate(error: Any, doc: Document) -> Iterator[Problem]:
         best = min(error.context, key=lambda e: len(list(e.absolute_path)))
         yield from _translate(best, doc)
         return
-    message = error.message
-    yield Problem(doc.loc(path), message[0].lower() + message[1:] if message else "invalid", where)
+    yield Problem(doc.loc(path), _bounded_message(error), where)
+
+
+def _bounded_message(error: Any) -> str:
+    """jsonschema's message without echoing the value: hostile values are megabytes long."""
+    value, instance = error.validator_value, error.instance
+    if error.validator == "maxLength" and isinstance(instance, str):
+        return f"is {len(instance):,} characters long; the limit is {value:,}: shorten it"
+    if error.validator == "minLength":
+        return "must not be empty"
+    if error.validator == "minItems":
+        return "must not be an empty list; give at least one"
+    if error.validator == "uniqueItems":
+        return f"{error.message}; list each value once"
+    if error.validator in ("minimum", "exclusiveMinimum"):
+        bound = "more than" if error.validator == "exclusiveMinimum" else "at least"
+        return f"must be {bound} {value}, not {_shown(instance)}"
+    message = error.message or "invalid"
+    message = message[0].lower() + message[1:]
+    return message if len(message) <= 300 else message[:297] + "..."
 
 
 def _fitting_branch(error: Any) -> list[Any]:
@@ -477,6 +521,7 @@ class _Builder:
         self.axes: dict[str, Axis] = {}
         self.flag_names: set[str] = set()
         self.producer_ids: set[str] = set(self.data.get("producers", {}))
+        self.total_rows: dict[str, int] = {}
 
     def problem(self, doc: Document, path: DocPath, message: str, loc: Loc | None = None) -> None:
         self.problems.append(Problem(loc or doc.loc(path), message, json_path(path)))
@@ -636,6 +681,16 @@ class _Builder:
                     path,
                     f"expands to {rows:,} rows; the limit is {MAX_ROWS:,}: "
                     "split the template or use fewer axis values.",
+                )
+            before = self.total_rows.get(kind, 0)
+            self.total_rows[kind] = before + rows
+            if before <= MAX_TOTAL_ROWS < before + rows and kind != "plain":
+                what = "artifact templates" if kind == "artifact" else "consumer selects"
+                self.problem(
+                    self.doc,
+                    path,
+                    f"with this one, the {what} expand to more than {MAX_TOTAL_ROWS:,} rows "
+                    "in all, the limit: use fewer axis values or fewer templates.",
                 )
         return Template(text=text, parts=parts, loc=loc)
 

@@ -9,7 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .globs import Glob, Language, intersects, language, literal_prefix, matches
+from .errors import Loc, TooComplex
+from .globs import (
+    Glob,
+    Language,
+    PatternError,
+    TooMuchWork,
+    intersects,
+    language,
+    literal_prefix,
+    matches,
+)
 from .model import Input, Migration, Release
 from .resolve import Row, glob_pieces
 from .templates import Assignment, assignments
@@ -22,6 +32,8 @@ class Selector:
     assignment: Assignment
     language: Language
     prefix: str
+    text: str = ""
+    loc: Loc | None = None  # where the glob is declared, for "too complex" errors
 
 
 def input_selectors(migration: Migration, item: Input) -> tuple[Selector, ...]:
@@ -29,13 +41,21 @@ def input_selectors(migration: Migration, item: Input) -> tuple[Selector, ...]:
     out = []
     for assignment in assignments(item.select.parts, migration.axes):
         pieces = glob_pieces(item.select.parts, dict(assignment), migration.axes)
-        out.append(Selector(assignment, language(pieces), literal_prefix(pieces)))
+        out.append(
+            Selector(
+                assignment,
+                language(pieces),
+                literal_prefix(pieces),
+                item.select.text,
+                item.select.loc,
+            )
+        )
     return tuple(out)
 
 
-def plain_selector(text: str) -> Selector:
+def plain_selector(text: str, loc: Loc | None = None) -> Selector:
     pieces = (Glob(text),)
-    return Selector((), language(pieces), literal_prefix(pieces))
+    return Selector((), language(pieces), literal_prefix(pieces), text, loc)
 
 
 def _prefix_compatible(a: str, b: str) -> bool:
@@ -54,9 +74,26 @@ def selected(
     for row in rows:
         if not _prefix_compatible(selector.prefix, row_prefix(row)):
             continue
-        if intersects(selector.language, language(row.pieces), excluding=exclude):
+        try:
+            hit = intersects(selector.language, language(row.pieces), excluding=exclude)
+        except TooMuchWork:
+            raise
+        except PatternError as exc:
+            raise _undecidable(selector, row, bool(exclude), exc) from None
+        if hit:
             out.append(row)
     return out
+
+
+def _undecidable(selector: Selector, row: Row, excluding: bool, exc: PatternError) -> TooComplex:
+    """The glob (or the row's open-axis regex) defeats the exact engine: a located user error."""
+    template = row.template.loc
+    also = " with its exclude globs" if excluding else ""
+    return TooComplex(
+        selector.loc or template,
+        f"cannot decide whether glob {selector.text!r}{also} selects {row.name} "
+        f"(template at {template.file}:{template.line}): {exc.message}",
+    )
 
 
 def release_selection(release: Release, rows: Iterable[Row]) -> list[Row]:
@@ -65,7 +102,7 @@ def release_selection(release: Release, rows: Iterable[Row]) -> list[Row]:
     chosen: dict[tuple[str, str], Row] = {}
     row_list = list(rows)
     for template in release.select:
-        for row in selected(plain_selector(template.text), row_list, excludes):
+        for row in selected(plain_selector(template.text, template.loc), row_list, excludes):
             chosen.setdefault((row.producer, row.name), row)
     return list(chosen.values())
 

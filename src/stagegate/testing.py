@@ -22,6 +22,7 @@ from typing import NoReturn
 
 from .checks._base import selections
 from .checks.release_continuity import claimants, pool
+from .errors import TooComplex
 from .globs import PatternError
 from .match import plain_selector, release_selection, selected
 from .model import Consumer, Item, Migration, Producer, Release
@@ -127,7 +128,7 @@ class StageUnderTest:
         try:
             excluded = [plain_selector(text).language for text in exclude]
             chosen = selected(plain_selector(glob), pool_rows, excluded)
-        except PatternError as error:
+        except (PatternError, TooComplex) as error:
             raise usage_error(f"glob {glob!r}: {error}") from None
         return sorted(row.name for row in chosen)
 

@@ -334,18 +334,45 @@ def _scalar(event: Any, mark: tuple[int, int], fail: Any) -> Any:
         kind = (tag or "")[len(_CORE) :]
         if kind == "str":
             return value
-        resolved = _plain(value)
+        resolved = _bounded(value, mark, fail)
         wanted = {"int": int, "float": float, "bool": bool, "null": type(None)}[kind]
         if kind == "float" and isinstance(resolved, int) and not isinstance(resolved, bool):
             return float(resolved)
         if type(resolved) is not wanted:
-            raise fail(mark, f"{value!r} is not a valid !!{kind}; remove the tag or fix the value.")
+            raise fail(
+                mark, f"{value[:60]!r} is not a valid !!{kind}; remove the tag or fix the value."
+            )
         return resolved
     if (
         event.style or tag == "!"
     ):  # quoted or block scalars are always strings (C parser: '' = plain)
         return value
-    return _plain(value)
+    return _bounded(value, mark, fail)
+
+
+MAX_INT_BITS = 64
+
+
+def _bounded(value: str, mark: tuple[int, int], fail: Any) -> Any:
+    """``_plain``, refusing integers no stage number, count or timeout needs.
+
+    Python refuses to convert more than 4,300 digits, and a huge int fails again
+    where a message shows it or a float is made from it."""
+    try:
+        resolved = _plain(value)
+    except ValueError:
+        resolved = None
+        huge = True
+    else:
+        huge = type(resolved) is int and resolved.bit_length() > MAX_INT_BITS
+    if huge:
+        shown = value if len(value) <= 24 else f"{value[:20]}... ({len(value):,} characters)"
+        raise fail(
+            mark,
+            f"the number {shown} is too large (the limit is {MAX_INT_BITS} bits); "
+            "write a smaller number, or quote it if you mean text.",
+        )
+    return resolved
 
 
 def _plain(value: str) -> Any:

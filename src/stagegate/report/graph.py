@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import TooComplex
+from ..globs import TooMuchWork, budget
 from ..match import input_selectors, release_selection, selected
 from ..resolve import Plan
 
@@ -25,6 +27,17 @@ class Graph:
 
 
 def build(plan: Plan) -> Graph:
+    """The graph of ``plan``, its matching bounded like a check's."""
+    try:
+        with budget():
+            return _build(plan)
+    except TooMuchWork as exc:
+        raise TooComplex(
+            plan.migration.stage_loc, f"graph at stage {plan.stage}: {exc.message}"
+        ) from None
+
+
+def _build(plan: Plan) -> Graph:
     m = plan.migration
     artifacts: list[str] = []
     made: list[tuple[str, str]] = []
