@@ -8,7 +8,8 @@ the CLI prints or exits.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from .records import record
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -17,7 +18,7 @@ EXIT_GIT = 3
 EXIT_INTERNAL = 70
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(order=True)
 class Loc:
     """A place in a file: 1-based line and column."""
 
@@ -32,7 +33,7 @@ class Loc:
         return Loc(self.file, self.line, self.col + columns)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Problem:
     """One thing wrong with an input file."""
 

@@ -6,15 +6,10 @@ and reported at once, each as ``FILE:LINE:COL: $.json.path: message``.
 
 from __future__ import annotations
 
-import difflib
 import functools
-import hashlib
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
@@ -34,6 +29,7 @@ from .model import (
     Stage,
     Template,
 )
+from .records import record
 from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, TemplateError, row_count, split
 from .yamlsrc import Document, decode, json_path, parse
 from .yamlsrc import Path as DocPath
@@ -58,7 +54,7 @@ class Source(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileSource:
     """Files under a directory of the work tree."""
 
@@ -83,12 +79,22 @@ class FileSource:
 # --------------------------------------------------------------------------- schema
 
 
+try:  # the built-in BLAKE2 avoids loading OpenSSL on every start-up
+    from _blake2 import blake2b as _digest
+except ImportError:  # pragma: no cover - interpreters without the private module
+    from hashlib import blake2b as _digest
+
+_SCHEMA_DIR = Path(__file__).with_name("schema")
+
+
 def _schema_text(kind: str) -> bytes:
-    return resources.files("stagegate.schema").joinpath(f"{kind}.schema.json").read_bytes()
+    return (_SCHEMA_DIR / f"{kind}.schema.json").read_bytes()
 
 
 def schema(kind: str) -> dict[str, Any]:
     """The full JSON Schema of ``migration`` or ``stage`` files, check kinds included."""
+    import json
+
     from .checks import check_schema
 
     document: dict[str, Any] = json.loads(_schema_text(kind))
@@ -96,61 +102,107 @@ def schema(kind: str) -> dict[str, Any]:
     return document
 
 
-def _cache_dir() -> Path | None:
-    if os.environ.get("STAGEGATE_NO_CACHE"):
-        return None
-    explicit = os.environ.get("STAGEGATE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "stagegate"
+class ValidCache:
+    """Remembers migrations (all their files' bytes) that passed every check.
+
+    The key covers the stagegate version, both schemas, the check modules and
+    the name and bytes of every file, so a hit means the same input passed the
+    same validation before: the schema and the heavier meaning checks are
+    skipped, nothing else. Only successes are recorded."""
+
+    def __init__(self) -> None:
+        self.directory = self._directory()
+
+    @staticmethod
+    def _directory() -> Path | None:
+        if os.environ.get("STAGEGATE_NO_CACHE"):
+            return None
+        explicit = os.environ.get("STAGEGATE_CACHE_DIR")
+        if explicit:
+            return Path(explicit)
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return Path(base) / "stagegate"
+
+    @staticmethod
+    def key(files: Iterable[tuple[str, bytes]]) -> str:
+        from .checks import fingerprint
+
+        digest = _digest()
+        stamp = (__version__, _schema_text("migration"), _schema_text("stage"), fingerprint())
+        for part in (*(p if isinstance(p, bytes) else p.encode() for p in stamp),):
+            digest.update(len(part).to_bytes(8, "little"))
+            digest.update(part)
+        for name, raw in files:
+            for part in (name.encode(), raw):
+                digest.update(len(part).to_bytes(8, "little"))
+                digest.update(part)
+        return digest.hexdigest()
+
+    def _document_path(self, raw: bytes) -> Path | None:
+        if self.directory is None:
+            return None
+        digest = _digest(__version__.encode() + b"\0" + raw).hexdigest()
+        return self.directory / "documents" / f"{digest}.json"
+
+    def document(self, raw: bytes, file: str) -> Document | None:
+        """The parse of these exact bytes, if it was stored; JSON, so a cache is data only."""
+        path = self._document_path(raw)
+        if path is None or not path.exists():
+            return None
+        import json
+
+        try:
+            stored = json.loads(path.read_bytes())
+            return Document(
+                file,
+                stored["data"],
+                {tuple(p): (line, col) for p, line, col in stored["marks"]},
+                {tuple(p): (line, col) for p, line, col in stored["key_marks"]},
+                {tuple(p) for p in stored["quoted"]},
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # unreadable or foreign: parse the file again
+
+    def store_document(self, raw: bytes, doc: Document) -> None:
+        path = self._document_path(raw)
+        if path is None:
+            return
+        import json
+
+        stored = {
+            "data": doc.data,
+            "marks": [[list(p), line, col] for p, (line, col) in doc.marks.items()],
+            "key_marks": [[list(p), line, col] for p, (line, col) in doc.key_marks.items()],
+            "quoted": [list(p) for p in doc.quoted],
+        }
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(stored, separators=(",", ":")), encoding="utf-8")
+            os.replace(temporary, path)
+        except (OSError, ValueError, TypeError):
+            pass  # caching is an optimisation; never a reason to fail
+
+    def known(self, key: str) -> bool:
+        return self.directory is not None and (self.directory / "valid" / key).exists()
+
+    def remember(self, key: str) -> None:
+        if self.directory is None:
+            return
+        try:
+            target = self.directory / "valid"
+            target.mkdir(parents=True, exist_ok=True)
+            (target / key).touch()
+        except OSError:
+            pass  # a read-only home is no reason to fail; we just validate again next time
 
 
-def _cache_key(kind: str, raw: bytes) -> str:
-    """Content hash of a file plus everything its schema validation depends on."""
-    from .checks import fingerprint
-
-    digest = hashlib.sha256()
-    for part in (
-        __version__.encode(),
-        kind.encode(),
-        _schema_text(kind),
-        fingerprint().encode(),
-        raw,
-    ):
-        digest.update(len(part).to_bytes(8, "little"))
-        digest.update(part)
-    return digest.hexdigest()
-
-
-def _known_valid(key: str) -> bool:
-    directory = _cache_dir()
-    return directory is not None and (directory / "valid" / key).exists()
-
-
-def _remember_valid(key: str) -> None:
-    directory = _cache_dir()
-    if directory is None:
-        return
-    try:
-        target = directory / "valid"
-        target.mkdir(parents=True, exist_ok=True)
-        (target / key).touch()
-    except OSError:
-        pass  # a read-only home is no reason to fail; we just validate again next time
-
-
-def schema_problems(kind: str, doc: Document, raw: bytes) -> list[Problem]:
-    """All schema violations of ``doc``; skipped when this exact content was valid before."""
-    key = _cache_key(kind, raw)
-    if _known_valid(key):
-        return []
+def schema_problems(kind: str, doc: Document) -> list[Problem]:
+    """All schema violations of ``doc``."""
     validator = _validator_class()(schema(kind))
     problems: list[Problem] = []
     for error in validator.iter_errors(doc.data):
         problems.extend(_translate(error, doc))
-    if not problems:
-        _remember_valid(key)
     return _dedupe(problems)
 
 
@@ -192,6 +244,8 @@ def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
@@ -388,7 +442,12 @@ def _read(source: Source, rel: str, shown: str) -> tuple[Document, bytes]:
         ) from None
     except OSError as exc:
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    return parse(decode(raw, shown), shown), raw
+    cache = ValidCache()
+    doc = cache.document(raw, shown)
+    if doc is None:
+        doc = parse(decode(raw, shown), shown)
+        cache.store_document(raw, doc)
+    return doc, raw
 
 
 def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -> Migration:
@@ -398,23 +457,27 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
     root = file_path.parent
     if source is None:
         source = FileSource(root if str(root) else Path("."))
-    rel_name = file_path.name
-    doc, raw = _read(source, rel_name, shown)
-    problems = schema_problems("migration", doc, raw)
-
+    doc, raw = _read(source, file_path.name, shown)
     stages_dir = doc.data.get("stages_dir", "stages")
+    problems: list[Problem] = []
     stage_docs: list[tuple[int, str, str, Document, bytes]] = []
     if isinstance(stages_dir, str) and stages_dir:
-        dir_problems, stage_docs = _read_stages(source, root, stages_dir, doc)
-        problems += dir_problems
-        for _number, _slug, _shown, stage_doc, raw_stage in stage_docs:
-            problems += schema_problems("stage", stage_doc, raw_stage)
+        problems, stage_docs = _read_stages(source, root, stages_dir, doc)
+    cache = ValidCache()
+    key = cache.key([(file_path.name, raw), *((e[2], e[4]) for e in stage_docs)])
+    trusted = not problems and cache.known(key)
+    if not trusted:
+        problems += schema_problems("migration", doc)
+        for entry in stage_docs:
+            problems += schema_problems("stage", entry[3])
     if problems:
         raise InvalidInput(problems)
-    builder = _Builder(doc, stage_docs, root, stages_dir)
+    builder = _Builder(doc, stage_docs, root, stages_dir, trusted=trusted)
     migration = builder.build()
     if builder.problems:
         raise InvalidInput(builder.problems)
+    if not trusted:
+        cache.remember(key)
     return migration
 
 
@@ -490,8 +553,19 @@ def _read_stages(
     docs: list[tuple[int, str, str, Document, bytes]] = []
     for number in sorted(found):
         shown, slug = found[number]
+        rel = f"{stages_dir}/{Path(shown).name}"
+        if source.escapes(rel):
+            problems.append(
+                Problem(
+                    Loc(shown, 1, 1),
+                    "this stage file is a symbolic link that leads outside the folder of the "
+                    "migration file; stagegate reads nothing from outside it: put the file itself "
+                    "here.",
+                )
+            )
+            continue
         try:
-            stage_doc, raw = _read(source, f"{stages_dir}/{Path(shown).name}", shown)
+            stage_doc, raw = _read(source, rel, shown)
         except InvalidInput as exc:
             problems.extend(exc.problems)
             continue
@@ -511,7 +585,10 @@ class _Builder:
         stage_docs: list[tuple[int, str, str, Document, bytes]],
         root: Path,
         stages_dir: str,
+        *,
+        trusted: bool = False,
     ) -> None:
+        self.trusted = trusted  # known valid: skip the checks that need the glob engine
         self.doc = doc
         self.data: dict[str, Any] = doc.data
         self.stage_docs = stage_docs
@@ -526,22 +603,24 @@ class _Builder:
     def problem(self, doc: Document, path: DocPath, message: str, loc: Loc | None = None) -> None:
         self.problems.append(Problem(loc or doc.loc(path), message, json_path(path)))
 
-    def build(self) -> Migration:
+    def _pattern_problem(self, path: DocPath, text: str, what: str, offset: int = 0) -> None:
+        """Problems of an open-axis regex or a glob (skipped for known-valid input)."""
+        if self.trusted:
+            return
         from . import globs
 
+        try:
+            (globs.check_regex if what == "open-axis regex" else globs.check_glob)(text)
+        except globs.PatternError as exc:
+            loc = self.doc.text_loc(path, offset + exc.column)
+            self.problem(self.doc, path, f"{what}: {exc.message}", loc)
+
+    def build(self) -> Migration:
         data = self.data
         for name, spec in data.get("axes", {}).items():
             if isinstance(spec, dict):
                 pattern = spec["pattern"]
-                try:
-                    globs.check_regex(pattern)
-                except globs.PatternError as exc:
-                    self.problem(
-                        self.doc,
-                        ("axes", name, "pattern"),
-                        f"open-axis regex: {exc.message}",
-                        self.doc.text_loc(("axes", name, "pattern"), exc.column),
-                    )
+                self._pattern_problem(("axes", name, "pattern"), pattern, "open-axis regex")
                 self.axes[name] = Axis(name, pattern=pattern)
             else:
                 self.axes[name] = Axis(name, values=tuple(spec))
@@ -594,7 +673,8 @@ class _Builder:
             file=self.doc.file,
             root=self.root,
         )
-        self._check_args(migration)
+        if not self.trusted:
+            self._check_args(migration)
         return migration
 
     # -- items
@@ -625,8 +705,6 @@ class _Builder:
 
     def _template(self, path: DocPath, text: str, *, kind: str) -> Template:
         """Parse a template or glob; ``kind`` is artifact, select or plain (no placeholders)."""
-        from . import globs
-
         loc = self.doc.loc(path)
         try:
             parts = split(text) if kind != "plain" else (text,)
@@ -656,16 +734,7 @@ class _Builder:
                         )
                     seen_open.add(part.axis)
             elif kind != "artifact":
-                try:
-                    globs.check_glob(part)
-                except globs.PatternError as exc:
-                    offset = text.find(part)
-                    self.problem(
-                        self.doc,
-                        path,
-                        f"glob: {exc.message}",
-                        self.doc.text_loc(path, offset + exc.column),
-                    )
+                self._pattern_problem(path, part, "glob", max(text.find(part), 0))
         if kind == "plain" and re.search(r"\{[A-Za-z_][A-Za-z0-9_-]*\}", text):
             self.problem(
                 self.doc,

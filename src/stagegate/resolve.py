@@ -6,12 +6,12 @@ Pure functions of the model; nothing here reads files or prints.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from .records import record
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .expr import Expr
 from .model import Consumer, Item, Migration, Producer, Release, Template
+from .records import record
 from .templates import Assignment, Axis, Part, Placeholder, assignments, format_assignment, render
 
 

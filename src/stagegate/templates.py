@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+
+from .records import record
 
 MAX_ROWS = 10_000
 MAX_TOTAL_ROWS = 50_000
@@ -27,7 +28,7 @@ class TemplateError(ValueError):
         self.column = column
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Placeholder:
     axis: str
     column: int
@@ -36,7 +37,7 @@ class Placeholder:
 Part = str | Placeholder
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Axis:
     name: str
     values: tuple[str, ...] | None = None  # finite axis

@@ -17,18 +17,11 @@ We build the data ourselves from the parser's event stream instead of using
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
-import yaml
-
 from .errors import InvalidInput, Loc, Problem
-
-try:  # the C parser is several times faster; fall back where libyaml is missing
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
@@ -36,26 +29,40 @@ MAX_NODES = 200_000
 
 Path = tuple[str | int, ...]
 
-_NULL = re.compile(r"~|null|Null|NULL|")
-_TRUE = re.compile(r"true|True|TRUE")
-_FALSE = re.compile(r"false|False|FALSE")
-_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
-_FLOAT = re.compile(
-    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
-)
+_NULL = frozenset({"~", "null", "Null", "NULL", ""})
+_TRUE = frozenset({"true", "True", "TRUE"})
+_FALSE = frozenset({"false", "False", "FALSE"})
+_INT = r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"
+_FLOAT = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+
+
+@cache
+def _numbers() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Compiled only when a file is parsed, not on every start-up."""
+    return re.compile(_INT), re.compile(_FLOAT)
+
+
 _CORE = "tag:yaml.org,2002:"
 
 
-@dataclass(slots=True)
 class Document:
     """Plain data read from one YAML file, with where each part of it starts."""
 
-    file: str
-    data: Any
-    marks: dict[Path, tuple[int, int]] = field(default_factory=dict)
-    key_marks: dict[Path, tuple[int, int]] = field(default_factory=dict)
-    quoted: set[Path] = field(default_factory=set)
-    text: str = ""
+    __slots__ = ("data", "file", "key_marks", "marks", "quoted")
+
+    def __init__(
+        self,
+        file: str,
+        data: Any = None,
+        marks: dict[Path, tuple[int, int]] | None = None,
+        key_marks: dict[Path, tuple[int, int]] | None = None,
+        quoted: set[Path] | None = None,
+    ) -> None:
+        self.file = file
+        self.data = data
+        self.marks = marks if marks is not None else {}
+        self.key_marks = key_marks if key_marks is not None else {}
+        self.quoted = quoted if quoted is not None else set()
 
     def loc(self, path: Path) -> Loc:
         """Where the value at ``path`` starts; the nearest enclosing value if unknown."""
@@ -137,7 +144,14 @@ def _mark(event: Any) -> tuple[int, int]:
 
 def parse(text: str, file: str) -> Document:
     """Compose one YAML document from ``text`` into plain data and locations."""
-    doc = Document(file=file, data=None, text=text)
+    import yaml
+
+    try:  # the C parser is several times faster; fall back where libyaml is missing
+        from yaml import CSafeLoader as loader
+    except ImportError:  # pragma: no cover - depends on how PyYAML was built
+        from yaml import SafeLoader as loader  # type: ignore[assignment]
+
+    doc = Document(file)
     problems: list[Problem] = []
 
     def fail(mark: tuple[int, int], message: str) -> InvalidInput:
@@ -205,7 +219,7 @@ def parse(text: str, file: str) -> Document:
         return (*frame.path, frame.key if frame.key is not None else "?")
 
     try:
-        events: Iterator[Any] = yaml.parse(text, Loader=_Loader)
+        events: Iterator[Any] = yaml.parse(text, Loader=loader)
         for event in events:
             kind = type(event).__name__
             if kind == "ScalarEvent":
@@ -376,19 +390,20 @@ def _bounded(value: str, mark: tuple[int, int], fail: Any) -> Any:
 
 
 def _plain(value: str) -> Any:
-    if _NULL.fullmatch(value):
+    if value in _NULL:
         return None
-    if _TRUE.fullmatch(value):
+    if value in _TRUE:
         return True
-    if _FALSE.fullmatch(value):
+    if value in _FALSE:
         return False
-    if _INT.fullmatch(value):
+    integer, floating = _numbers()
+    if integer.fullmatch(value):
         if value.startswith("0o"):
             return int(value[2:], 8)
         if value.startswith("0x"):
             return int(value[2:], 16)
         return int(value)
-    if _FLOAT.fullmatch(value):
+    if floating.fullmatch(value):
         lowered = value.lower()
         return float(lowered.replace(".inf", "inf").replace(".nan", "nan"))
     return value
