@@ -148,9 +148,9 @@ def test_helpers_answer_with_exact_names(
             assert stagegate.release("v13.0.1") == "rel13"
             assert stagegate.release_selects("v13.0.1") == names(W13)
             assert stagegate.release_sources("v12.0.1") == {"branch12": names(W12)}
-            # build12's glob sees both runs of its `from`, so this run's CUDA 13 wheels
-            # are a second source: feeds shows what single-source would report.
-            assert stagegate.feeds("build12")["py=312 platform=win-64"] == ["branch12", "wheels13"]
+            # build12's glob sees the runs of its active `from` producers: local12 is off,
+            # so only the branch's run, whose one source is branch12.
+            assert stagegate.feeds("build12")["py=312 platform=win-64"] == ["branch12"]
 
         def test_stage_1(stagegate):
             later = stagegate.at(1)

@@ -10,6 +10,26 @@ from .checks import kinds
 from .checks._base import Context, Result
 from .errors import TooComplex
 from .model import Check, Migration
+from .templates import row_count
+
+WORK_PER_ROW = 1_000
+"""Work allowed per artifact or select row per stage evaluated, on top of ``globs.MAX_WORK``.
+
+Checks ask questions in proportion to the rows (the prefix index keeps each row's
+candidates few, and answers are cached across stages): a migration of 100 copies of a
+small one uses about 360 per row and stage. Work that grows with the square of the rows
+(templates with no fixed text in front, where every pair must be asked) outruns this
+allowance quickly and is refused as too large, at the check that asked."""
+
+
+def work_limit(migration: Migration, stages: int = 1) -> int:
+    """The work budget of checking ``stages`` stages of ``migration``: base plus a share per row."""
+    axes = migration.axes
+    rows = sum(row_count(t.parts, axes) for p in migration.producers.values() for t in p.artifacts)
+    rows += sum(
+        row_count(i.select.parts, axes) for c in migration.consumers.values() for i in c.inputs
+    )
+    return globs.MAX_WORK + WORK_PER_ROW * rows * stages
 
 
 def checks_at(migration: Migration, stage: int) -> tuple[Check, ...]:
@@ -35,7 +55,7 @@ def run_checks(
     registry = kinds()
     ctx = Context(subject, stage, root if root is not None else subject.root)
     results: list[Result] = []
-    with globs.budget():
+    with globs.budget(work_limit(subject)):  # joins an enclosing run_all budget
         for check in checks if checks is not None else checks_at(migration, stage):
             results.extend(_run_one(registry[check.kind].run, ctx, check))
     return results
@@ -59,7 +79,8 @@ def _run_one(
 def run_all(migration: Migration, *, root: Path | None = None) -> list[Result]:
     """Every stage 0..last, each evaluated at itself."""
     results: list[Result] = []
-    with globs.budget():  # one budget for the whole run: hostile input cannot multiply it
+    # one budget for the whole run, so that running stage after stage cannot multiply it
+    with globs.budget(work_limit(migration, migration.last + 1)):
         for stage in range(migration.last + 1):
             results.extend(run_checks(migration, stage, root=root))
     return results

@@ -720,7 +720,7 @@ def _parse_glob(text: str) -> _Node:
     return _cat(items) if items else _EMPTY
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.cache  # bounded by the input's own limits; a CLI run is short-lived
 def _piece_node(piece: Piece) -> _Node:
     if isinstance(piece, Lit):
         return _cat([_Chars(((ord(c), ord(c)),)) for c in piece.text]) if piece.text else _EMPTY
@@ -1022,7 +1022,7 @@ def _dfa_prefix(dfa: _Dfa) -> str:
     return "".join(chars)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.cache  # evicting a language would throw away its built automaton
 def _language(pieces: tuple[Piece, ...]) -> Language:
     return Language(pieces)
 
@@ -1203,7 +1203,7 @@ def _prefixes_clash(langs: Sequence[Language]) -> bool:
     return any(not b.startswith(a) for a, b in itertools.pairwise(prefixes))
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=1 << 20)
 def _witness(
     langs: tuple[Language, ...], excluding: tuple[Language, ...]
 ) -> str | PatternError | None:

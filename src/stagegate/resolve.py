@@ -148,7 +148,7 @@ def rows(migration: Migration, producer: Producer) -> tuple[Row, ...]:
     return _rows(migration, producer)
 
 
-@record
+@record(eq=False)
 class Plan:
     """What is active at one stage."""
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import Loc
-from ..match import Selector, input_selectors, selected
+from ..match import RowIndex, Selector, index, input_selectors, selected
 from ..model import Check, Consumer, Input, Item, Migration, Producer
 from ..resolve import Plan, Row, cause, resolve, since
 from ..templates import format_assignment
@@ -107,17 +107,22 @@ def row_text(row: Row) -> str:
     return f"{row.name}" + (f" [{axes}]" if axes else "")
 
 
-def input_runs(migration: Migration, item: Input) -> set[str]:
-    """The runs an input downloads from: those of its `from` producers, else this run."""
+def input_runs(plan: Plan, item: Input) -> frozenset[str]:
+    """The runs an input downloads from: those of its active `from` producers, else this run.
+
+    A `from` producer that is off does not make its run visible: the download of a
+    retired source is gone too. With none of them active, their runs still count, so
+    that the input is reported as finding nothing rather than looking elsewhere."""
     if item.from_ is None:
-        return {"this"}
-    return {migration.producers[p].run for p in item.from_}
+        return frozenset({"this"})
+    named = [plan.migration.producers[p] for p in item.from_]
+    active = [p for p in named if p in plan.producers] or named
+    return frozenset(p.run for p in active)
 
 
-def visible_rows(plan: Plan, item: Input) -> list[Row]:
+def visible_rows(plan: Plan, item: Input) -> RowIndex:
     """Every active row in the runs the input downloads from (its glob sees all of them)."""
-    runs = input_runs(plan.migration, item)
-    return [r for p in plan.producers if p.run in runs for r in plan.rows(p)]
+    return index(plan, input_runs(plan, item))
 
 
 def selections(
@@ -125,12 +130,12 @@ def selections(
 ) -> list[tuple[Selector, list[Row]]]:
     """Per evaluation of the input's glob: the rows it selects (``only_from``: from its `from`)."""
     pool = visible_rows(plan, item)
-    if only_from and item.from_ is not None:
-        allowed = set(item.from_)
-        pool = [r for r in pool if r.producer in allowed]
-    return [
-        (selector, selected(selector, pool)) for selector in input_selectors(plan.migration, item)
-    ]
+    allowed = set(item.from_) if only_from and item.from_ is not None else None
+    out = []
+    for selector in input_selectors(plan.migration, item):
+        rows = selected(selector, pool)
+        out.append((selector, rows if allowed is None else [r for r in rows if r.producer in allowed]))
+    return out
 
 
 def producers_of(rows: Iterable[Row], migration: Migration) -> list[Producer]:

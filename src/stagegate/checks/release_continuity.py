@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from ..errors import Problem
-from ..match import plain_selector, release_selection, selected, tag_claimed
+from ..match import RowIndex, index, plain_selector, release_selection, selected, tag_claimed
 from ..model import Check, Migration, Release
 from ..resolve import Plan, Row
 from ._base import Context, Finding, Result, result, where
@@ -50,9 +50,9 @@ def claimants(plan: Plan, tag: str) -> list[Release]:
     return [r for r in plan.releases if tag_claimed(r, tag)]
 
 
-def pool(plan: Plan, release: Release) -> list[Row]:
+def pool(plan: Plan, release: Release) -> RowIndex:
     """The rows in the run a release downloads from."""
-    return [row for p in plan.producers if p.run == release.run for row in plan.rows(p)]
+    return index(plan, frozenset({release.run}))
 
 
 def _glob_for(release: Release, row: Row) -> str:

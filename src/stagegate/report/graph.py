@@ -1,7 +1,8 @@
 """producers -> artifacts -> consumers and releases, as Mermaid or Graphviz source.
 
-Artifacts are shown per template (its rows folded into one node); an edge to a
-consumer or release means its glob selects at least one row, decided exactly.
+Artifacts are shown per template and run (its rows folded into one node; a node of
+another run than the one being built says which); an edge to a consumer or release
+means its glob selects at least one row in the runs it downloads from, decided exactly.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from dataclasses import dataclass
 
 from ..errors import TooComplex
 from ..globs import TooMuchWork, budget
-from ..match import input_selectors, release_selection, selected
-from ..resolve import Plan
+from ..match import index, release_selection
+from ..resolve import Plan, Row
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,27 +38,37 @@ def build(plan: Plan) -> Graph:
         ) from None
 
 
+def artifact_key(run: str, template: str) -> str:
+    """A node per template and run: the same names in another run are other artifacts."""
+    return template if run == "this" else f"{template}  [run {run}]"
+
+
 def _build(plan: Plan) -> Graph:
+    from ..checks._base import selections
+
     m = plan.migration
+
+    def key(row: Row) -> str:
+        return artifact_key(m.producers[row.producer].run, row.template.text)
+
     artifacts: list[str] = []
     made: list[tuple[str, str]] = []
-    all_rows = plan.all_rows()
     for producer in plan.producers:
         for template in producer.artifacts:
-            if template.text not in artifacts:
-                artifacts.append(template.text)
-            made.append((producer.id, template.text))
+            node = artifact_key(producer.run, template.text)
+            if node not in artifacts:
+                artifacts.append(node)
+            made.append((producer.id, node))
     taken: list[tuple[str, str, bool]] = []
     for consumer in plan.consumers:
         for item in consumer.inputs:
-            hit: set[str] = set()
-            for selector in input_selectors(m, item):
-                hit |= {row.template.text for row in selected(selector, all_rows)}
-            taken += [(text, consumer.id, item.required) for text in artifacts if text in hit]
+            hit = {key(row) for _selector, rows in selections(plan, item) for row in rows}
+            taken += [(node, consumer.id, item.required) for node in artifacts if node in hit]
     released: list[tuple[str, str]] = []
     for release in plan.releases:
-        hit = {row.template.text for row in release_selection(release, all_rows)}
-        released += [(text, release.id) for text in artifacts if text in hit]
+        pool = index(plan, frozenset({release.run}))
+        hit = {key(row) for row in release_selection(release, pool)}
+        released += [(node, release.id) for node in artifacts if node in hit]
     return Graph(
         producers=[p.id for p in plan.producers],
         artifacts=artifacts,

@@ -46,7 +46,8 @@ def plan_text(plan: Plan, *, show_rows: bool = False) -> str:
         lines.append(f"  {name:<{width}}  {_bool(value):<5}  ({started})")
     lines += ["", f"producers ({len(plan.producers)} active)"]
     for producer in plan.producers:
-        lines.append(f"  {producer.id}  [{cause(m, producer, plan.stage)}]")
+        run = f"  run: {producer.run}" if producer.run != "this" else ""
+        lines.append(f"  {producer.id}  [{cause(m, producer, plan.stage)}]{run}")
         if show_rows:
             lines += [f"    {row.describe()}" for row in rows(m, producer)]
         else:
@@ -61,8 +62,9 @@ def plan_text(plan: Plan, *, show_rows: bool = False) -> str:
             lines.append(f"    {item.select.text}  ({'; '.join(notes)})")
     lines += ["", f"releases ({len(plan.releases)} active)"]
     for release in plan.releases:
+        run = f"  run: {release.run}" if release.run != "this" else ""
         lines.append(
-            f"  {release.id}  [{cause(m, release, plan.stage)}]  tooling: {release.tooling}"
+            f"  {release.id}  [{cause(m, release, plan.stage)}]  tooling: {release.tooling}{run}"
         )
         lines.append(f"    tags:    {', '.join(release.tags)}")
         lines.append(f"    select:  {', '.join(t.text for t in release.select)}")
@@ -101,7 +103,12 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "releases": [r.id for r in plan.releases],
         "artifacts": {
             p.id: [
-                {"template": row.template.text, "name": row.name, "axes": dict(row.assignment)}
+                {
+                    "template": row.template.text,
+                    "name": row.name,
+                    "axes": dict(row.assignment),
+                    "run": p.run,
+                }
                 for row in rows(m, p)
             ]
             for p in plan.producers
@@ -124,6 +131,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                 "exclude": [t.text for t in r.exclude],
                 "expect": list(r.expect) if r.expect is not None else None,
                 "tooling": r.tooling,
+                "run": r.run,
             }
             for r in plan.releases
         },
