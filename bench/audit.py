@@ -22,14 +22,14 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import Figure, environment, paired, timed
 
 REPO = Path(__file__).resolve().parent.parent
 STAGEGATE = str(Path(sys.executable).parent / "stagegate")
@@ -88,22 +88,6 @@ WORDS = [
 ]
 
 
-@dataclass
-class Figure:
-    """One comparison, shaped like bench/run.py's figures."""
-
-    name: str
-    subject: float  # median seconds
-    baseline: float
-    ratio: float  # median of paired ratios
-    target: float
-    peak_mib: float
-
-    @property
-    def ok(self) -> bool:
-        return self.ratio <= self.target
-
-
 def _text_file(rng: random.Random, lines: int) -> str:
     out = []
     for _ in range(lines):
@@ -160,23 +144,6 @@ def searched_strings() -> tuple[list[str], list[str]]:
     return audit.searched(migration, STAGE), [*audit.exclusions(migration), gitrepo.WHOLE_TREE]
 
 
-def timed(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
-    """Wall time, peak RSS (MiB) and output of one run of ``argv`` (output to a file, so
-    that neither side waits on a pipe)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if code not in (0, 1):
-            message = err.read().decode("utf-8", "replace")
-            raise SystemExit(f"benchmark command failed ({code}): {' '.join(argv)}\n{message}")
-        return elapsed, usage.ru_maxrss / 1024, out.read()
-
-
 def grep_lines(out: bytes, strings: Sequence[str]) -> set[tuple[str, int, str]]:
     """(file, line, string) for every string in every line of `git grep -z -n` output."""
     found = set()
@@ -203,12 +170,7 @@ def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
     top.mkdir()
     strings, skip = searched_strings()
     make_repository(top, files, strings)
-    env = {**os.environ, "STAGEGATE_CACHE_DIR": str(work / "cache")}
-    env.pop("GITHUB_STEP_SUMMARY", None)
-    # Byte-code cached, as in any installed copy (pip compiles on install), but kept
-    # out of the source tree.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    env = environment(work)
     subject = [STAGEGATE, "audit", "--stage", str(STAGE)]
     patterns = [a for s in strings for a in ("-e", s)]
     baseline = ["git", "grep", "-F", "-n", "-z", "-I", "--no-color", *patterns, "--", *skip]
@@ -223,25 +185,15 @@ def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
         )
     print(f"findings equal git grep's: {len(ours)} (file, line, string) triples", file=sys.stderr)
 
-    for _ in range(2):
-        timed(subject, top, env)
-        timed(baseline, top, env)
-    ours_t, theirs_t, ratios, peaks = [], [], [], []
-    for _ in range(runs):
-        s, peak, _ = timed(subject, top, env)
-        b, _, _ = timed(baseline, top, env)
-        ours_t.append(s)
-        theirs_t.append(b)
-        ratios.append(s / b)
-        peaks.append(peak)
     return [
-        Figure(
+        paired(
             f"stagegate audit / git grep -F, {files:,} files",
-            statistics.median(ours_t),
-            statistics.median(theirs_t),
-            statistics.median(ratios),
-            TARGET,
-            max(peaks),
+            subject,
+            baseline,
+            cwd=top,
+            env=env,
+            target=TARGET,
+            runs=runs,
         )
     ]
 

@@ -14,89 +14,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import Figure, environment, paired
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 STAGEGATE = str(BIN / "stagegate")
 PYTHON = sys.executable
-
-
-@dataclass
-class Figure:
-    name: str
-    subject: float  # median seconds
-    baseline: float
-    ratio: float  # median of paired ratios
-    target: float
-    peak_mib: float
-
-    @property
-    def ok(self) -> bool:
-        return self.ratio <= self.target
-
-
-def timed(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """Wall time and peak RSS (MiB) of one run of ``argv``."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        raise SystemExit(f"benchmark command failed ({code}): {' '.join(argv)}\n{err}")
-    if proc.stderr:
-        proc.stderr.close()
-    return elapsed, usage.ru_maxrss / 1024
-
-
-def compare(
-    name: str,
-    subject: Sequence[str],
-    baseline: Sequence[str],
-    *,
-    cwd: Path,
-    env: dict[str, str],
-    target: float,
-    runs: int = 15,
-    warmup: int = 2,
-) -> Figure:
-    for _ in range(warmup):
-        timed(subject, cwd, env)
-        timed(baseline, cwd, env)
-    subject_times, baseline_times, ratios, peaks = [], [], [], []
-    for _ in range(runs):
-        s, peak = timed(subject, cwd, env)
-        b, _ = timed(baseline, cwd, env)
-        subject_times.append(s)
-        baseline_times.append(b)
-        ratios.append(s / b)
-        peaks.append(peak)
-    return Figure(
-        name,
-        statistics.median(subject_times),
-        statistics.median(baseline_times),
-        statistics.median(ratios),
-        target,
-        max(peaks),
-    )
-
-
-def environment(cache: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["STAGEGATE_CACHE_DIR"] = str(cache)
-    env.pop("GITHUB_STEP_SUMMARY", None)
-    return env
 
 
 # --------------------------------------------------------------------------- startup
@@ -108,12 +38,12 @@ def startup(work: Path) -> list[Figure]:
     example.mkdir()
     shutil.copy(REPO / "migration.yaml", example)
     shutil.copytree(REPO / "stages", example / "stages")
-    env = environment(work / "cache")
+    env = environment(work)
     baseline = [PYTHON, "-c", "import yaml, click"]
     figures = []
     for args in (["status"], ["validate"], ["--help"]):
         figures.append(
-            compare(
+            paired(
                 f"stagegate {' '.join(args)} (example) / python -c 'import yaml, click'",
                 [STAGEGATE, *args],
                 baseline,
@@ -125,7 +55,7 @@ def startup(work: Path) -> list[Figure]:
         )
     cold = work / "cold"
     figures.append(
-        compare(
+        paired(
             "stagegate validate, empty cache each run / python -c 'import yaml, click'",
             ["sh", "-c", f'rm -rf "{cold}"; exec "{STAGEGATE}" validate'],
             ["sh", "-c", f'rm -rf "{cold}"; exec "{PYTHON}" -c "import yaml, click"'],
@@ -230,7 +160,7 @@ def scaling(work: Path) -> list[Figure]:
     large.mkdir()
     synthetic(10, small)
     synthetic(100, large)
-    env = environment(work / "cache")
+    env = environment(work)
     subprocess.run(
         [STAGEGATE, "validate"], cwd=small, env=env, check=True, stdout=subprocess.DEVNULL
     )
@@ -238,7 +168,7 @@ def scaling(work: Path) -> list[Figure]:
         [STAGEGATE, "validate"], cwd=large, env=env, check=True, stdout=subprocess.DEVNULL
     )
     return [
-        compare(
+        paired(
             "check --all, 100 copies / 10 copies",
             [STAGEGATE, "-f", str(large / "migration.yaml"), "check", "--all"],
             [STAGEGATE, "-f", str(small / "migration.yaml"), "check", "--all"],
@@ -291,5 +221,4 @@ def main(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,88 @@
+"""What the benchmarks share: one figure type, timing of a whole process, paired runs."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Figure:
+    """One comparison: medians of each side and the median of the paired ratios."""
+
+    name: str
+    subject: float  # median seconds
+    baseline: float
+    ratio: float
+    target: float
+    peak_mib: float  # of the subject
+
+    @property
+    def ok(self) -> bool:
+        return self.ratio <= self.target
+
+
+def environment(work: Path) -> dict[str, str]:
+    """The environment of measured runs: a private stagegate cache, and byte-code cached
+    as in any installed copy (pip compiles on install), kept out of the source tree."""
+    env = {**os.environ, "STAGEGATE_CACHE_DIR": str(work / "cache")}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    return env
+
+
+def timed(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """Wall time, peak RSS (MiB) and output of one run of ``argv`` (output to a file, so
+    that neither side waits on a pipe). Exit 0 and 1 are results; anything else fails."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if code not in (0, 1):
+            message = err.read().decode("utf-8", "replace")
+            raise SystemExit(f"benchmark command failed ({code}): {' '.join(argv)}\n{message}")
+        return elapsed, usage.ru_maxrss / 1024, out.read()
+
+
+def paired(
+    name: str,
+    subject: Sequence[str],
+    baseline: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    target: float,
+    runs: int,
+    warmup: int = 2,
+) -> Figure:
+    """Alternate the two commands (A B A B ...) so that machine noise hits both alike."""
+    for _ in range(warmup):
+        timed(subject, cwd, env)
+        timed(baseline, cwd, env)
+    ours, theirs, ratios, peaks = [], [], [], []
+    for _ in range(runs):
+        s, peak, _ = timed(subject, cwd, env)
+        b, _, _ = timed(baseline, cwd, env)
+        ours.append(s)
+        theirs.append(b)
+        ratios.append(s / b)
+        peaks.append(peak)
+    return Figure(
+        name,
+        statistics.median(ours),
+        statistics.median(theirs),
+        statistics.median(ratios),
+        target,
+        max(peaks),
+    )
