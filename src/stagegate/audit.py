@@ -364,12 +364,12 @@ def search(
     )
     started: list[gitrepo.Pending[Any]] = []
     try:
-        where = gitrepo.start_worktree(folder)
-        started.append(where)
         grep = None
-        if strings:
+        if strings:  # first: it is the long one, and it may use every core
             grep = gitrepo.start_grep(folder, strings, [*skip, gitrepo.WHOLE_TREE])
             started.append(grep)
+        where = gitrepo.start_worktree(folder)
+        started.append(where)
         listings = {}
         for entry in entries:
             include = [gitrepo.pathspec(entry, top=True), glob_pathspec(entry)]

@@ -9,8 +9,6 @@ fetch the missing ref, deepen a shallow clone.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -233,6 +231,8 @@ class Repository:
         """A temporary work tree of ``commit`` (``git worktree``), removed afterwards.
 
         The user's own work tree and index are not touched; hooks do not run."""
+        import tempfile
+
         parent = Path(tempfile.mkdtemp(prefix="stagegate-"))
         target = parent / "tree"
         with _translated(f"check out {commit[:12]} into a temporary folder"):
@@ -255,6 +255,8 @@ class Repository:
             # Cleanup must not hide the outcome of what ran in the tree.
             with suppress(Exception):
                 self.repo.git.worktree("remove", "--force", str(target))
+            import shutil
+
             shutil.rmtree(parent, ignore_errors=True)
             with suppress(Exception):
                 self.repo.git.worktree("prune")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from ..audit import Leftover, Place, Report
@@ -12,6 +11,14 @@ from ..errors import Loc
 from ..gitrepo import BlameLine
 from ..model import Item
 from . import github
+
+
+def _iso(timestamp: int) -> str:
+    """A commit time as ISO 8601 in UTC (``datetime`` is imported only with --blame)."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
+
 
 TEXT_WIDTH = 160
 
@@ -62,7 +69,7 @@ def blame_json(blame: BlameLine, now: float) -> dict[str, Any]:
         "commit": blame.commit,
         "author": blame.author,
         "email": blame.email,
-        "date": datetime.fromtimestamp(blame.time, UTC).isoformat().replace("+00:00", "Z"),
+        "date": _iso(blame.time),
         "age_days": int(max(0.0, now - blame.time) // 86400),
     }
 
