@@ -148,8 +148,8 @@ def test_no_yaml_constructor_is_ever_used(
 @pytest.mark.parametrize(
     ("when", "column", "message"),
     [
-        ("__import__('os').system('touch {m}')", 11, "unexpected character \"'\""),
-        ("eval('1')", 5, "unexpected character \"'\""),
+        ("__import__('os').system('touch {m}')", 11, 'unexpected character "\'"'),
+        ("eval('1')", 5, 'unexpected character "\'"'),
         ("__import__ (os)", 11, "unexpected '('; expected 'and', 'or' or the end"),
         ("new-path; touch {m}", 8, "unexpected character ';'"),
         ("new-path or 1 + 1", 14, "unexpected character '+'"),
@@ -361,3 +361,82 @@ def test_audit_does_not_read_through_a_link_to_outside(
     result = sg("audit", "--stage", "1", cwd=repo)
     assert result.code == 0, result.output
     assert "OLD_SECRET_VALUE" not in result.output
+
+
+# --------------------------------------------------------------------------- workflow commands
+
+
+def command_lines(text: str) -> list[str]:
+    """The lines the GitHub Actions runner would take as workflow commands."""
+    return [line for line in text.splitlines() if line.lstrip(" \t").startswith("::")]
+
+
+def test_text_from_the_files_cannot_pose_as_a_workflow_command(
+    repo: Path, sg: Callable[..., Result]
+) -> None:
+    """A stage title holding a line break and ``::warning``/``::stop-commands``: shown as
+    text, never run; stagegate's own annotations still are commands."""
+    stage = repo / "stages" / "01-switch.yaml"
+    replace(
+        stage,
+        "title: Switch to the new path",
+        'title: "Switch\\n::warning file=x::injected\\n::stop-commands::token"',
+    )
+    migration = repo / "migration.yaml"
+    replace(migration, 'select: ["old-*", "new-*"]', 'select: ["old-*"]')
+    with migration.open("a") as f:
+        f.write("invariants:\n  - check: release-continuity\n    tag: v1.0\n")
+    for command in (
+        ("status",),
+        ("plan", "--stage", "1"),
+        ("check", "--all", "--format", "github"),
+    ):
+        result = sg(*command, cwd=repo)
+        assert result.code in (0, 1), (command, result.output)
+        assert "injected" in result.output
+        lines = command_lines(result.output)
+        assert all(line.startswith("::error file=migration.yaml,") for line in lines), lines
+        if command[0] == "check":
+            assert lines, "the failing check's own annotation must stay a command"
+            assert ":\u200b:warning file=x::injected" in result.out
+
+
+def test_a_file_name_from_the_repository_cannot_pose_as_a_workflow_command(
+    repo: Path, sg: Callable[..., Result]
+) -> None:
+    from test_fuzz import git
+
+    migration = repo / "migration.yaml"
+    replace(
+        migration,
+        "    when: not new-path\n",
+        "    when: not new-path\n    legacy: {references: [OLD_WHEELS]}\n",
+    )
+    replace(migration, "stage: 0", "stage: 1")
+    (repo / "x\n::error::pwned").write_text("uses OLD_WHEELS\n")
+    git(repo, "add", "-A")
+    for fmt in ("text", "github"):
+        result = sg("audit", "--format", fmt, cwd=repo)
+        assert result.code == 1, result.output
+        assert "pwned" in result.output
+        lines = command_lines(result.output)
+        assert not [line for line in lines if line.lstrip().startswith("::error::pwned")], lines
+        assert all(
+            line.startswith(("::error file=", "::warning file=", "::notice")) for line in lines
+        )
+        if fmt == "text":
+            assert lines == []
+
+
+def test_a_command_split_across_writes_is_defused() -> None:
+    import io
+
+    from stagegate.report.github import GuardedStream, annotation
+
+    sink = io.StringIO()
+    stream = GuardedStream(sink)
+    ours = annotation("error", "stagegate's own", None, "t")
+    for piece in ("ab", "c\n  ::warn", "ing::x\n", ours + "\n", "::notice::tail"):
+        stream.write(piece)
+    stream.flush()
+    assert sink.getvalue() == ("abc\n  :\u200b:warning::x\n" + ours + "\n" + ":\u200b:notice::tail")

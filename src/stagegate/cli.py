@@ -455,7 +455,17 @@ def _internal_error(error: BaseException) -> int:
 
 
 def run(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code (no ``sys.exit``), for tests and ``main``."""
+    """Run the CLI and return its exit code (no ``sys.exit``), for tests and ``main``.
+
+    Its output is guarded: a line from the input files cannot pose as a GitHub
+    Actions workflow command (see ``report.github.defuse``)."""
+    from .report.github import guarded_output
+
+    with guarded_output():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = cli.main(args=argv, prog_name="stagegate", standalone_mode=False)
     except click.exceptions.Exit as done:

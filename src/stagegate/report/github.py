@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
 from ..errors import Loc
 
@@ -16,6 +19,10 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+_EMITTED: set[str] = set()
+"""Every workflow command this process made: the only lines let through as commands."""
+
+
 def annotation(level: str, message: str, loc: Loc | None = None, title: str | None = None) -> str:
     """``::error file=F,line=L,col=C,title=T::message`` (level: error, warning or notice)."""
     props = []
@@ -24,7 +31,63 @@ def annotation(level: str, message: str, loc: Loc | None = None, title: str | No
     if title:
         props.append(f"title={_escape_property(title)}")
     head = f"::{level} {','.join(props)}" if props else f"::{level}"
-    return f"{head}::{_escape_data(message)}"
+    line = f"{head}::{_escape_data(message)}"
+    _EMITTED.add(line)
+    return line
+
+
+def defuse(line: str) -> str:
+    """``line``, unable to act as a workflow command unless stagegate made it one.
+
+    The Actions runner runs any output line that starts with ``::`` (after white
+    space) as a command: a stage title or file name holding a line break followed
+    by ``::warning::`` or ``::stop-commands::`` would otherwise speak for stagegate.
+    A zero-width space between the colons keeps the text as it reads."""
+    body = line.lstrip(" \t")
+    if not body.startswith("::") or line.rstrip("\r") in _EMITTED:
+        return line
+    cut = len(line) - len(body)
+    return line[:cut] + ":\u200b:" + body[2:]
+
+
+class GuardedStream:
+    """A text stream that defuses, line by line, the workflow commands it did not make."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        if lines:
+            self._stream.write("\n".join(defuse(line) for line in lines) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self._partial:
+            self._stream.write(defuse(self._partial))
+            self._partial = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def guarded_output() -> Iterator[None]:
+    """Standard output and error guarded by ``GuardedStream`` inside the block."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = GuardedStream(out), GuardedStream(err)
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        sys.stdout, sys.stderr = out, err
 
 
 def write_summary(markdown: str) -> bool:
