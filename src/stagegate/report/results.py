@@ -42,7 +42,8 @@ def text(migration: Migration, results: Sequence[Result]) -> str:
         else "no stage"
     )
     lines.append(
-        f"{len(results)} checks at {where}: " + ("all passed" if not failed else f"{failed} failed")
+        f"{len(results)} check{'s' if len(results) != 1 else ''} at {where}: "
+        + ("all passed" if not failed else f"{failed} failed")
     )
     return "\n".join(lines)
 
