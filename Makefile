@@ -16,7 +16,7 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench stages
 	$(VENV)/bin/mypy
 
 bench: $(VENV)/.installed

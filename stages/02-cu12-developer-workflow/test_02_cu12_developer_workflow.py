@@ -7,46 +7,15 @@ change of what the CUDA 13 release selects is recorded with `--snapshot-update`.
 
 from __future__ import annotations
 
-import pytest
-from pytest_snapshot.plugin import Snapshot
+# The contract every stage keeps: pytest runs these two tests here, at this stage.
+from continuity import (
+    test_cuda13_release_fits_runs_of_every_earlier_stage,  # noqa: F401
+    test_cuda13_release_selection_is_pinned,  # noqa: F401
+)
 
 from stagegate.testing import StageUnderTest
 
 STAGE = 2
-TAG = "v13.4.2"
-
-
-@pytest.fixture
-def stage(stagegate: StageUnderTest) -> StageUnderTest:
-    assert stagegate.stage == STAGE, (
-        f"these are stage {STAGE}'s tests, run at stage {stagegate.stage}: "
-        f"use `stagegate check --stage {STAGE}` or pytest --stagegate-stage {STAGE}"
-    )
-    return stagegate
-
-
-def release_text(stage: StageUnderTest, tag: str) -> str:
-    """The committed continuity contract: the release path and every name it downloads."""
-    lines = [f"{tag} at stage {stage.stage}: release {stage.release(tag)}"]
-    for producer, names in stage.release_sources(tag).items():
-        lines += [f"  {name}  (producer {producer})" for name in names]
-    return "\n".join(lines) + "\n"
-
-
-def cuda13_wheels(stage: StageUnderTest) -> list[str]:
-    return sorted(n for n in stage.rows("bindings-cu13") if not n.endswith("-tests"))
-
-
-def test_cuda13_release_selection_is_pinned(stage: StageUnderTest, snapshot: Snapshot) -> None:
-    snapshot.assert_match(release_text(stage, TAG), "cuda13-release.txt")
-    assert stage.release_sources(TAG) == {"bindings-cu13": cuda13_wheels(stage)}
-
-
-def test_cuda13_release_fits_runs_of_every_earlier_stage(stage: StageUnderTest) -> None:
-    # release.yml runs today's download-wheels (tooling: control) on the tag's run,
-    # whichever stage built it.
-    for built_at in range(STAGE + 1):
-        assert stage.release_selects(TAG, built_at=built_at) == cuda13_wheels(stage), built_at
 
 
 def test_only_the_developer_workflow_turns_on(stage: StageUnderTest) -> None:

@@ -1,0 +1,37 @@
+"""The continuity contract every stage keeps: the CUDA 13 release ships what it shipped.
+
+Each stage's test module imports the two tests below, so pytest runs them (and keeps
+their snapshots) in that stage's folder, evaluated at that stage.
+"""
+
+from __future__ import annotations
+
+from pytest_snapshot.plugin import Snapshot
+
+from stagegate.testing import StageUnderTest
+
+TAG = "v13.4.2"
+
+
+def release_text(stage: StageUnderTest, tag: str) -> str:
+    """The committed continuity contract: the release path and every name it downloads."""
+    lines = [f"{tag} at stage {stage.stage}: release {stage.release(tag)}"]
+    for producer, names in stage.release_sources(tag).items():
+        lines += [f"  {name}  (producer {producer})" for name in names]
+    return "\n".join(lines) + "\n"
+
+
+def cuda13_wheels(stage: StageUnderTest) -> list[str]:
+    return sorted(n for n in stage.rows("bindings-cu13") if not n.endswith("-tests"))
+
+
+def test_cuda13_release_selection_is_pinned(stage: StageUnderTest, snapshot: Snapshot) -> None:
+    snapshot.assert_match(release_text(stage, TAG), "cuda13-release.txt")
+    assert stage.release_sources(TAG) == {"bindings-cu13": cuda13_wheels(stage)}
+
+
+def test_cuda13_release_fits_runs_of_every_earlier_stage(stage: StageUnderTest) -> None:
+    # release.yml runs today's download-wheels (tooling: control) on the tag's run,
+    # whichever stage built it.
+    for built_at in range(stage.stage + 1):
+        assert stage.release_selects(TAG, built_at=built_at) == cuda13_wheels(stage), built_at
