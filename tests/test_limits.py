@@ -7,6 +7,7 @@ the code that enforces them (``yamlsrc.MAX_*``, ``expr.MAX_*``, ``templates.MAX_
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from stagegate import expr, globs, templates, yamlsrc
+from stagegate import expr, globs, load, templates, yamlsrc
 
 STAGE = "stage: 1\ntitle: Switch\n"
 
@@ -100,14 +101,82 @@ def test_file_size(tmp_path: Path, sg: Callable[..., Result]) -> None:
         f.write("#" * yamlsrc.MAX_BYTES)
     assert_invalid(
         sg("validate", cwd=root),
-        r"^migration\.yaml:1:1: file is [0-9,]+ bytes; the limit is 4,194,304\. Split",
+        r"^migration\.yaml:1:1: file is larger than 4,194,304 bytes, the limit\. Split",
     )
 
 
 def test_file_size_of_a_stage_file(tmp_path: Path, sg: Callable[..., Result]) -> None:
     root = write(tmp_path, stage=STAGE + "#" * (yamlsrc.MAX_BYTES + 1))
     assert_invalid(
-        sg("validate", cwd=root), r"stages/01-switch\.yaml:1:1: file is [0-9,]+ bytes; the limit"
+        sg("validate", cwd=root),
+        r"stages/01-switch\.yaml:1:1: file is larger than 4,194,304 bytes, the limit",
+    )
+
+
+@pytest.mark.parametrize("command", ["validate", "check", "advance"])
+@pytest.mark.parametrize("kind", ["endless device", "named pipe"])
+def test_a_file_that_never_ends_is_refused(
+    kind: str, command: str, tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    """A link to /dev/zero would be read until memory runs out; a pipe would wait forever."""
+    root = write(tmp_path)
+    (root / "migration.yaml").unlink()
+    if kind == "endless device":
+        (root / "migration.yaml").symlink_to("/dev/zero")
+    else:
+        os.mkfifo(root / "migration.yaml")
+    start = time.monotonic()
+    assert_invalid(
+        sg(command, cwd=root),
+        r"^migration\.yaml: cannot read: not a regular file \(a device, pipe or socket\); "
+        r"stagegate reads plain files only",
+    )
+    assert time.monotonic() - start < 10
+
+
+def test_a_file_larger_than_memory_is_not_read_whole(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    """A sparse file of 64 GiB: refused after reading one byte past the limit."""
+    root = write(tmp_path)
+    with (root / "migration.yaml").open("r+b") as f:
+        f.truncate(64 * 1024**3)
+    assert_invalid(sg("validate", cwd=root), r"^migration\.yaml:1:1: file is larger than")
+
+
+def test_number_of_stage_files(tmp_path: Path, sg: Callable[..., Result]) -> None:
+    root = write(tmp_path)
+    for n in range(2, load.MAX_STAGES + 2):
+        (root / "stages" / f"{n:04d}-s.yaml").write_text(f"stage: {n}\ntitle: S\n")
+    (root / "stages" / "01-switch.yaml").rename(root / "stages" / "0001-switch.yaml")
+    assert_invalid(
+        sg("validate", cwd=root),
+        r"^migration\.yaml:1:1: \$\.stages_dir: 1,000 stage files; the limit is 999",
+    )
+
+
+def test_bytes_of_all_files_together(tmp_path: Path, sg: Callable[..., Result]) -> None:
+    """Stage files just under the per-file limit: the fourth, with migration.yaml, passes 16 MiB."""
+    root = write(tmp_path)
+    padding = "#" * 99 + "\n"
+    for n in range(1, 6):
+        text = f"stage: {n}\ntitle: S{n}\n" + padding * (yamlsrc.MAX_BYTES // 100 - 1)
+        (root / "stages" / f"0{n}-s{n}.yaml").write_text(text)
+    (root / "stages" / "01-switch.yaml").unlink()
+    assert_invalid(
+        sg("validate", cwd=root),
+        r"^stages/04-s4\.yaml:1:1: with this file, the migration's files hold more than "
+        r"16,777,216 bytes, the limit",
+    )
+
+
+def test_number_of_check_runs(tmp_path: Path, sg: Callable[..., Result]) -> None:
+    checks = "  - check: unique-artifacts\n" * (load.MAX_CHECK_RUNS - 1)
+    root = write(tmp_path, stage=STAGE + "acceptance:\n" + checks)
+    assert_invalid(
+        sg("validate", cwd=root),
+        r"^stages/01-switch\.yaml:3:1: \$\.acceptance: the invariants at each of 2 stages and "
+        r"the stages' own checks make 10,003 check runs; the limit is 10,000",
     )
 
 

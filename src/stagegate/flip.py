@@ -23,7 +23,7 @@ from typing import Any
 from . import acceptance
 from .checks._base import Result
 from .errors import InvalidInput, Loc, Problem, Refused, UsageError
-from .load import FileSource, Source, load
+from .load import FileSource, Source, load, read_limited
 from .model import Migration
 from .yamlsrc import decode, parse
 
@@ -55,7 +55,7 @@ def read_migration(path: str | Path) -> tuple[Migration, bytes]:
     """Load the migration and keep the exact bytes it was loaded from."""
     file = Path(path)
     try:
-        raw = file.read_bytes()
+        raw = read_limited(file)
     except FileNotFoundError:
         raise UsageError(
             f"{path}: no such file; run stagegate in the folder that holds migration.yaml "

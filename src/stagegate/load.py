@@ -6,6 +6,7 @@ and reported at once, each as ``FILE:LINE:COL: $.json.path: message``.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -31,11 +32,17 @@ from .model import (
 )
 from .records import record
 from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, TemplateError, row_count, split
-from .yamlsrc import Document, decode, json_path, parse
+from .yamlsrc import MAX_BYTES, Document, decode, json_path, parse
 from .yamlsrc import Path as DocPath
 
 STAGE_FILE = re.compile(r"(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9-]*)\.yaml")
 _LOOKS_LIKE_STAGE = re.compile(r"[0-9]+[-_].*\.ya?ml")
+MAX_STAGES = 999
+"""Most stage files a migration may have."""
+MAX_TOTAL_BYTES = 16 * 1024 * 1024
+"""Most bytes the migration file and its stage files may hold together."""
+MAX_CHECK_RUNS = 10_000
+"""Most check runs ``check --all`` may make: invariants at every stage, plus each stage's own."""
 
 
 class Source(Protocol):
@@ -54,6 +61,27 @@ class Source(Protocol):
         ...
 
 
+def read_limited(path: Path) -> bytes:
+    """The bytes of the regular file at ``path``: at most one byte past ``MAX_BYTES``.
+
+    A symbolic link to /dev/zero or a named pipe would otherwise be read forever (or
+    wait forever for a writer); one byte past the limit is enough for ``decode`` to
+    refuse a file that is too large, whatever its size."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(
+                errno.EINVAL,
+                "not a regular file (a device, pipe or socket); stagegate reads plain files only",
+            )
+        return handle.read(MAX_BYTES + 1)
+
+
 @record
 class FileSource:
     """Files under a directory of the work tree."""
@@ -61,10 +89,7 @@ class FileSource:
     root: Path
 
     def read(self, rel: str) -> bytes:
-        path = self.root / rel
-        if path.is_dir():
-            raise IsADirectoryError(str(path))
-        return path.read_bytes()
+        return read_limited(self.root / rel)
 
     def listdir(self, rel: str) -> list[tuple[str, bool]]:
         with os.scandir(self.root / rel) as it:
@@ -462,7 +487,7 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
     problems: list[Problem] = []
     stage_docs: list[tuple[int, str, str, Document, bytes]] = []
     if isinstance(stages_dir, str) and stages_dir:
-        problems, stage_docs = _read_stages(source, root, stages_dir, doc)
+        problems, stage_docs = _read_stages(source, root, stages_dir, doc, len(raw))
     cache = ValidCache()
     key = cache.key([(file_path.name, raw), *((e[2], e[4]) for e in stage_docs)])
     trusted = not problems and cache.known(key)
@@ -482,8 +507,9 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
 
 
 def _read_stages(
-    source: Source, root: Path, stages_dir: str, doc: Document
+    source: Source, root: Path, stages_dir: str, doc: Document, spent: int = 0
 ) -> tuple[list[Problem], list[tuple[int, str, str, Document, bytes]]]:
+    """The stage files, read in order; ``spent``: the bytes read already (the migration)."""
     problems: list[Problem] = []
     where = doc.loc(("stages_dir",)) if "stages_dir" in doc.data else doc.loc(())
     posix = PurePosixPath(stages_dir)
@@ -550,7 +576,18 @@ def _read_stages(
                 "$.stages_dir",
             )
         )
+    if len(found) > MAX_STAGES:
+        problems.append(
+            Problem(
+                where,
+                f"{len(found):,} stage files; the limit is {MAX_STAGES}: "
+                "a migration of that many stages cannot be reviewed; split it.",
+                "$.stages_dir",
+            )
+        )
+        return problems, []
     docs: list[tuple[int, str, str, Document, bytes]] = []
+    total = spent
     for number in sorted(found):
         shown, slug = found[number]
         rel = f"{stages_dir}/{Path(shown).name}"
@@ -569,6 +606,16 @@ def _read_stages(
         except InvalidInput as exc:
             problems.extend(exc.problems)
             continue
+        total += len(raw)
+        if total > MAX_TOTAL_BYTES:
+            problems.append(
+                Problem(
+                    Loc(shown, 1, 1),
+                    f"with this file, the migration's files hold more than {MAX_TOTAL_BYTES:,} "
+                    "bytes, the limit; remove generated content or split the migration.",
+                )
+            )
+            break
         docs.append((number, slug, shown, stage_doc, raw))
     return problems, docs
 
@@ -647,6 +694,18 @@ class _Builder:
             for i, spec in enumerate(data.get("invariants", ()))
         )
         stages = tuple(self._stage(*entry) for entry in self.stage_docs)
+        runs = len(invariants) * (len(stages) + 1) + sum(len(st.acceptance) for st in stages)
+        if runs > MAX_CHECK_RUNS:
+            counts = [(len(e[3].data.get("acceptance", ())), e[3]) for e in self.stage_docs]
+            own, largest = max(counts, key=lambda c: c[0], default=(0, self.doc))
+            doc = self.doc if len(invariants) * (len(stages) + 1) >= own else largest
+            self.problem(
+                doc,
+                ("invariants",) if doc is self.doc else ("acceptance",),
+                f"the invariants at each of {len(stages) + 1} stages and the stages' own checks "
+                f"make {runs:,} check runs; the limit is {MAX_CHECK_RUNS:,}: check less often.",
+                doc.key_loc(("invariants",) if doc is self.doc else ("acceptance",)),
+            )
         stage = data["stage"]
         if stage > len(stages):
             self.problem(

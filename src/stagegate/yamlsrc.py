@@ -103,7 +103,7 @@ def decode(raw: bytes, file: str) -> str:
             [
                 Problem(
                     Loc(file, 1, 1),
-                    f"file is {len(raw):,} bytes; the limit is {MAX_BYTES:,}. "
+                    f"file is larger than {MAX_BYTES:,} bytes, the limit. "
                     "Split the migration or remove generated content.",
                 )
             ]
