@@ -93,26 +93,9 @@ class Row:
         return f"{self.name}" + (f" ({shown})" if shown else "")
 
 
-def name_pieces(
-    parts: Sequence[Part], assignment: Mapping[str, str], axes: Mapping[str, Axis]
+def _pieces(
+    parts: Sequence[Part], assignment: Mapping[str, str], axes: Mapping[str, Axis], *, glob: bool
 ) -> tuple[Piece, ...]:
-    """The language of an artifact name: literals, finite values, open-axis regexes."""
-    from .globs import Lit, Rx
-
-    out: list[Piece] = []
-    for part in parts:
-        if isinstance(part, Placeholder):
-            axis = axes[part.axis]
-            out.append(Rx(axis.pattern or "") if axis.is_open else Lit(assignment[part.axis]))
-        else:
-            out.append(Lit(part))
-    return tuple(out)
-
-
-def glob_pieces(
-    parts: Sequence[Part], assignment: Mapping[str, str], axes: Mapping[str, Axis]
-) -> tuple[Piece, ...]:
-    """The language of a glob: its text is glob syntax, inserted axis values are literal."""
     from .globs import Glob, Lit, Rx
 
     out: list[Piece] = []
@@ -121,8 +104,22 @@ def glob_pieces(
             axis = axes[part.axis]
             out.append(Rx(axis.pattern or "") if axis.is_open else Lit(assignment[part.axis]))
         else:
-            out.append(Glob(part))
+            out.append(Glob(part) if glob else Lit(part))
     return tuple(out)
+
+
+def name_pieces(
+    parts: Sequence[Part], assignment: Mapping[str, str], axes: Mapping[str, Axis]
+) -> tuple[Piece, ...]:
+    """The language of an artifact name: literals, finite values, open-axis regexes."""
+    return _pieces(parts, assignment, axes, glob=False)
+
+
+def glob_pieces(
+    parts: Sequence[Part], assignment: Mapping[str, str], axes: Mapping[str, Axis]
+) -> tuple[Piece, ...]:
+    """The language of a glob: its text is glob syntax, inserted axis values are literal."""
+    return _pieces(parts, assignment, axes, glob=True)
 
 
 @lru_cache(maxsize=4096)

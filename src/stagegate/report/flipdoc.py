@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from ..checks._base import Result
 from ..model import Migration
 from ..resolve import Change, diff, resolve
-from . import github
 from .graph import _node_id, build, mermaid
+from .results import table as result_table
 
 
 def _code(text: str) -> str:
@@ -77,21 +77,6 @@ def change_graph(migration: Migration, a: int, b: int) -> str:
     return source + "\n" + "\n".join(extra)
 
 
-def results_table(results: Sequence[Result]) -> str:
-    rows = [
-        (
-            str(r.stage),
-            r.label,
-            "pass" if r.ok else "**fail**",
-            r.message.split(": ", 1)[-1]
-            if r.ok
-            else "; ".join(f.message.splitlines()[0] for f in r.findings) or r.message,
-        )
-        for r in results
-    ]
-    return github.table(("stage", "check", "result", "details"), rows)
-
-
 def markdown(
     migration: Migration,
     a: int,
@@ -133,7 +118,7 @@ def markdown(
     )
     lines.append("")
     if results:
-        lines += [results_table(results), ""]
+        lines += [result_table(results, brief=True), ""]
     if notes:
         lines += ["### Notes", ""]
         lines += [f"- {n}" for n in notes]

@@ -94,19 +94,22 @@ def workflow_commands(results: Sequence[Result]) -> str:
     return "\n".join(lines)
 
 
+def table(results: Sequence[Result], *, brief: bool = False) -> str:
+    """A Markdown table of results; ``brief``: only the first line of each finding."""
+
+    def details(r: Result) -> str:
+        if r.ok:
+            return r.message.split(": ", 1)[-1]
+        lines = [f.message.splitlines()[0] if brief else f.message for f in r.findings]
+        return ("; " if brief else "\n").join(lines) or r.message
+
+    rows = [(str(r.stage), r.label, "pass" if r.ok else "**fail**", details(r)) for r in results]
+    return github.table(("stage", "check", "result", "details"), rows)
+
+
 def summary(migration: Migration, results: Sequence[Result], heading: str) -> str:
     failed = sum(1 for r in results if not r.ok)
     verdict = "all passed" if not failed else f"{failed} of {len(results)} failed"
-    rows = [
-        (
-            str(r.stage),
-            r.label,
-            "pass" if r.ok else "**fail**",
-            r.message.split(": ", 1)[-1]
-            if r.ok
-            else "\n".join(f.message for f in r.findings) or r.message,
-        )
-        for r in results
-    ]
-    table = github.table(("stage", "check", "result", "details"), rows)
-    return f"### {heading}\n\n`{migration.id}`: {len(results)} checks, {verdict}.\n\n{table}"
+    return (
+        f"### {heading}\n\n`{migration.id}`: {len(results)} checks, {verdict}.\n\n{table(results)}"
+    )
