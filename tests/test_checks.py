@@ -318,11 +318,11 @@ def test_inputs_satisfied_ignores_optional_inputs_and_inactive_consumers(
     (root / "migration.yaml").write_text(text)
     result = sg("check", "--stage", "0", cwd=root)
     assert result.code == 0, result.output
-    assert "0 required inputs of 1 consumers are satisfied" in result.out
+    assert "0 required inputs of 1 consumer: all satisfied" in result.out
     text = text.replace("  build12:\n", "  build12:\n    when: local\n")
     (root / "migration.yaml").write_text(text)
     result = sg("check", "--stage", "0", cwd=root)
-    assert "0 required inputs of 0 consumers are satisfied" in result.out
+    assert "0 required inputs of 0 consumers: all satisfied" in result.out
 
 
 def test_consumer_argument_limits_the_check_and_must_exist(tmp_path: Path, sg: Sg) -> None:
@@ -341,7 +341,7 @@ def test_single_source_passes_with_one_producer_per_row(tmp_path: Path, sg: Sg) 
     root = consumers_repo(tmp_path, "branch12, local12", "[linux-64, win-64]")
     result = sg("check", "--all", cwd=root)
     assert result.code == 0, result.output
-    assert "every input of 1 consumers has a single source" in result.out
+    assert "every input of 1 consumer has a single source" in result.out
 
 
 def test_single_source_names_a_producer_outside_from(tmp_path: Path, sg: Sg) -> None:

@@ -16,6 +16,7 @@ import click
 from . import __version__
 from .errors import EXIT_INTERNAL, EXIT_INVALID, InvalidInput, StagegateError, UsageError
 from .model import Migration
+from .words import counted
 
 FORMATS = ("text", "json", "github")
 
@@ -135,11 +136,18 @@ def validate(ctx: Context, fmt: str) -> int:
 
         click.echo(dumps({"ok": True, "problems": [], "stage": migration.stage, "stages": count}))
     else:
+        counts = ", ".join(
+            counted(n, noun)
+            for n, noun in (
+                (count, "stage file"),
+                (len(migration.flags), "flag"),
+                (len(migration.producers), "producer"),
+                (len(migration.consumers), "consumer"),
+                (len(migration.releases), "release"),
+            )
+        )
         click.echo(
-            f"{migration.file}: valid: {count} stage file{'s' if count != 1 else ''}, "
-            f"{len(migration.flags)} flags, {len(migration.producers)} producers, "
-            f"{len(migration.consumers)} consumers, {len(migration.releases)} releases; "
-            f"at stage {migration.stage} of {migration.last}."
+            f"{migration.file}: valid: {counts}; at stage {migration.stage} of {migration.last}."
         )
         if fmt == "github":
             write_summary(

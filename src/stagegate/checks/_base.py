@@ -11,6 +11,7 @@ from ..match import RowIndex, Selector, index, input_selectors, selected
 from ..model import Check, Consumer, Input, Item, Migration, Producer
 from ..resolve import Plan, Row, cause, resolve, since
 from ..templates import format_assignment
+from ..words import counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +67,7 @@ def result(
 ) -> Result:
     found = tuple(findings)
     if found:
-        head = fail_message or f"{len(found)} problem{'s' if len(found) != 1 else ''}"
+        head = fail_message or f"{counted(len(found), 'problem')}"
         message = f"{check.describe()} at stage {ctx.stage}: {head}"
     else:
         message = f"{check.describe()} at stage {ctx.stage}: {ok_message}"
@@ -134,7 +135,9 @@ def selections(
     out = []
     for selector in input_selectors(plan.migration, item):
         rows = selected(selector, pool)
-        out.append((selector, rows if allowed is None else [r for r in rows if r.producer in allowed]))
+        out.append(
+            (selector, rows if allowed is None else [r for r in rows if r.producer in allowed])
+        )
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..model import Check, Consumer, Input
 from ..resolve import since
 from ..templates import format_assignment
+from ..words import counted
 from . import _consumers
 from ._base import (
     Context,
@@ -99,6 +100,6 @@ def run(ctx: Context, check: Check) -> list[Result]:
             ctx,
             check,
             findings,
-            f"{checked} required inputs of {len(chosen)} consumers are satisfied",
+            f"{counted(checked, 'required input')} of {counted(len(chosen), 'consumer')}: all satisfied",
         )
     ]

@@ -14,6 +14,7 @@ from ..errors import Problem
 from ..match import RowIndex, index, plain_selector, release_selection, selected, tag_claimed
 from ..model import Check, Migration, Release
 from ..resolve import Plan, Row
+from ..words import counted
 from ._base import Context, Finding, Result, result, where
 
 KIND = "release-continuity"
@@ -196,7 +197,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             ctx,
             check,
             findings,
-            f"release {release.id} selects the same {count} artifact name{'s' if count != 1 else ''} "
+            f"release {release.id} selects the same {counted(count, 'artifact name')} "
             f"as at stage {baseline}",
         )
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import Loc, Problem
 from ..model import Check, Migration
+from ..words import counted
 from ._base import Context, Finding, Result, result
 
 KIND = "retired"
@@ -46,7 +47,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     items = len(report.retired)
     ok = (
         f"nothing retired at or before stage {ctx.stage} is left "
-        f"({items} retired item{'s' if items != 1 else ''} with legacy entries searched)"
+        f"({counted(items, 'retired item')} with legacy entries searched)"
     )
     count = len(findings)
     return [
@@ -55,7 +56,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             check,
             findings,
             ok,
-            fail_message=f"{count} leftover{'s' if count != 1 else ''} of retired items; "
+            fail_message=f"{counted(count, 'leftover')} of retired items; "
             "remove them, or list files that mention them on purpose in audit.ignore",
         )
     ]

@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from ..model import Check, Consumer, Input
 from ..templates import format_assignment
+from ..words import counted
 from . import _consumers
 from ._base import (
     Context,
@@ -39,7 +40,12 @@ def run(ctx: Context, check: Check) -> list[Result]:
         for item in consumer.inputs:
             findings += _input_findings(ctx, consumer, item)
     return [
-        result(ctx, check, findings, f"every input of {len(chosen)} consumers has a single source")
+        result(
+            ctx,
+            check,
+            findings,
+            f"every input of {counted(len(chosen), 'consumer')} has a single source",
+        )
     ]
 
 

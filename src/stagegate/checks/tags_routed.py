@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..match import tag_claimed
 from ..model import Check
+from ..words import counted
 from ._base import Context, Finding, Result, result, where
 
 KIND = "tags-routed"
@@ -44,6 +45,6 @@ def run(ctx: Context, check: Check) -> list[Result]:
             ctx,
             check,
             findings,
-            f"{count} tag{'s' if count != 1 else ''} each routed to one release",
+            f"{counted(count, 'tag')} each routed to one release",
         )
     ]

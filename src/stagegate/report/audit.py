@@ -10,6 +10,7 @@ from ..audit import Leftover, Place, Report
 from ..errors import Loc
 from ..gitrepo import BlameLine
 from ..model import Item
+from ..words import counted
 from . import github
 
 
@@ -21,10 +22,6 @@ def _iso(timestamp: int) -> str:
 
 
 TEXT_WIDTH = 160
-
-
-def _s(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def _item(item: Item) -> str:
@@ -52,7 +49,7 @@ def age(seconds: float) -> str:
         ("hour", 3600),
     ):
         if seconds >= size:
-            return _s(int(seconds // size), unit)
+            return counted(int(seconds // size), unit)
     return "less than an hour"
 
 
@@ -99,7 +96,7 @@ def _grouped(leftovers: Sequence[Leftover]) -> list[tuple[Place, list[Leftover]]
 def _searched(report: Report) -> str:
     ignore = report.migration.audit_ignore
     return f"searched the files git tracks in {report.top}, except the migration's own files" + (
-        f" and {_s(len(ignore), 'audit.ignore glob')}" if ignore else ""
+        f" and {counted(len(ignore), 'audit.ignore glob')}" if ignore else ""
     )
 
 
@@ -114,13 +111,13 @@ def text(report: Report, *, now: float | None = None) -> str:
     by_item: dict[int, list[Leftover]] = {}
     for leftover in report.findings:
         by_item.setdefault(id(leftover.item), []).append(leftover)
-    lines += ["", f"retired at or before stage {stage}: {_s(len(report.retired), 'item')}"]
+    lines += ["", f"retired at or before stage {stage}: {counted(len(report.retired), 'item')}"]
     if not report.retired:
         lines.append("  (no item with legacy entries is retired yet)")
     for item, when in report.retired:
         found = by_item.get(id(item), [])
         where = f"{item.loc.file}:{item.loc.line}"
-        state = _s(len(found), "leftover") if found else "clean"
+        state = counted(len(found), "leftover") if found else "clean"
         lines.append(f"  {_item(item)}  (retired at stage {when}; {where}): {state}")
         for place, group in _grouped(found):
             if group[0].kind == "path":
@@ -132,18 +129,18 @@ def text(report: Report, *, now: float | None = None) -> str:
             if group[0].blame is not None:
                 lines.append(f"      last changed: {blame_text(group[0].blame, now)}")
 
-    lines += ["", f"stale flags at stage {stage}: {_s(len(report.stale_flags), 'flag')}"]
+    lines += ["", f"stale flags at stage {stage}: {counted(len(report.stale_flags), 'flag')}"]
     if not report.stale_flags:
         lines.append("  (every flag still changes at a later stage)")
     for stale in report.stale_flags:
         value = "true" if stale.value else "false"
         refs = ", ".join(stale.flag.references) or "no references declared"
-        left = _s(len(stale.places), "place") + " left" if stale.places else "none left"
+        left = counted(len(stale.places), "place") + " left" if stale.places else "none left"
         lines.append(f"  {stale.flag.id} = {value} from stage {stale.since} on ({refs}): {left}")
         for string, place in stale.places:
             lines.append(f"    {place.file}:{place.line}: {excerpt(place, string)}  [{string}]")
 
-    lines += ["", f"burndown: {_s(len(report.burndown), 'item')} retired by later stages"]
+    lines += ["", f"burndown: {counted(len(report.burndown), 'item')} retired by later stages"]
     if not report.burndown:
         lines.append("  (nothing left to retire after this stage)")
     for burn in report.burndown:
@@ -151,7 +148,7 @@ def text(report: Report, *, now: float | None = None) -> str:
         shown = ", ".join(f"{file} ({count})" for file, count in files[:8])
         more = f", and {len(files) - 8} more files" if len(files) > 8 else ""
         left = (
-            f"{len(burn.leftovers)} left in {_s(len(files), 'file')}: {shown}{more}"
+            f"{len(burn.leftovers)} left in {counted(len(files), 'file')}: {shown}{more}"
             if files
             else "nothing left"
         )
@@ -162,7 +159,7 @@ def text(report: Report, *, now: float | None = None) -> str:
         lines.append(f"ok: nothing retired at or before stage {stage} is left.")
     else:
         lines.append(
-            f"FAIL: {_s(len(report.findings), 'leftover')} of retired items. Remove them, or "
+            f"FAIL: {counted(len(report.findings), 'leftover')} of retired items. Remove them, or "
             "list files that mention them on purpose in audit.ignore."
         )
     return "\n".join(lines)
@@ -244,7 +241,7 @@ def markdown(report: Report, *, now: float | None = None) -> str:
     verdict = (
         f"nothing retired at or before stage {stage} is left"
         if report.ok
-        else f"**{_s(len(report.findings), 'leftover')} of retired items**"
+        else f"**{counted(len(report.findings), 'leftover')} of retired items**"
     )
     parts = [
         f"### stagegate audit (stage {stage} of {m.last}: {m.title(stage)})",

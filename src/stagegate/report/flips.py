@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..words import counted
 from . import github
 from . import results as checks
 
@@ -212,7 +213,7 @@ def history_text(history: History) -> str:
             f"({s.date}, {s.author} <{s.email}>)"
         )
     count = len(history.flips)
-    lines.append(f"{count} stage flip{'s' if count != 1 else ''}, oldest first:")
+    lines.append(f"{counted(count, 'stage flip')}, oldest first:")
     for f in history.flips:
         mark = "" if f.direction != "jump" else "  (jumped stages)"
         lines.append(

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..checks._base import Result
 from ..model import Migration
+from ..words import counted
 from . import github
 
 
@@ -42,7 +43,7 @@ def text(migration: Migration, results: Sequence[Result]) -> str:
         else "no stage"
     )
     lines.append(
-        f"{len(results)} check{'s' if len(results) != 1 else ''} at {where}: "
+        f"{counted(len(results), 'check')} at {where}: "
         + ("all passed" if not failed else f"{failed} failed")
     )
     return "\n".join(lines)
