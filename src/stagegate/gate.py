@@ -15,7 +15,9 @@ request only if:
   that becomes final);
 * ``checks-pass``: the checks of the head's stage pass, taken from the BASE (its
   invariants and its definition of that stage, ``command`` and ``pytest`` checks and
-  the stage's pytest folder included) and evaluated on the HEAD's producers,
+  the stage's pytest folder included, and the files that decide how pytest runs those
+  tests: conftest.py and pytest configuration from the top of the repository down,
+  and the stages folder's own modules) and evaluated on the HEAD's producers,
   consumers and releases. So a pull request can never weaken the checks that judge
   it; the head's own checks are what ``stagegate check`` runs in the same workflow.
 
@@ -26,6 +28,7 @@ changes; otherwise in a temporary ``git worktree`` of the head, removed afterwar
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -37,7 +40,7 @@ from . import acceptance
 from .checks._base import Context, Result
 from .errors import InvalidInput, Loc, UsageError
 from .gitrepo import GitSource, Repository, open_repository
-from .load import load
+from .load import STAGE_FILE, load
 from .model import Check, Migration
 from .yamlsrc import Document, decode, json_path, parse
 
@@ -352,6 +355,98 @@ def _apply(root: Path, overlays: dict[str, dict[str, bytes] | None]) -> None:
             path.write_bytes(data)
 
 
+# What decides how pytest runs the base's stage tests, besides the tests themselves:
+# a conftest.py hook can turn any failure into a pass, an ini file's addopts can load
+# a plugin, and the modules beside the stage folders are importable by the tests
+# (stages/ is on sys.path through its conftest.py).
+_PYTEST_FILES = (
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+_STAGE_DIR = re.compile(r"[0-9]{2,}-[a-z0-9][a-z0-9-]*")
+
+
+def _blob(source: GitSource, path: PurePosixPath) -> bytes | None:
+    try:
+        return source.read(path.as_posix())
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def _pytest_support(
+    repo: Repository,
+    base: Migration,
+    stage: int,
+    checks: Sequence[Check],
+    shas: tuple[str, str],
+    prefix: PurePosixPath,
+) -> tuple[dict[str, bytes | None], list[str]]:
+    """The files of the head, other than the stage test folders, that could change how the
+    base's stage tests run, with the base's content (None: the base lacks the file).
+
+    Keys are paths from the top of the repository: every conftest.py and pytest
+    configuration file from the top down to the stage folders, and everything in the
+    stages folder but the stage files and the stage folders."""
+    from .checks.pytest_check import target
+
+    targets = [target(Context(base, stage, base.root), c) for c in checks if c.kind == "pytest"]
+    if not any(targets):
+        return {}, []
+    base_top, head_top = repo.source(shas[0]), repo.source(shas[1])
+    stages = prefix / base.stages_dir
+    wanted: set[PurePosixPath] = set()
+    for folder in {stages, *(prefix / t for t in targets if t)}:
+        for directory in (folder, *folder.parents):
+            wanted |= {directory / name for name in _PYTEST_FILES}
+    for source in (base_top, head_top):
+        try:
+            entries = source.listdir(stages.as_posix())
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name, is_dir in entries:
+            if STAGE_FILE.fullmatch(name) or (is_dir and _STAGE_DIR.fullmatch(name)):
+                continue
+            if is_dir:
+                wanted |= {stages / name / rel for rel in source.files((stages / name).as_posix())}
+            else:
+                wanted.add(stages / name)
+    differ: dict[str, bytes | None] = {}
+    for path in sorted(wanted):
+        content = _blob(base_top, path)
+        if content != _blob(head_top, path):
+            differ[path.as_posix()] = content
+    notes = []
+    if differ:
+        notes.append(
+            f"{', '.join(sorted(differ))} {'differs' if len(differ) == 1 else 'differ'} at the "
+            "head; the stage tests ran with the base's version (it decides how pytest runs "
+            "them)."
+        )
+    return differ, notes
+
+
+def _apply_files(top: Path, files: dict[str, bytes | None]) -> None:
+    """Write (or, for None, remove) ``files``, paths from ``top``, never outside it."""
+    real_top = top.resolve()
+    for rel, data in files.items():
+        path = top / rel
+        if real_top not in path.parent.resolve().parents and path.parent.resolve() != real_top:
+            continue
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+        if data is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+
+
 @contextmanager
 def _tree(
     repo: Repository,
@@ -359,14 +454,16 @@ def _tree(
     prefix: PurePosixPath,
     overlays: dict[str, dict[str, bytes] | None],
     notes: list[str],
+    support: dict[str, bytes | None] | None = None,
 ) -> Iterator[Path]:
     """The folder of the migration in a tree holding the head (see the module doc)."""
-    if not overlays and repo.head() == head_sha and not repo.tracked_changes():
+    if not overlays and not support and repo.head() == head_sha and not repo.tracked_changes():
         yield repo.root / prefix
         return
     with repo.checkout_elsewhere(head_sha) as tree:
         root = tree / prefix
         _apply(root, overlays)
+        _apply_files(tree, support or {})
         notes.append(
             "checks that read files ran in a temporary checkout of the head"
             + (" with the base's stage tests" if overlays else "")
@@ -391,8 +488,11 @@ def _run_checks(
         verdict.results = acceptance.run_checks(base, stage, checks, evaluated_at=head)
         return
     overlays, notes = _pytest_overlays(base, head, stage, checks, base_src, head_src)
-    verdict.notes += notes
-    with _tree(repo, verdict.head.commit, prefix, overlays, verdict.notes) as root:
+    support, more = _pytest_support(
+        repo, base, stage, checks, (base_src.commit, verdict.head.commit), prefix
+    )
+    verdict.notes += notes + more
+    with _tree(repo, verdict.head.commit, prefix, overlays, verdict.notes, support) as root:
         verdict.results = acceptance.run_checks(base, stage, checks, evaluated_at=head, root=root)
 
 
