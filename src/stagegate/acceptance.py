@@ -20,6 +20,12 @@ candidates few, and answers are cached across stages): a migration of 100 copies
 small one uses about 360 per row and stage. Work that grows with the square of the rows
 (templates with no fixed text in front, where every pair must be asked) outruns this
 allowance quickly and is refused as too large, at the check that asked."""
+MAX_WORK_CEILING = 100_000_000
+"""The most work one command may do however large the input: a few minutes at worst.
+
+Without it the allowance would grow with rows times stages, which the file limits
+allow to reach days of work; the worked example needs about 1,000,000, a migration
+of 100 copies of a small one about 330,000 (bench/run.py)."""
 
 
 def work_limit(migration: Migration, stages: int = 1) -> int:
@@ -29,7 +35,7 @@ def work_limit(migration: Migration, stages: int = 1) -> int:
     rows += sum(
         row_count(i.select.parts, axes) for c in migration.consumers.values() for i in c.inputs
     )
-    return globs.MAX_WORK + WORK_PER_ROW * rows * stages
+    return min(MAX_WORK_CEILING, globs.MAX_WORK + WORK_PER_ROW * rows * stages)
 
 
 def checks_at(migration: Migration, stage: int) -> tuple[Check, ...]:
