@@ -20,6 +20,7 @@ from stagegate.globs import (
     PatternError,
     Piece,
     Rx,
+    budget,
     check_glob,
     check_regex,
     intersects,
@@ -495,6 +496,120 @@ def test_many_rows_pairwise() -> None:
     assert intersects(rows[0], lang(Glob("*python310*linux-64-*[0-9a-f]")))
 
 
+# ------------------------------------------------------------------ literal text first
+
+ROW = Lit("pkg-python310-linux-64-")
+
+
+@pytest.mark.parametrize(
+    ("glob", "wheel", "tests"),
+    [
+        ("pkg-python3[0-9][!a-z]-*", True, True),
+        ("pkg-python3[!1]*", False, False),
+        ("pkg-python?1?-linux-64-[0-9a-f]*", True, True),
+        ("pkg-*-linux-64-*[!0-9a-f]", False, True),
+        ("pkg-python310-linux-64", False, False),
+        ("pkg-python310-linux-64-[", False, False),
+        ("*-64-*", True, True),
+        ("pkg-*-*-*[0-9]", True, False),
+        ("pkg-python310-linux-64-*-tests", False, True),
+        ("pkg-python310-linux-64-????????????????????????????????????????", True, False),
+        ("pkg-python310-linux-64-???????????????????????????????????????", False, False),
+    ],
+)
+def test_derivative_through_globs(glob: str, wheel: bool, tests: bool) -> None:
+    """The glob reads the row's literal text first (classes, negations, `*`), then the
+    rest is searched; a witness is the row's text followed by what the search found."""
+    for suffix, expected in (((), wheel), ((Lit("-tests"),), tests)):
+        row = (ROW, SHA, *suffix)
+        found = witness(lang(Glob(glob)), lang(*row))
+        assert (found is not None) == expected, suffix
+        if found is not None:
+            assert found.startswith(ROW.text)
+            assert fnmatch.fnmatchcase(found, glob)
+            assert reference(row).fullmatch(found)
+
+
+def test_rows_of_one_template_get_their_own_answers() -> None:
+    """Rows whose derivatives meet share one search, yet each row is answered for itself."""
+    glob = lang(Glob("pkg-python31[0-2]*-linux-*[0-9a-f]"))
+    excluded = [lang(Glob("*-tests"))]
+    picked = set()
+    for py in ("314t", "310", "311", "312", "313", "314"):
+        for platform in ("win-64", "linux-64", "linux-aarch64"):
+            for suffix in ("", "-tests", "-docs"):
+                row = lang(Lit(f"pkg-python{py}-{platform}-"), SHA, Lit(suffix))
+                if intersects(glob, row, excluding=excluded):
+                    picked.add((py, platform, suffix))
+    assert picked == {
+        (py, platform, "")
+        for py in ("310", "311", "312")
+        for platform in ("linux-64", "linux-aarch64")
+    }
+
+
+def test_rows_of_one_template_share_the_work() -> None:
+    """600 rows of one shape asked against their globs fit a budget that one automaton
+    and one search per row would exceed many times over."""
+    excluded = [lang(Glob("*-tests"))]
+    with budget(30_000):
+        for i in range(100):
+            glob = lang(Glob(f"share{i}-python*"))
+            for py in ("310", "311", "312", "313", "314", "314t"):
+                row = lang(Lit(f"share{i}-python{py}-linux-64-"), SHA, Lit("-tests"))
+                assert not intersects(glob, row, excluding=excluded)
+                assert intersects(glob, row)
+
+
+def test_excluded_languages_read_the_common_text_too() -> None:
+    row = lang(Lit("pkg1-"), SHA)
+    assert witness(row, excluding=[lang(Glob("pkg*"))]) is None  # `*` swallows the rest
+    assert witness(row, excluding=[lang(Glob("b*"))]) == "pkg1-" + "0" * 40  # disagrees
+    assert witness(row, excluding=[lang(Glob("pkg1-*0"))]) == "pkg1-" + "0" * 39 + "a"
+    assert witness(row, excluding=[lang(Glob("pkg1-0*")), lang(Glob("pkg1-?0*"))]) == (
+        "pkg1-aa" + "0" * 38
+    )
+    # an excluded text longer than every positive's goes on past the common text
+    assert witness(lang(Glob("a*")), excluding=[lang(Lit("a"))]) == "a0"
+    assert witness(lang(Glob("ab?")), excluding=[lang(Lit("abc")), lang(Lit("ab0"))]) == "aba"
+    assert witness(lang(Glob("ab?")), excluding=[lang(Lit("ab"), Glob("[!z]"))]) == "abz"
+    # the same language spelled two ways excludes itself
+    assert not intersects(lang(Lit("a-b"), Glob("*")), excluding=[lang(Lit("a-"), Glob("b*"))])
+
+
+def test_languages_with_no_literal_text_in_front() -> None:
+    assert witness(lang(SHA, Lit("-x")), lang(Glob("*[!0-9]-x"))) == "0" * 39 + "a-x"
+    assert not intersects(lang(SHA, Lit("-x")), lang(Glob("*[!0-9a-f]-x")))
+    assert literal_prefix([Rx("ab(c|d)"), Lit("-")]) == "ab"
+    assert witness(lang(Rx("ab(c|d)"), Lit("-")), lang(Glob("abd*"))) == "abd-"
+    assert witness(lang(Rx("ab(c|d)"), Lit("-")), lang(Glob("ab?"))) is None
+    assert witness(lang(Glob("*b")), lang(Rx("a+b?"))) == "ab"
+
+
+def test_literal_only_languages() -> None:
+    text = lang(Lit("a-"), Lit("b"))
+    assert literal_prefix(text.pieces) == "a-b"
+    assert matches(text, "a-b") and not matches(text, "a-") and not matches(text, "a-bb")
+    assert witness(text) == "a-b"
+    assert witness(text, lang(Glob("a-?"))) == "a-b"
+    assert witness(text, lang(Lit("a-b"))) == "a-b"
+    assert witness(text, lang(Lit("a-"), Glob("b"))) == "a-b"
+    assert witness(text, lang(Glob("a-[!b]"))) is None
+    assert witness(text, lang(Lit("a-bc"))) is None
+    assert witness(text, lang(Glob("a-b?*"))) is None
+    assert witness(text, excluding=[lang(Glob("*b"))]) is None
+    assert witness(lang(Lit("")), lang(Glob("*"))) == ""
+
+
+def test_witness_starts_with_the_longest_literal_text() -> None:
+    row = lang(Lit("cuda-bindings-python312-"), SHA, Lit("-tests"))
+    assert witness(lang(Glob("cuda-*")), row) == "cuda-bindings-python312-" + "0" * 40 + "-tests"
+    assert witness(row, lang(Glob("cuda-*"))) == witness(lang(Glob("cuda-*")), row)
+    assert witness(lang(Glob("cuda-*-tests")), row, lang(Glob("*-python3*"))) == (
+        "cuda-bindings-python312-" + "0" * 40 + "-tests"
+    )
+
+
 # ------------------------------------------------------------------ brute force
 
 SMALL = "ab-"
@@ -630,3 +745,31 @@ def test_witness_agrees_with_brute_force(
         assert selected(found), found
         assert all(len(s) >= len(found) for s in brute), (found, brute[:3])
         assert literal_prefix(positive[0]) == "" or found.startswith(literal_prefix(positive[0]))
+
+
+fronts = st.lists(st.tuples(st.text(alphabet=SMALL, max_size=6), piece_lists), max_size=3)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fronts.filter(bool), fronts)
+def test_witness_after_literal_text_agrees_with_brute_force(
+    positive: list[tuple[str, list[Piece]]], excluded: list[tuple[str, list[Piece]]]
+) -> None:
+    """Languages with literal text in front, as rows are: probes start with that text."""
+    pos = [[Lit(text), *rest] for text, rest in positive]
+    neg = [[Lit(text), *rest] for text, rest in excluded]
+    pos_ref = [reference(p) for p in pos]
+    neg_ref = [reference(p) for p in neg]
+
+    def selected(s: str) -> bool:
+        return all(r.fullmatch(s) for r in pos_ref) and not any(r.fullmatch(s) for r in neg_ref)
+
+    found = witness(*(language(p) for p in pos), excluding=[language(p) for p in neg])
+    head = max((text for text, _ in positive), key=len)
+    brute = [head + s for s in strings(SMALL, 4) if selected(head + s)]
+    if found is None:
+        assert brute == []
+    else:
+        assert selected(found), found
+        assert found.startswith(head)
+        assert all(len(s) >= len(found) for s in brute), (found, brute[:3])

@@ -4,9 +4,17 @@ A language is the concatenation of pieces: literal text (finite axis values), fn
 globs (download and tag selectors) and regexes (open axes such as a commit sha). The
 checks ask whether languages share a string, possibly minus excluded languages, and
 must answer exactly: no sample values. Every piece is compiled to a Thompson NFA whose
-edges carry code-point intervals (the alphabet is all of Unicode), each language gets a
-lazily determinized DFA that persists across questions, and an intersection is a
-breadth-first search over the product of those DFAs, so a witness is a shortest one.
+edges carry code-point intervals (the alphabet is all of Unicode), and an intersection
+is a breadth-first search over the product of lazily determinized DFAs, so a witness is
+a shortest one.
+
+Rows of one template differ only in their literal text, so a language is held as its
+leading literal text plus the automaton of the rest of its pieces, which every language
+with the same rest shares (``pkg1-python310-linux-64-`` + ``[0-9a-f]{40}-tests`` and
+its 17 siblings have one). A question first reads the fixed text all its answers start
+with through each automaton (a derivative: the state reached), then searches the
+product from those states; searches are cached by automata and start states, so the
+many (glob, row) questions whose derivatives meet share one search.
 
 Regexes are parsed by a small parser of our own (the stdlib's is private API), which
 also gives the columns that error messages point at. Globs follow
@@ -15,6 +23,7 @@ also gives the columns that error messages point at. Globs follow
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from collections import deque
@@ -51,16 +60,20 @@ MAX_SIZE = 5000
 MAX_DEPTH = 100
 """Deepest group nesting accepted; keeps the recursive parser far from Python's limit."""
 MAX_DFA_STATES = 20_000
-"""Most determinized states one language may grow before a question is refused."""
+"""Most determinized states one automaton (a language's pieces after its literal text)
+may grow before a question is refused."""
 MAX_PRODUCT_STATES = 200_000
 """Most product states one intersection search may visit before it is refused."""
 MAX_WORK = 8_000_000
 """Most work one budgeted task (a command's checks) may do: each language look-up costs
-1, each automaton state built or product state explored costs 5 (about 10 microseconds).
-The worked example's ``check --all`` uses about a million; what exceeds this would
-otherwise run for minutes or hours (``{sha}-{py}-{platform}`` with 10,000 rows makes
-unique-artifacts ask 50 million questions)."""
+1, each automaton state built or product state explored costs 5 (about 10 microseconds),
+and each question not answered from the cache costs 1 plus 1 for every 8 characters its
+automata read before the search. The worked example's ``check --all`` uses about 40,000;
+what exceeds this would otherwise run for minutes or hours (``{sha}-{py}-{platform}``
+with 10,000 rows makes unique-artifacts ask 50 million questions, each with a search of
+its own since no two rows share fixed text in front)."""
 _STATE = 5
+_STEPS = 8
 
 _MAX_CP = 0x10FFFF
 
@@ -951,34 +964,115 @@ class _Dfa:
 
     def step(self, state: int, cp: int) -> int:
         los, his, tgts = self.row(state)
-        lo, hi = 0, len(los)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if los[mid] <= cp:
-                lo = mid + 1
-            else:
-                hi = mid
-        return tgts[lo - 1] if lo and cp <= his[lo - 1] else -1
+        i = bisect.bisect_right(los, cp) - 1
+        return tgts[i] if i >= 0 and cp <= his[i] else -1
+
+    def walk(self, state: int, text: str) -> int:
+        """The state reached from ``state`` by reading ``text`` (-1: dead): the derivative."""
+        for ch in text:
+            if state < 0:
+                break
+            state = self.step(state, ord(ch))
+        return state
 
 
 # --------------------------------------------------------------------------- languages
+
+_GLOB_SPECIAL = frozenset("*?[")
+
+
+def _literal(piece: Glob) -> int:
+    """How many leading characters of a glob stand for themselves."""
+    for k, c in enumerate(piece.text):
+        if c in _GLOB_SPECIAL:
+            return k
+    return len(piece.text)
+
+
+def _tidy(pieces: Iterable[Piece]) -> tuple[Piece, ...]:
+    """The same language, spelled one way: literal globs as text, adjacent texts merged."""
+    out: list[Piece] = []
+    for piece in pieces:
+        if isinstance(piece, Glob) and _literal(piece) == len(piece.text):
+            piece = Lit(piece.text)
+        if isinstance(piece, Lit):
+            if not piece.text:
+                continue
+            if out and isinstance(out[-1], Lit):
+                piece = Lit(out[-1].text + piece.text)
+                out.pop()
+        out.append(piece)
+    return tuple(out)
+
+
+def _split(pieces: tuple[Piece, ...]) -> tuple[str, tuple[Piece, ...]]:
+    """The literal text the pieces start with, and the rest.
+
+    A glob is cut before its first ``*``, ``?`` or ``[``: fnmatch reads a glob left to
+    right, one item at a time, so the two halves concatenated mean the same. Rows of one
+    template differ only in their finite axis values, which are literal text, so their
+    rests are equal wherever the rows differ only before the first open axis."""
+    text: list[str] = []
+    for i, piece in enumerate(pieces):
+        if isinstance(piece, Lit):
+            text.append(piece.text)
+            continue
+        if isinstance(piece, Glob):
+            cut = _literal(piece)
+            text.append(piece.text[:cut])
+            if cut == len(piece.text):
+                continue
+            piece = Glob(piece.text[cut:])
+        return "".join(text), _tidy((piece, *pieces[i + 1 :]))
+    return "".join(text), ()
+
+
+_serials = itertools.count()
+
+
+class _Automaton:
+    """The automata of a rest of pieces, shared by every language that ends in it."""
+
+    __slots__ = ("_prefix", "dfa", "nfa", "pieces", "serial")
+
+    def __init__(self, pieces: tuple[Piece, ...]) -> None:
+        self.pieces = pieces
+        self.nfa = _compile(_cat([_piece_node(p) for p in pieces]))
+        _charge(_STATE * len(self.nfa.out))
+        self.dfa = _Dfa(self.nfa)
+        self.serial = next(_serials)
+        self._prefix: str | None = None
+
+    def prefix(self) -> str:
+        if self._prefix is None:
+            self._prefix = _dfa_prefix(self.dfa)
+        return self._prefix
+
+
+@functools.cache  # one per template shape and glob tail: few, and each keeps its DFA
+def _automaton(pieces: tuple[Piece, ...]) -> _Automaton:
+    return _Automaton(pieces)
 
 
 class Language:
     """The concatenation of its pieces; immutable, hashed by its pieces.
 
-    Build it with ``language()``. The automata behind it are built once and grow
-    lazily as questions explore them.
+    Build it with ``language()``. It is held as its leading literal text and the
+    automaton of the rest, which languages with the same rest share (all rows of a
+    template whose open axes come after its finite ones); the automata are built once
+    and grow lazily as questions explore them.
     """
 
-    __slots__ = ("_dfa", "_hash", "_nfa", "_pieces", "_prefix")
+    __slots__ = ("_hash", "_pieces", "_prefix", "_rest", "_text")
 
     def __init__(self, pieces: Sequence[Piece]) -> None:
         self._pieces = tuple(pieces)
         self._hash = hash(self._pieces)
-        self._nfa = _compile(_cat([_piece_node(p) for p in self._pieces]))
-        _charge(_STATE * len(self._nfa.out))
-        self._dfa = _Dfa(self._nfa)
+        for piece in self._pieces:
+            if not isinstance(piece, Lit):
+                _piece_node(piece)  # a bad piece is reported in its own text's columns
+        self._text, rest = _split(self._pieces)
+        self._rest = _automaton(rest)
         self._prefix: str | None = None
 
     @property
@@ -1001,7 +1095,8 @@ class Language:
     def _common_prefix(self) -> str:
         """The longest text every string of the language starts with."""
         if self._prefix is None:
-            self._prefix = _dfa_prefix(self._dfa)
+            rest = self._rest
+            self._prefix = "" if rest.dfa.start < 0 else self._text + rest.prefix()
         return self._prefix
 
 
@@ -1040,18 +1135,18 @@ def literal_prefix(pieces: Sequence[Piece]) -> str:
 
 def matches(lang: Language, s: str) -> bool:
     """Whether ``s`` is in ``lang``."""
-    dfa = lang._dfa
-    state = dfa.start
+    text = lang._text
+    if not s.startswith(text):
+        return False
+    rest = lang._rest
+    tail = s[len(text) :]
     try:
-        for ch in s:
-            if state < 0:
-                return False
-            state = dfa.step(state, ord(ch))
+        state = rest.dfa.walk(rest.dfa.start, tail)
     except TooMuchWork:
         raise
     except PatternError:
-        return _nfa_accepts(lang._nfa, s)
-    return state >= 0 and dfa.accepting[state]
+        return _nfa_accepts(rest.nfa, tail)
+    return state >= 0 and rest.dfa.accepting[state]
 
 
 def _nfa_accepts(nfa: _Nfa, s: str) -> bool:
@@ -1148,11 +1243,21 @@ def _successors(
     return sorted(zip(best.values(), best.keys(), strict=True))
 
 
-def _search(positive: Sequence[_Dfa], excluded: Sequence[_Dfa]) -> str | None:
-    """Breadth-first search of the product automaton: a shortest accepted string."""
-    dfas = (*positive, *excluded)
+_Part: TypeAlias = tuple[_Automaton, int]
+"""A component of a question: an automaton and the (live) state the search starts it in."""
+
+
+def _search(
+    positive: Sequence[tuple[_Dfa, int]], excluded: Sequence[tuple[_Dfa, int]]
+) -> str | None:
+    """Breadth-first search of the product automaton from the given states.
+
+    Successors are visited in order of readability, so the string found is the shortest
+    and, among the shortest, the first in that order: a property of the languages
+    alone, not of how their automata happen to be built."""
+    dfas = [d for d, _ in (*positive, *excluded)]
     k = len(positive)
-    start = tuple(d.start for d in dfas)
+    start = tuple(s for _, s in (*positive, *excluded))
     if any(s < 0 for s in start[:k]):
         return None
     accepting = [d.accepting for d in dfas]  # grows in place as the DFAs do
@@ -1197,25 +1302,83 @@ def _spell(
     return "".join(reversed(chars))
 
 
-def _prefixes_clash(langs: Sequence[Language]) -> bool:
-    """Cheap disproof: two languages whose fixed prefixes disagree share nothing."""
-    prefixes = sorted(lang._common_prefix() for lang in langs)
-    return any(not b.startswith(a) for a, b in itertools.pairwise(prefixes))
+@functools.lru_cache(maxsize=1 << 18)
+def _search_from(
+    positive: tuple[_Part, ...], excluded: tuple[_Part, ...]
+) -> str | PatternError | None:
+    """The search's answer, shared by every question whose derivatives meet here.
+
+    A refusal is cached too, since finding it again would be slow."""
+    try:
+        return _search([(a.dfa, s) for a, s in positive], [(a.dfa, s) for a, s in excluded])
+    except TooMuchWork:
+        raise  # the task's budget ran out, not this question's: never cache it
+    except PatternError as err:
+        return err
+
+
+def _order(part: _Part) -> tuple[int, int]:
+    return part[0].serial, part[1]
+
+
+def _derive(
+    head: str, langs: Sequence[Language], excluding: Sequence[Language]
+) -> tuple[tuple[_Part, ...], tuple[_Part, ...]] | None:
+    """Every language's automaton after reading ``head``, the text all answers start with.
+
+    None if a positive language cannot start with it. An excluded language that cannot
+    start with it excludes nothing here and is dropped; one whose own text goes on past
+    ``head`` keeps that text in front of its rest."""
+    positive: set[_Part] = set()
+    for lang in langs:
+        rest = lang._rest
+        state = rest.dfa.walk(rest.dfa.start, head[len(lang._text) :])
+        if state < 0:
+            return None
+        positive.add((rest, state))
+    excluded: set[_Part] = set()
+    for lang in excluding:
+        text, rest = lang._text, lang._rest
+        if head.startswith(text):
+            state = rest.dfa.walk(rest.dfa.start, head[len(text) :])
+        elif text.startswith(head):
+            rest = _automaton(_tidy((Lit(text[len(head) :]), *rest.pieces)))
+            state = rest.dfa.start
+        else:
+            continue
+        if state >= 0:
+            excluded.add((rest, state))
+    return tuple(sorted(positive, key=_order)), tuple(sorted(excluded, key=_order))
 
 
 @functools.lru_cache(maxsize=1 << 20)
 def _witness(
     langs: tuple[Language, ...], excluding: tuple[Language, ...]
 ) -> str | PatternError | None:
-    """Cached answer; a refusal is cached too, since finding it again would be slow."""
-    if any(lang in excluding for lang in langs) or _prefixes_clash(langs):
+    """Cached answer: the common literal text, then what the shared search finds after it.
+
+    Every answer starts with the longest of the positive languages' fixed prefixes, and
+    two of those that disagree prove the answer empty. Each language's automaton reads
+    the part of that text past its own literal text (a derivative: the state set
+    reached), and the product search starts from there over the rests, which the many
+    rows of a template share: their questions mostly meet in one search."""
+    if any(lang in excluding for lang in langs):
         return None
+    prefixes = [lang._common_prefix() for lang in langs]
+    head = max(prefixes, key=len)
+    if any(not head.startswith(p) for p in prefixes):
+        return None
+    _charge(1 + len(head) * len(langs + excluding) // _STEPS)
     try:
-        return _search([lang._dfa for lang in langs], [lang._dfa for lang in excluding])
+        parts = _derive(head, langs, excluding)
+        if parts is None or any(p in parts[1] for p in parts[0]):
+            return None
+        found = _search_from(*parts)
     except TooMuchWork:
-        raise  # the task's budget ran out, not this question's: never cache it
+        raise
     except PatternError as err:
         return err
+    return head + found if isinstance(found, str) else found
 
 
 def witness(*langs: Language, excluding: Sequence[Language] = ()) -> str | None:
