@@ -514,3 +514,28 @@ def test_the_work_allowance_has_a_ceiling(tmp_path: Path) -> None:
     migration = load_migration(root / "migration.yaml")
     assert acceptance.work_limit(migration, 1) == globs.MAX_WORK + 1_000 * 10_004
     assert acceptance.work_limit(migration, 999) == acceptance.MAX_WORK_CEILING
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("top", r"migration\.yaml:\d+:3: \$\['k{57}'\.\.\.\]: unknown key 'k{56}\.\.\.; expected"),
+        ("flag", r"migration\.yaml:\d+:5: \$\.flags\['k{57}'\.\.\.\]: 'k{56}\.\.\. is not a valid"),
+        ("twice", r"migration\.yaml:\d+:3: duplicate key 'k{60}' \(first at line \d+\)"),
+    ],
+)
+def test_long_keys_are_not_echoed(
+    where: str, message: str, tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    """Keys have no length limit of their own (an explicit `? key` may be megabytes)."""
+    root = write(tmp_path)
+    key = "k" * 200_000
+    text = (root / "migration.yaml").read_text()
+    if where == "flag":
+        text = text.replace("  new:\n", f"  ? {key}\n  :\n", 1)
+    else:
+        text += f"? {key}\n: 1\n" * (2 if where == "twice" else 1)
+    (root / "migration.yaml").write_text(text)
+    result = sg("validate", cwd=root)
+    assert_invalid(result, message)
+    assert len(result.err) < 1000

@@ -317,7 +317,7 @@ def _translate(error: Any, doc: Document) -> Iterator[Problem]:
                 expected = ", ".join(sorted(allowed))
                 yield Problem(
                     doc.key_loc((*path, key)),
-                    f"unknown key {key!r}{hint or f'; expected one of: {expected}'}",
+                    f"unknown key {_shown(key)}{hint or f'; expected one of: {expected}'}",
                     json_path((*path, key)),
                 )
         return
@@ -440,14 +440,16 @@ def _name_problem(doc: Document, path: DocPath, name: Any) -> Iterator[Problem]:
         )
     elif section == "axes":
         yield Problem(
-            loc, f"{name!r} is not a valid axis name: use letters, digits, '_' and '-'", where
+            loc, f"{_shown(name)} is not a valid axis name: use letters, digits, '_' and '-'", where
         )
     elif section == "flags":
         yield Problem(
-            loc, f"{name!r} is not a valid flag name: use letters, digits, '.', '_' and '-'", where
+            loc,
+            f"{_shown(name)} is not a valid flag name: use letters, digits, '.', '_' and '-'",
+            where,
         )
     else:
-        yield Problem(loc, f"{name!r} is not a valid id: {_ID_HELP}", where)
+        yield Problem(loc, f"{_shown(name)} is not a valid id: {_ID_HELP}", where)
 
 
 # --------------------------------------------------------------------------- files

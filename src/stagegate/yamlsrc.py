@@ -89,6 +89,8 @@ def json_path(path: Path) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif len(part) > 60:  # a hostile key may be megabytes long: never echo it whole
+            out += "[" + repr(part[:57]) + "...]"
         elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", part):
             out += f".{part}"
         else:
@@ -198,7 +200,8 @@ def parse(text: str, file: str) -> Document:
             if key in frame.seen:
                 raise fail(
                     mark,
-                    f"duplicate key {key!r} (first at line {frame.seen[key]}); remove one of them.",
+                    f"duplicate key {key[:60]!r} (first at line {frame.seen[key]}); "
+                    "remove one of them.",
                 )
             frame.seen[key] = mark[0]
             frame.key = key
