@@ -479,7 +479,9 @@ def test_the_example_uses_a_fraction_of_the_work_budget(
 
     write_project(tmp_path / "example", seeds()["example"])
     globs._witness.cache_clear()
+    globs._search_from.cache_clear()
     globs._language.cache_clear()
+    globs._automaton.cache_clear()
     monkeypatch.setattr(globs, "MAX_WORK", globs.MAX_WORK // 4)
     result = sg("check", "--all", cwd=tmp_path / "example")
     assert result.code in (0, 1), result.output
