@@ -17,14 +17,14 @@ WORK_PER_ROW = 1_000
 
 Checks ask questions in proportion to the rows (the prefix index keeps each row's
 candidates few, and answers are cached across stages): a migration of 100 copies of a
-small one uses about 360 per row and stage. Work that grows with the square of the rows
+small one uses about 10 per row and stage (rows of one shape share their automata). Work that grows with the square of the rows
 (templates with no fixed text in front, where every pair must be asked) outruns this
 allowance quickly and is refused as too large, at the check that asked."""
 MAX_WORK_CEILING = 100_000_000
 """The most work one command may do however large the input: a few minutes at worst.
 
 Without it the allowance would grow with rows times stages, which the file limits
-allow to reach days of work; the worked example needs about 1,000,000, a migration
+allow to reach days of work; the worked example needs about 37,500, a migration
 of 100 copies of a small one about 330,000 (bench/run.py)."""
 
 
