@@ -197,8 +197,3 @@ class _Parser:
         if token in KEYWORDS or token == ")":
             raise ExprError(f"unexpected {token!r}; expected a flag name or '('.", column)
         return Flag(token, column)
-
-
-def simplify_for(expr: Expr, flags: Mapping[str, bool]) -> list[str]:
-    """The flags of ``expr`` with their values, for messages: ``['a=true', 'b=false']``."""
-    return [f"{name}={'true' if flags[name] else 'false'}" for name in sorted(expr.names())]

@@ -182,13 +182,6 @@ class Repository:
             tree = self.repo.commit(commit).tree
         return GitSource(tree=tree, commit=commit, prefix=PurePosixPath(prefix))
 
-    def tree_id(self, commit: str, path: PurePosixPath | str) -> str | None:
-        """The object id at ``path`` in ``commit`` (a tree or blob), None if absent."""
-        try:
-            return GitSource(tree=self.repo.commit(commit).tree, commit=commit).object_id(str(path))
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-
     # -- history
 
     def file_history(self, path: PurePosixPath | str) -> list[FileVersion]:

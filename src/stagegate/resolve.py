@@ -29,10 +29,6 @@ def flag_table(migration: Migration) -> tuple[Mapping[str, bool], ...]:
     return tuple(flag_values(migration, s) for s in range(migration.last + 1))
 
 
-def is_active(migration: Migration, when: Expr, stage: int) -> bool:
-    return when.evaluate(flag_table(migration)[stage])
-
-
 def since(migration: Migration, when: Expr, stage: int) -> int:
     """The first stage of the unbroken run of stages, ending at ``stage``, with the same value."""
     table = flag_table(migration)
@@ -163,9 +159,6 @@ class Plan:
     def items(self) -> list[Item]:
         """Every active producer, consumer and release."""
         return [*self.producers, *self.consumers, *self.releases]
-
-    def all_rows(self) -> list[Row]:
-        return [row for producer in self.producers for row in self.rows(producer)]
 
 
 @lru_cache(maxsize=256)

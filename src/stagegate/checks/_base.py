@@ -10,7 +10,6 @@ from ..errors import Loc
 from ..match import RowIndex, Selector, index, input_selectors, selected
 from ..model import Check, Consumer, Input, Item, Migration, Producer
 from ..resolve import Plan, Row, cause, resolve, since
-from ..templates import format_assignment
 from ..words import counted
 
 
@@ -101,11 +100,6 @@ def consumer_cause(ctx: Context, consumer: Consumer, *others: Item) -> str:
     if start == 0 or any(since(ctx.migration, o.when, ctx.stage) >= start for o in others):
         return ""
     return f"; the consumer is active {ctx.cause(consumer)}"
-
-
-def row_text(row: Row) -> str:
-    axes = format_assignment(row.assignment)
-    return f"{row.name}" + (f" [{axes}]" if axes else "")
 
 
 def input_runs(plan: Plan, item: Input) -> frozenset[str]:
