@@ -50,3 +50,25 @@ def test_invalid_case_as_github_annotations(sg: Callable[..., Result]) -> None:
     assert result.out.startswith(
         "::error file=migration.yaml,line=14,col=15,title=stagegate validate::"
     )
+
+
+def test_the_cache_stays_small_as_files_are_edited(
+    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every edit leaves a cache entry; storing past the bound removes the older half."""
+    import shutil
+
+    from stagegate import load
+
+    monkeypatch.setattr(load, "MAX_CACHE_ENTRIES", 4)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(cache))
+    shutil.copytree(CASES / "valid" / "valid-minimal", tmp_path / "m")
+    migration = tmp_path / "m" / "migration.yaml"
+    original = migration.read_text()
+    for edit in range(8):
+        migration.write_text(original.replace("A small migration", f"Edit {edit} of a migration"))
+        assert sg("validate", cwd=tmp_path / "m").code == 0
+    assert 1 <= len(list((cache / "valid").iterdir())) <= 4
+    assert 1 <= len(list((cache / "documents").iterdir())) <= 5
+    assert sg("validate", cwd=tmp_path / "m").code == 0  # the newest entries still serve

@@ -127,6 +127,23 @@ def schema(kind: str) -> dict[str, Any]:
     return document
 
 
+MAX_CACHE_ENTRIES = 1000
+"""Entries kept per cache folder; past it, storing removes the older half."""
+
+
+def _prune(folder: Path) -> None:
+    """Keep a cache folder small: every edit of a migration file makes a new entry."""
+    try:
+        with os.scandir(folder) as it:
+            entries = [(entry.stat().st_mtime, entry.path) for entry in it]
+        if len(entries) <= MAX_CACHE_ENTRIES:
+            return
+        for _mtime, path in sorted(entries)[: len(entries) // 2]:
+            os.unlink(path)
+    except OSError:
+        pass  # another process pruned first, or the cache is read-only
+
+
 class ValidCache:
     """Remembers migrations (all their files' bytes) that passed every check.
 
@@ -152,15 +169,14 @@ class ValidCache:
     def key(files: Iterable[tuple[str, bytes]]) -> str:
         from .checks import fingerprint
 
+        parts = [__version__.encode(), _schema_text("migration"), _schema_text("stage")]
+        parts.append(fingerprint().encode())
+        for name, raw in files:
+            parts += [name.encode(), raw]
         digest = _digest()
-        stamp = (__version__, _schema_text("migration"), _schema_text("stage"), fingerprint())
-        for part in (*(p if isinstance(p, bytes) else p.encode() for p in stamp),):
+        for part in parts:  # length-prefixed, so no two sequences of parts hash alike
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
-        for name, raw in files:
-            for part in (name.encode(), raw):
-                digest.update(len(part).to_bytes(8, "little"))
-                digest.update(part)
         return digest.hexdigest()
 
     def _document_path(self, raw: bytes) -> Path | None:
@@ -206,7 +222,8 @@ class ValidCache:
             temporary.write_text(json.dumps(stored, separators=(",", ":")), encoding="utf-8")
             os.replace(temporary, path)
         except (OSError, ValueError, TypeError):
-            pass  # caching is an optimisation; never a reason to fail
+            return  # caching is an optimisation; never a reason to fail
+        _prune(path.parent)
 
     def known(self, key: str) -> bool:
         return self.directory is not None and (self.directory / "valid" / key).exists()
@@ -219,7 +236,8 @@ class ValidCache:
             target.mkdir(parents=True, exist_ok=True)
             (target / key).touch()
         except OSError:
-            pass  # a read-only home is no reason to fail; we just validate again next time
+            return  # a read-only home is no reason to fail; we just validate again next time
+        _prune(target)
 
 
 def schema_problems(kind: str, doc: Document) -> list[Problem]:
@@ -455,7 +473,18 @@ def _name_problem(doc: Document, path: DocPath, name: Any) -> Iterator[Problem]:
 # --------------------------------------------------------------------------- files
 
 
-def _read(source: Source, rel: str, shown: str) -> tuple[Document, bytes]:
+@record(kw_only=True)
+class StageFile:
+    """One stage file as read: its number and slug (from its name), how it is shown, its data."""
+
+    number: int
+    slug: str
+    shown: str
+    doc: Document
+    raw: bytes
+
+
+def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Document, bytes]:
     try:
         raw = source.read(rel)
     except FileNotFoundError:
@@ -469,7 +498,6 @@ def _read(source: Source, rel: str, shown: str) -> tuple[Document, bytes]:
         ) from None
     except OSError as exc:
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    cache = ValidCache()
     doc = cache.document(raw, shown)
     if doc is None:
         doc = parse(decode(raw, shown), shown)
@@ -484,19 +512,19 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
     root = file_path.parent
     if source is None:
         source = FileSource(root if str(root) else Path("."))
-    doc, raw = _read(source, file_path.name, shown)
+    cache = ValidCache()
+    doc, raw = _read(source, file_path.name, shown, cache)
     stages_dir = doc.data.get("stages_dir", "stages")
     problems: list[Problem] = []
-    stage_docs: list[tuple[int, str, str, Document, bytes]] = []
+    stage_docs: list[StageFile] = []
     if isinstance(stages_dir, str) and stages_dir:
-        problems, stage_docs = _read_stages(source, root, stages_dir, doc, len(raw))
-    cache = ValidCache()
-    key = cache.key([(file_path.name, raw), *((e[2], e[4]) for e in stage_docs)])
+        problems, stage_docs = _read_stages(source, root, stages_dir, doc, cache, len(raw))
+    key = cache.key([(file_path.name, raw), *((f.shown, f.raw) for f in stage_docs)])
     trusted = not problems and cache.known(key)
     if not trusted:
         problems += schema_problems("migration", doc)
-        for entry in stage_docs:
-            problems += schema_problems("stage", entry[3])
+        for stage_file in stage_docs:
+            problems += schema_problems("stage", stage_file.doc)
     if problems:
         raise InvalidInput(problems)
     builder = _Builder(doc, stage_docs, root, stages_dir, trusted=trusted)
@@ -509,8 +537,8 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
 
 
 def _read_stages(
-    source: Source, root: Path, stages_dir: str, doc: Document, spent: int = 0
-) -> tuple[list[Problem], list[tuple[int, str, str, Document, bytes]]]:
+    source: Source, root: Path, stages_dir: str, doc: Document, cache: ValidCache, spent: int = 0
+) -> tuple[list[Problem], list[StageFile]]:
     """The stage files, read in order; ``spent``: the bytes read already (the migration)."""
     problems: list[Problem] = []
     where = doc.loc(("stages_dir",)) if "stages_dir" in doc.data else doc.loc(())
@@ -588,7 +616,7 @@ def _read_stages(
             )
         )
         return problems, []
-    docs: list[tuple[int, str, str, Document, bytes]] = []
+    docs: list[StageFile] = []
     total = spent
     for number in sorted(found):
         shown, slug = found[number]
@@ -604,7 +632,7 @@ def _read_stages(
             )
             continue
         try:
-            stage_doc, raw = _read(source, rel, shown)
+            stage_doc, raw = _read(source, rel, shown, cache)
         except InvalidInput as exc:
             problems.extend(exc.problems)
             continue
@@ -618,7 +646,7 @@ def _read_stages(
                 )
             )
             break
-        docs.append((number, slug, shown, stage_doc, raw))
+        docs.append(StageFile(number=number, slug=slug, shown=shown, doc=stage_doc, raw=raw))
     return problems, docs
 
 
@@ -631,7 +659,7 @@ class _Builder:
     def __init__(
         self,
         doc: Document,
-        stage_docs: list[tuple[int, str, str, Document, bytes]],
+        stage_docs: list[StageFile],
         root: Path,
         stages_dir: str,
         *,
@@ -695,10 +723,10 @@ class _Builder:
             self._check(self.doc, ("invariants", i), spec, "invariant")
             for i, spec in enumerate(data.get("invariants", ()))
         )
-        stages = tuple(self._stage(*entry) for entry in self.stage_docs)
+        stages = tuple(self._stage(stage_file) for stage_file in self.stage_docs)
         runs = len(invariants) * (len(stages) + 1) + sum(len(st.acceptance) for st in stages)
         if runs > MAX_CHECK_RUNS:
-            counts = [(len(e[3].data.get("acceptance", ())), e[3]) for e in self.stage_docs]
+            counts = [(len(f.doc.data.get("acceptance", ())), f.doc) for f in self.stage_docs]
             own, largest = max(counts, key=lambda c: c[0], default=(0, self.doc))
             doc = self.doc if len(invariants) * (len(stages) + 1) >= own else largest
             self.problem(
@@ -919,7 +947,13 @@ class _Builder:
         args = {k: v for k, v in spec.items() if k != "check"}
         return Check(kind=spec["check"], args=args, loc=doc.loc(path), origin=origin)
 
-    def _stage(self, number: int, slug: str, shown: str, doc: Document, _raw: bytes) -> Stage:
+    def _stage(self, stage_file: StageFile) -> Stage:
+        number, slug, shown, doc = (
+            stage_file.number,
+            stage_file.slug,
+            stage_file.shown,
+            stage_file.doc,
+        )
         data = doc.data
         if data["stage"] != number:
             self.problem(
