@@ -750,3 +750,20 @@ def test_docs_describe_every_check_kind_argument_option_and_helper() -> None:
         assert f"`{option}`" in doc, f"check option {option} undocumented"
     for helper in (n for n in dir(StageUnderTest) if not n.startswith("_")):
         assert f"`{helper}" in doc, f"fixture helper {helper} undocumented"
+
+
+def test_pytest_check_says_what_to_install_when_pytest_is_missing(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pre-commit hook's environment has no pytest: the check says so and what to do."""
+    from stagegate.checks import pytest_check
+
+    root = pytest_repo(tmp_path, "def test_ok():\n    assert True\n")
+    real = pytest_check.find_spec
+    monkeypatch.setattr(
+        pytest_check, "find_spec", lambda name: None if name == "pytest_snapshot" else real(name)
+    )
+    result = sg("check", "--stage", "1", cwd=root)
+    assert result.code == 1
+    assert "pytest_snapshot not installed beside stagegate" in result.out
+    assert "pip install 'stagegate[test]'" in result.out

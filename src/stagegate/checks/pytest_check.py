@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.util import find_spec
 from pathlib import Path, PurePosixPath
 
 from ..errors import Problem
@@ -66,6 +67,15 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if not (ctx.root / rel).exists():
         finding = Finding(
             f"{rel}/ does not exist; create it with the stage's tests (test_*.py) or give `path`.",
+            check.loc,
+        )
+        return [result(ctx, check, [finding], "")]
+    missing = [name for name in ("pytest", "pytest_snapshot") if find_spec(name) is None]
+    if missing:
+        finding = Finding(
+            f"{' and '.join(missing)} not installed beside stagegate ({sys.executable}), so "
+            f"{rel}/ cannot run: pip install 'stagegate[test]' (in pre-commit, the hook's "
+            "additional_dependencies: [pytest, pytest-snapshot]).",
             check.loc,
         )
         return [result(ctx, check, [finding], "")]
