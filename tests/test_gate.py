@@ -251,6 +251,27 @@ def test_flipping_to_a_stage_added_in_the_same_pull_request_is_refused(
     assert "note: the checks of stage 3 were not run: the base does not define it." in result.out
 
 
+def test_the_summary_of_a_refused_flip_does_not_claim_checks_that_never_ran(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    repo = init(tmp_path / "repo")
+    write_small(repo.root)
+    (repo.root / "stages" / "03-final.yaml").unlink()
+    _set_stage(repo, 2)
+    repo.commit("Two stages, at stage 2")
+    write_small(repo.root)
+    _set_stage(repo, 3)
+    repo.commit("Add stage 3 and flip to it")
+    result = sg("verify-pr", "--base", "HEAD~1", "--format", "github", cwd=repo.root)
+    assert result.code == 1, result.output
+    text = summary.read_text()
+    assert "### stagegate verify-pr: **refused**" in text
+    assert "The checks of stage 3 were not run." in text
+    assert "all passed" not in text
+
+
 def test_command_checks_come_from_the_base(tmp_path: Path, sg: Sg) -> None:
     guard = "import os, sys; sys.exit(os.path.exists('forbidden.txt'))"
     invariant = (

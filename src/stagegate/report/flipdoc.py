@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from ..checks._base import Result
 from ..model import Migration
 from ..resolve import Change, diff, resolve
+from ..words import counted
 from .graph import _node_id, build, mermaid
 from .results import table as result_table
 
@@ -35,21 +36,13 @@ def changes(change: Change) -> list[str]:
         lines.append("")
         lines += [f"- {_code(n)}: {_bool(a)} → **{_bool(b)}**" for n, a, b in change.flags]
         lines.append("")
-    if change.on:
-        lines.append("**Turns on**")
-        lines.append("")
-        lines += [
-            f"- {i.kind} {_code(i.id)}" + (f": {i.summary}" if i.summary else "") for i in change.on
-        ]
-        lines.append("")
-    if change.off:
-        lines.append("**Turns off**")
-        lines.append("")
-        lines += [
-            f"- {i.kind} {_code(i.id)}" + (f": {i.summary}" if i.summary else "")
-            for i in change.off
-        ]
-        lines.append("")
+    for heading, items in (("**Turns on**", change.on), ("**Turns off**", change.off)):
+        if items:
+            lines += [heading, ""]
+            lines += [
+                f"- {i.kind} {_code(i.id)}" + (f": {i.summary}" if i.summary else "") for i in items
+            ]
+            lines.append("")
     if change.names_added or change.names_removed:
         lines.append("**Artifact names**")
         lines.append("")
@@ -59,11 +52,11 @@ def changes(change: Change) -> list[str]:
     return lines
 
 
-def change_graph(migration: Migration, a: int, b: int) -> str:
-    """Mermaid source of stage ``b``, with what turned on since ``a`` highlighted."""
+def change_graph(migration: Migration, b: int, change: Change) -> str:
+    """Mermaid source of stage ``b``, with what ``change`` (the flip to ``b``) turned on
+    highlighted."""
     plan = resolve(migration, b)
     source = mermaid(plan)
-    change = diff(migration, a, b)
     graph = build(plan)
     prefixes = {"producer": "p", "consumer": "c", "release": "r"}
     fresh = [_node_id(prefixes[i.kind], i.id) for i in change.on]
@@ -81,12 +74,15 @@ def markdown(
     migration: Migration,
     a: int,
     b: int,
-    results: Sequence[Result],
+    results: Sequence[Result] | None,
     *,
     checks_from: str = "",
     notes: Sequence[str] = (),
 ) -> str:
-    """The description of the flip from stage ``a`` to ``b`` of ``migration``."""
+    """The description of the flip from stage ``a`` to ``b`` of ``migration``.
+
+    ``results``: None when the checks were not run (verify-pr refuses a flip to a stage
+    the base does not define before running any), so as not to claim they passed."""
     verb = "advance" if b > a else "rollback" if b < a else "no flip"
     heading = (
         f"## {migration.id}: stage {a} → {b}: {migration.title(b)}"
@@ -108,15 +104,21 @@ def markdown(
         rows.append(("Reversible", "yes" if source.reversible else "**no**: rollback refuses"))
     lines += [f"- **{name}**: {value}" for name, value in rows]
     lines.append("")
+    change = diff(migration, a, b)
     lines += ["### What turns on and off", ""]
-    lines += changes(diff(migration, a, b))
-    failed = sum(1 for r in results if not r.ok)
-    verdict = "all passed" if not failed else f"**{failed} of {len(results)} failed**"
+    lines += changes(change)
     lines += ["### Checks", ""]
-    lines.append(
-        f"{len(results)} checks, {verdict}" + (f" ({checks_from})" if checks_from else "") + "."
-    )
-    lines.append("")
+    if results is None:
+        lines += [f"The checks of stage {b} were not run.", ""]
+    else:
+        failed = sum(1 for r in results if not r.ok)
+        verdict = "all passed" if not failed else f"**{failed} of {len(results)} failed**"
+        lines.append(
+            f"{counted(len(results), 'check')}, {verdict}"
+            + (f" ({checks_from})" if checks_from else "")
+            + "."
+        )
+        lines.append("")
     if results:
         lines += [result_table(results, brief=True), ""]
     if notes:
@@ -126,5 +128,5 @@ def markdown(
     lines += [f"### Graph at stage {b}", ""]
     if a != b:
         lines += ["What the flip turns on is highlighted.", ""]
-    lines += ["```mermaid", change_graph(migration, a, b), "```"]
+    lines += ["```mermaid", change_graph(migration, b, change), "```"]
     return "\n".join(lines) + "\n"

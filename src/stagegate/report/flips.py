@@ -93,11 +93,9 @@ def verdict_text(verdict: Verdict) -> str:
     else:
         why = []
         if failed_rules:
-            why.append(
-                "rule" + ("s" if len(failed_rules) > 1 else "") + " " + ", ".join(failed_rules)
-            )
+            why.append(("rules " if len(failed_rules) > 1 else "rule ") + ", ".join(failed_rules))
         if failed_checks:
-            why.append(f"{failed_checks} check{'s' if failed_checks > 1 else ''} failed")
+            why.append(f"{counted(failed_checks, 'check')} failed")
         lines.append(f"verify-pr: refused ({'; '.join(why)}).")
     return "\n".join(lines)
 
@@ -185,13 +183,13 @@ def verdict_summary(verdict: Verdict) -> str:
         ),
         "",
     ]
-    if base is not None and head is not None and head.stage <= head.last:
+    if base is not None and head is not None:
         lines.append(
             markdown(
                 head,
                 base.stage,
                 head.stage,
-                verdict.results,
+                verdict.results if verdict.checked_stage is not None else None,
                 checks_from="taken from the base, evaluated on the head",
                 notes=verdict.notes,
             )
