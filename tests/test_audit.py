@@ -524,3 +524,24 @@ def test_parse_grep_reads_any_file_name() -> None:
         (b"a\nb c", 3, b"x\0y"),
         (b"dir/\xff.txt", 12, b"tail"),
     ]
+
+
+def test_a_flag_reference_holding_a_line_break_is_invalid_input(
+    sg: Callable[..., Any], repo: Path
+) -> None:
+    """Not searched silently as two strings that no line can match as one."""
+    migration = repo / "migration.yaml"
+    text = migration.read_text()
+    assert "references: [USE_PRIOR_BRANCH_ARTIFACTS]" in text
+    migration.write_text(
+        text.replace(
+            "references: [USE_PRIOR_BRANCH_ARTIFACTS]", 'references: ["USE_PRIOR\\nBRANCH"]'
+        )
+    )
+    line = next(n for n, s in enumerate(text.splitlines(), 1) if s == "  legacy-branch-source:")
+    result = sg("audit", "--stage", "2", cwd=repo)
+    assert result.code == 2
+    assert (
+        f"migration.yaml:{line}:3: flag legacy-branch-source: reference 'USE_PRIOR\\nBRANCH' "
+        "holds a line break" in result.err
+    )

@@ -149,13 +149,17 @@ def own_files(migration: Migration) -> list[str]:
 # --------------------------------------------------------------------------- validation
 
 
+def _breaks_lines(text: str) -> bool:
+    return any(c in text for c in "\n\r\0")
+
+
 def _bad_path(text: str) -> str | None:
     posix = PurePosixPath(text)
     if posix.is_absolute() or os.path.isabs(text):
         return "is absolute"
     if ".." in posix.parts:
         return "leads outside the repository ('..')"
-    if any(c in text for c in "\n\r\0"):
+    if _breaks_lines(text):
         return "holds a line break or NUL"
     return None
 
@@ -177,20 +181,25 @@ def _ignore_loc(migration: Migration, entry: str) -> Loc:
     return Loc(migration.file, start + 1, 1)
 
 
+def _bad_references(loc: Loc, owner: str, texts: Iterable[str]) -> list[Problem]:
+    return [
+        Problem(
+            loc,
+            f"{owner} reference {text!r} holds a line break or NUL; the audit matches one "
+            "line at a time, so split it into one string per line.",
+        )
+        for text in texts
+        if _breaks_lines(text)
+    ]
+
+
 def problems(migration: Migration) -> list[Problem]:
-    """Legacy entries the search cannot honour, at the item that declares them."""
+    """Legacy entries and flag references the search cannot honour, where they are declared."""
     found: list[Problem] = []
+    for flag in migration.flags.values():
+        found += _bad_references(flag.loc, f"flag {flag.id}:", flag.references)
     for item in migration.items():
-        for text in item.legacy.references:
-            if any(c in text for c in "\n\r\0"):
-                found.append(
-                    Problem(
-                        item.loc,
-                        f"{item.kind} {item.id}: legacy reference {text!r} holds a line break "
-                        "or NUL; the audit matches one line at a time, so split it into "
-                        "one string per line.",
-                    )
-                )
+        found += _bad_references(item.loc, f"{item.kind} {item.id}: legacy", item.legacy.references)
         for text in item.legacy.paths:
             why = _bad_path(text)
             if why:
