@@ -95,6 +95,17 @@ def test_a_pull_request_that_does_not_flip_runs_the_current_stage_checks(
     assert "checks of stage 1, taken from the base and evaluated on the head:" in result.out
 
 
+def test_one_check_is_counted_as_one(tmp_path: Path, sg: Sg) -> None:
+    repo = _at_stage(tmp_path, 0)
+    repo.write("README.md", "docs\n")
+    repo.commit("Docs")
+    result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
+    assert result.code == 0, result.output
+    assert "ok    checks-pass: the 1 check of stage 0 (the base's, on the head) passes" in (
+        result.out
+    )
+
+
 def test_formatting_and_comments_of_a_past_stage_may_change(tmp_path: Path, sg: Sg) -> None:
     repo = _at_stage(tmp_path, 2)
     repo.edit("stages/01-narrow.yaml", "set:\n  narrow: true\n", "set: {narrow: true}  # tidied\n")

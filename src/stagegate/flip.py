@@ -65,8 +65,7 @@ def read_migration(path: str | Path) -> tuple[Migration, bytes]:
         raise UsageError(f"{path}: is a directory; pass the migration file with -f PATH.") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    root = file.parent if str(file.parent) else Path(".")
-    return load(path, source=_Pinned(FileSource(root), file.name, raw)), raw
+    return load(path, source=_Pinned(FileSource(file.parent), file.name, raw)), raw
 
 
 # --------------------------------------------------------------------------- the edit

@@ -42,6 +42,7 @@ from .errors import InvalidInput, Loc, UsageError
 from .gitrepo import GitSource, Repository, open_repository
 from .load import STAGE_FILE, load
 from .model import Check, Migration
+from .words import counted
 from .yamlsrc import Document, decode, json_path, parse
 
 # Check kinds that look only at the model; every other kind may read the tree.
@@ -339,20 +340,23 @@ def _pytest_overlays(
     return overlays, notes
 
 
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
 def _apply(root: Path, overlays: dict[str, dict[str, bytes] | None]) -> None:
+    """Replace each stage test folder (paths from ``root``) by the base's files, or
+    remove it (None); never a folder outside ``root`` or ``root`` itself."""
     top = root.resolve()
     for rel, files in overlays.items():
-        folder = (root / rel).resolve()
-        if folder == top or top not in folder.parents:
+        folder = root / rel
+        if top not in folder.resolve().parents:
             continue
-        if folder.is_dir() and not folder.is_symlink():
-            shutil.rmtree(folder)
-        elif folder.exists() or folder.is_symlink():
-            folder.unlink()
-        for name, data in (files or {}).items():
-            path = folder / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+        _remove(folder)
+        _apply_files(folder, dict(files or {}))
 
 
 # What decides how pytest runs the base's stage tests, besides the tests themselves:
@@ -438,10 +442,7 @@ def _apply_files(top: Path, files: dict[str, bytes | None]) -> None:
         path = top / rel
         if real_top not in path.parent.resolve().parents and path.parent.resolve() != real_top:
             continue
-        if path.is_symlink() or path.is_file():
-            path.unlink()
-        elif path.is_dir():
-            shutil.rmtree(path)
+        _remove(path)
         if data is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
@@ -501,8 +502,7 @@ def _run_checks(
 
 def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
     """Judge the change of the migration from ``base_ref`` to ``head_ref``."""
-    where = Path(file).parent if str(Path(file).parent) else Path(".")
-    repo = open_repository(where)
+    repo = open_repository(Path(file).parent)
     rel = repo.rel(Path(file))
     prefix = rel.parent
     base_sha = repo.resolve(base_ref)
@@ -573,7 +573,7 @@ def _new_migration(verdict: Verdict, head: Migration) -> None:
     verdict.rules.append(_checks_rule(verdict.results, 0))
     if skipped:
         verdict.notes.append(
-            f"{skipped} invariant(s) that run programs or read files were not run: with no base, "
+            f"{counted(skipped, 'invariant')} that run programs or read files were not run: with no base, "
             "they would come from the pull request itself."
         )
 
@@ -660,13 +660,14 @@ def _checks_rule(results: Sequence[Result], stage: int) -> Rule:
         return Rule(
             "checks-pass",
             True,
-            f"the {len(results)} checks of stage {stage} (the base's, on the head) pass",
+            f"the {counted(len(results), 'check')} of stage {stage} (the base's, on the head) "
+            + ("passes" if len(results) == 1 else "pass"),
         )
     return Rule(
         "checks-pass",
         False,
-        f"{len(failed)} of {len(results)} checks of stage {stage} (the base's, on the head) "
-        "failed; see the results below.",
+        f"{len(failed)} of {counted(len(results), 'check')} of stage {stage} (the base's, on the "
+        "head) failed; see the results below.",
         tuple(r.loc for r in failed if r.loc is not None),
         tuple(r.label for r in failed),
     )

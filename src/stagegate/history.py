@@ -139,6 +139,5 @@ def read(repo: Repository, rel: PurePosixPath) -> History:
 
 
 def log(file: str) -> History:
-    where = Path(file).parent if str(Path(file).parent) else Path(".")
-    repo = open_repository(where)
+    repo = open_repository(Path(file).parent)
     return read(repo, repo.rel(Path(file)))
