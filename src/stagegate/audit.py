@@ -64,8 +64,8 @@ class StaleFlag:
 
 
 @dataclass(frozen=True, slots=True)
-class Burndown:
-    """An item a later stage retires, and what of it is left today."""
+class Retirement:
+    """An item with legacy entries, the stage that retires it, and what of it is left."""
 
     item: Item
     retired_at: int
@@ -84,15 +84,19 @@ class Report:
     migration: Migration
     stage: int
     top: Path  # the work tree searched
-    retired: tuple[tuple[Item, int], ...]  # items with legacy, retired at or before the stage
-    findings: tuple[Leftover, ...]
+    retired: tuple[Retirement, ...]  # retired at or before the stage, clean ones included
     stale_flags: tuple[StaleFlag, ...]
-    burndown: tuple[Burndown, ...]
+    burndown: tuple[Retirement, ...]  # retired by later stages
     excluded: tuple[str, ...]  # the migration's own files, never searched
 
     @property
+    def findings(self) -> tuple[Leftover, ...]:
+        """The leftovers of the retired items: what fails the audit."""
+        return tuple(x for r in self.retired for x in r.leftovers)
+
+    @property
     def ok(self) -> bool:
-        return not self.findings
+        return not any(r.leftovers for r in self.retired)
 
 
 # --------------------------------------------------------------------------- what to audit
@@ -262,11 +266,7 @@ def compute(
 ) -> Report:
     """The report from search results: ``hits`` of every searched string, and for each
     legacy.paths entry the tracked files it matches (ignored and own files left out)."""
-    retired_items = retirements(migration)
-    stale = stale_flags(migration, stage)
-    strings = [s for item, _ in retired_items for s in item.legacy.references]
-    strings += [s for flag, _, _ in stale for s in flag.references]
-    found = attribute(hits, strings)
+    found = attribute(hits, searched(migration, stage))
 
     def leftovers(item: Item, when: int) -> tuple[Leftover, ...]:
         out = [
@@ -282,15 +282,7 @@ def compute(
         out.sort(key=lambda x: (x.place.file, x.place.line or 0, x.kind))
         return tuple(out)
 
-    findings: list[Leftover] = []
-    burndown: list[Burndown] = []
-    retired: list[tuple[Item, int]] = []
-    for item, when in retired_items:
-        if when <= stage:
-            retired.append((item, when))
-            findings.extend(leftovers(item, when))
-        else:
-            burndown.append(Burndown(item, when, leftovers(item, when)))
+    every = [Retirement(item, when, leftovers(item, when)) for item, when in retirements(migration)]
     flags = tuple(
         StaleFlag(
             flag,
@@ -303,17 +295,15 @@ def compute(
                 )
             ),
         )
-        for flag, value, since in stale
+        for flag, value, since in stale_flags(migration, stage)
     )
-    burndown.sort(key=lambda b: b.retired_at)
     return Report(
         migration=migration,
         stage=stage,
         top=top,
-        retired=tuple(retired),
-        findings=tuple(findings),
+        retired=tuple(r for r in every if r.retired_at <= stage),
         stale_flags=flags,
-        burndown=tuple(burndown),
+        burndown=tuple(r for r in every if r.retired_at > stage),
         excluded=tuple(excluded),
     )
 
@@ -365,7 +355,6 @@ def search(
     if bad:
         raise InvalidInput(bad)
     folder = root if root is not None else migration.root
-    folder = folder if str(folder) else Path(".")
     skip = exclusions(migration)
     strings = searched(migration, stage)
     entries = list(
@@ -406,8 +395,13 @@ def with_blame(report: Report, tree: gitrepo.Worktree) -> Report:
         if leftover.place.line is not None:
             wanted.setdefault(leftover.place.raw, set()).add(leftover.place.line)
     blamed = gitrepo.blame_many(tree, wanted)
-    findings = tuple(
-        replace(x, blame=blamed.get((x.place.raw, x.place.line))) if x.place.line is not None else x
-        for x in report.findings
+
+    def blame(x: Leftover) -> Leftover:
+        return (
+            x if x.place.line is None else replace(x, blame=blamed.get((x.place.raw, x.place.line)))
+        )
+
+    retired = tuple(
+        replace(r, leftovers=tuple(blame(x) for x in r.leftovers)) for r in report.retired
     )
-    return replace(report, findings=findings)
+    return replace(report, retired=retired)

@@ -108,17 +108,14 @@ def text(report: Report, *, now: float | None = None) -> str:
     m, stage = report.migration, report.stage
     lines = [f"{m.id}: audit at stage {stage} of {m.last}: {m.title(stage)}", _searched(report)]
 
-    by_item: dict[int, list[Leftover]] = {}
-    for leftover in report.findings:
-        by_item.setdefault(id(leftover.item), []).append(leftover)
     lines += ["", f"retired at or before stage {stage}: {counted(len(report.retired), 'item')}"]
     if not report.retired:
         lines.append("  (no item with legacy entries is retired yet)")
-    for item, when in report.retired:
-        found = by_item.get(id(item), [])
+    for retired in report.retired:
+        item, found = retired.item, retired.leftovers
         where = f"{item.loc.file}:{item.loc.line}"
         state = counted(len(found), "leftover") if found else "clean"
-        lines.append(f"  {_item(item)}  (retired at stage {when}; {where}): {state}")
+        lines.append(f"  {_item(item)}  (retired at stage {retired.retired_at}; {where}): {state}")
         for place, group in _grouped(found):
             if group[0].kind == "path":
                 lines.append(f"    {place.file}  (file; legacy path {group[0].reference})")
@@ -189,9 +186,6 @@ def as_json(report: Report, *, now: float | None = None) -> dict[str, Any]:
             out["blame"] = blame_json(x.blame, now)
         return out
 
-    counts: dict[int, int] = {}
-    for x in report.findings:
-        counts[id(x.item)] = counts.get(id(x.item), 0) + 1
     return {
         "migration": m.id,
         "stage": report.stage,
@@ -220,12 +214,12 @@ def as_json(report: Report, *, now: float | None = None) -> dict[str, Any]:
         ],
         "retired": [
             {
-                "item": item.id,
-                "item_kind": item.kind,
-                "retired_at": when,
-                "leftovers": counts.get(id(item), 0),
+                "item": r.item.id,
+                "item_kind": r.item.kind,
+                "retired_at": r.retired_at,
+                "leftovers": len(r.leftovers),
             }
-            for item, when in report.retired
+            for r in report.retired
         ],
         "excluded": list(report.excluded),
         "ignore": list(m.audit_ignore),
