@@ -118,3 +118,18 @@ def test_log_in_a_shallow_clone_says_the_history_is_cut(tmp_path: Path, sg: Sg) 
     assert "created at stage 2" in result.out
     assert "0 stage flips" in result.out
     assert "this clone is shallow" in result.out
+
+
+@pytest.mark.parametrize("command", [("log",), ("verify-pr", "--base", "HEAD~1")])
+def test_a_folder_passed_as_the_migration_file_is_a_usage_error(
+    tmp_path: Path, sg: Sg, command: tuple[str, ...]
+) -> None:
+    """git answers for every file in a folder; its history is not the migration's."""
+    repo = init(tmp_path / "repo")
+    write_small(repo.root / "sub")
+    repo.commit("Start")
+    repo.edit("sub/migration.yaml", "\nstage: 0\n", "\nstage: 1\n")
+    repo.commit("One")
+    result = sg("-f", "sub", *command, cwd=repo.root)
+    assert result.code == 2, result.output
+    assert "sub: is a directory; pass the migration file with -f PATH." in result.err

@@ -39,7 +39,7 @@ from typing import Any
 from . import acceptance
 from .checks._base import Context, Result
 from .errors import InvalidInput, Loc, UsageError
-from .gitrepo import GitSource, Repository, open_repository
+from .gitrepo import GitSource, Repository, open_migration
 from .load import STAGE_FILE, load
 from .model import Check, Migration
 from .words import counted
@@ -502,8 +502,7 @@ def _run_checks(
 
 def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
     """Judge the change of the migration from ``base_ref`` to ``head_ref``."""
-    repo = open_repository(Path(file).parent)
-    rel = repo.rel(Path(file))
+    repo, rel = open_migration(file)
     prefix = rel.parent
     base_sha = repo.resolve(base_ref)
     head_sha = repo.resolve(head_ref)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .errors import GitError
+from .errors import GitError, UsageError
 
 if TYPE_CHECKING:
     from subprocess import Popen
@@ -287,6 +287,18 @@ def open_repository(start: Path | str = ".") -> Repository:
             "migration.yaml and the stage files first."
         )
     return Repository(repo=repo, root=Path(repo.working_tree_dir).resolve())
+
+
+def open_migration(file: str) -> tuple[Repository, PurePosixPath]:
+    """The repository that holds the migration file ``file``, and the file's path in it.
+
+    The file need not exist in the work tree (``log`` reads a deleted file's history),
+    but a folder is refused: git would answer for every file in it."""
+    path = Path(file)
+    if path.is_dir():
+        raise UsageError(f"{file}: is a directory; pass the migration file with -f PATH.")
+    repo = open_repository(path.parent)
+    return repo, repo.rel(path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,11 @@ compared with the last readable one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from .errors import GitError, InvalidInput
-from .gitrepo import FileVersion, GitSource, Repository, open_repository
+from .gitrepo import FileVersion, GitSource, Repository, open_migration
 from .load import STAGE_FILE
 from .yamlsrc import decode, parse
 
@@ -139,5 +139,4 @@ def read(repo: Repository, rel: PurePosixPath) -> History:
 
 
 def log(file: str) -> History:
-    repo = open_repository(Path(file).parent)
-    return read(repo, repo.rel(Path(file)))
+    return read(*open_migration(file))
