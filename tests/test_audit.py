@@ -396,6 +396,43 @@ def test_legacy_paths_take_globs_and_ignore_applies_to_them(
     assert ".github/workflows/sub/backport-x.yml" in referenced
 
 
+def test_a_glob_matching_a_folder_covers_everything_under_it(
+    sg: Callable[..., Any], repo: Path
+) -> None:
+    """As in .gitignore: `vendor` is that folder at any depth, `ci/ol*` any folder it matches."""
+    migration = repo / "migration.yaml"
+    text = migration.read_text()
+    text = text.replace(
+        "paths: [.github/workflows/backport.yml]", 'paths: ["backport-tools", "ci/ol*"]'
+    )
+    text = text.replace(
+        '    - "cuda_bindings/docs/source/release/*-notes.rst"',
+        '    - "cuda_bindings/docs/source/release/*-notes.rst"\n    - "vendor"',
+    )
+    migration.write_text(text)
+    for name in (
+        "backport-tools/run.sh",
+        ".github/backport-tools/sub/open-pr.sh",
+        "ci/old/label.sh",
+        "vendor/lib.sh",  # ignored
+        "third_party/vendor/deep/lib.sh",  # ignored
+    ):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("branch=12.9.x\n")
+    commit_all(repo, "legacy folders")
+    _, report = audit_json(sg, repo, "--stage", "2")
+    paths = {f["file"] for f in report["findings"] if f["kind"] == "path"}
+    assert paths == {
+        "backport-tools/run.sh",
+        ".github/backport-tools/sub/open-pr.sh",
+        "ci/old/label.sh",
+    }
+    referenced = {f["file"] for f in report["findings"] if f["reference"] == "12.9.x"}
+    assert "vendor/lib.sh" not in referenced
+    assert "third_party/vendor/deep/lib.sh" not in referenced
+    assert "ci/old/label.sh" in referenced
+
+
 def test_a_migration_in_a_subfolder_searches_the_whole_repository(
     sg: Callable[..., Any], repo: Path
 ) -> None:

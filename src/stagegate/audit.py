@@ -9,7 +9,7 @@ value no longer changes from S to the last stage, so the conditionals that read 
 The search is one ``git grep`` for every string at once (``gitrepo.start_grep``);
 ``compute`` then attributes each matching line to every string it contains, so the
 findings are exactly what ``git grep -F`` reports. Paths are matched by git too
-(``git ls-files`` with glob pathspecs, see ``glob_pathspec``), so ``audit.ignore``
+(``git ls-files`` with glob pathspecs, see ``glob_pathspecs``), so ``audit.ignore``
 and ``legacy.paths`` mean the same thing everywhere. Reported paths are relative to
 the top of the work tree.
 """
@@ -311,24 +311,28 @@ def compute(
 # --------------------------------------------------------------------------- the search
 
 
-def glob_pathspec(pattern: str, *, exclude: bool = False) -> str:
-    """The git pathspec of an ``audit.ignore`` or ``legacy.paths`` glob.
+def glob_pathspecs(pattern: str, *, exclude: bool = False) -> list[str]:
+    """The git pathspecs of an ``audit.ignore`` or ``legacy.paths`` glob.
 
     Git's glob syntax (``*`` and ``?`` within one path component, ``**`` across
-    folders, a folder covers everything under it), anchored as in ``.gitignore``: a
-    pattern with a ``/`` before its end is relative to the top of the repository, one
-    without (``*.md``, ``backport.yml``) matches at any depth."""
+    folders), read as in ``.gitignore``: a pattern with a ``/`` before its end is
+    relative to the top of the repository, one without (``*.md``, ``backport.yml``)
+    matches at any depth, and a folder it matches covers everything under it. Git
+    itself extends a match to a folder's contents only for a literal folder at the
+    top, not for ``**/vendor`` nor ``ci/ol*``: hence the second, ``/**`` pathspec."""
     anchored = "/" in pattern.rstrip("/")
-    return gitrepo.pathspec(
-        pattern if anchored else f"**/{pattern}", glob=True, exclude=exclude, top=True
-    )
+    first = pattern if anchored else f"**/{pattern}"
+    return [
+        gitrepo.pathspec(p, glob=True, exclude=exclude, top=True)
+        for p in (first, first.rstrip("/") + "/**")
+    ]
 
 
 def exclusions(migration: Migration) -> list[str]:
     """The pathspecs of what is never searched: the migration's own files (relative to
     its folder, where git runs) and the ``audit.ignore`` globs."""
     own = [gitrepo.pathspec(p, exclude=True) for p in own_files(migration)]
-    return own + [glob_pathspec(g, exclude=True) for g in migration.audit_ignore]
+    return own + [p for g in migration.audit_ignore for p in glob_pathspecs(g, exclude=True)]
 
 
 def searched(migration: Migration, stage: int) -> list[str]:
@@ -370,7 +374,7 @@ def search(
         started.append(where)
         listings = {}
         for entry in entries:
-            include = [gitrepo.pathspec(entry, top=True), glob_pathspec(entry)]
+            include = [gitrepo.pathspec(entry, top=True), *glob_pathspecs(entry)]
             listings[entry] = gitrepo.start_ls_files(folder, include, skip)
             started.append(listings[entry])
         tree = where.result()
