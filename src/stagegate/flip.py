@@ -16,7 +16,7 @@ import os
 import re
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -281,11 +281,16 @@ class Flip:
     after: bytes
     results: tuple[Result, ...]
     checked: tuple[int, ...]  # the stages whose checks ran, in order
-    ok: bool
-    written: bool
     dry_run: bool
-    failed_stage: int | None = None
-    notes: tuple[str, ...] = field(default=())
+    failed_stage: int | None = None  # the first stage whose checks failed
+
+    @property
+    def ok(self) -> bool:
+        return self.failed_stage is None
+
+    @property
+    def written(self) -> bool:
+        return self.ok and not self.dry_run
 
     @property
     def diff(self) -> str:
@@ -316,12 +321,7 @@ def _finish(
 ) -> Flip:
     after = with_stage(raw, path, new, migration.stage_loc)
     results, checked, failed = _run(migration, stages)
-    ok = failed is None
-    written = False
-    if ok and not dry_run:
-        write_atomic(Path(path), after, expected=raw)
-        written = True
-    return Flip(
+    flip = Flip(
         migration=migration,
         path=path,
         old=migration.stage,
@@ -330,11 +330,12 @@ def _finish(
         after=after,
         results=tuple(results),
         checked=tuple(checked),
-        ok=ok,
-        written=written,
         dry_run=dry_run,
         failed_stage=failed,
     )
+    if flip.written:
+        write_atomic(Path(path), after, expected=raw)
+    return flip
 
 
 def advance(path: str, *, to: int | None = None, dry_run: bool = False) -> Flip:
