@@ -227,6 +227,18 @@ def test_the_retired_check_reports_each_leftover_where_it_is(
     )
 
 
+def test_the_retired_check_shows_the_reference_on_a_long_line(
+    sg: Callable[..., Any], repo: Path
+) -> None:
+    (repo / "ci/long.sh").write_text("echo " + "x" * 250 + " 12.9.x\n")
+    commit_all(repo, "a long line")
+    result = sg("check", "--stage", "2", "--format", "json", cwd=repo)
+    (retired,) = [r for r in json.loads(result.out)["results"] if r["check"] == "retired"]
+    (message,) = [f["message"] for f in retired["findings"] if f["file"] == "ci/long.sh"]
+    assert message.startswith("producer bindings-cu12-branch (retired at stage 2): '12.9.x'")
+    assert message.endswith("xxx 12.9.x")
+
+
 def test_an_earlier_stage_fails_only_for_what_it_retired(
     sg: Callable[..., Any], repo: Path
 ) -> None:

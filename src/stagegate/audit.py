@@ -40,6 +40,21 @@ class Place:
     col: int | None = None
     text: str | None = None
 
+    @property
+    def loc(self) -> Loc:
+        """Where an annotation points: the match, else the file's first line."""
+        return Loc(self.file, self.line or 1, self.col or 1)
+
+    def excerpt(self, reference: str | None = None, width: int = 160) -> str:
+        """The line, stripped, cut to ``width`` around ``reference`` when it is long."""
+        text = (self.text or "").strip()
+        if len(text) <= width:
+            return text
+        at = text.find(reference) if reference else -1
+        start = max(0, min(at - width // 3, len(text) - width)) if at >= 0 else 0
+        cut = text[start : start + width]
+        return ("..." if start else "") + cut + ("..." if start + width < len(text) else "")
+
 
 @dataclass(frozen=True, slots=True)
 class Leftover:

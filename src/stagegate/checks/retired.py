@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import Loc, Problem
+from ..errors import Problem
 from ..model import Check, Migration
 from ..words import counted
 from ._base import Context, Finding, Result, result
@@ -36,14 +36,12 @@ def run(ctx: Context, check: Check) -> list[Result]:
         head = f"{item.kind} {item.id} (retired at stage {leftover.retired_at})"
         if leftover.kind == "path":
             message = f"{head}: {place.file} still exists (legacy path {leftover.reference!r}); delete it."
-            loc = Loc(place.file, 1, 1)
         else:
             message = (
                 f"{head}: {leftover.reference!r} is still in {place.file}:{place.line}: "
-                f"{(place.text or '').strip()[:200]}"
+                f"{place.excerpt(leftover.reference, 200)}"
             )
-            loc = Loc(place.file, place.line or 1, place.col or 1)
-        findings.append(Finding(message, loc))
+        findings.append(Finding(message, place.loc))
     items = len(report.retired)
     ok = (
         f"nothing retired at or before stage {ctx.stage} is left "

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..audit import Leftover, Place, Report
-from ..errors import Loc
 from ..gitrepo import BlameLine
 from ..model import Item
 from ..words import counted
@@ -21,22 +20,8 @@ def _iso(timestamp: int) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
 
 
-TEXT_WIDTH = 160
-
-
 def _item(item: Item) -> str:
     return f"{item.kind} {item.id}"
-
-
-def excerpt(place: Place, reference: str | None = None, width: int = TEXT_WIDTH) -> str:
-    """The line, stripped, cut to ``width`` around the reference when it is long."""
-    text = (place.text or "").strip()
-    if len(text) <= width:
-        return text
-    at = text.find(reference) if reference else -1
-    start = max(0, min(at - width // 3, len(text) - width)) if at >= 0 else 0
-    cut = text[start : start + width]
-    return ("..." if start else "") + cut + ("..." if start + width < len(text) else "")
 
 
 def age(seconds: float) -> str:
@@ -121,7 +106,7 @@ def text(report: Report, *, now: float | None = None) -> str:
                 lines.append(f"    {place.file}  (file; legacy path {group[0].reference})")
             else:
                 refs = ", ".join(x.reference for x in group)
-                shown = excerpt(place, group[0].reference)
+                shown = place.excerpt(group[0].reference)
                 lines.append(f"    {place.file}:{place.line}: {shown}  [{refs}]")
             if group[0].blame is not None:
                 lines.append(f"      last changed: {blame_text(group[0].blame, now)}")
@@ -135,7 +120,7 @@ def text(report: Report, *, now: float | None = None) -> str:
         left = counted(len(stale.places), "place") + " left" if stale.places else "none left"
         lines.append(f"  {stale.flag.id} = {value} from stage {stale.since} on ({refs}): {left}")
         for string, place in stale.places:
-            lines.append(f"    {place.file}:{place.line}: {excerpt(place, string)}  [{string}]")
+            lines.append(f"    {place.file}:{place.line}: {place.excerpt(string)}  [{string}]")
 
     lines += ["", f"burndown: {counted(len(report.burndown), 'item')} retired by later stages"]
     if not report.burndown:
@@ -256,7 +241,7 @@ def markdown(report: Report, *, now: float | None = None) -> str:
                 code(x.reference)
                 if x.kind == "reference"
                 else f"file (legacy path {code(x.reference)})",
-                code(excerpt(x.place, x.reference, 100)),
+                code(x.place.excerpt(x.reference, 100)),
             ]
             if len(header) == 6:
                 row.append(blame_text(x.blame, now) if x.blame else "")
@@ -310,13 +295,11 @@ def workflow_commands(report: Report) -> str:
             message = (
                 f"{x.place.file} must be gone: legacy path {x.reference!r} of {_item(x.item)}."
             )
-            out.append(github.annotation("error", message, Loc(x.place.file, 1, 1), title))
         else:
             message = (
                 f"{x.reference!r} is left from {_item(x.item)}, retired at stage {x.retired_at}."
             )
-            loc = Loc(x.place.file, x.place.line or 1, x.place.col or 1)
-            out.append(github.annotation("error", message, loc, title))
+        out.append(github.annotation("error", message, x.place.loc, title))
     for s in report.stale_flags:
         value = "true" if s.value else "false"
         for string, place in s.places:
@@ -324,6 +307,6 @@ def workflow_commands(report: Report) -> str:
                 f"flag {s.flag.id} is {value} from stage {s.since} on: the conditional reading "
                 f"{string!r} can go."
             )
-            loc = Loc(place.file, place.line or 1, place.col or 1)
-            out.append(github.annotation("notice", message, loc, "stagegate audit: stale flag"))
+            notice = github.annotation("notice", message, place.loc, "stagegate audit: stale flag")
+            out.append(notice)
     return "\n".join(out)
