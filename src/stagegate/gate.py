@@ -293,6 +293,13 @@ def _invariant_notes(base: Migration, head: Migration) -> list[str]:
 # --------------------------------------------------------------------------- checks
 
 
+def _object_id(source: GitSource, rel: str) -> str | None:
+    try:
+        return source.object_id(rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def _pytest_overlays(
     base: Migration,
     head: Migration,
@@ -313,14 +320,7 @@ def _pytest_overlays(
         base_rel = target(Context(base, stage, base.root), check)
         if head_rel is None or base_rel is None:
             continue
-
-        def ident(src: GitSource, rel: str) -> str | None:
-            try:
-                return src.object_id(rel)
-            except (FileNotFoundError, NotADirectoryError):
-                return None
-
-        base_id, head_id = ident(base_src, base_rel), ident(head_src, head_rel)
+        base_id, head_id = _object_id(base_src, base_rel), _object_id(head_src, head_rel)
         if base_id == head_id:
             continue
         try:
