@@ -228,9 +228,9 @@ def markdown(report: Report, *, now: float | None = None) -> str:
         f"{code(m.id)}: {verdict}.",
     ]
     if report.findings:
+        blamed = any(x.blame for x in report.findings)
         header = ["item", "retired at", "where", "reference", "line"]
-        if any(x.blame for x in report.findings):
-            header.append("last changed")
+        header += ["last changed"] if blamed else []
         rows = []
         for x in report.findings:
             where = x.place.file if x.kind == "path" else f"{x.place.file}:{x.place.line}"
@@ -243,7 +243,7 @@ def markdown(report: Report, *, now: float | None = None) -> str:
                 else f"file (legacy path {code(x.reference)})",
                 code(x.place.excerpt(x.reference, 100)),
             ]
-            if len(header) == 6:
+            if blamed:
                 row.append(blame_text(x.blame, now) if x.blame else "")
             rows.append(row)
         parts += ["", github.table(header, rows)]
