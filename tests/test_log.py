@@ -133,3 +133,21 @@ def test_a_folder_passed_as_the_migration_file_is_a_usage_error(
     result = sg("-f", "sub", *command, cwd=repo.root)
     assert result.code == 2, result.output
     assert "sub: is a directory; pass the migration file with -f PATH." in result.err
+
+
+def test_a_commit_merged_beside_a_flip_is_not_a_flip(tmp_path: Path, sg: Sg) -> None:
+    """A flip made on a branch, while main edits another line of the file: git lists
+    main's edit after the flip by date, yet it changes no stage."""
+    repo = small_repo(tmp_path / "repo")
+    repo.git("switch", "-q", "-c", "flip")
+    flip = _flip(repo, 0, 1, "Flip to stage 1")
+    repo.git("switch", "-q", "main")
+    repo.edit("migration.yaml", "summary: The end state.", "summary: The final state.")
+    repo.commit("Reword a flag summary")
+    repo.clock += 60
+    repo.git("merge", "-q", "--no-edit", "flip")
+    assert "\nstage: 1\n" in repo.read("migration.yaml")
+    result = sg("log", "--format", "json", cwd=repo.root)
+    assert result.code == 0, result.output
+    flips = json.loads(result.out)["flips"]
+    assert [(f["commit"], f["from"], f["to"]) for f in flips] == [(flip, 0, 1)]

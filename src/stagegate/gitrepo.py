@@ -123,6 +123,12 @@ class Repository:
         with _translated("read HEAD"):
             return str(self.repo.head.commit.hexsha) if self.repo.head.is_valid() else None
 
+    def first_parent(self, commit: str) -> str | None:
+        """The first parent of ``commit``; None for a root commit."""
+        with _translated(f"read commit {commit[:12]}"):
+            parents = self.repo.commit(commit).parents
+        return str(parents[0].hexsha) if parents else None
+
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         import git
 

@@ -3,13 +3,14 @@
 Each version of the file in ``git log --follow`` order (renames followed, merges
 that only bring a branch's change in left out) is read from git objects and its
 ``stage:`` taken with the located YAML reader; a flip is a version whose stage
-differs from that of the version before it. Versions that cannot be read (not
-YAML, no whole-number stage) are listed as skipped; the next readable one is
-compared with the last readable one.
+differs from that of the file in its commit's first parent (where that cannot be
+read: from the last readable version). Versions that cannot be read (not YAML, no
+whole-number stage) are listed as skipped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -89,6 +90,46 @@ def _title(source: GitSource, stages_dir: str, number: int) -> str:
     return "(no stage file)"
 
 
+class _Unreadable(Exception):
+    """A version of the file whose stage cannot be read; the message says why."""
+
+
+def _version(repo: Repository, commit: str, path: PurePosixPath) -> tuple[int, str, GitSource]:
+    """The stage and stages folder of the file at ``path`` in ``commit``, and that commit's files."""
+    source = repo.source(commit, path.parent)
+    try:
+        raw = source.read(path.name)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise _Unreadable(f"{path} is not in this commit (deleted)") from None
+    try:
+        stage, stages_dir = _stage_and_dir(parse(decode(raw, str(path)), str(path)).data)
+    except InvalidInput as error:
+        first = error.problems[0] if error.problems else None
+        raise _Unreadable(str(first) if first else "not valid YAML") from None
+    except ValueError as error:
+        raise _Unreadable(f"{path}: {error}") from None
+    return stage, stages_dir, source
+
+
+def _parent_stage(
+    repo: Repository, commit: str, paths: Sequence[PurePosixPath | None]
+) -> int | None:
+    """The stage of the file in ``commit``'s first parent (under the first of ``paths``
+    there), or None when it cannot be read there.
+
+    A flip is judged against the commit it was made on, not against the version
+    listed before it: in a history with merges that one can be on another branch."""
+    parent = repo.first_parent(commit)
+    if parent is None:
+        return None
+    for path in dict.fromkeys(p for p in paths if p is not None):
+        try:
+            return _version(repo, parent, path)[0]
+        except (_Unreadable, GitError):
+            continue
+    return None
+
+
 def read(repo: Repository, rel: PurePosixPath) -> History:
     """The flips of the migration file at ``rel`` (repository-relative), oldest first."""
     versions: list[FileVersion] = list(reversed(repo.file_history(rel)))
@@ -98,43 +139,38 @@ def read(repo: Repository, rel: PurePosixPath) -> History:
             "commit it first."
         )
     history = History(file=str(rel), shallow=repo.is_shallow())
-    last: int | None = None
+    last: int | None = None  # the stage of the last readable version
+    older: PurePosixPath | None = None  # the file's path in the version listed before
     for version in versions:
         path = PurePosixPath(version.path)
-        source = repo.source(version.commit, path.parent)
         try:
-            raw = source.read(path.name)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            history.skipped.append((version.commit, f"{path} is not in this commit (deleted)"))
-            continue
-        try:
-            stage, stages_dir = _stage_and_dir(parse(decode(raw, str(path)), str(path)).data)
-        except InvalidInput as error:
-            first = error.problems[0] if error.problems else None
-            history.skipped.append((version.commit, str(first) if first else "not valid YAML"))
-            continue
-        except ValueError as error:
-            history.skipped.append((version.commit, f"{path}: {error}"))
+            stage, stages_dir, source = _version(repo, version.commit, path)
+        except _Unreadable as why:
+            history.skipped.append((version.commit, str(why)))
+            older = path
             continue
         if last is None:
             history.start = Start(
                 version.commit, version.date, version.author, version.email, stage
             )
-        elif stage != last:
-            history.flips.append(
-                Flip(
-                    commit=version.commit,
-                    date=version.date,
-                    author=version.author,
-                    email=version.email,
-                    subject=version.subject,
-                    path=str(path),
-                    old=last,
-                    new=stage,
-                    title=_title(source, stages_dir, stage),
+        else:
+            before = _parent_stage(repo, version.commit, (path, older))
+            old = last if before is None else before
+            if stage != old:
+                history.flips.append(
+                    Flip(
+                        commit=version.commit,
+                        date=version.date,
+                        author=version.author,
+                        email=version.email,
+                        subject=version.subject,
+                        path=str(path),
+                        old=old,
+                        new=stage,
+                        title=_title(source, stages_dir, stage),
+                    )
                 )
-            )
-        last = stage
+        last, older = stage, path
     return history
 
 
