@@ -445,6 +445,23 @@ def test_a_glob_matching_a_folder_covers_everything_under_it(
     assert "ci/old/label.sh" in referenced
 
 
+def test_a_file_two_legacy_paths_match_names_both_in_the_text(
+    sg: Callable[..., Any], repo: Path
+) -> None:
+    migration = repo / "migration.yaml"
+    migration.write_text(
+        migration.read_text().replace(
+            "paths: [.github/workflows/backport.yml]",
+            'paths: [.github/workflows/backport.yml, "backport*.yml"]',
+        )
+    )
+    result = sg("audit", "--stage", "2", cwd=repo)
+    assert (
+        ".github/workflows/backport.yml  (file; legacy paths .github/workflows/backport.yml, "
+        "backport*.yml)" in result.out
+    )
+
+
 def test_a_migration_in_a_subfolder_searches_the_whole_repository(
     sg: Callable[..., Any], repo: Path
 ) -> None:

@@ -102,10 +102,11 @@ def text(report: Report, *, now: float | None = None) -> str:
         state = counted(len(found), "leftover") if found else "clean"
         lines.append(f"  {_item(item)}  (retired at stage {retired.retired_at}; {where}): {state}")
         for place, group in _grouped(found):
+            refs = ", ".join(x.reference for x in group)
             if group[0].kind == "path":
-                lines.append(f"    {place.file}  (file; legacy path {group[0].reference})")
+                noun = "legacy paths" if len(group) > 1 else "legacy path"
+                lines.append(f"    {place.file}  (file; {noun} {refs})")
             else:
-                refs = ", ".join(x.reference for x in group)
                 shown = place.excerpt(group[0].reference)
                 lines.append(f"    {place.file}:{place.line}: {shown}  [{refs}]")
             if group[0].blame is not None:
