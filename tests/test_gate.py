@@ -170,6 +170,22 @@ def test_a_new_migration_starts_at_stage_0(tmp_path: Path, sg: Sg) -> None:
 # --------------------------------------------------------------------------- refused
 
 
+def test_a_new_migration_names_the_invariants_it_could_not_run(tmp_path: Path, sg: Sg) -> None:
+    repo = init(tmp_path / "repo")
+    repo.write("README.md", "project\n")
+    repo.commit("Start")
+    write_small(repo.root)
+    repo.edit(
+        "migration.yaml",
+        "invariants:\n",
+        "invariants:\n  - check: command\n    run: [git, --version]\n",
+    )
+    repo.commit("Add the migration")
+    result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
+    assert result.code == 0, result.output
+    assert "note: 1 invariant not run (checks that run programs or read files)" in result.out
+
+
 def test_a_skipped_stage_is_refused(tmp_path: Path, sg: Sg) -> None:
     repo = _at_stage(tmp_path, 0)
     assert sg("advance", "--to", "2", cwd=repo.root).code == 0

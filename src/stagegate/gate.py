@@ -572,8 +572,8 @@ def _new_migration(verdict: Verdict, head: Migration) -> None:
     verdict.rules.append(_checks_rule(verdict.results, 0))
     if skipped:
         verdict.notes.append(
-            f"{counted(skipped, 'invariant')} that run programs or read files were not run: with no base, "
-            "they would come from the pull request itself."
+            f"{counted(skipped, 'invariant')} not run (checks that run programs or read "
+            "files): with no base, they would come from the pull request itself."
         )
 
 
