@@ -244,6 +244,22 @@ def test_an_edited_past_stage_is_refused_naming_the_lines(tmp_path: Path, sg: Sg
     assert "$.acceptance removed: [{check: unique-artifacts}]" in result.out
 
 
+def test_many_edits_of_a_past_stage_are_listed_up_to_a_limit_that_is_stated(
+    tmp_path: Path, sg: Sg
+) -> None:
+    repo = _at_stage(tmp_path, 2)
+    repo.edit(
+        "stages/01-narrow.yaml",
+        "acceptance:\n",
+        "acceptance:\n" + "  - check: tags-routed\n    tags: [v1.0.0]\n" * 25,
+    )
+    repo.commit("Rewrite history at length")
+    result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "The first 20 of 25 changes are listed." in result.out
+    assert result.out.count("$.acceptance[") == 20
+
+
 def test_a_rollback_past_an_irreversible_stage_is_refused(tmp_path: Path, sg: Sg) -> None:
     repo = _at_stage(tmp_path, 3)
     _set_stage(repo, 2)

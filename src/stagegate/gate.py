@@ -207,8 +207,6 @@ def _stage_changes(
         base_doc, base_lines = _stage_doc(base, number, base_src)
         head_doc, head_lines = _stage_doc(head, number, head_src)
         for was_at, now_at, kind in differences(base_doc.data, head_doc.data):
-            if len(changed) >= MAX_LISTED:
-                break
             if kind == "removed":
                 at = head_doc.loc(now_at)
                 was = (
@@ -236,6 +234,18 @@ def _stage_changes(
     return changed, locations
 
 
+def _listed(
+    changed: list[str], locations: list[Loc]
+) -> tuple[str, tuple[Loc, ...], tuple[str, ...]]:
+    """At most MAX_LISTED changes, and a sentence saying so when there are more."""
+    more = (
+        f" The first {MAX_LISTED} of {len(changed)} changes are listed."
+        if len(changed) > MAX_LISTED
+        else ""
+    )
+    return more, tuple(locations[:MAX_LISTED]), tuple(changed[:MAX_LISTED])
+
+
 def _past_stages(
     base: Migration, head: Migration, base_src: GitSource, head_src: GitSource
 ) -> Rule:
@@ -245,13 +255,15 @@ def _past_stages(
     upto = f"stages 1..{base.stage} (at or below the" if base.stage > 1 else "stage 1 (the"
     if not changed:
         return Rule("past-stages-unchanged", True, f"{upto} base stage) unchanged")
+    more, shown, details = _listed(changed, locations)
     return Rule(
         "past-stages-unchanged",
         False,
         f"{upto} base stage) must not change: a past stage records what was rolled out. "
-        "Revert these edits; to change what the migration does, change a later stage or add one.",
-        tuple(locations),
-        tuple(changed),
+        "Revert these edits; to change what the migration does, change a later stage or add one."
+        + more,
+        shown,
+        details,
     )
 
 
@@ -265,15 +277,16 @@ def _target_unchanged(
     file = definition.file if definition else "?"
     if not changed:
         return Rule("target-unchanged", True, f"stage {target} ({file}) is flipped to as defined")
+    more, shown, details = _listed(changed, locations)
     return Rule(
         "target-unchanged",
         False,
         f"this pull request flips to stage {target} and also edits its definition ({file}); "
         "the gate checks the flip against the base's definition, and once merged the edited one "
         "would be final without ever being checked. Change the stage in a pull request of its "
-        "own, then flip.",
-        tuple(locations),
-        tuple(changed),
+        "own, then flip." + more,
+        shown,
+        details,
     )
 
 
