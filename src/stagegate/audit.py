@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from . import gitrepo
-from .errors import InvalidInput, Loc, Problem
+from .errors import Loc, Problem
 from .model import Flag, Item, Migration
 from .resolve import flag_table, retired_at
 
@@ -183,23 +183,6 @@ def _bad_path(text: str) -> str | None:
     return None
 
 
-def _ignore_loc(migration: Migration, entry: str) -> Loc:
-    """Where an ``audit.ignore`` entry is written (the model keeps no location for it):
-    the first line after ``audit:`` that holds it, else the ``audit:`` line."""
-    try:
-        lines = Path(migration.file).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return Loc(migration.file, 1, 1)
-    start = next((i for i, line in enumerate(lines) if line.startswith("audit:")), None)
-    if start is None:
-        return Loc(migration.file, 1, 1)
-    for number in range(start, len(lines)):
-        col = lines[number].find(entry)
-        if col >= 0:
-            return Loc(migration.file, number + 1, col + 1)
-    return Loc(migration.file, start + 1, 1)
-
-
 def _bad_references(loc: Loc, owner: str, texts: Iterable[str]) -> list[Problem]:
     return [
         Problem(
@@ -229,12 +212,12 @@ def problems(migration: Migration) -> list[Problem]:
                         "to the top of the repository, e.g. .github/workflows/backport.yml.",
                     )
                 )
-    for text in migration.audit_ignore:
+    for text, loc in zip(migration.audit_ignore, migration.audit_ignore_locs, strict=True):
         why = _bad_path(text)
         if why:
             found.append(
                 Problem(
-                    _ignore_loc(migration, text),
+                    loc,
                     f"audit.ignore entry {text!r} {why}; write globs relative to the top "
                     "of the repository, e.g. docs/release/*-notes.rst.",
                 )
@@ -370,9 +353,6 @@ def search(
     One ``git grep`` for every string, one ``git ls-files`` per legacy.paths entry and
     the ``git rev-parse`` that finds the top folder, all running side by side.
     ``blame``: add who last changed each finding's line (``git blame``)."""
-    bad = problems(migration)
-    if bad:
-        raise InvalidInput(bad)
     folder = root if root is not None else migration.root
     skip = exclusions(migration)
     strings = searched(migration, stage)

@@ -758,12 +758,19 @@ class _Builder:
             releases=releases,
             invariants=invariants,
             audit_ignore=tuple(data.get("audit", {}).get("ignore", ())),
+            audit_ignore_locs=tuple(
+                self.doc.text_loc(("audit", "ignore", i), 0)
+                for i in range(len(data.get("audit", {}).get("ignore", ())))
+            ),
             stages=stages,
             file=self.doc.file,
             root=self.root,
         )
         if not self.trusted:
+            from .audit import problems as audit_problems
+
             self._check_args(migration)
+            self.problems += audit_problems(migration)
         return migration
 
     # -- items

@@ -145,6 +145,7 @@ class Migration:
     releases: Mapping[str, Release]
     invariants: tuple[Check, ...] = ()
     audit_ignore: tuple[str, ...] = ()
+    audit_ignore_locs: tuple[Loc, ...] = ()  # where each audit.ignore entry is written
     stages: tuple[Stage, ...] = ()
     file: str  # the migration file as given (for messages)
     root: Path  # the directory holding migration.yaml; relative paths start here

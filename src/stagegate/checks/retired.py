@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import Problem
-from ..model import Check, Migration
+from ..model import Check
 from ..words import counted
 from ._base import Context, Finding, Result, result
 
@@ -14,16 +13,6 @@ SUMMARY = (
 )
 ARGS: dict[str, object] = {}
 REQUIRED: list[str] = []
-
-
-def validate(migration: Migration, check: Check) -> list[Problem]:
-    """The legacy entries the search cannot honour; reported once, at the first
-    `retired` check, however many stages declare one."""
-    from ..audit import problems
-
-    declared = [*migration.invariants, *(c for s in migration.stages for c in s.acceptance)]
-    first = next(c for c in declared if c.kind == KIND)
-    return problems(migration) if check is first else []
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
