@@ -223,6 +223,14 @@ def test_pr_body_describes_the_flip(small: Path, sg: Sg) -> None:
     assert "stage: 1\n" in (small / "migration.yaml").read_text()
 
 
+def test_a_pr_body_that_cannot_be_written_is_refused_before_the_flip(small: Path, sg: Sg) -> None:
+    before = (small / "migration.yaml").read_bytes()
+    result = sg("advance", "--pr-body", "no-such-folder/body.md", cwd=small)
+    assert result.code == 2
+    assert "folder no-such-folder does not exist; create it, or name a file elsewhere" in result.err
+    assert (small / "migration.yaml").read_bytes() == before
+
+
 def test_github_format_writes_the_description_to_the_step_summary(
     small: Path, sg: Sg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

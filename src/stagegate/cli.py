@@ -326,11 +326,30 @@ def _flip_report(flip: Any, command: str, pr_body: str | None, fmt: str) -> int:
     return 0 if flip.ok else 1
 
 
+def _writable_file(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """Refuse a --pr-body that cannot be written before anything runs, not after the flip."""
+    if value is None:
+        return None
+    from pathlib import Path
+
+    path, folder = Path(value), Path(value).parent
+    if path.is_dir():
+        raise click.BadParameter(f"{value} is a folder; name a file to write.")
+    if not folder.is_dir():
+        raise click.BadParameter(
+            f"folder {folder} does not exist; create it, or name a file elsewhere."
+        )
+    if not os.access(folder, os.W_OK):
+        raise click.BadParameter(f"folder {folder} cannot be written; name a file elsewhere.")
+    return value
+
+
 def pr_body_option() -> Callable[[Any], Any]:
     return click.option(
         "--pr-body",
         "pr_body",
         default=None,
+        callback=_writable_file,
         metavar="FILE",
         help="Write a Markdown description of the flip (title, outcome, what turns on and off, "
         "check results, Mermaid graph) to FILE, for the pull request; with --dry-run too. "

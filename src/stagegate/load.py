@@ -272,8 +272,14 @@ def _validator_class() -> Any:
                 return
             seen.add(key)
 
+    def is_integer(_checker: Any, instance: Any) -> bool:
+        """JSON Schema counts 1.0 as an integer; a stage or `since` written 1.0 is a slip."""
+        return isinstance(instance, int) and not isinstance(instance, bool)
+
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine("integer", is_integer)
     extend: Any = jsonschema.validators.extend
-    return extend(jsonschema.Draft202012Validator, {"uniqueItems": unique_items})
+    return extend(base, {"uniqueItems": unique_items}, type_checker=checker)
 
 
 def _dedupe(problems: Iterable[Problem]) -> list[Problem]:

@@ -36,16 +36,17 @@ def kinds() -> dict[str, ModuleType]:
 
 
 def fingerprint() -> str:
-    """Names and sizes of the check modules: part of the validation cache key."""
+    """Name, size and time of every module of stagegate: part of the validation cache key,
+    so that a changed stagegate (an editable install, a patch) validates afresh."""
     import os
 
     entries = []
-    for directory in __path__:
+    for directory in (*__path__, os.path.dirname(os.path.dirname(__file__))):
         with os.scandir(directory) as it:
             for entry in it:
                 if entry.name.endswith(".py"):
                     stat = entry.stat()
-                    entries.append(f"{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+                    entries.append(f"{entry.path}:{stat.st_size}:{stat.st_mtime_ns}")
     return ",".join(sorted(entries))
 
 
