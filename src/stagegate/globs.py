@@ -42,6 +42,7 @@ __all__ = [
     "Rx",
     "TooMuchWork",
     "budget",
+    "charge",
     "check_glob",
     "check_regex",
     "intersects",
@@ -166,6 +167,13 @@ def budget(limit: int | None = None) -> Iterator[None]:
         yield
     finally:
         _budget.reset(token)
+
+
+def charge(units: int) -> None:
+    """Charge work done around the engine (answers looked up again, stage after stage)
+    to the running budget, so that the ceiling bounds a whole command however much of
+    its work the caches make cheap."""
+    _charge(units)
 
 
 def _charge(units: int) -> None:

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from ..errors import Problem
-from ..match import RowIndex, index, plain_selector, release_selection, selected, tag_claimed
+from ..match import Evaluation, RowIndex, Selection, evaluation, index, plain_selector, selected
 from ..model import Check, Migration, Release
 from ..resolve import Plan, Row
 from ..words import counted
@@ -48,7 +48,7 @@ def validate(migration: Migration, check: Check) -> list[Problem]:
 
 
 def claimants(plan: Plan, tag: str) -> list[Release]:
-    return [r for r in plan.releases if tag_claimed(r, tag)]
+    return evaluation(plan.migration).claimants(tag, plan.stage)
 
 
 def pool(plan: Plan, release: Release) -> RowIndex:
@@ -141,9 +141,11 @@ def _missing(
 
 
 def _compare(
-    ctx: Context, release: Release, rows: list[Row], base: dict[str, Row], stage: int, baseline: int
+    ctx: Context, release: Release, now: Selection, base: dict[str, Row], stage: int, baseline: int
 ) -> list[Finding]:
-    names = {row.name: row for row in rows}
+    names, rows = now.by_name, now.rows
+    if names.keys() == base.keys():
+        return []
     extra = [row for row in rows if row.name not in base]
     missing = set(base) - set(names)
     return [
@@ -173,16 +175,16 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if findings:
         return [result(ctx, check, findings, "")]
     release, before = now[0], then[0]
-    base_rows = {
-        row.name: row for row in release_selection(before, pool(ctx.plan_at(baseline), before))
-    }
-    current = release_selection(release, pool(ctx.plan, release))
+    ev = evaluation(ctx.migration)
+    base = ev.release_rows(before, baseline)
+    base_rows = base.by_name
+    current = ev.release_rows(release, ctx.stage)
     findings += _compare(ctx, release, current, base_rows, ctx.stage, baseline)
-    if release.expect is not None:
-        findings += _expectations(ctx, release, current)
+    if release.expect is not None and current.producers != frozenset(release.expect):
+        findings += _expectations(ctx, release, current.rows)
     if release.tooling == "control":
-        for stage in range(baseline, ctx.stage):
-            older = release_selection(release, pool(ctx.plan_at(stage), release))
+        for stage in _differing(ev, release, base, baseline, ctx.stage):
+            older = ev.release_rows(release, stage)
             for finding in _compare(ctx, release, older, base_rows, stage, baseline):
                 findings.append(
                     Finding(
@@ -201,6 +203,24 @@ def run(ctx: Context, check: Check) -> list[Result]:
             f"as at stage {baseline}",
         )
     ]
+
+
+def _differing(
+    ev: Evaluation, release: Release, base: Selection, baseline: int, stage: int
+) -> list[int]:
+    """The stages ``baseline..stage - 1`` at which the release selects other names than
+    ``base``: each stage's selection is compared once per (release, base), however many
+    later stages ask (``tooling: control`` looks back at every stage)."""
+    seen: list[int] = ev.remember(("control", release.id, id(base), baseline), list)
+    differ: list[int] = ev.remember(("control-differ", release.id, id(base), baseline), list)
+    names = base.by_name.keys()
+    done = baseline + len(seen)
+    for k in range(done, stage):
+        older = ev.release_rows(release, k)
+        seen.append(k)
+        if older.by_name.keys() != names:
+            differ.append(k)
+    return [k for k in differ if k < stage]
 
 
 def _expectations(ctx: Context, release: Release, rows: list[Row]) -> list[Finding]:
