@@ -183,9 +183,9 @@ class Universe:
 
     __slots__ = ("_groups", "index", "owners")
 
-    def __init__(self, migration: Migration, runs: frozenset[str] | None) -> None:
-        producers = [p for p in migration.producers.values() if runs is None or p.run in runs]
-        self.index = RowIndex(row for p in producers for row in rows(migration, p))
+    def __init__(self, ev: Evaluation, runs: frozenset[str] | None) -> None:
+        producers = [p for p in ev.migration.producers.values() if runs is None or p.run in runs]
+        self.index = RowIndex(row for p in producers for row in ev.rows(p.id))
         self._groups: dict[str, tuple[tuple[str, tuple[int, ...]], ...]] = {}
 
     def groups(self, prefix: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -221,6 +221,7 @@ class Evaluation:
     def __init__(self, migration: Migration) -> None:
         self.migration = migration
         self._active: dict[int, frozenset[str]] = {}
+        self._rows: dict[str, tuple[Row, ...]] = {}
         self._releases: dict[int, frozenset[str]] = {}
         self._universes: dict[frozenset[str] | None, Universe] = {}
         self._selectors: dict[int, tuple[Input, tuple[Selector, ...]]] = {}
@@ -250,10 +251,18 @@ class Evaluation:
             self._releases[stage] = found
         return found
 
+    def rows(self, producer: str) -> tuple[Row, ...]:
+        """The producer's rows (``resolve.rows``), looked up by id instead of by record."""
+        found = self._rows.get(producer)
+        if found is None:
+            found = rows(self.migration, self.migration.producers[producer])
+            self._rows[producer] = found
+        return found
+
     def universe(self, runs: frozenset[str] | None) -> Universe:
         found = self._universes.get(runs)
         if found is None:
-            found = Universe(self.migration, runs)
+            found = Universe(self, runs)
             self._universes[runs] = found
         return found
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from functools import partial
 
 from ..globs import PatternError, TooMuchWork, charge, language, literal_prefix, witness
-from ..match import evaluation
-from ..model import Check, Migration
-from ..resolve import Row, rows
+from ..match import Evaluation, evaluation
+from ..model import Check
+from ..resolve import Row
 from ..templates import format_assignment
 from ._base import Context, Finding, Result, result, row_list, where
 
@@ -77,15 +77,9 @@ class Pairs:
         return True
 
 
-def _pairs(migration: Migration, run_name: str) -> Pairs:
-    return Pairs(
-        [
-            row
-            for p in migration.producers.values()
-            if p.run == run_name
-            for row in rows(migration, p)
-        ]
-    )
+def _pairs(ev: Evaluation, run_name: str) -> Pairs:
+    producers = ev.migration.producers.values()
+    return Pairs([row for p in producers if p.run == run_name for row in ev.rows(p.id)])
 
 
 def _clean(ctx: Context) -> bool:
@@ -94,7 +88,7 @@ def _clean(ctx: Context) -> bool:
     active = ev.active(ctx.stage)
     runs = {p.run for p in ctx.plan.producers}
     for run_name in sorted(runs):
-        pairs = ev.remember(("unique-pairs", run_name), partial(_pairs, ctx.migration, run_name))
+        pairs = ev.remember(("unique-pairs", run_name), partial(_pairs, ev, run_name))
         if pairs.dense or not pairs.clean(active):
             return False
     return True
@@ -122,7 +116,8 @@ def pair_count(rows: list[Row]) -> int:
 
 def run(ctx: Context, check: Check) -> list[Result]:
     if ev_clean(ctx):
-        total = sum(len(ctx.plan.rows(p)) for p in ctx.plan.producers)
+        ev = evaluation(ctx.migration)
+        total = sum(len(ev.rows(p.id)) for p in ctx.plan.producers)
         return [
             result(ctx, check, [], f"{total} artifact rows of active producers have distinct names")
         ]
