@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from . import globs
@@ -30,12 +31,18 @@ of 100 copies of a small one about 330,000 (bench/run.py)."""
 
 def work_limit(migration: Migration, stages: int = 1) -> int:
     """The work budget of checking ``stages`` stages of ``migration``: base plus a share per row."""
+    return min(MAX_WORK_CEILING, globs.MAX_WORK + WORK_PER_ROW * _rows(migration) * stages)
+
+
+@lru_cache(maxsize=8)
+def _rows(migration: Migration) -> int:
+    """Artifact and select rows of ``migration`` (once per load: each stage asks)."""
     axes = migration.axes
     rows = sum(row_count(t.parts, axes) for p in migration.producers.values() for t in p.artifacts)
     rows += sum(
         row_count(i.select.parts, axes) for c in migration.consumers.values() for i in c.inputs
     )
-    return min(MAX_WORK_CEILING, globs.MAX_WORK + WORK_PER_ROW * rows * stages)
+    return rows
 
 
 def checks_at(migration: Migration, stage: int) -> tuple[Check, ...]:
