@@ -691,8 +691,24 @@ def parse_blame(out: bytes) -> dict[int, BlameLine]:
     return found
 
 
-def blame_lines(tree: Worktree, path: bytes, lines: Iterable[int]) -> dict[int, BlameLine]:
-    """Blame ``lines`` of the work-tree file ``path`` in one ``git blame`` run.
+def start_changed(folder: Path) -> Pending[frozenset[bytes]]:
+    """The tracked files (raw names, from the top) whose index or work-tree content is not
+    HEAD's, in one ``git status``: every file of a repository without commits. The rest
+    can be blamed at HEAD, which reads no index (at 300,000 files a work-tree blame
+    spends about 125 ms loading it, a blame of HEAD about 2 ms)."""
+
+    def parse(out: bytes) -> frozenset[bytes]:
+        return frozenset(entry[3:] for entry in out.split(b"\0") if len(entry) > 3)
+
+    args = ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"]
+    return Pending(args, folder, parse)
+
+
+def blame_lines(
+    tree: Worktree, path: bytes, lines: Iterable[int], *, at_head: bool = False
+) -> dict[int, BlameLine]:
+    """Blame ``lines`` of the work-tree file ``path`` in one ``git blame`` run (``-L`` per
+    line); ``at_head``: of HEAD's version, for a file whose content is HEAD's.
 
     A file with no committed history (only added to the index, or no commit yet)
     comes back as not committed, line by line."""
@@ -700,6 +716,8 @@ def blame_lines(tree: Worktree, path: bytes, lines: Iterable[int]) -> dict[int, 
     args: list[str | bytes] = ["blame", "--line-porcelain"]
     for n in wanted:
         args += ["-L", f"{n},{n}"]
+    if at_head:
+        args.append("HEAD")
     args += ["--", path]
     proc = _spawn(args, tree.top)
     out, err = proc.communicate()
@@ -712,17 +730,29 @@ def blame_lines(tree: Worktree, path: bytes, lines: Iterable[int]) -> dict[int, 
 
 
 def blame_many(
-    tree: Worktree, wanted: Mapping[bytes, Iterable[int]]
+    tree: Worktree,
+    wanted: Mapping[bytes, Iterable[int]],
+    changed: Pending[frozenset[bytes]] | None = None,
 ) -> dict[tuple[bytes, int], BlameLine]:
-    """Blame many files side by side: one ``git blame`` per file, a few at a time."""
+    """Blame many files side by side: one ``git blame`` per file, a few at a time; a file
+    unchanged since HEAD (``changed``: a ``start_changed`` of the tree, started early by
+    the caller; else started here) is blamed at HEAD."""
     from concurrent.futures import ThreadPoolExecutor
 
     items = sorted((path, sorted(set(lines))) for path, lines in wanted.items())
     if not items:
+        if changed is not None:
+            changed.cancel()
         return {}
+    edited = (changed or start_changed(tree.top)).result()
     workers = max(1, min(len(items), 2 * (os.cpu_count() or 2)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda item: blame_lines(tree, item[0], item[1]), items))
+        results = list(
+            pool.map(
+                lambda item: blame_lines(tree, item[0], item[1], at_head=item[0] not in edited),
+                items,
+            )
+        )
     return {
         (path, n): info
         for (path, _), found in zip(items, results, strict=True)
