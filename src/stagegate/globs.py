@@ -1395,8 +1395,11 @@ def witness(*langs: Language, excluding: Sequence[Language] = ()) -> str | None:
     None if there is none. With no ``langs`` the intersection is every string.
     Raises PatternError if the question is too complex to decide.
     """
-    positive = tuple(dict.fromkeys(langs)) or (language([Glob("*")]),)
-    result = _witness(positive, tuple(dict.fromkeys(excluding)))
+    if len(langs) == 2 and langs[0] != langs[1]:  # the checks' question: one glob, one row
+        positive = langs
+    else:
+        positive = tuple(dict.fromkeys(langs)) or (language([Glob("*")]),)
+    result = _witness(positive, tuple(dict.fromkeys(excluding)) if excluding else ())
     if isinstance(result, PatternError):
         raise PatternError(result.message, result.column)
     return result
