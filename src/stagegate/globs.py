@@ -1395,6 +1395,7 @@ def witness(*langs: Language, excluding: Sequence[Language] = ()) -> str | None:
     None if there is none. With no ``langs`` the intersection is every string.
     Raises PatternError if the question is too complex to decide.
     """
+    positive: tuple[Language, ...]
     if len(langs) == 2 and langs[0] != langs[1]:  # the checks' question: one glob, one row
         positive = langs
     else:
