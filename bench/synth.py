@@ -17,8 +17,8 @@ single-source and unique-artifacts (every tenth stage also tags-routed).
 
 Without ``--faults`` every check passes. ``--faults`` breaks a few things on purpose
 (a new producer without a template that consumers and a release use; a second
-producer of one name; a ``from`` that names only the old producer), so that failing
-output can be compared too.
+producer of one name; a ``from`` that names only the old producer; an old producer in
+another run), so that failing output can be compared too.
 """
 
 from __future__ import annotations
@@ -72,6 +72,8 @@ def migration_text(producers: int, stages: int, *, faults: bool = False) -> str:
             templates = [t.replace(f"pkg{f}-", f"pkg{f}-solo-") for t in templates]
         lines += [f"  {name}:", f"    when: {when}", "    artifacts:"]
         lines += [f'      - "{t}"' for t in templates]
+        if faults and new is False and f % 6 == 5:
+            lines.append("    run: branch")  # the old way's artifacts come from another run
     if faults:
         lines += [
             "  duplicate:",
