@@ -9,6 +9,7 @@ from pathlib import Path
 from . import globs
 from .checks import kinds
 from .checks._base import Context, Result
+from .checks._pytest_session import shared_session
 from .errors import TooComplex
 from .model import Check, Migration
 from .templates import row_count
@@ -93,7 +94,9 @@ def run_all(migration: Migration, *, root: Path | None = None) -> list[Result]:
     """Every stage 0..last, each evaluated at itself."""
     results: list[Result] = []
     # one budget for the whole run, so that running stage after stage cannot multiply it
-    with globs.budget(work_limit(migration, migration.last + 1)):
+    # and one pytest session for the stages' pytest checks, where they can share one
+    shared = shared_session(migration, root if root is not None else migration.root)
+    with globs.budget(work_limit(migration, migration.last + 1)), shared:
         for stage in range(migration.last + 1):
             results.extend(run_checks(migration, stage, root=root))
     return results
