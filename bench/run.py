@@ -2,7 +2,7 @@
 """stagegate's benchmarks: every figure is a ratio to a baseline measured in the same run.
 
     .venv/bin/python bench/run.py            # all comparisons
-    .venv/bin/python bench/run.py startup    # one group: startup, copies, scaling, audit
+    .venv/bin/python bench/run.py startup    # one group: startup, example, copies, scaling, audit
     .venv/bin/python bench/run.py scaling --sizes 10,100,1000 --runs 3
 
 Each comparison alternates the two commands (A B A B ...) so that machine noise
@@ -69,6 +69,34 @@ def startup(work: Path) -> list[Figure]:
         )
     )
     return figures
+
+
+def example(work: Path) -> list[Figure]:
+    """The example's check --all (model checks and seven stage folders of tests) vs one
+    `python -m pytest` over all its stage folders: the floor the pytest checks can reach."""
+    root = work / "example"
+    root.mkdir()
+    shutil.copy(REPO / "migration.yaml", root)
+    shutil.copytree(REPO / "stages", root / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    env = environment(work)
+    git = {**env, "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+           "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}  # fmt: skip
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "example"]):
+        subprocess.run(["git", *args], cwd=root, env=git, check=True, stdout=subprocess.DEVNULL)
+    folders = sorted(str(p.relative_to(root)) for p in (root / "stages").iterdir() if p.is_dir())
+    floor = [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", *folders]
+    return [
+        paired(
+            "check --all (example) / python -m pytest over its stage folders",
+            [STAGEGATE, "check", "--all"],
+            floor,
+            cwd=root,
+            env=env,
+            target=1.3,
+            runs=RUNS,
+            warmup=1,
+        )
+    ]
 
 
 # --------------------------------------------------------------------------- scaling
@@ -270,6 +298,7 @@ def _figure(name: str, subject: Case, baseline: Case, *, target: float, **limits
 RUNS = 5
 GROUPS: dict[str, Callable[[Path], list[Figure]]] = {
     "startup": startup,
+    "example": example,
     "copies": copies,
     "scaling": scaling,
 }

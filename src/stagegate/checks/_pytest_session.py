@@ -29,7 +29,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model import Check, Migration
+from ..model import Migration
 from ._base import Context
 
 CONFIG_FILES = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
@@ -42,6 +42,7 @@ class Shared:
     migration: Migration
     root: Path
     summaries: dict[tuple[int, str], str] | None = None
+    running: Running | None = None
 
 
 _shared: ContextVar[Shared | None] = ContextVar("stagegate_pytest_session", default=None)
@@ -49,15 +50,24 @@ _shared: ContextVar[Shared | None] = ContextVar("stagegate_pytest_session", defa
 
 @contextmanager
 def shared_session(migration: Migration, root: Path) -> Iterator[None]:
-    """Let the pytest checks of ``migration``'s stages, run from ``root``, share a session."""
-    token = _shared.set(Shared(migration, root))
+    """Let the pytest checks of ``migration``'s stages, run from ``root``, share a session.
+
+    The session starts at once and runs while the model checks do (two cores: the model
+    checks cost about what pytest's start does); the first pytest check waits for it."""
+    shared = Shared(migration, root)
+    shared.running = _start(shared)
+    if shared.running is None:
+        shared.summaries = {}
+    token = _shared.set(shared)
     try:
         yield
     finally:
         _shared.reset(token)
+        if shared.running is not None:
+            shared.running.stop()
 
 
-def summary(ctx: Context, check: Check, rel: str) -> str | None:
+def summary(ctx: Context, rel: str) -> str | None:
     """The summary line of ``rel``'s tests where they passed in the shared session; None
     where the check must run pytest on its own (not shared, or anything but a pass)."""
     shared = _shared.get()
@@ -66,8 +76,80 @@ def summary(ctx: Context, check: Check, rel: str) -> str | None:
     if getattr(ctx, "tests", None) is not None:
         return None  # verify-pr's checks run the base's copies, isolated
     if shared.summaries is None:
-        shared.summaries = _run(shared, float(check.args.get("timeout", ctx.timeout)))
+        assert shared.running is not None
+        shared.summaries = shared.running.finish()
+        shared.running = None
     return shared.summaries.get((ctx.stage, rel))
+
+
+class Running:
+    """The shared session's process: its output goes to a file, so that it never waits
+    on a pipe while stagegate runs the other checks."""
+
+    def __init__(
+        self,
+        chosen: dict[tuple[int, str], Path],
+        argv: list[str],
+        env: dict[str, str],
+        root: Path,
+        timeout: float,
+    ) -> None:
+        import subprocess
+        import time
+
+        self.chosen = chosen
+        self.folder = tempfile.TemporaryDirectory(prefix="stagegate-pytest-")
+        self.report = Path(self.folder.name) / "report.json"
+        env["STAGEGATE_REPORT"] = str(self.report)
+        self.output = open(Path(self.folder.name) / "output.txt", "wb")  # noqa: SIM115
+        self.deadline = time.monotonic() + timeout
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def finish(self) -> dict[tuple[int, str], str]:
+        """Wait for the session (to its deadline): the summary of each folder that passed."""
+        import subprocess
+        import time
+
+        try:
+            code = self.proc.wait(timeout=max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return {}
+        try:
+            tally = json.loads(self.report.read_text(encoding="utf-8")) if code in (0, 1) else {}
+        except (OSError, ValueError):
+            tally = {}
+        self.stop()
+        passed = {}
+        for key, folder in self.chosen.items():
+            counts = tally.get(str(folder)) if isinstance(tally, dict) else None
+            if not isinstance(counts, dict) or counts.get("failed") or counts.get("error"):
+                continue
+            ran = sum(int(counts.get(k, 0)) for k in ("passed", "skipped", "xfailed", "xpassed"))
+            if ran:
+                passed[key] = _line(counts)
+        return passed
+
+    def stop(self) -> None:
+        """Stop the session if it still runs (its whole process group), and clean up."""
+        import signal
+
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            self.proc.wait()
+        self.output.close()
+        self.folder.cleanup()
 
 
 def _python_files(folder: Path) -> list[Path]:
@@ -110,41 +192,31 @@ def _eligible(shared: Shared) -> dict[tuple[int, str], Path]:
     return chosen
 
 
-def _run(shared: Shared, timeout: float) -> dict[tuple[int, str], str]:
-    """Run the shareable folders in one session: the summary of each folder that passed."""
-    from .command import bounded
+def _start(shared: Shared) -> Running | None:
+    """Start the session of the shareable folders; None when fewer than two can share."""
+    from importlib.util import find_spec
+
+    from ..acceptance import checks_at
 
     chosen = _eligible(shared)
-    if len(chosen) < 2:
-        return {}
+    if len(chosen) < 2 or any(find_spec(n) is None for n in ("pytest", "pytest_snapshot")):
+        return None
+    timeout = sum(
+        float(check.args.get("timeout", 600.0))
+        for stage in range(shared.migration.last + 1)
+        for check in checks_at(shared.migration, stage)
+        if check.kind == "pytest"
+    )
     env = dict(os.environ)
     env["STAGEGATE_FILE"] = str((shared.root / Path(shared.migration.file).name).resolve())
     env["STAGEGATE_STAGES"] = json.dumps({str(f): stage for (stage, _), f in chosen.items()})
     env.pop("STAGEGATE_STAGE", None)
-    with tempfile.TemporaryDirectory(prefix="stagegate-pytest-") as tmp:
-        report = Path(tmp) / "report.json"
-        env["STAGEGATE_REPORT"] = str(report)
-        argv = [
-            *(sys.executable, "-m", "pytest", "-q", "--no-header"),
-            *("-p", "no:cacheprovider", "-p", "stagegate"),
-            *(f"./{rel}" if rel.startswith("-") else rel for _, rel in chosen),
-        ]
-        code, _output = bounded(argv, cwd=shared.root, env=env, timeout=timeout * len(chosen))
-        if code not in (0, 1) or not report.is_file():
-            return {}
-        try:
-            tally = json.loads(report.read_text(encoding="utf-8"))
-        except ValueError:
-            return {}
-    passed = {}
-    for key, folder in chosen.items():
-        counts = tally.get(str(folder))
-        if counts is None or counts.get("failed") or counts.get("error"):
-            continue
-        ran = sum(int(counts.get(k, 0)) for k in ("passed", "skipped", "xfailed", "xpassed"))
-        if ran:
-            passed[key] = _line(counts)
-    return passed
+    argv = [
+        *(sys.executable, "-m", "pytest", "-q", "--no-header"),
+        *("-p", "no:cacheprovider", "-p", "stagegate"),
+        *(f"./{rel}" if rel.startswith("-") else rel for _, rel in chosen),
+    ]
+    return Running(chosen, argv, env, shared.root, timeout)
 
 
 def _line(counts: dict[str, float]) -> str:

@@ -80,7 +80,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             check.loc,
         )
         return [result(ctx, check, [finding], "")]
-    shared = shared_summary(ctx, check, rel)  # check --all: passed in the stages' one session
+    shared = shared_summary(ctx, rel)  # check --all: passed in the stages' one session
     if shared is not None:
         return [result(ctx, check, [], f"pytest {rel}: {shared}")]
     timeout = float(check.args.get("timeout", ctx.timeout))
