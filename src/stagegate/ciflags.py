@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidInput, Problem, UsageError
 from .model import Flag, Migration, Producer
 from .records import record
+from .yamlsrc import json_path
 
 if TYPE_CHECKING:
     from .resolve import Plan
@@ -76,7 +77,7 @@ def _collisions(migration: Migration) -> list[Problem]:
                     f"flag {flag.id!r} has the step-output name {name!r}, which collides with "
                     f"{other} (`flags --format github` writes every character outside "
                     "A-Za-z0-9_- as '_', and GitHub ignores case); rename one of them.",
-                    f"$.flags[{flag.id!r}]",
+                    json_path(("flags", flag.id)),
                 )
             )
             continue
@@ -92,7 +93,7 @@ def _env_problems(migration: Migration, doc: Document | None) -> list[Problem]:
             continue
         path = ("flags", flag.id, "env")
         loc = doc.loc(path) if doc is not None else flag.loc
-        where = f"$.flags[{flag.id!r}].env"
+        where = json_path(path)
         if not _ENV_NAME.fullmatch(flag.env):
             found.append(
                 Problem(
