@@ -12,6 +12,7 @@ that line fails the check.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -112,7 +113,7 @@ def hard_coded(
             loc = doc.loc((*where, name))
             findings.append(
                 Finding(
-                    f"{shown}: {name} is hard-coded to {value!r}, but flag {flag.id} is "
+                    f"{shown}: {name} is hard-coded to {json.dumps(value)}, but flag {flag.id} is "
                     f"{_bool(values[flag.id])} at stage {stage}; read it from stagegate "
                     f"instead: `{name}: ${{{{ fromJSON(needs.gate.outputs.flags)['{flag.id}'] }}}}` "
                     "(or `stagegate flags --format github`, which sets it in $GITHUB_ENV).",
