@@ -191,3 +191,20 @@ def test_the_action_step_writes_the_outputs_the_workflow_reads(tmp_path: Path) -
     assert outputs["stage"] == "0"
     assert outputs["local-cu12-bindings"] == "false"
     assert outputs["matrix"].startswith('{"include":[{"py":"310","platform":"linux-64"}')
+
+
+@pytest.mark.parametrize("name", ["flags", "flag", "matrix"])
+def test_docs_commands_describes_every_option(name: str) -> None:
+    import click
+
+    from stagegate.cli import cli
+
+    doc = (REPO / "docs" / "commands.md").read_text(encoding="utf-8")
+    assert f"## {name}\n" in doc
+    section = doc.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
+    for param in cli.commands[name].params:
+        if isinstance(param, click.Option) and param.opts[0] != "--help":
+            assert param.opts[0] in section, f"{name} {param.opts[0]} is not in docs/commands.md"
+            if isinstance(param.type, click.Choice):
+                for choice in param.type.choices:
+                    assert str(choice) in section
