@@ -382,3 +382,30 @@ def test_the_audit_lists_a_stale_flags_env_among_its_references(tmp_path: Path, 
     ]
     text = sg("audit", "--stage", "1", cwd=top).out
     assert "USE_LOCAL, BUILD_LOCAL" in text
+
+
+def test_a_flip_the_migration_is_past_may_lose_its_readers_once_the_flag_is_settled(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """The audit calls a stale flag's conditionals removable; removing them must not fail
+    the stage that flipped it, whose definition can no longer change."""
+    again = (
+        "stage: 3\ntitle: Off again\nset:\n  local: false\nacceptance:\n  - check: flags-wired\n"
+    )
+    at_2 = MIGRATION.replace("stage: 0\n", "stage: 2\n", 1)
+    top = make(tmp_path, {"ci/other.sh": "echo\n"}, migration=at_2, stages=(STAGE_1, STAGE_2))
+    result = sg("check", "--stage", "1", cwd=top)
+    assert result.code == 0, result.output
+    assert "local settled (stage 2 is past this flip and the flag no longer changes" in result.out
+    # while the stage is ahead or current, or the flag still changes later, it is required
+    for migration, stages in (
+        (MIGRATION, (STAGE_1, STAGE_2)),
+        (MIGRATION.replace("stage: 0\n", "stage: 1\n", 1), (STAGE_1, STAGE_2)),
+        (at_2, (STAGE_1, STAGE_2, again)),
+    ):
+        (top / "migration.yaml").write_text(migration)
+        for number, body in enumerate(stages, start=1):
+            (top / "stages" / f"{number:02d}-step.yaml").write_text(body)
+        code, findings = check(sg, top, "--stage", "1")
+        assert code == 1
+        assert "'USE_LOCAL' is in no file git tracks" in findings[0]["message"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, Loc
-from ..model import Check, Flag
+from ..model import Check, Flag, Migration
 from ..resolve import changed_flags, flag_table
 from ..words import counted
 from ._base import Context, Finding, Result, result
@@ -123,13 +123,29 @@ def hard_coded(
     return findings
 
 
+def _settled(migration: Migration, flag: str, stage: int) -> bool:
+    """Whether the flip of ``flag`` at ``stage`` is history: the migration's current stage
+    is past it and the flag no longer changes from there on.
+
+    The audit then lists the flag's references as conditionals that can go; removing
+    them must not fail the stage that flipped it (a stage's definition cannot change
+    once reached). A flip that nobody reads is caught while its stage is still ahead
+    (`check --all`) and while it is the current stage."""
+    from ..audit import stale_since
+
+    return migration.stage > stage and stale_since(migration, flag) <= migration.stage
+
+
 def run(ctx: Context, check: Check) -> list[Result]:
     from .. import gitrepo
     from ..audit import attribute, exclusions, flag_references
 
     migration, stage = ctx.migration, ctx.stage
     values = flag_table(migration)[stage]
-    flipped = [migration.flags[name] for name in changed_flags(migration, stage)]
+    flipped: list[Flag] = []
+    settled: list[Flag] = []
+    for name in changed_flags(migration, stage):
+        (settled if _settled(migration, name, stage) else flipped).append(migration.flags[name])
     strings = list(dict.fromkeys(s for flag in flipped for s in flag_references(flag)))
     started: list[gitrepo.Pending[Any]] = []
     try:
@@ -186,8 +202,14 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if envs:
         for raw in workflows:
             findings += hard_coded(tree.top, raw, envs, values, stage)
+    note = ""
+    if settled:
+        note = (
+            f"{', '.join(f.id for f in settled)} settled (stage {migration.stage} is past this "
+            "flip and the flag no longer changes, so what read it may be gone); "
+        )
     ok = (
-        f"{counted(len(flipped), 'flipped flag')} read in CI; "
+        f"{counted(len(flipped), 'flipped flag')} read in CI; {note}"
         f"no env: in {counted(len(workflows), 'workflow')} contradicts a flag"
     )
     return [
