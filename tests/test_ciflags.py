@@ -600,16 +600,24 @@ def test_the_api_reports_invalid_input_with_every_problem(tmp_path: Path) -> Non
     assert caught.value.problems[0].loc.line == 22
 
 
-def test_importing_stagegate_loads_neither_the_loader_nor_yaml() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, stagegate; "
-            "print(sorted(m for m in ('yaml', 'click', 'jsonschema', 'stagegate.load') if m in sys.modules))",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+def test_importing_stagegate_loads_nothing_else() -> None:
+    """The pytest plugin loads the package into every pytest run: it must stay bare."""
+    script = (
+        "import sys, stagegate\n"
+        "print(sorted(m for m in sys.modules if m.startswith('stagegate') or m in ('yaml', 'click')))\n"
+        "from stagegate import StagegateError\n"
+        "from stagegate.errors import UsageError\n"
+        "print(issubclass(UsageError, StagegateError), stagegate.StagegateError is StagegateError)\n"
+        "try:\n"
+        "    stagegate.nothing\n"
+        "except AttributeError as error:\n"
+        "    print(error)\n"
     )
-    assert done.stdout.strip() == "[]"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines() == [
+        "['stagegate']",
+        "True True",
+        "module 'stagegate' has no attribute 'nothing'",
+    ]

@@ -14,11 +14,23 @@ Importing this package is cheap: the loader is imported when ``flags`` is first 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
-from .errors import StagegateError
+if TYPE_CHECKING:
+    from .errors import StagegateError
 
 __version__ = "0.1.0"
 __all__ = ["StagegateError", "__version__", "flags"]
+
+
+def __getattr__(name: str) -> Any:
+    """``stagegate.StagegateError``, imported on first use: the pytest plugin loads this
+    package into every pytest run, which must not import the rest of stagegate."""
+    if name == "StagegateError":
+        from .errors import StagegateError
+
+        return StagegateError
+    raise AttributeError(f"module 'stagegate' has no attribute {name!r}")
 
 
 def flags(
