@@ -621,3 +621,17 @@ def test_importing_stagegate_loads_nothing_else() -> None:
         "True True",
         "module 'stagegate' has no attribute 'nothing'",
     ]
+
+
+def test_a_hostile_stage_title_stays_on_its_line(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    title = 'title: "Local\\n::error::pwned\\n## heading"\n'
+    root = make(tmp_path, stages=(STAGES[0].replace("title: Local CUDA 12\n", title), STAGES[1]))
+    files = runner_files(tmp_path, monkeypatch)
+    for fmt in ("text", "github"):
+        result = sg("flags", "--format", fmt, cwd=root)
+        assert result.code == 0, result.output
+        assert not any(line.startswith("::") for line in result.out.splitlines())
+    summary = files["GITHUB_STEP_SUMMARY"].read_text().splitlines()
+    assert summary[1] == "### stagegate flags: stage 1 of 2: Local ::error::pwned ## heading"

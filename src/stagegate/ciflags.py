@@ -229,17 +229,20 @@ def env_pairs(plan: Plan) -> list[tuple[str, str]]:
 def text(plan: Plan) -> str:
     """The flag values for people: one line each, with the variable CI reads."""
     migration = plan.migration
-    lines = [
-        f"{migration.id}: stage {plan.stage} of {migration.last}: {migration.title(plan.stage)}"
-    ]
+    out = [f"{migration.id}: stage {plan.stage} of {migration.last}: {_title(plan)}"]
     width = max((len(name) for name in migration.flags), default=0)
     for name, value in plan.flags.items():
         env = migration.flags[name].env
         line = f"  {name:<{width}}  {_bool(value):<5}"
-        lines.append((line + f"  env {env}") if env else line.rstrip())
+        out.append((line + f"  env {env}") if env else line.rstrip())
     if not migration.flags:
-        lines.append("  (no flags)")
-    return "\n".join(lines)
+        out.append("  (no flags)")
+    return "\n".join(out)
+
+
+def _title(plan: Plan) -> str:
+    """The stage's title on one line (a title may be a folded or literal YAML block)."""
+    return " ".join(plan.migration.title(plan.stage).split())
 
 
 def summary(plan: Plan) -> str:
@@ -255,7 +258,7 @@ def summary(plan: Plan) -> str:
         )
         for name, value in plan.flags.items()
     ]
-    head = f"### stagegate flags: stage {plan.stage} of {migration.last}: {migration.title(plan.stage)}"
+    head = f"### stagegate flags: stage {plan.stage} of {migration.last}: {_title(plan)}"
     return head + "\n\n" + table(("flag", "value", "env"), rows)
 
 
