@@ -15,10 +15,20 @@ import yaml
 
 from conftest import REPO
 from stagegate.load import load
-from test_ci import _schema_check
 
 FLAGS_WORKFLOW = REPO / "docs" / "examples" / "flags.yml"
 ACTION = REPO / "action.yml"
+
+
+def _schema_check(builtin: str, path: Path) -> subprocess.CompletedProcess[str]:
+    """check-jsonschema with its vendored schema (no network), as tests/test_ci.py runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", builtin, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
 
 
 def _load(path: Path) -> Any:
