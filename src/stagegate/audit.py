@@ -409,3 +409,14 @@ def with_blame(report: Report, tree: gitrepo.Worktree) -> Report:
         replace(r, leftovers=tuple(blame(x) for x in r.leftovers)) for r in report.retired
     )
     return replace(report, retired=retired)
+
+
+def start_reference_search(
+    migration: Migration, folder: Path, references: Sequence[str]
+) -> gitrepo.Pending[list[gitrepo.GrepHit]] | None:
+    """The audit's search for ``references`` alone: one ``git grep`` over the files git
+    tracks, outside the migration's own files and ``audit.ignore``; None when there is
+    nothing to search for. ``attribute`` turns its hits into places (flags-wired)."""
+    if not references:
+        return None
+    return gitrepo.start_grep(folder, references, [*exclusions(migration), gitrepo.WHOLE_TREE])

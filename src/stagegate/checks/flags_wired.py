@@ -138,7 +138,7 @@ def _settled(migration: Migration, flag: str, stage: int) -> bool:
 
 def run(ctx: Context, check: Check) -> list[Result]:
     from .. import gitrepo
-    from ..audit import attribute, exclusions, flag_references
+    from ..audit import attribute, flag_references, start_reference_search
 
     migration, stage = ctx.migration, ctx.stage
     values = flag_table(migration)[stage]
@@ -149,10 +149,8 @@ def run(ctx: Context, check: Check) -> list[Result]:
     strings = list(dict.fromkeys(s for flag in flipped for s in flag_references(flag)))
     started: list[gitrepo.Pending[Any]] = []
     try:
-        grep = None
-        if strings:
-            skip = [*exclusions(migration), gitrepo.WHOLE_TREE]
-            grep = gitrepo.start_grep(ctx.root, strings, skip)
+        grep = start_reference_search(migration, ctx.root, strings)
+        if grep is not None:
             started.append(grep)
         where = gitrepo.start_worktree(ctx.root)
         started.append(where)
