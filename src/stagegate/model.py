@@ -32,7 +32,7 @@ class Flag:
     default: bool = False
     references: tuple[str, ...] = ()
     loc: Loc
-    env: str | None = None  # the environment variable CI reads (i13); audited as a reference
+    env: str | None = None  # the environment variable CI reads; audited as a reference
 
 
 @record(kw_only=True)
