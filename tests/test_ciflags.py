@@ -635,3 +635,28 @@ def test_a_hostile_stage_title_stays_on_its_line(
         assert not any(line.startswith("::") for line in result.out.splitlines())
     summary = files["GITHUB_STEP_SUMMARY"].read_text().splitlines()
     assert summary[1] == "### stagegate flags: stage 1 of 2: Local ::error::pwned ## heading"
+
+
+# --------------------------------------------------------------------------- mutated inputs
+
+
+@pytest.mark.parametrize("chunk", [range(0, 25), range(25, 50)], ids=["0-24", "25-49"])
+def test_mutated_inputs_end_cleanly_in_flags_flag_and_matrix(
+    chunk: range, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fuzz corpus of tests/test_fuzz.py, through the CI commands and their writes."""
+    import test_fuzz
+
+    ours = (
+        ("flags", "--format", "github"),
+        ("flags", "--format", "json"),
+        ("flags", "--format", "env", "--stage", "1"),
+        ("flag", "new-build"),
+        ("flag", "local-cu12-bindings", "--stage", "3"),
+        ("matrix", "bindings-cu13", "--stage", "2"),
+        ("matrix", "new", "--format", "github"),
+    )
+    monkeypatch.setattr(test_fuzz, "commands", lambda: ours)
+    for name in ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    test_fuzz.run_cases(chunk, tmp_path)
