@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .expr import Expr
-from .model import Consumer, Item, Migration, Producer, Release, Template
+from .model import Consumer, Input, Item, Migration, Producer, Release, Template
 from .records import record
 from .templates import Assignment, Axis, Part, Placeholder, assignments, format_assignment, render
 
@@ -118,11 +118,20 @@ def glob_pieces(
     return _pieces(parts, assignment, axes, glob=True)
 
 
+def item_axes(migration: Migration, item: Producer | Consumer | Input) -> Mapping[str, Axis]:
+    """The axes an item's templates or selects expand over: the migration's, with the
+    finite ones the item narrows or replaces (``axes: {py: [...]}``) taken from the item."""
+    if not item.axes:
+        return migration.axes
+    return {**migration.axes, **{axis.name: axis for axis in item.axes}}
+
+
 @lru_cache(maxsize=4096)
 def _rows(migration: Migration, producer: Producer) -> tuple[Row, ...]:
     rows = []
+    axes = item_axes(migration, producer)
     for template in producer.artifacts:
-        for assignment in assignments(template.parts, migration.axes):
+        for assignment in assignments(template.parts, axes):
             values = dict(assignment)
             rows.append(
                 Row(
@@ -130,7 +139,7 @@ def _rows(migration: Migration, producer: Producer) -> tuple[Row, ...]:
                     template=template,
                     assignment=assignment,
                     name=render(template.parts, values),
-                    pieces=name_pieces(template.parts, values, migration.axes),
+                    pieces=name_pieces(template.parts, values, axes),
                 )
             )
     return tuple(rows)

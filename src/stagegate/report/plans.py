@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..model import Item, Migration, Producer
-from ..resolve import Change, Plan, cause, diff, rows, since
+from ..resolve import Change, Plan, cause, diff, item_axes, rows, since
 from ..templates import finite_axes
 
 
@@ -20,12 +20,13 @@ def _stage_line(migration: Migration, stage: int) -> str:
 
 def _axis_summary(migration: Migration, producer: Producer) -> list[str]:
     out = []
+    axes = item_axes(migration, producer)
     for template in producer.artifacts:
-        names = finite_axes(template.parts, migration.axes)
+        names = finite_axes(template.parts, axes)
         count = 1
         domains = []
         for name in names:
-            values = migration.axes[name].values or ()
+            values = axes[name].values or ()
             count *= len(values)
             domains.append(f"{name}={','.join(values)}")
         suffix = f"  [{count} rows: {' x '.join(domains)}]" if names else ""
