@@ -1,0 +1,225 @@
+"""Release semantics of real migrations: planned changes (release_changes), artifact kinds,
+`tooling: both` and per-item axes, each passing and failing on small literal migrations."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import Result
+
+Sg = Callable[..., Result]
+
+HEAD = """\
+version: 1
+migration: demo
+summary: Release semantics under test.
+stage: 0
+axes:
+  py: ["313", "314"]
+  platform: [linux-64, win-64]
+  sha: {pattern: "[0-9a-f]{40}"}
+flags:
+  py315:
+    summary: Build Python 3.15 wheels.
+  drop313:
+    summary: Stop building Python 3.13 wheels.
+"""
+
+WHEELS = """\
+producers:
+  wheels:
+    when: not drop313
+    artifacts: ["pkg-python{py}-{platform}-{sha}"]
+  wheels-no313:
+    when: drop313
+    axes: {py: ["314"]}
+    artifacts: ["pkg-python{py}-{platform}-{sha}"]
+  wheels-315:
+    when: py315
+    artifacts: ["pkg-python315-{platform}-{sha}"]
+releases:
+  rel:
+    tags: ["v1.*"]
+    select: ["pkg-python*"]
+invariants:
+  - check: release-continuity
+    tag: v1.0.0
+"""
+
+
+def make(tmp_path: Path, body: str, *stages: str) -> Path:
+    root = tmp_path / "repo"
+    (root / "stages").mkdir(parents=True)
+    (root / "migration.yaml").write_text(HEAD + textwrap.dedent(body))
+    for number, text in enumerate(stages, start=1):
+        (root / "stages" / f"{number:02d}-step.yaml").write_text(textwrap.dedent(text))
+    return root
+
+
+def results(sg: Sg, root: Path) -> list[dict[str, object]]:
+    out = sg("check", "--all", "--format", "json", cwd=root).out
+    found: list[dict[str, object]] = json.loads(out)["results"]
+    return found
+
+
+ADD_315 = """\
+stage: 1
+title: Python 3.15 wheels
+set:
+  py315: true
+release_changes:
+  - tag: v1.0.0
+    add: ["pkg-python315-*"]
+"""
+QUIET = "stage: {n}\ntitle: Nothing changes\n"
+
+
+# --------------------------------------------------------------------- release_changes
+
+
+def test_a_declared_addition_passes_and_keeps_proving_every_old_name(
+    tmp_path: Path, sg: Sg
+) -> None:
+    root = make(tmp_path, WHEELS, ADD_315, QUIET.format(n=2))
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 0, result.output
+    assert (
+        "release rel selects the 6 artifact names planned: 4 of the 4 of stage 0 kept, "
+        "2 added and 0 dropped by the release_changes of stages 1..2"
+    ) in result.out
+
+
+def test_an_old_name_lost_after_a_declared_addition_fails_naming_it(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """Restarting the baseline (`since`) would have passed this; release_changes does not."""
+    lose = "stage: 2\ntitle: Drop 3.13\nset:\n  drop313: true\n"
+    root = make(tmp_path, WHEELS, ADD_315, lose)
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 1
+    assert (
+        "release rel (migration.yaml:26) no longer selects 2 rows of "
+        "pkg-python{py}-{platform}-{sha} (py=313 platform=linux-64; py=313 platform=win-64), "
+        "e.g. pkg-python313-linux-64-{sha}, which it selected at stage 0 from producer wheels; "
+        "producer wheels (migration.yaml:15) is off since stage 2 (drop313)"
+    ) in result.out
+    failed = {(r["check"], r["stage"]) for r in results(sg, root) if not r["ok"]}
+    assert failed == {("release-continuity", 2)}
+
+
+def test_a_declared_drop_holds_and_a_dropped_name_may_not_come_back(
+    tmp_path: Path, sg: Sg
+) -> None:
+    drop = (
+        "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
+        "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
+    )
+    back = "stage: 2\ntitle: 3.13 is back\nset:\n  drop313: false\n"
+    root = make(tmp_path, WHEELS, drop, back)
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 1
+    ok = {r["stage"]: r["ok"] for r in results(sg, root)}
+    assert ok == {0: True, 1: True, 2: False}
+    assert "now also selects 2 rows of pkg-python{py}-{platform}-{sha}" in result.out
+    assert "the release_changes of stage 1 dropped this name from the release" in result.out
+
+
+def test_an_addition_not_declared_fails_and_says_how_to_declare_it(
+    tmp_path: Path, sg: Sg
+) -> None:
+    undeclared = "stage: 1\ntitle: Python 3.15 wheels\nset:\n  py315: true\n"
+    root = make(tmp_path, WHEELS, undeclared)
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 1
+    assert "now also selects all 2 rows of pkg-python315-{platform}-{sha}" in result.out
+    assert "declare it in the stage file's release_changes" in result.out
+
+
+def test_a_change_that_adds_nothing_fails_at_its_glob(tmp_path: Path, sg: Sg) -> None:
+    typo = ADD_315.replace("pkg-python315-*", "pkg-py315-*")
+    root = make(tmp_path, WHEELS, typo)
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 1
+    assert (
+        "stages/01-step.yaml:7:11: release-continuity tag=v1.0.0 at stage 1: stage 1 "
+        "(stages/01-step.yaml) release_changes for v1.0.0: add 'pkg-py315-*' adds nothing"
+    ) in result.out or "add 'pkg-py315-*' adds nothing: at stage 1 release rel" in result.out
+
+
+def test_a_change_that_drops_nothing_fails(tmp_path: Path, sg: Sg) -> None:
+    drop = "stage: 1\ntitle: Drop\nrelease_changes:\n  - tag: v1.0.0\n    drop: ['pkg-python312-*']\n"
+    root = make(tmp_path, WHEELS, drop)
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 1
+    assert "drop 'pkg-python312-*' drops nothing: at stage 0 release rel" in result.out
+
+
+def test_adding_what_is_already_selected_adds_nothing(tmp_path: Path, sg: Sg) -> None:
+    again = "stage: 1\ntitle: Again\nrelease_changes:\n  - tag: v1.0.0\n    add: ['pkg-python313-*']\n"
+    root = make(tmp_path, WHEELS, again)
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 1
+    assert "add 'pkg-python313-*' adds nothing" in result.out
+
+
+def test_a_change_named_by_another_tag_of_the_same_release_applies(
+    tmp_path: Path, sg: Sg
+) -> None:
+    root = make(tmp_path, WHEELS, ADD_315.replace("tag: v1.0.0", "tag: v1.9.9"))
+    assert sg("check", "--all", cwd=root).code == 0
+
+
+def test_with_tooling_control_old_runs_are_held_to_the_plan_too(tmp_path: Path, sg: Sg) -> None:
+    """Today's tooling on a run built before the drop must not ship the dropped names."""
+    body = WHEELS.replace('select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    tooling: control')
+    drop = (
+        "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
+        "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
+    )
+    root = make(tmp_path, body, drop)
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 1
+    assert (
+        "with tooling: control, today's tooling run on a run built at stage 0: release rel "
+        "(migration.yaml:26) now also selects 2 rows of pkg-python{py}-{platform}-{sha}"
+    ) in result.out
+    fixed = body.replace('select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    exclude: ["*313*"]')
+    (root / "migration.yaml").write_text(HEAD + textwrap.dedent(fixed))
+    # at stage 0 the exclude removes 3.13 from the baseline itself: the drop then drops nothing
+    again = sg("check", "--all", cwd=root)
+    assert "drop 'pkg-python313-*' drops nothing" in again.out
+
+
+# --------------------------------------------------------------------- located errors
+
+
+def test_release_changes_errors_are_located(tmp_path: Path, sg: Sg) -> None:
+    bad = (
+        "stage: 1\ntitle: Bad\nrelease_changes:\n"
+        "  - tag: v2.0.0\n    add: ['pkg-python315-*']\n"
+        "  - tag: v1.0.0\n"
+        "  - tag: v1.0.0\n    add: ['pkg-python{py}-*']\n"
+    )
+    root = make(tmp_path, WHEELS, bad)
+    result = sg("validate", cwd=root)
+    assert result.code == 2
+    err = result.err
+    assert (
+        "stages/01-step.yaml:4:10: $.release_changes[0].tag: unknown tag 'v2.0.0': "
+        "no release's `tags` claims it"
+    ) in err
+    assert (
+        "stages/01-step.yaml:6:5: $.release_changes[1]: release_changes for v1.0.0 lists no "
+        "`add` and no `drop` glob"
+    ) in err
+    assert "stages/01-step.yaml:8:11: $.release_changes[2].add[0]: release_changes globs" in err
+
+
+def test_release_changes_unknown_key_is_located(tmp_path: Path, sg: Sg) -> None:
+    bad = "stage: 1\ntitle: Bad\nrelease_changes:\n  - tag: v1.0.0\n    adds: ['x']\n"
+    result = sg("validate", cwd=make(tmp_path, WHEELS, bad))
+    assert result.code == 2
+    assert "stages/01-step.yaml:5:5: $.release_changes[0].adds: unknown key 'adds'; did you mean 'add'?" in result.err
