@@ -8,7 +8,10 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from conftest import Result
+from scratch import Repo, pin_git
 
 Sg = Callable[..., Result]
 
@@ -92,9 +95,7 @@ def test_a_declared_addition_passes_and_keeps_proving_every_old_name(
     ) in result.out
 
 
-def test_an_old_name_lost_after_a_declared_addition_fails_naming_it(
-    tmp_path: Path, sg: Sg
-) -> None:
+def test_an_old_name_lost_after_a_declared_addition_fails_naming_it(tmp_path: Path, sg: Sg) -> None:
     """Restarting the baseline (`since`) would have passed this; release_changes does not."""
     lose = "stage: 2\ntitle: Drop 3.13\nset:\n  drop313: true\n"
     root = make(tmp_path, WHEELS, ADD_315, lose)
@@ -110,9 +111,7 @@ def test_an_old_name_lost_after_a_declared_addition_fails_naming_it(
     assert failed == {("release-continuity", 2)}
 
 
-def test_a_declared_drop_holds_and_a_dropped_name_may_not_come_back(
-    tmp_path: Path, sg: Sg
-) -> None:
+def test_a_declared_drop_holds_and_a_dropped_name_may_not_come_back(tmp_path: Path, sg: Sg) -> None:
     drop = (
         "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
         "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
@@ -127,9 +126,7 @@ def test_a_declared_drop_holds_and_a_dropped_name_may_not_come_back(
     assert "the release_changes of stage 1 dropped this name from the release" in result.out
 
 
-def test_an_addition_not_declared_fails_and_says_how_to_declare_it(
-    tmp_path: Path, sg: Sg
-) -> None:
+def test_an_addition_not_declared_fails_and_says_how_to_declare_it(tmp_path: Path, sg: Sg) -> None:
     undeclared = "stage: 1\ntitle: Python 3.15 wheels\nset:\n  py315: true\n"
     root = make(tmp_path, WHEELS, undeclared)
     result = sg("check", "--all", cwd=root)
@@ -150,7 +147,9 @@ def test_a_change_that_adds_nothing_fails_at_its_glob(tmp_path: Path, sg: Sg) ->
 
 
 def test_a_change_that_drops_nothing_fails(tmp_path: Path, sg: Sg) -> None:
-    drop = "stage: 1\ntitle: Drop\nrelease_changes:\n  - tag: v1.0.0\n    drop: ['pkg-python312-*']\n"
+    drop = (
+        "stage: 1\ntitle: Drop\nrelease_changes:\n  - tag: v1.0.0\n    drop: ['pkg-python312-*']\n"
+    )
     root = make(tmp_path, WHEELS, drop)
     result = sg("check", "--all", cwd=root)
     assert result.code == 1
@@ -158,23 +157,25 @@ def test_a_change_that_drops_nothing_fails(tmp_path: Path, sg: Sg) -> None:
 
 
 def test_adding_what_is_already_selected_adds_nothing(tmp_path: Path, sg: Sg) -> None:
-    again = "stage: 1\ntitle: Again\nrelease_changes:\n  - tag: v1.0.0\n    add: ['pkg-python313-*']\n"
+    again = (
+        "stage: 1\ntitle: Again\nrelease_changes:\n  - tag: v1.0.0\n    add: ['pkg-python313-*']\n"
+    )
     root = make(tmp_path, WHEELS, again)
     result = sg("check", "--all", cwd=root)
     assert result.code == 1
     assert "add 'pkg-python313-*' adds nothing" in result.out
 
 
-def test_a_change_named_by_another_tag_of_the_same_release_applies(
-    tmp_path: Path, sg: Sg
-) -> None:
+def test_a_change_named_by_another_tag_of_the_same_release_applies(tmp_path: Path, sg: Sg) -> None:
     root = make(tmp_path, WHEELS, ADD_315.replace("tag: v1.0.0", "tag: v1.9.9"))
     assert sg("check", "--all", cwd=root).code == 0
 
 
 def test_with_tooling_control_old_runs_are_held_to_the_plan_too(tmp_path: Path, sg: Sg) -> None:
     """Today's tooling on a run built before the drop must not ship the dropped names."""
-    body = WHEELS.replace('select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    tooling: control')
+    body = WHEELS.replace(
+        'select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    tooling: control'
+    )
     drop = (
         "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
         "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
@@ -186,7 +187,9 @@ def test_with_tooling_control_old_runs_are_held_to_the_plan_too(tmp_path: Path, 
         "with tooling: control, today's tooling run on a run built at stage 0: release rel "
         "(migration.yaml:26) now also selects 2 rows of pkg-python{py}-{platform}-{sha}"
     ) in result.out
-    fixed = body.replace('select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    exclude: ["*313*"]')
+    fixed = body.replace(
+        'select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    exclude: ["*313*"]'
+    )
     (root / "migration.yaml").write_text(HEAD + textwrap.dedent(fixed))
     # at stage 0 the exclude removes 3.13 from the baseline itself: the drop then drops nothing
     again = sg("check", "--all", cwd=root)
@@ -222,4 +225,91 @@ def test_release_changes_unknown_key_is_located(tmp_path: Path, sg: Sg) -> None:
     bad = "stage: 1\ntitle: Bad\nrelease_changes:\n  - tag: v1.0.0\n    adds: ['x']\n"
     result = sg("validate", cwd=make(tmp_path, WHEELS, bad))
     assert result.code == 2
-    assert "stages/01-step.yaml:5:5: $.release_changes[0].adds: unknown key 'adds'; did you mean 'add'?" in result.err
+    assert (
+        "stages/01-step.yaml:5:5: $.release_changes[0].adds: unknown key 'adds'; did you mean 'add'?"
+        in result.err
+    )
+
+
+# --------------------------------------------------------------------- shown by plan, diff, status
+
+
+def test_plan_diff_status_and_the_flip_description_show_the_planned_change(
+    tmp_path: Path, sg: Sg
+) -> None:
+    root = make(tmp_path, WHEELS, ADD_315, QUIET.format(n=2))
+    planned = "stage 1 changes release rel (v1.0.0): + pkg-python315-*"
+    plan = sg("plan", "--stage", "2", cwd=root).out
+    assert f"    planned: {planned}" in plan
+    assert "planned:" not in sg("plan", "--stage", "0", cwd=root).out
+    assert f"  planned release changes\n    {planned}" in sg("diff", "0", "1", cwd=root).out
+    back = sg("diff", "2", "0", cwd=root).out
+    assert "    stage 1 undoes release rel (v1.0.0): - pkg-python315-*" in back
+    assert "planned release changes" not in sg("diff", "1", "2", cwd=root).out
+    assert planned in sg("status", cwd=root).out
+    data = json.loads(sg("diff", "0", "1", "--format", "json", cwd=root).out)
+    assert data["release_changes"] == [
+        {
+            "stage": 1,
+            "tag": "v1.0.0",
+            "releases": ["rel"],
+            "add": ["pkg-python315-*"],
+            "drop": [],
+            "undone": False,
+        }
+    ]
+    paths = json.loads(sg("plan", "--stage", "1", "--format", "json", cwd=root).out)
+    assert paths["release_paths"]["rel"]["release_changes"][0]["add"] == ["pkg-python315-*"]
+
+    from stagegate.load import load
+    from stagegate.report.flipdoc import markdown
+
+    body = markdown(load(root / "migration.yaml"), 0, 1, None)
+    assert "**Planned release changes** (held exactly by `release-continuity`)" in body
+    assert "- stage 1 changes release `rel` (tag `v1.0.0`): adds `pkg-python315-*`" in body
+
+
+# --------------------------------------------------------------------- verify-pr
+
+
+def _gate_repo(tmp_path: Path) -> Repo:
+    root = make(tmp_path, WHEELS, ADD_315, QUIET.format(n=2))
+    repo = Repo(root)
+    repo.git("init", "-q", "-b", "main")
+    repo.commit("The migration")
+    return repo
+
+
+def test_verify_pr_takes_the_targets_release_changes_from_the_base(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pin_git(monkeypatch)
+    repo = _gate_repo(tmp_path)
+    repo.git("checkout", "-q", "-b", "honest")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.commit("Flip to stage 1")
+    honest = sg("verify-pr", "--base", "main", cwd=repo.root)
+    assert honest.code == 0, honest.output
+
+    # a flip that also widens what the target stage may add is judged by the base's plan
+    repo.git("checkout", "-q", "-b", "widen", "main")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.edit("stages/01-step.yaml", '["pkg-python315-*"]', '["pkg-python315-*", "pkg-*"]')
+    repo.commit("Flip to stage 1 and widen its planned change")
+    widened = sg("verify-pr", "--base", "main", cwd=repo.root)
+    assert widened.code == 1
+    assert (
+        "FAIL  target-unchanged: this pull request flips to stage 1 and also edits" in widened.out
+    )
+    assert "$.release_changes[0].add[1] added" in widened.out
+
+    # once stage 1 is past, its release_changes are part of what was rolled out
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--ff-only", "honest")
+    repo.git("checkout", "-q", "-b", "rewrite")
+    repo.edit("stages/01-step.yaml", '["pkg-python315-*"]', '["pkg-python31*"]')
+    repo.commit("Rewrite a past stage's planned change")
+    rewritten = sg("verify-pr", "--base", "main", cwd=repo.root)
+    assert rewritten.code == 1
+    assert "FAIL  past-stages-unchanged" in rewritten.out
+    assert "$.release_changes[0].add[0] changed" in rewritten.out

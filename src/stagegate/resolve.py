@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .expr import Expr
-from .model import Consumer, Input, Item, Migration, Producer, Release, Template
+from .model import Consumer, Input, Item, Migration, Producer, Release, ReleaseChange, Template
 from .records import record
 from .templates import Assignment, Axis, Part, Placeholder, assignments, format_assignment, render
 
@@ -195,10 +195,52 @@ class Change:
     off: tuple[Item, ...]
     names_added: tuple[str, ...]
     names_removed: tuple[str, ...]
+    release_changes: tuple[PlannedChange, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.flags or self.on or self.off)
+        return not (self.flags or self.on or self.off or self.release_changes)
+
+
+@record
+class PlannedChange:
+    """A stage's declared ``release_changes`` entry, as a move across it shows it.
+
+    ``undone``: the move goes back across the stage (a rollback), so its adds leave the
+    release's selection and its drops return."""
+
+    stage: int
+    change: ReleaseChange
+    releases: tuple[str, ...]  # the active releases claiming its tag at that stage
+    undone: bool = False
+
+    def describe(self) -> str:
+        claimed = ", ".join(self.releases) or "no active release"
+        parts = [f"+ {g.text}" for g in self.change.add] + [f"- {g.text}" for g in self.change.drop]
+        if self.undone:
+            parts = [("- " if p.startswith("+") else "+ ") + p[2:] for p in parts]
+        verb = "undoes" if self.undone else "changes"
+        return (
+            f"stage {self.stage} {verb} release {claimed} ({self.change.tag}): {', '.join(parts)}"
+        )
+
+
+def planned_changes(migration: Migration, a: int, b: int) -> tuple[PlannedChange, ...]:
+    """The release_changes a move from stage ``a`` to ``b`` crosses, in the order crossed."""
+    from .match import tag_claimed
+
+    forward = b >= a
+    crossed = range(a + 1, b + 1) if forward else range(a, b, -1)
+    out = []
+    for number in crossed:
+        definition = migration.stage_def(number)
+        if definition is None:
+            continue
+        plan = resolve(migration, number)
+        for change in definition.release_changes:
+            claiming = tuple(r.id for r in plan.releases if tag_claimed(r, change.tag))
+            out.append(PlannedChange(number, change, claiming, undone=not forward))
+    return tuple(out)
 
 
 def _templates(plan: Plan) -> set[str]:
@@ -226,4 +268,5 @@ def diff(migration: Migration, a: int, b: int) -> Change:
         off=off,
         names_added=tuple(sorted(t_after - t_before)),
         names_removed=tuple(sorted(t_before - t_after)),
+        release_changes=planned_changes(migration, a, b),
     )
