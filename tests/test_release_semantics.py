@@ -313,3 +313,198 @@ def test_verify_pr_takes_the_targets_release_changes_from_the_base(
     assert rewritten.code == 1
     assert "FAIL  past-stages-unchanged" in rewritten.out
     assert "$.release_changes[0].add[0] changed" in rewritten.out
+
+
+# --------------------------------------------------------------------- artifact kinds
+
+KINDS = """\
+producers:
+  core:
+    artifacts:
+      - {name: "core-python{py}-{platform}-{sha}", kind: wheel}
+      - {name: "core-python{py}-{platform}-{sha}-tests", kind: tests}
+      - "core-docs-{sha}"
+releases:
+  rel:
+    tags: ["v1.*"]
+    select: ["core*"]
+    kinds: [wheel]
+invariants:
+  - check: release-continuity
+    tag: v1.0.0
+"""
+
+
+def test_a_release_taking_another_kind_fails_at_the_baseline_naming_template_producer_glob(
+    tmp_path: Path, sg: Sg
+) -> None:
+    root = make(tmp_path, KINDS, "stage: 1\ntitle: Nothing changes\n")
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 1
+    assert (
+        "release rel (migration.yaml:21) takes only kinds wheel, but at stage 0 selects all 4 "
+        "rows of core-python{py}-{platform}-{sha}-tests (e.g. core-python313-linux-64-{sha}-tests) "
+        "of kind 'tests' (template core-python{py}-{platform}-{sha}-tests at migration.yaml:18) "
+        "from producer core (migration.yaml:15), via glob 'core*'"
+    ) in result.out
+    assert "selects core-docs-{sha} of kind 'artifact' (template core-docs-{sha}" in result.out
+    assert {r["stage"]: r["ok"] for r in results(sg, root)} == {0: False, 1: False}
+    fixed = KINDS.replace(
+        'select: ["core*"]', 'select: ["core*"]\n    exclude: ["*-tests", "core-docs-*"]'
+    )
+    (root / "migration.yaml").write_text(HEAD + fixed)
+    assert sg("check", "--all", cwd=root).code == 0
+
+
+def test_a_plain_template_is_of_kind_artifact(tmp_path: Path, sg: Sg) -> None:
+    body = KINDS.replace("kinds: [wheel]", "kinds: [wheel, tests, artifact]")
+    assert sg("check", "--all", cwd=make(tmp_path, body, QUIET.format(n=1))).code == 0
+
+
+def test_a_kind_no_template_has_is_a_located_error(tmp_path: Path, sg: Sg) -> None:
+    body = KINDS.replace("kinds: [wheel]", "kinds: [wheels, sdist]")
+    result = sg("validate", cwd=make(tmp_path, body, QUIET.format(n=1)))
+    assert result.code == 2
+    assert (
+        "migration.yaml:24:13: $.releases.rel.kinds[0]: no artifact template has kind 'wheels': "
+        "write a template as {name: TEMPLATE, kind: wheels} to give it that kind; did you mean 'wheel'?"
+    ) in result.err
+    assert (
+        "migration.yaml:24:21: $.releases.rel.kinds[1]: no artifact template has kind 'sdist': "
+        "write a template as {name: TEMPLATE, kind: sdist} to give it that kind; kinds in use: "
+        "artifact, tests, wheel"
+    ) in result.err
+
+
+def test_a_template_mapping_is_checked_like_a_template(tmp_path: Path, sg: Sg) -> None:
+    body = KINDS.replace('{name: "core-docs-{sha}"', '{name: "core-docs-{shaa}"').replace(
+        '- "core-docs-{sha}"', '- {name: "core-docs-{shaa}", kindd: docs}'
+    )
+    result = sg("validate", cwd=make(tmp_path, body, QUIET.format(n=1)))
+    assert result.code == 2
+    assert "$.producers.core.artifacts[2].kindd: unknown key 'kindd'; did you mean 'kind'?" in (
+        result.err
+    )
+
+
+# --------------------------------------------------------------------- per-item axes
+
+AXES = """\
+producers:
+  main:
+    axes: {py: ["313", "314"]}
+    artifacts: ["pkg-python{py}-{platform}-{sha}"]
+  branch:
+    run: branch
+    axes: {py: ["39", "313"], platform: [linux-64]}
+    artifacts: ["pkg-python{py}-cuda12-{platform}-{sha}"]
+consumers:
+  branch-tests:
+    axes: {py: ["39", "313"], platform: [linux-64]}
+    inputs:
+      - select: "pkg-python{py}-cuda12-{platform}-*"
+        from: [branch]
+  main-tests:
+    inputs:
+      - select: "pkg-python{py}-{platform}-*"
+invariants:
+  - check: inputs-satisfied
+  - check: single-source
+  - check: unique-artifacts
+"""
+
+
+def test_a_producer_and_a_consumer_narrow_and_replace_axis_values(tmp_path: Path, sg: Sg) -> None:
+    root = make(tmp_path, AXES, QUIET.format(n=1))
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 0, result.output
+    plan = sg("plan", cwd=root).out
+    assert "pkg-python{py}-cuda12-{platform}-{sha}  [2 rows: py=39,313 x platform=linux-64]" in plan
+    rows = json.loads(sg("plan", "--format", "json", cwd=root).out)["artifacts"]["branch"]
+    assert [r["name"] for r in rows] == [
+        "pkg-python39-cuda12-linux-64-{sha}",
+        "pkg-python313-cuda12-linux-64-{sha}",
+    ]
+
+
+def test_a_consumer_row_the_narrowed_producer_lacks_fails_exactly(tmp_path: Path, sg: Sg) -> None:
+    """#1259: the branch's tests still need Python 3.9 after its producer stopped building it."""
+    body = AXES.replace(
+        'axes: {py: ["39", "313"], platform: [linux-64]}\n    artifacts',
+        'axes: {py: ["313"], platform: [linux-64]}\n    artifacts',
+    )
+    root = make(tmp_path, body, QUIET.format(n=1))
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 1
+    assert "py=39 platform=linux-64" in result.out
+    failed = {(r["check"], r["stage"]) for r in results(sg, root) if not r["ok"]}
+    assert failed == {(k, s) for k in ("inputs-satisfied", "single-source") for s in (0, 1)}
+
+
+def test_unknown_and_open_axes_of_an_item_are_located_errors(tmp_path: Path, sg: Sg) -> None:
+    body = AXES.replace('axes: {py: ["313", "314"]}', 'axes: {pyy: ["313"], sha: ["x"]}')
+    result = sg("validate", cwd=make(tmp_path, body, QUIET.format(n=1)))
+    assert result.code == 2
+    assert (
+        "migration.yaml:16:12: $.producers.main.axes.pyy: unknown axis 'pyy': an item's axes narrow or replace the values of a finite axis declared under axes:; did you mean 'py'?"
+    ) in result.err
+    assert "migration.yaml:16:26: $.producers.main.axes.sha: axis 'sha' is open (a pattern)" in (
+        result.err
+    )
+
+
+# --------------------------------------------------------------------- tooling: both
+
+BOTH = """\
+producers:
+  wheels:
+    artifacts: ["pkg-python{py}-{platform}-{sha}"]
+  extras:
+    when: drop313
+    artifacts: ["pkg-extra-{platform}-{sha}"]
+releases:
+  broad:
+    when: not py315
+    tags: ["v1.*"]
+    select: ["pkg-*"]
+    tooling: TOOLING
+  exact:
+    when: py315
+    tags: ["v1.*"]
+    select: ["pkg-python*"]
+    tooling: TOOLING
+"""
+BOTH_STAGES = (
+    "stage: 1\ntitle: Extras\nset:\n  drop313: true\n",
+    "stage: 2\ntitle: Exact\nset:\n  py315: true\nacceptance:\n"
+    "  - check: release-continuity\n    tag: v1.0.0\n",
+)
+
+
+def test_tooling_both_also_runs_the_tagged_trees_own_tooling_of_earlier_stages(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """A tag cut at stage 1 uploads with the tag's own (broad) tooling: both must hold."""
+    control = make(tmp_path / "control", BOTH.replace("TOOLING", "control"), *BOTH_STAGES)
+    assert sg("check", "--all", cwd=control).code == 0
+    both = make(tmp_path / "both", BOTH.replace("TOOLING", "both"), *BOTH_STAGES)
+    result = sg("check", "--all", cwd=both)
+    assert result.code == 1
+    assert (
+        "with tooling: both, the tagged tree's own tooling of a tag cut at stage 1: release "
+        "broad (migration.yaml:21) now also selects all 2 rows of pkg-extra-{platform}-{sha}"
+    ) in result.out
+    assert sg("plan", cwd=both).out.count("tooling: both") == 1
+
+
+def test_tooling_both_holds_todays_tooling_on_older_runs_like_control(
+    tmp_path: Path, sg: Sg
+) -> None:
+    body = WHEELS.replace('select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    tooling: both')
+    drop = (
+        "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
+        "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
+    )
+    result = sg("check", "--all", cwd=make(tmp_path, body, drop))
+    assert result.code == 1
+    assert "with tooling: both, today's tooling run on a run built at stage 0" in result.out

@@ -838,8 +838,8 @@ class _Builder:
                 self.problem(
                     self.doc,
                     (*path, "axes", name),
-                    f"unknown axis {name!r}{hint or '; declare it under axes: first'}; an item's "
-                    "axes narrow or replace the values of a declared finite axis.",
+                    f"unknown axis {name!r}: an item's axes narrow or replace the values of "
+                    f"a finite axis declared under axes:{hint}",
                     self.doc.key_loc((*path, "axes", name)),
                 )
                 continue
@@ -1144,8 +1144,8 @@ class _Builder:
                     self.problem(
                         self.doc,
                         ("releases", release.id, "kinds", i),
-                        f"no artifact template has kind {kind!r}{hint}; write a template as "
-                        "{name: TEMPLATE, kind: KIND} to give it a kind.",
+                        f"no artifact template has kind {kind!r}: write a template as "
+                        f"{{name: TEMPLATE, kind: {kind}}} to give it that kind{hint}",
                     )
 
     def _check_args(self, migration: Migration) -> None:
