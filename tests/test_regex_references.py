@@ -198,7 +198,10 @@ def test_a_flag_regex_is_checked_too(tmp_path: Path, sg: Sg) -> None:
     migration = MIGRATION.replace("'VERSIONED_META(?:DATA)?\\b'", "'VERSIONED(META'")
     result = sg("validate", cwd=make(tmp_path, migration))
     assert result.code == 2
-    assert "migration.yaml:8:36: $.flags.versioned.references[0].regex: invalid regex: missing ), unterminated subpattern" in result.err
+    assert (
+        "migration.yaml:8:36: $.flags.versioned.references[0].regex: invalid regex: missing ), unterminated subpattern"
+        in result.err
+    )
 
 
 def test_a_reference_mapping_with_another_key_is_a_schema_error(tmp_path: Path, sg: Sg) -> None:

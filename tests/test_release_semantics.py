@@ -171,29 +171,50 @@ def test_a_change_named_by_another_tag_of_the_same_release_applies(tmp_path: Pat
     assert sg("check", "--all", cwd=root).code == 0
 
 
-def test_with_tooling_control_old_runs_are_held_to_the_plan_too(tmp_path: Path, sg: Sg) -> None:
-    """Today's tooling on a run built before the drop must not ship the dropped names."""
-    body = WHEELS.replace(
-        'select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    tooling: control'
-    )
-    drop = (
-        "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
-        "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
-    )
-    root = make(tmp_path, body, drop)
-    result = sg("check", "--all", cwd=root)
+NO313 = WHEELS.replace(
+    """releases:
+  rel:
+    tags: ["v1.*"]
+    select: ["pkg-python*"]
+""",
+    """releases:
+  rel:
+    when: not drop313
+    tags: ["v1.*"]
+    select: ["pkg-python*"]
+    tooling: TOOLING
+  rel-no313:
+    when: drop313
+    tags: ["v1.*"]
+    select: ["pkg-python*"]
+    exclude: ["*313*"]
+    tooling: TOOLING
+""",
+)
+DROP_313 = (
+    "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
+    "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
+)
+
+
+def test_with_tooling_control_an_old_tag_still_ships_what_was_planned_for_it(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """A drop is planned for new tags; today's tooling releasing a tag cut before the drop
+    must still take that run's 3.13 wheels."""
+    assert "rel-no313" in NO313
+    tag = make(tmp_path / "tag", NO313.replace("TOOLING", "tag"), DROP_313)
+    assert sg("check", "--all", cwd=tag).code == 0
+    control = make(tmp_path / "control", NO313.replace("TOOLING", "control"), DROP_313)
+    result = sg("check", "--all", cwd=control)
     assert result.code == 1
     assert (
-        "with tooling: control, today's tooling run on a run built at stage 0: release rel "
-        "(migration.yaml:26) now also selects 2 rows of pkg-python{py}-{platform}-{sha}"
+        "with tooling: control, today's tooling run on a run built at stage 0: release "
+        "rel-no313 (migration.yaml:31) no longer selects 2 rows of pkg-python{py}-{platform}-{sha} "
+        "(py=313 platform=linux-64; py=313 platform=win-64), e.g. pkg-python313-linux-64-{sha}, "
+        "which it selected at stage 0 from producer wheels; its globs 'pkg-python*' minus "
+        "excludes '*313*' do not select it"
     ) in result.out
-    fixed = body.replace(
-        'select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    exclude: ["*313*"]'
-    )
-    (root / "migration.yaml").write_text(HEAD + textwrap.dedent(fixed))
-    # at stage 0 the exclude removes 3.13 from the baseline itself: the drop then drops nothing
-    again = sg("check", "--all", cwd=root)
-    assert "drop 'pkg-python313-*' drops nothing" in again.out
 
 
 # --------------------------------------------------------------------- located errors
@@ -500,11 +521,9 @@ def test_tooling_both_also_runs_the_tagged_trees_own_tooling_of_earlier_stages(
 def test_tooling_both_holds_todays_tooling_on_older_runs_like_control(
     tmp_path: Path, sg: Sg
 ) -> None:
-    body = WHEELS.replace('select: ["pkg-python*"]', 'select: ["pkg-python*"]\n    tooling: both')
-    drop = (
-        "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
-        "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
-    )
-    result = sg("check", "--all", cwd=make(tmp_path, body, drop))
+    result = sg("check", "--all", cwd=make(tmp_path, NO313.replace("TOOLING", "both"), DROP_313))
     assert result.code == 1
-    assert "with tooling: both, today's tooling run on a run built at stage 0" in result.out
+    assert (
+        "with tooling: both, today's tooling run on a run built at stage 0: release rel-no313"
+        in (result.out)
+    )
