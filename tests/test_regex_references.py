@@ -294,3 +294,25 @@ def test_a_regex_audit_finds_exactly_the_lines_python_re_matches(tmp_path: Path,
         if re.search(p, line)
     }
     assert got == want and len(want) > 100
+
+
+def test_the_stories_fixed_strings_alone_find_none_of_the_unquoted_leftovers(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """Why the story needs a regex: the example's quoted strings miss every unquoted line."""
+    from conftest import CASES
+
+    story = CASES / "stories" / "unquoted-metapackage-leftovers" / "broken"
+    root = tmp_path / "repo"
+    import shutil
+
+    shutil.copytree(story, root, ignore=shutil.ignore_patterns("expected.txt"))
+    text = (root / "migration.yaml").read_text()
+    (root / "migration.yaml").write_text(
+        text.replace("        - {regex: 'cuda-python-wheel(?!-cuda)'}\n", "")
+    )
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "tree")
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 0, result.output

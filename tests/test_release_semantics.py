@@ -527,3 +527,21 @@ def test_tooling_both_holds_todays_tooling_on_older_runs_like_control(
         "with tooling: both, today's tooling run on a run built at stage 0: release rel-no313"
         in (result.out)
     )
+
+
+def test_the_two_toolings_story_passes_when_modelled_with_one_tooling(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """Why the story needs `both`: as the tag's upload alone, the broken twin passes."""
+    import shutil
+
+    from conftest import CASES
+
+    story = CASES / "stories" / "release-runs-both-toolings" / "broken"
+    root = tmp_path / "repo"
+    shutil.copytree(story, root, ignore=shutil.ignore_patterns("expected.txt"))
+    text = (root / "migration.yaml").read_text()
+    (root / "migration.yaml").write_text(text.replace("tooling: both", "tooling: tag"))
+    assert sg("check", "--all", cwd=root).code == 0
+    (root / "migration.yaml").write_text(text.replace("tooling: both", "tooling: control"))
+    assert sg("check", "--all", cwd=root).code == 1

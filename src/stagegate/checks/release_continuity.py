@@ -143,6 +143,7 @@ def _missing(
     expected: Expected,
     stage: int,
     baseline: int,
+    older: bool = False,
 ) -> Iterable[Finding]:
     m = ctx.migration
     plan = ctx.plan_at(stage)
@@ -167,10 +168,15 @@ def _missing(
                 + " do not select it"
             )
         source = _origin(ctx.migration, origin, baseline)
+        fix = (
+            f"a tag cut at stage {stage} was planned to ship it: select it from such runs too"
+            if older
+            else "if that is meant, declare it as a `drop` in the stage file's release_changes"
+        )
         yield Finding(
             f"release {release.id} {where(release)} no longer selects {_rows_phrase(group, total)}, "
             f"which it {source} from producer {pid}; {why}: the release would ship without it "
-            "(if that is meant, declare it as a `drop` in the stage file's release_changes).",
+            f"({fix}).",
             release.loc,
         )
 
@@ -191,13 +197,15 @@ def _compare(
     baseline: int,
     changed: bool = False,
     dropped: dict[str, int] | None = None,
+    older: bool = False,
 ) -> list[Finding]:
+    """``older``: the rows are what a release selects from a run built at an earlier stage."""
     names = {row.name: row for row in rows}
     extra = [row for row in rows if row.name not in expected]
     missing = set(expected) - set(names)
     return [
         *_extra(ctx, release, extra, stage, baseline, changed, dropped),
-        *_missing(ctx, release, missing, expected, stage, baseline),
+        *_missing(ctx, release, missing, expected, stage, baseline, older),
     ]
 
 
@@ -283,20 +291,30 @@ def _idle_finding(
 # --------------------------------------------------------------------------- kinds
 
 
-def _kinds(ctx: Context, release: Release, rows: list[Row], stage: int, how: str) -> list[Finding]:
-    """Rows of a kind the release may not take (``kinds: [wheel]``)."""
+def _kinds(
+    ctx: Context,
+    release: Release,
+    rows: list[Row],
+    stage: int,
+    seen: set[tuple[str, str, str]],
+) -> list[Finding]:
+    """Rows of a kind the release may not take (``kinds: [wheel]``), each template once per
+    check (``seen``: the (release, producer, template) reported already)."""
     if release.kinds is None:
         return []
     allowed = set(release.kinds)
     wrong = [row for row in rows if row.template.kind not in allowed]
     out = []
     for (pid, template), group in _group(wrong).items():
+        if (release.id, pid, template) in seen:
+            continue
+        seen.add((release.id, pid, template))
         producer = ctx.migration.producers[pid]
         total = sum(1 for r in ctx.plan_at(stage).rows(producer) if r.template.text == template)
         tpl = group[0].template
         out.append(
             Finding(
-                f"{how}release {release.id} {where(release)} takes only kinds "
+                f"release {release.id} {where(release)} takes only kinds "
                 f"{', '.join(release.kinds)}, but at stage {stage} selects "
                 f"{_rows_phrase(group, total)} of kind {tpl.kind!r} (template {template} at "
                 f"{tpl.loc.file}:{tpl.loc.line}) from producer {pid} {where(producer)}, "
@@ -342,9 +360,9 @@ def run(ctx: Context, check: Check) -> list[Result]:
 
     base_selection = release_selection(before, pool(ctx.plan_at(baseline), before))
     current = release_selection(release, pool(ctx.plan, release))
-    findings += _kinds(ctx, release, current, ctx.stage, "")
-    if baseline != ctx.stage:
-        findings += _kinds(ctx, before, base_selection, baseline, "")
+    kinds_seen: set[tuple[str, str, str]] = set()
+    findings += _kinds(ctx, release, current, ctx.stage, kinds_seen)
+    findings += _kinds(ctx, before, base_selection, baseline, kinds_seen)
 
     # the plan at each stage: the selection at `since`, then each stage's release_changes
     plans: dict[int, Expected] = {baseline: {r.name: Planned(r, baseline) for r in base_selection}}
@@ -379,8 +397,10 @@ def run(ctx: Context, check: Check) -> list[Result]:
                 f"stage {stage}: "
             )
             for finding in (
-                *_compare(ctx, release, older, plans[stage], stage, baseline, changed, gone),
-                *_kinds(ctx, release, older, stage, ""),
+                *_compare(
+                    ctx, release, older, plans[stage], stage, baseline, changed, gone, older=True
+                ),
+                *_kinds(ctx, release, older, stage, kinds_seen),
             ):
                 findings.append(Finding(prefix + finding.message, finding.loc))
     if release.tooling == "both":
@@ -402,8 +422,10 @@ def run(ctx: Context, check: Check) -> list[Result]:
             tagged, rows = own
             so_far = {name: at for name, at in dropped.items() if at <= stage}
             for finding in (
-                *_compare(ctx, tagged, rows, plans[stage], stage, baseline, changed, so_far),
-                *_kinds(ctx, tagged, rows, stage, ""),
+                *_compare(
+                    ctx, tagged, rows, plans[stage], stage, baseline, changed, so_far, older=True
+                ),
+                *_kinds(ctx, tagged, rows, stage, kinds_seen),
             ):
                 findings.append(Finding(prefix + finding.message, finding.loc))
     return [result(ctx, check, findings, _ok(release, plans, baseline, ctx.stage))]
