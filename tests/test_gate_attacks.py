@@ -1,0 +1,168 @@
+"""The attacks of issue #11 on verify-pr, each kept as a test.
+
+Every pull request below starts from the worked example at stage 0 (with its stage
+tests) and flips to stage 1 while adding a producer ``sneaky``, active from stage 1,
+that only stage 1's pytest test refuses (the CUDA 13 producers must stay as they
+were). Honestly made, that pull request is refused; each attack tries to make the
+gate accept it anyway, and must fail with the rule named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import Result
+from scratch import Repo, init, pin_git, write_shipped_example
+
+Sg = Callable[..., Result]
+
+SNEAKY = """\
+  sneaky:
+    summary: Built from stage 1 on; nobody asked for it.
+    when: shared-version-reader
+    artifacts: ["sneaky-wheel-{py}"]
+"""
+
+
+@pytest.fixture(autouse=True)
+def _git(monkeypatch: pytest.MonkeyPatch) -> None:
+    pin_git(monkeypatch)
+
+
+def _sneaky_flip(root: Path) -> tuple[Repo, str]:
+    """The example at stage 0 committed (the base), and in the work tree the flip to
+    stage 1 with the producer ``sneaky`` added (not committed yet)."""
+    repo = init(root)
+    write_shipped_example(repo.root)
+    base = repo.commit("The worked example with its stage tests")
+    repo.git("checkout", "-q", "-b", "sneaky")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.edit("migration.yaml", "\nproducers:\n", "\nproducers:\n" + SNEAKY)
+    return repo, base
+
+
+def _refused_by_pytest(result: Result) -> None:
+    assert result.code == 1, result.output
+    assert "FAIL  pytest" in result.out, result.out
+    assert "pytest stages/01-version-config-foundations failed" in result.out, result.out
+    assert "verify-pr: refused (rule checks-pass" in result.out, result.out
+
+
+def test_the_honest_sneaky_flip_is_refused(tmp_path: Path, sg: Sg) -> None:
+    repo, base = _sneaky_flip(tmp_path / "repo")
+    repo.commit("Flip to stage 1, and a new producer")
+    _refused_by_pytest(sg("verify-pr", "--base", base, cwd=repo.root))
+
+
+# --------------------------------------------------------------------------- pytest isolation
+
+STAGE1 = "stages/01-version-config-foundations"
+FAKE_PYTEST = "import sys\nprint('1 passed')\nsys.exit(0)\n"
+EXIT_0_AT_EXIT = "import atexit, os\natexit.register(lambda: os._exit(0))\n"
+PASS_AT_THE_END = """\
+def pytest_sessionfinish(session, exitstatus):
+    session.exitstatus = 0
+"""
+PASSING_TEST = "def test_ok():\n    assert True\n"
+
+
+def _move_stages(repo: Repo) -> None:
+    repo.git("mv", "stages", "stages2")
+    repo.edit("migration.yaml", "stage: 1\n", "stage: 1\nstages_dir: stages2\n")
+    repo.write("stages2/conftest.py", repo.read("stages2/conftest.py") + PASS_AT_THE_END)
+
+
+def _link_stage_folder(repo: Repo, to: str) -> None:
+    import shutil
+
+    shutil.rmtree(repo.root / STAGE1)
+    (repo.root / STAGE1).symlink_to(to)
+
+
+def _link_to_the_root(repo: Repo) -> None:
+    """Issue #11, item 3: pytest would collect the whole tree, where only test_ok.py is
+    left to run (the later stages' folders are the head's to delete)."""
+    import shutil
+
+    for folder in (repo.root / "stages").glob("0[2-9]-*"):
+        if folder.is_dir():
+            shutil.rmtree(folder)
+    _link_stage_folder(repo, "..")
+    repo.write("test_ok.py", PASSING_TEST)
+
+
+def _link_to_passing_tests(repo: Repo) -> None:
+    repo.write("ok_tests/test_ok.py", PASSING_TEST)
+    _link_stage_folder(repo, "../ok_tests")
+
+
+def _link_stages_dir(repo: Repo) -> None:
+    import shutil
+
+    repo.write("stages3/01-version-config-foundations/test_ok.py", PASSING_TEST)
+    for stage_file in (repo.root / "stages").glob("*.yaml"):
+        shutil.copy(stage_file, repo.root / "stages3" / stage_file.name)
+    shutil.rmtree(repo.root / "stages")
+    (repo.root / "stages").symlink_to("stages3")
+
+
+ATTACKS: dict[str, Callable[[Repo], None]] = {
+    "a pytest.py at the root": lambda r: r.write("pytest.py", FAKE_PYTEST),
+    "a pytest package at the root": lambda r: r.write("pytest/__main__.py", FAKE_PYTEST)
+    and r.write("pytest/__init__.py", ""),
+    "a pytest_snapshot.py that exits 0": lambda r: r.write("pytest_snapshot.py", EXIT_0_AT_EXIT),
+    "a yaml.py that exits 0": lambda r: r.write("yaml.py", EXIT_0_AT_EXIT),
+    "a stagegate package that exits 0": lambda r: r.write("stagegate/__init__.py", EXIT_0_AT_EXIT),
+    "a sitecustomize.py that exits 0": lambda r: r.write("sitecustomize.py", EXIT_0_AT_EXIT),
+    "a _pytest package at the root": lambda r: r.write("_pytest/__init__.py", EXIT_0_AT_EXIT),
+    "a helper beside the stage tests": lambda r: r.write("stages/pytest.py", FAKE_PYTEST),
+    "a conftest.py in the stage folder": lambda r: r.write(
+        f"{STAGE1}/conftest.py", PASS_AT_THE_END
+    ),
+    "the stages moved, with a hook": _move_stages,
+    "the stage folder linked to the root": _link_to_the_root,
+    "the stage folder linked to passing tests": _link_to_passing_tests,
+    "the stages folder linked elsewhere": _link_stages_dir,
+}
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_nothing_in_the_head_tree_changes_what_pytest_runs(
+    attack: str, tmp_path: Path, sg: Sg
+) -> None:
+    repo, base = _sneaky_flip(tmp_path / "repo")
+    ATTACKS[attack](repo)
+    repo.commit(f"Flip to stage 1, a new producer, and {attack}")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    _refused_by_pytest(result)
+    assert "(1 failed, 4 passed" in result.out  # the base's five tests ran, one refused
+
+
+def test_the_notes_say_what_ran_when_the_stages_moved(tmp_path: Path, sg: Sg) -> None:
+    repo, base = _sneaky_flip(tmp_path / "repo")
+    _move_stages(repo)
+    repo.commit("Move the stages and pass at the end")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    _refused_by_pytest(result)
+    assert (
+        "note: the head moves the stages from stages/ to stages2/; the gate ran the base's "
+        "stage tests from stages/." in result.out
+    )
+    assert f"note: {STAGE1}/ differs at the head; the gate ran the base's version" in result.out
+
+
+def test_the_work_tree_is_never_what_runs(tmp_path: Path, sg: Sg) -> None:
+    """An untracked pytest.py in the runner's work tree does not run either, and the
+    base's honest flip (no sneaky producer) still passes with the head tree in place."""
+    repo = init(tmp_path / "repo")
+    write_shipped_example(repo.root)
+    base = repo.commit("The worked example with its stage tests")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.commit("Flip to stage 1")
+    repo.write("pytest.py", "import sys\nprint('1 failed')\nsys.exit(1)\n")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 0, result.output
+    assert "temporary checkout" not in result.out
