@@ -9,13 +9,14 @@ gate accept it anyway, and must fail with the rule named.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conftest import Result
-from scratch import Repo, init, pin_git, write_shipped_example
+from scratch import Repo, example_repo, init, pin_git, write_shipped_example, write_small
 
 Sg = Callable[..., Result]
 
@@ -69,6 +70,11 @@ def pytest_sessionfinish(session, exitstatus):
 PASSING_TEST = "def test_ok():\n    assert True\n"
 
 
+def _pytest_package(repo: Repo) -> None:
+    repo.write("pytest/__init__.py", "")
+    repo.write("pytest/__main__.py", FAKE_PYTEST)
+
+
 def _move_stages(repo: Repo) -> None:
     repo.git("mv", "stages", "stages2")
     repo.edit("migration.yaml", "stage: 1\n", "stage: 1\nstages_dir: stages2\n")
@@ -111,8 +117,7 @@ def _link_stages_dir(repo: Repo) -> None:
 
 ATTACKS: dict[str, Callable[[Repo], None]] = {
     "a pytest.py at the root": lambda r: r.write("pytest.py", FAKE_PYTEST),
-    "a pytest package at the root": lambda r: r.write("pytest/__main__.py", FAKE_PYTEST)
-    and r.write("pytest/__init__.py", ""),
+    "a pytest package at the root": _pytest_package,
     "a pytest_snapshot.py that exits 0": lambda r: r.write("pytest_snapshot.py", EXIT_0_AT_EXIT),
     "a yaml.py that exits 0": lambda r: r.write("yaml.py", EXIT_0_AT_EXIT),
     "a stagegate package that exits 0": lambda r: r.write("stagegate/__init__.py", EXIT_0_AT_EXIT),
@@ -166,3 +171,163 @@ def test_the_work_tree_is_never_what_runs(tmp_path: Path, sg: Sg) -> None:
     result = sg("verify-pr", "--base", base, cwd=repo.root)
     assert result.code == 0, result.output
     assert "temporary checkout" not in result.out
+
+
+# --------------------------------------------------------------------------- the base's data
+
+
+def test_narrowing_a_release_at_stage_0_and_at_the_target_alike_is_refused(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """Issue #11, item 5: the continuity baseline is the base's stage 0, not the head's."""
+    repo = example_repo(tmp_path / "repo")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.edit(
+        "migration.yaml",
+        'select: ["cuda-bindings*"]\n    exclude: ["*-tests"]\n    expect: [bindings-cu13]',
+        'select: ["cuda-bindings-python312*"]\n    exclude: ["*-tests"]\n'
+        "    expect: [bindings-cu13]",
+    )
+    repo.edit(
+        "migration.yaml",
+        'select: ["cuda-bindings-python*-cuda13.4.1-*"]',
+        'select: ["cuda-bindings-python312-cuda13.4.1-*"]',
+    )
+    repo.commit("Flip to stage 1, and ship only Python 3.12 from now on and at stage 0")
+    head_check = sg("check", "--stage", "1", cwd=repo.root)
+    assert "the same 3 artifact names as at stage 0" in head_check.out  # the head fools itself
+    result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "FAIL  release-continuity tag=v13.4.2" in result.out
+    assert "no longer selects 15 rows of cuda-bindings-python{py}-cuda13.4.1-{platform}-{sha}" in (
+        result.out
+    )
+    assert "verify-pr: refused (rule checks-pass" in result.out
+
+
+def test_a_stage_the_base_has_not_reached_stays_editable(tmp_path: Path, sg: Sg) -> None:
+    """`since` beyond the base's stage compares with the head's own plan."""
+    repo = example_repo(tmp_path / "repo")
+    repo.edit(
+        "stages/02-cu12-developer-workflow.yaml",
+        "acceptance:\n",
+        "acceptance:\n  - check: release-continuity\n    tag: v13.4.2\n    since: 2\n",
+    )
+    repo.commit("Stage 2 compares with itself")
+    sg("advance", cwd=repo.root)
+    repo.commit("Flip to stage 1")
+    assert sg("advance", cwd=repo.root).code == 0
+    repo.commit("Flip to stage 2")
+    result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
+    assert result.code == 0, result.output
+
+
+def _retiring_repo(root: Path) -> Repo:
+    """The small migration at stage 1, where release `broad` is retired; stage 2 runs the
+    `retired` check, and ci/release.yml still names broad's legacy string."""
+    repo = init(root)
+    write_small(repo.root)
+    repo.edit(
+        "migration.yaml",
+        '    select: ["pkg-*"]\n',
+        '    select: ["pkg-*"]\n    legacy:\n      references: ["pkg-* # broad"]\n',
+    )
+    repo.write("migration.yaml", repo.read("migration.yaml") + "audit:\n  ignore: []\n")
+    repo.edit("stages/02-extra.yaml", "acceptance:\n", "acceptance:\n  - check: retired\n")
+    repo.write("ci/release.yml", "download: pkg-* # broad\n")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.commit("At stage 1, with a leftover of the broad release")
+    repo.edit("migration.yaml", "stage: 1\n", "stage: 2\n")
+    return repo
+
+
+def _move_stages_into_ci(repo: Repo) -> None:
+    repo.git("mv", "stages", "ci/stages")
+    repo.edit("migration.yaml", "stage: 2\n", "stage: 2\nstages_dir: ci/stages\n")
+
+
+def _attributes(text: str) -> Callable[[Repo], None]:
+    return lambda repo: repo.write(".gitattributes", text) and None
+
+
+RETIRED_ATTACKS: dict[str, Callable[[Repo], None]] = {
+    "audit.ignore widened": lambda r: r.edit("migration.yaml", "ignore: []", 'ignore: ["ci/**"]'),
+    "the legacy entry deleted": lambda r: r.edit(
+        "migration.yaml", '    legacy:\n      references: ["pkg-* # broad"]\n', ""
+    ),
+    "*.yml -diff": _attributes("*.yml -diff\n"),
+    "binary": _attributes("ci/release.yml binary\n"),
+    "* -text": _attributes("* -text\n"),
+    "diff=nothing": _attributes("*.yml diff=nothing\n"),
+    "the stages moved": _move_stages_into_ci,
+}
+
+
+@pytest.mark.parametrize("attack", RETIRED_ATTACKS)
+def test_the_retired_check_reads_the_base_legacy_and_every_text_file(
+    attack: str, tmp_path: Path, sg: Sg
+) -> None:
+    repo = _retiring_repo(tmp_path / "repo")
+    RETIRED_ATTACKS[attack](repo)
+    repo.commit(f"Flip to stage 2 with {attack}")
+    result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "FAIL  retired: 1 leftover of retired items" in result.out
+    assert "release broad (retired at stage 1): 'pkg-* # broad' is still in ci/release.yml:1" in (
+        result.out
+    )
+
+
+def test_the_honest_cleanup_passes_the_retired_check(tmp_path: Path, sg: Sg) -> None:
+    repo = _retiring_repo(tmp_path / "repo")
+    repo.write("ci/release.yml", "download: pkg-py*\n")
+    repo.commit("Flip to stage 2, the leftover gone")
+    result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
+    assert result.code == 0, result.output
+    assert "ok    retired" in result.out
+
+
+# --------------------------------------------------------------------------- --base itself
+
+
+def test_a_pull_request_from_an_older_weaker_base_is_judged_by_the_base(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """Issue #11, item 6: main made stage 2 check continuity after the pull request
+    branched off from the weaker commit; the pull request is judged by main's checks."""
+    continuity = "  - check: release-continuity\n    tag: v1.0.0\n"
+    repo = init(tmp_path / "repo")
+    write_small(repo.root)
+    repo.edit("migration.yaml", "invariants:\n" + continuity, "invariants: []\n")
+    repo.edit("stages/02-extra.yaml", continuity, "")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    weak = repo.commit("At stage 1; stage 2 checks only the tags")
+    repo.git("checkout", "-q", "-b", "flip")
+    repo.edit("migration.yaml", "stage: 1\n", "stage: 2\n")
+    repo.edit("migration.yaml", 'select: ["pkg-py*"]', 'select: ["pkg-*"]')
+    repo.commit("Flip to stage 2, and release the extra wheels too")
+    repo.git("checkout", "-q", "main")
+    repo.edit("stages/02-extra.yaml", "acceptance:\n", "acceptance:\n" + continuity)
+    repo.commit("main: stage 2 keeps the release as it was")
+    result = sg("verify-pr", "--base", "main", "--head", "flip", cwd=repo.root)
+    assert result.code == 1, result.output
+    assert f"compared with their merge base {weak[:12]}" in result.out
+    assert "FAIL  release-continuity tag=v1.0.0" in result.out
+    assert "now also selects all 2 rows of pkg-extra-py{py}" in result.out
+    assert "ok    target-unchanged" in result.out  # the pull request did not edit stage 2
+    assert "verify-pr: refused (rule checks-pass" in result.out
+
+
+@pytest.mark.parametrize("attributes", ["*.yml -diff\n", "ci/release.yml binary\n", "* -text\n"])
+def test_the_audit_searches_text_whatever_the_attributes_say(
+    attributes: str, tmp_path: Path, sg: Sg
+) -> None:
+    """Issue #11, item 4; a file that really is binary (a NUL in it) is still left out."""
+    repo = _retiring_repo(tmp_path / "repo")
+    repo.write(".gitattributes", attributes)
+    repo.write("ci/blob.bin", b"\x00\x01pkg-* # broad\n")
+    repo.commit("Attributes")
+    result = sg("audit", "--stage", "1", "--format", "json", cwd=repo.root)
+    assert result.code == 1, result.output
+    found = json.loads(result.out)["findings"]
+    assert [(f["file"], f["line"]) for f in found] == [("ci/release.yml", 1)]

@@ -111,16 +111,16 @@ def _missing(
 ) -> Iterable[Finding]:
     m = ctx.migration
     plan = ctx.plan_at(stage)
+    then = ctx.baseline_plan(baseline)
     active = {p.id for p in plan.producers}
     rows = [base_rows[n] for n in sorted(names)]
     for (pid, _template), group in _group(rows).items():
-        producer = m.producers[pid]
-        total = sum(
-            1
-            for r in ctx.plan_at(baseline).rows(producer)
-            if r.template.text == group[0].template.text
-        )
-        if pid not in active:
+        producer = then.migration.producers[pid]
+        total = sum(1 for r in then.rows(producer) if r.template.text == group[0].template.text)
+        if pid not in m.producers:
+            why = f"producer {pid} {where(producer)} is no longer declared"
+        elif pid not in active:
+            producer = m.producers[pid]
             why = f"producer {pid} {where(producer)} is off {ctx.cause(producer, stage)}"
         else:
             why = (
@@ -158,7 +158,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if baseline > ctx.stage:
         return [result(ctx, check, [], f"applies from stage {baseline} on")]
     now = claimants(ctx.plan, tag)
-    then = claimants(ctx.plan_at(baseline), tag)
+    then = claimants(ctx.baseline_plan(baseline), tag)  # verify-pr: the base's, where reached
     findings: list[Finding] = []
     for stage, found in ((ctx.stage, now), (baseline, then)):
         if len(found) != 1:
@@ -174,7 +174,8 @@ def run(ctx: Context, check: Check) -> list[Result]:
         return [result(ctx, check, findings, "")]
     release, before = now[0], then[0]
     base_rows = {
-        row.name: row for row in release_selection(before, pool(ctx.plan_at(baseline), before))
+        row.name: row
+        for row in release_selection(before, pool(ctx.baseline_plan(baseline), before))
     }
     current = release_selection(release, pool(ctx.plan, release))
     findings += _compare(ctx, release, current, base_rows, ctx.stage, baseline)
