@@ -25,6 +25,9 @@ ARGS = {
     "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds (default 600)."},
 }
 REQUIRED: list[str] = []
+VALIDATE_UNCACHED = True
+"""``validate`` follows symbolic links on disk, which the validation cache's key (the
+files' bytes) does not cover: it runs on every load."""
 
 
 def _escapes(root: Path, rel: str) -> bool:
