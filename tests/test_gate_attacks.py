@@ -10,6 +10,8 @@ gate accept it anyway, and must fail with the rule named.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -331,3 +333,53 @@ def test_the_audit_searches_text_whatever_the_attributes_say(
     assert result.code == 1, result.output
     found = json.loads(result.out)["findings"]
     assert [(f["file"], f["line"]) for f in found] == [("ci/release.yml", 1)]
+
+
+# --------------------------------------------------------------------------- command checks
+
+
+def _guarded_repo(root: Path, run: str) -> tuple[Repo, str]:
+    """The small migration with an invariant command check; the head adds forbidden.txt,
+    which the check refuses."""
+    repo = init(root)
+    write_small(repo.root)
+    repo.write(
+        "migration.yaml", repo.read("migration.yaml") + f"  - check: command\n    run: {run}\n"
+    )
+    base = repo.commit("Guard against forbidden.txt")
+    repo.write("forbidden.txt", "here\n")
+    return repo, base
+
+
+def test_a_module_of_the_head_cannot_stand_in_for_one_a_command_imports(
+    tmp_path: Path, sg: Sg
+) -> None:
+    guard = "import json, os, sys; sys.exit(os.path.exists('forbidden.txt'))"
+    repo, base = _guarded_repo(
+        tmp_path / "repo", f"[{json.dumps(sys.executable)}, -c, {json.dumps(guard)}]"
+    )
+    repo.write("json.py", "import os\nos._exit(0)\n")
+    repo.commit("The forbidden file, and a json.py that ends every Python started here")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "FAIL  command: 1 problem" in result.out
+    assert "exited 1" in result.out
+
+
+def test_a_program_of_the_head_cannot_stand_in_for_one_on_a_relative_path(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    tool = tools / "guard-tool"
+    tool.write_text("#!/bin/sh\ntest ! -e forbidden.txt\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join(["tools", str(tools), os.environ["PATH"]]))
+    repo, base = _guarded_repo(tmp_path / "repo", "[guard-tool]")
+    fake = repo.write("tools/guard-tool", "#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    repo.commit("The forbidden file, and a guard-tool of its own on PATH's relative entry")
+    assert sg("check", cwd=repo.root).code == 0  # the head's own run is fooled
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "FAIL  command: 1 problem" in result.out

@@ -497,8 +497,10 @@ def run_checks(
         return acceptance.run_checks(refs.judge, stage, checks, evaluated_at=refs.head), []
     base_commit, head_commit = commits
     copy = overlay.base_tests(repo, refs.judge, base_commit, prefix, stage, checks)
-    notes = _test_notes(
-        copy, refs, stage, repo.source(head_commit), repo.source(base_commit), prefix
+    notes = (
+        _test_notes(copy, refs, stage, repo.source(head_commit), repo.source(base_commit), prefix)
+        if copy.targets
+        else []
     )
     with overlay.head_tree(repo, head_commit, prefix) as (root, temporary):
         if temporary:
