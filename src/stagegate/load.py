@@ -740,6 +740,7 @@ class _Builder:
                 default=spec.get("default", False),
                 references=tuple(spec.get("references", ())),
                 loc=self.doc.key_loc(("flags", name)),
+                env=spec.get("env"),
             )
             for name, spec in data.get("flags", {}).items()
         }
@@ -803,6 +804,9 @@ class _Builder:
 
             self._check_args(migration)
             self.problems += audit_problems(migration)
+            from .ciflags import problems as ci_problems
+
+            self.problems += ci_problems(migration, self.doc)
         else:  # what depends on more than the files' bytes (links on disk) is never cached
             self._check_args(migration, only_uncached=True)
         return migration
