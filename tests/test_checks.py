@@ -766,4 +766,5 @@ def test_pytest_check_says_what_to_install_when_pytest_is_missing(
     result = sg("check", "--stage", "1", cwd=root)
     assert result.code == 1
     assert "pytest_snapshot not installed beside stagegate" in result.out
-    assert "pip install 'stagegate[test]'" in result.out
+    assert "pip install stagegate-ci brings both" in result.out
+    assert "stagegate[" not in result.out  # `stagegate` on PyPI is another project
