@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
@@ -21,14 +22,52 @@ from .words import counted
 FORMATS = ("text", "json", "github")
 
 
+MIGRATION_FILE = "migration.yaml"
+
+
+def discover(start: Path | None = None) -> str:
+    """``migration.yaml`` in ``start`` (default: the current folder) or the nearest folder
+    above it, up to the root of the git repository that holds it, as git finds its own
+    repository; the path is shown relative to ``start``. Outside a repository only
+    ``start`` itself is looked in. Nothing found: ``migration.yaml`` (whose absence
+    the loader reports with what to do)."""
+    here = (start or Path.cwd()).resolve()
+    folders = [here, *here.parents]
+    top = next((i for i, f in enumerate(folders) if (f / ".git").exists()), 0)
+    for folder in folders[: top + 1]:
+        if (folder / MIGRATION_FILE).is_file():
+            return (
+                os.path.relpath(folder / MIGRATION_FILE, here) if folder != here else MIGRATION_FILE
+            )
+    return MIGRATION_FILE
+
+
 class Context:
-    def __init__(self, file: str) -> None:
-        self.file = file
+    def __init__(self, file: str | None = None) -> None:
+        self.given: str | None = file
+        """The file named by -f/--file or $STAGEGATE_FILE; None: found by ``discover``."""
         self._migration: Migration | None = None
+
+    @property
+    def file(self) -> str:
+        if self.given is None:
+            self.given = discover()
+        return self.given
+
+    @file.setter
+    def file(self, value: str) -> None:
+        self.given, self._migration = value, None
 
     def migration(self) -> Migration:
         if self._migration is None:
             from .load import load
+
+            if self.given is None and not Path(self.file).exists():
+                raise UsageError(
+                    f"no {MIGRATION_FILE} in {Path.cwd()} or in a folder above it inside its git "
+                    "repository; run stagegate inside the repository that holds it, or name it "
+                    "with -f PATH or $STAGEGATE_FILE."
+                )
 
             self._migration = load(self.file)
         return self._migration
@@ -64,22 +103,60 @@ def stage_option(
     return click.option("--stage", "stage", type=int, default=None, metavar="N", help=help_text)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+FILE_HELP = (
+    "The migration file, before or after the command (default: $STAGEGATE_FILE, else "
+    "migration.yaml in this folder or the nearest one above it inside the git repository)."
+)
+
+
+def _file_after_command(
+    click_ctx: click.Context, _param: click.Parameter, value: str | None
+) -> None:
+    """``-f`` given after the command name (``stagegate validate -f ci/migration.yaml``)."""
+    if value is not None:
+        click_ctx.ensure_object(Context).file = value
+
+
+class Group(click.Group):
+    """A group whose every command also takes ``-f/--file`` after its name, as pre-commit's
+    ``args:`` and most habits put it."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        if not any("--file" in getattr(p, "opts", ()) for p in cmd.params):
+            cmd.params.append(
+                click.Option(
+                    ["-f", "--file"],
+                    metavar="FILE",
+                    default=None,
+                    expose_value=False,
+                    is_eager=True,
+                    callback=_file_after_command,
+                    hidden=True,  # documented once, on the group
+                )
+            )
+        super().add_command(cmd, name)
+
+
+@click.group(
+    cls=Group,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "-f",
     "--file",
     "file",
-    default="migration.yaml",
-    show_default=True,
+    default=None,
+    envvar="STAGEGATE_FILE",
+    show_envvar=True,
     metavar="FILE",
-    help="The migration file.",
+    help=FILE_HELP,
 )
 @click.option(
     "--traceback", "show_traceback", is_flag=True, help="Show the traceback of an internal error."
 )
-@click.version_option(__version__, prog_name="stagegate")
+@click.version_option(__version__, "-V", "--version", prog_name="stagegate")
 @click.pass_context
-def cli(click_ctx: click.Context, file: str, show_traceback: bool) -> None:
+def cli(click_ctx: click.Context, file: str | None, show_traceback: bool) -> None:
     """Staged-migration feature flags for build, test and release pipelines.
 
     A migration.yaml declares ordered stages, the flags each stage sets, and which
