@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -209,3 +211,152 @@ def test_shell_completion_works_as_documented() -> None:
         timeout=60,
     )
     assert "_stagegate_completion" in source.stdout
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+def staged(root: Path, *acceptance: str) -> Path:
+    """SMALL with one stage per ``acceptance`` (YAML list items under acceptance:)."""
+    (root / "stages").mkdir(parents=True)
+    (root / "migration.yaml").write_text(
+        SMALL + "invariants:\n  - check: unique-artifacts\n", encoding="utf-8"
+    )
+    for number, checks in enumerate(acceptance, start=1):
+        (root / "stages" / f"{number:02d}-s{number}.yaml").write_text(
+            f"stage: {number}\ntitle: Stage {number}\nacceptance:\n{checks}", encoding="utf-8"
+        )
+    return root
+
+
+def command(code: str, timeout: int = 60) -> str:
+    return f"  - check: command\n    run: [{json.dumps(sys.executable)}, -c, {json.dumps(code)}]\n    timeout: {timeout}\n"
+
+
+PASS = command("pass")
+FAIL = command("raise SystemExit(3)")
+DURATION = re.compile(r" \(\d+\.\d\d s\)$")
+
+
+def test_check_all_prints_its_first_stage_before_the_first_pytest_run_finishes(
+    tmp_path: Path,
+) -> None:
+    """The stage-1 pytest run waits for a file that the test writes only once it has read
+    stage 0's lines: were the output held back to the end, this would time out."""
+    staged(tmp_path, "  - check: pytest\n")
+    tests = tmp_path / "stages" / "01-s1"
+    tests.mkdir()
+    (tests / "test_wait.py").write_text(
+        "import pathlib, time\n\n"
+        "def test_waits_for_the_reader():\n"
+        "    go = pathlib.Path(__file__).parents[2] / 'go'\n"
+        "    deadline = time.monotonic() + 60\n"
+        "    while not go.exists():\n"
+        "        assert time.monotonic() < deadline, 'nobody read stage 0 in time'\n"
+        "        time.sleep(0.02)\n",
+        encoding="utf-8",
+    )
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("stagegate")), "check", "--all"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "STAGEGATE_NO_CACHE": "1"},
+    )
+    assert proc.stdout is not None
+    seen = [proc.stdout.readline(), proc.stdout.readline(), proc.stdout.readline()]
+    (tmp_path / "go").touch()
+    rest, err = proc.communicate(timeout=120)
+    assert seen[0] == "stage 0: before the migration\n"
+    assert seen[1].startswith("  ok    unique-artifacts: ") and DURATION.search(seen[1].rstrip())
+    assert seen[2] == "stage 1: Stage 1\n"
+    assert proc.returncode == 0, rest + err
+    assert rest.splitlines()[-1] == "3 checks at 2 stages: all passed"
+
+
+def test_each_check_line_shows_its_duration(tmp_path: Path, sg: Sg) -> None:
+    staged(tmp_path, command("import time; time.sleep(0.3)"))
+    result = sg("check", "--stage", "1", cwd=tmp_path)
+    assert result.code == 0, result.output
+    line = next(x for x in result.out.splitlines() if "command" in x)
+    seconds = float(re.search(r"\((\d+\.\d\d) s\)$", line).group(1))  # type: ignore[union-attr]
+    assert 0.3 <= seconds < 30
+
+
+def test_a_long_check_says_it_is_still_running_in_a_log(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stagegate.report import live
+
+    monkeypatch.setattr(live, "HEARTBEAT_SECONDS", 0.2)
+    staged(tmp_path, command("import time; time.sleep(0.9)"))
+    result = sg("check", "--stage", "1", cwd=tmp_path)
+    assert result.code == 0, result.output
+    lines = result.out.splitlines()
+    beats = [x for x in lines if "still running" in x]
+    assert beats[0].startswith("  ..    stage 1: command timeout=60: ") and beats[0].endswith(
+        "still running after 0.20 s"
+    )
+    assert 2 <= len(beats) <= 5
+    assert lines.index(beats[-1]) < next(
+        i for i, x in enumerate(lines) if x.startswith("  ok    command")
+    )
+    assert "\r" not in result.out  # a log gets whole lines, never a redrawn one
+
+
+def test_a_long_check_shows_a_live_line_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stagegate.errors import Loc
+    from stagegate.load import load
+    from stagegate.model import Check
+    from stagegate.report import live
+
+    monkeypatch.setattr(live, "LIVE_AFTER_SECONDS", 0.1)
+    migration = load(REPO / "tests" / "cases" / "valid" / "valid-minimal" / "migration.yaml")
+    written: list[str] = []
+    probe = Check(kind="pytest", loc=Loc("migration.yaml", 1, 1))
+    stream = live.Live(migration, written.append, tty=True)
+    stream.stage_started(0)
+    stream.check_started(0, probe)
+    time.sleep(0.8)
+    stream.check_finished(0, probe, [], 0.8)
+    stream.close()
+    text = "".join(written)
+    assert f"{live.CLEAR}  " in text and ": running, 0." in text
+    drawn = text.rfind(": running, ")
+    assert text.rfind(live.CLEAR) > drawn  # erased before the next line is written
+    assert text.endswith(f"{live.CLEAR}0 checks at 0 stages: all passed\n")
+
+
+def test_fail_fast_stops_at_the_first_failure(tmp_path: Path, sg: Sg) -> None:
+    staged(tmp_path, FAIL + PASS, PASS)
+    result = sg("check", "--all", "--fail-fast", cwd=tmp_path)
+    assert result.code == 1
+    assert "stage 2:" not in result.out
+    assert result.out.count("  ok    command") == 0
+    assert result.out.splitlines()[-1] == (
+        "3 checks at 2 stages: 1 failed; stopped at the first failure (--fail-fast), 3 not run"
+    )
+    without = sg("check", "--all", cwd=tmp_path)
+    assert without.out.splitlines()[-1] == "6 checks at 3 stages: 1 failed"
+
+
+def test_quiet_shows_failures_and_the_closing_line_only(tmp_path: Path, sg: Sg) -> None:
+    staged(tmp_path, PASS, PASS + FAIL)
+    passing = sg("check", "--stage", "1", "--quiet", cwd=tmp_path)
+    assert passing.code == 0 and passing.out == "2 checks at stage 1: all passed\n"
+    failing = sg("check", "--all", "-q", cwd=tmp_path).out.splitlines()
+    assert failing[0] == "stage 2: Stage 2"
+    assert failing[1].startswith("  FAIL  command")
+    assert not any(line.startswith("  ok") for line in failing)
+    assert failing[-1] == "6 checks at 3 stages: 1 failed"
+
+
+def test_json_is_still_one_object_at_the_end(tmp_path: Path, sg: Sg) -> None:
+    staged(tmp_path, PASS + FAIL)
+    result = sg("check", "--all", "--format", "json", cwd=tmp_path)
+    assert result.code == 1
+    report = json.loads(result.out)  # the whole of standard output, nothing streamed into it
+    assert [r["ok"] for r in report["results"]] == [True, True, True, False]
+    assert result.err == ""

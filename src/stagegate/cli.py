@@ -313,34 +313,62 @@ def graph(ctx: Context, stage: int | None, fmt: str) -> int:
     return 0
 
 
+def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
+    """A write-and-flush to standard output (or error), and whether it is a terminal."""
+    stream = sys.stderr if err else sys.stdout
+
+    def write(text: str) -> None:
+        stream.write(text)
+        stream.flush()
+
+    isatty = getattr(stream, "isatty", None)
+    return write, bool(isatty and isatty())
+
+
 @cli.command()
 @stage_option("Evaluate at this stage (default: the current stage).")
 @click.option("--all", "every", is_flag=True, help="Every stage 0..last, each evaluated at itself.")
+@click.option("--fail-fast", "-x", is_flag=True, help="Stop at the first failing check.")
+@click.option("--quiet", "-q", is_flag=True, help="Show only failures and the closing line.")
 @format_option()
 @pass_ctx
-def check(ctx: Context, stage: int | None, every: bool, fmt: str) -> int:
-    """Run the invariants and a stage's acceptance checks; exit 1 on any failure."""
-    from .acceptance import run_all, run_checks
+def check(
+    ctx: Context, stage: int | None, every: bool, fail_fast: bool, quiet: bool, fmt: str
+) -> int:
+    """Run the invariants and a stage's acceptance checks; exit 1 on any failure.
+
+    Each stage's header is shown when it starts and each check's line when it
+    finishes, with its duration; a long check shows a live line on a terminal and a
+    line every 30 s in a CI log."""
+    from .acceptance import checks_at, run_all, run_checks
     from .report import results as render
     from .report.github import write_summary
+    from .report.live import Live
     from .report.plans import dumps
 
     migration = ctx.migration()
     if every and stage is not None:
         raise UsageError("give either --stage N or --all, not both.")
     at = ctx.stage(stage)
-    found = run_all(migration) if every else run_checks(migration, at)
+    # JSON is one object at the end on standard output; its live line goes to standard error
+    write, tty = _writer(err=fmt == "json")
+    live = Live(migration, write, tty=tty, quiet=quiet, show_results=fmt != "json")
+    with live:
+        if every:
+            found = run_all(migration, observer=live, fail_fast=fail_fast)
+        else:
+            found = run_checks(migration, at, observer=live, fail_fast=fail_fast)
+    stages = range(migration.last + 1) if every else (at,)
+    planned = sum(len(checks_at(migration, s)) for s in stages)
+    live.close(stopped=planned - live.checks_run if fail_fast and not render.ok(found) else None)
     if fmt == "json":
         click.echo(dumps(render.as_json(migration, found, stage=at, every=every)))
     elif fmt == "github":
         annotations = render.workflow_commands(found)
         if annotations:
             click.echo(annotations)
-        click.echo(render.text(migration, found))
         heading = "stagegate check --all" if every else f"stagegate check (stage {at})"
         write_summary(render.summary(migration, found, heading))
-    else:
-        click.echo(render.text(migration, found))
     return 0 if render.ok(found) else 1
 
 

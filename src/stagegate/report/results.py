@@ -16,23 +16,40 @@ def ok(results: Sequence[Result]) -> bool:
     return all(r.ok for r in results)
 
 
-def text(migration: Migration, results: Sequence[Result]) -> str:
-    lines: list[str] = []
-    for stage, group in groupby(results, key=lambda r: r.stage):
-        items = list(group)
-        lines.append(f"stage {stage}: {migration.title(stage)}")
-        for item in items:
-            mark = "ok  " if item.ok else "FAIL"
-            head = item.message.split(": ", 1)[1] if ": " in item.message else item.message
-            lines.append(f"  {mark}  {item.label}: {head}")
-            for finding in item.findings:
-                first, *rest = finding.message.splitlines()
-                lines.append(f"        - {first}")
-                lines += [f"          {line}" for line in rest]
-                if finding.loc is not None:
-                    lines.append(f"          at {finding.loc.file}:{finding.loc.line}")
-            if not item.ok and item.loc is not None:
-                lines.append(f"        (check declared at {item.loc.file}:{item.loc.line})")
+def stage_header(migration: Migration, stage: int) -> str:
+    return f"stage {stage}: {migration.title(stage)}"
+
+
+def duration(seconds: float) -> str:
+    """``0.02 s``, ``4.1 s``, ``2 min 05 s``: as long as a reader needs, no longer."""
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+
+
+def result_lines(item: Result, seconds: float | None = None) -> list[str]:
+    """The lines of one result: its mark, label and message, then its findings."""
+    mark = "ok  " if item.ok else "FAIL"
+    head = item.message.split(": ", 1)[1] if ": " in item.message else item.message
+    took = f" ({duration(seconds)})" if seconds is not None else ""
+    lines = [f"  {mark}  {item.label}: {head}{took}"]
+    for finding in item.findings:
+        first, *rest = finding.message.splitlines()
+        lines.append(f"        - {first}")
+        lines += [f"          {line}" for line in rest]
+        if finding.loc is not None:
+            lines.append(f"          at {finding.loc.file}:{finding.loc.line}")
+    if not item.ok and item.loc is not None:
+        lines.append(f"        (check declared at {item.loc.file}:{item.loc.line})")
+    return lines
+
+
+def closing(results: Sequence[Result], *, stopped: int | None = None) -> str:
+    """The last line: how many checks at how many stages, and how many failed.
+
+    ``stopped``: the run stopped at its first failure with that many checks not run."""
     failed = sum(1 for r in results if not r.ok)
     stages = len({r.stage for r in results})
     where = (
@@ -42,10 +59,27 @@ def text(migration: Migration, results: Sequence[Result]) -> str:
         if results
         else "no stage"
     )
-    lines.append(
-        f"{counted(len(results), 'check')} at {where}: "
-        + ("all passed" if not failed else f"{failed} failed")
+    line = f"{counted(len(results), 'check')} at {where}: " + (
+        "all passed" if not failed else f"{failed} failed"
     )
+    if stopped:
+        line += f"; stopped at the first failure (--fail-fast), {stopped} not run"
+    return line
+
+
+def text(
+    migration: Migration,
+    results: Sequence[Result],
+    seconds: Sequence[float | None] | None = None,
+) -> str:
+    """All results, stage by stage; ``seconds``: each result's duration, in order."""
+    lines: list[str] = []
+    took = list(seconds) if seconds is not None else [None] * len(results)
+    for stage, group in groupby(zip(results, took, strict=True), key=lambda r: r[0].stage):
+        lines.append(stage_header(migration, stage))
+        for item, spent in group:
+            lines += result_lines(item, spent)
+    lines.append(closing(results))
     return "\n".join(lines)
 
 
