@@ -360,3 +360,116 @@ def test_json_is_still_one_object_at_the_end(tmp_path: Path, sg: Sg) -> None:
     report = json.loads(result.out)  # the whole of standard output, nothing streamed into it
     assert [r["ok"] for r in report["results"]] == [True, True, True, False]
     assert result.err == ""
+
+
+# --------------------------------------------------------------------------- validate: all at once
+
+NEWCOMER = """\
+version: 1
+migration: newcomer
+summary: A first migration.
+stage: 1
+flags:
+  new-build:
+    summary: Build the new way.
+  old-build:
+    summary: Build the old way.
+    default: true
+axes:
+  py: ["311", "312"]
+producers:
+  old:
+    summary: The old wheels.
+    when: old-build
+    artifacts: ["pkg-old-{py}"]
+    colour: blue
+  new:
+    summary: The new wheels.
+    when: new-build && not old-build
+    artifacts: ["pkg-new-{py}"]
+consumers:
+  tests:
+    summary: Tests the wheels.
+    inputs:
+      - select: "pkg-*-{py}"
+        from: [olde]
+releases:
+  pkg:
+    summary: Publishes.
+    tags: ["v*"]
+    select: ["pkg-*"]
+"""
+NEWCOMER_STAGE = """\
+stage: 1
+title: New build
+set:
+  new-build: yes
+acceptance:
+  - check: release-continuity
+    tag: v1.0
+    since: 9
+"""
+
+
+def newcomer(root: Path, text: str = NEWCOMER, stage: str = NEWCOMER_STAGE) -> Path:
+    (root / "stages").mkdir(parents=True)
+    (root / "migration.yaml").write_text(text, encoding="utf-8")
+    (root / "stages" / "01-new.yaml").write_text(stage, encoding="utf-8")
+    return root
+
+
+def test_one_validate_run_lists_every_problem_of_a_newcomers_files(tmp_path: Path, sg: Sg) -> None:
+    result = sg("validate", cwd=newcomer(tmp_path))
+    assert result.code == 2
+    assert result.err.splitlines() == [
+        "migration.yaml:18:5: $.producers.old.colour: unknown key 'colour'; expected one of: "
+        "artifacts, legacy, paths, run, summary, when",
+        "migration.yaml:21:21: $.producers.new.when: unexpected character '&'; expressions use "
+        "flag names, not, and, or, true, false and parentheses.",
+        "migration.yaml:28:16: $.consumers.tests.inputs[0].from[0]: unknown producer 'olde'; "
+        "did you mean 'old'?",
+        "stages/01-new.yaml:4:14: $.set.new-build: must be true or false, not 'yes'; stagegate "
+        "reads YAML 1.2, where only true and false are booleans: write true",
+        "stages/01-new.yaml:6:5: release-continuity since: 9 is beyond the last stage (1); use 0..1.",
+        "5 problems found; fix them and run `stagegate validate`.",
+    ]
+    report = json.loads(sg("validate", "--format", "json", cwd=tmp_path).out)
+    assert len(report["problems"]) == 5
+
+
+def test_a_file_that_does_not_parse_still_has_its_stage_files_checked(
+    tmp_path: Path, sg: Sg
+) -> None:
+    newcomer(tmp_path, NEWCOMER.replace('["pkg-old-{py}"]', "[pkg-old-{py}]"))
+    lines = sg("validate", cwd=tmp_path).err.splitlines()
+    assert lines[0].startswith("migration.yaml:17:") and "invalid YAML" in lines[0]
+    assert lines[1].startswith("stages/01-new.yaml:4:14: $.set.new-build: must be true or false")
+    assert lines[-1] == "2 problems found; fix them and run `stagegate validate`."
+
+
+def test_what_a_refused_part_names_is_not_reported_twice(tmp_path: Path, sg: Sg) -> None:
+    """A producer without artifacts is refused; a `from` naming it is not also 'unknown'.
+    A flag with a bad key is refused; the `when` reading it does not become 'unknown flag'."""
+    text = (
+        NEWCOMER.replace('    artifacts: ["pkg-old-{py}"]\n', "")
+        .replace("    colour: blue\n", "")
+        .replace("from: [olde]", "from: [old]")
+        .replace("new-build && not old-build", "new-build and not old-build")
+        .replace("    default: true\n", "    default: maybe\n")
+    )
+    stage = NEWCOMER_STAGE.replace("yes", "true").replace("    since: 9\n", "")
+    lines = sg("validate", cwd=newcomer(tmp_path, text, stage)).err.splitlines()
+    assert len(lines) == 3, lines
+    assert "$.flags.old-build.default: must be true or false, not 'maybe'" in lines[0]
+    assert "$.producers.old: missing required key 'artifacts'; add it." in lines[1]
+
+
+def test_a_stage_file_that_does_not_parse_keeps_the_numbering(tmp_path: Path, sg: Sg) -> None:
+    newcomer(tmp_path, NEWCOMER.replace("stage: 1\n", "stage: 2\n", 1))
+    (tmp_path / "stages" / "02-next.yaml").write_text(
+        NEWCOMER_STAGE.replace("stage: 1", "stage: 2")
+    )
+    (tmp_path / "stages" / "01-new.yaml").write_text("stage: 1\ntitle: [unclosed\n")
+    lines = sg("validate", cwd=tmp_path).err.splitlines()
+    assert not any("beyond the last stage (1)" in line for line in lines), lines
+    assert any("since: 9 is beyond the last stage (2)" in line for line in lines), lines
