@@ -706,9 +706,9 @@ def test_github_format_annotates_the_declaring_line_and_writes_the_summary(
     assert "| stage | check | result | details |" in written
     assert "| 0 | release-continuity tag=v13.0.0 | pass | " in written
     assert "| 1 | release-continuity tag=v13.0.0 | **fail** | release rel13" in written
-    assert "glob 'pkg-*'; it did not select" in written
+    assert "glob 'pkg-\\*'; it did not select" in written  # Markdown-escaped: shows as typed
     assert ".<br>release rel13 (migration.yaml:" in written  # findings one per line
-    assert written.endswith("|\n\n")
+    assert written.endswith("</details>\n\n")  # the passing rows, folded
 
 
 def test_github_format_without_a_summary_file_still_annotates(tmp_path: Path, sg: Sg) -> None:

@@ -473,3 +473,173 @@ def test_a_stage_file_that_does_not_parse_keeps_the_numbering(tmp_path: Path, sg
     lines = sg("validate", cwd=tmp_path).err.splitlines()
     assert not any("beyond the last stage (1)" in line for line in lines), lines
     assert any("since: 9 is beyond the last stage (2)" in line for line in lines), lines
+
+
+# --------------------------------------------------------------------------- GitHub output
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_NAME": "Test Author",
+    "GIT_COMMITTER_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+RELEASING = """\
+version: 1
+migration: releasing
+summary: Two producers, one release.
+stage: 0
+axes:
+  py: ["311", "312"]
+flags:
+  local:
+    summary: Build the 12 wheels here.
+producers:
+  p13:
+    summary: The 13 wheels.
+    artifacts: ["pkg-13-{py}"]
+  p12:
+    summary: The 12 wheels.
+    when: local
+    artifacts:
+      - "pkg-12-{py}"
+releases:
+  rel13:
+    summary: Publishes 13.
+    tags: ["v13.*"]
+    select:
+      - "pkg-13-*"
+invariants:
+  - check: release-continuity
+    tag: v13.0.0
+"""
+RELEASING_STAGE = "stage: 1\ntitle: Local 12 wheels\nset:\n  local: true\n"
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args],
+        cwd=root,
+        env={**os.environ, **GIT_ENV},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def pull_request(root: Path, old: str, new: str) -> None:
+    """A repository on `main` with RELEASING, and a checked-out branch that changes it."""
+    (root / "stages").mkdir(parents=True)
+    (root / "migration.yaml").write_text(RELEASING, encoding="utf-8")
+    (root / "stages" / "01-local.yaml").write_text(RELEASING_STAGE, encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "checkout", "-q", "-b", "pr")
+    (root / "migration.yaml").write_text(RELEASING.replace(old, new), encoding="utf-8")
+    git(root, "commit", "-q", "-am", "the change")
+
+
+def annotations(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("::error")]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ('      - "pkg-13-*"', '      - "pkg-*"', '      - "pkg-*"'),  # the widened glob
+        ('      - "pkg-12-{py}"', '      - "pkg-13-{py}-x"', '      - "pkg-13-{py}-x"'),
+    ],
+    ids=["widened-glob", "renamed-template"],
+)
+def test_annotations_land_on_the_line_the_pull_request_changed(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch, old: str, new: str, where: str
+) -> None:
+    pull_request(tmp_path, old, new)
+    changed = (tmp_path / "migration.yaml").read_text().splitlines().index(where) + 1
+    untouched = sg("check", "--stage", "1", "--format", "github", cwd=tmp_path)
+    assert untouched.code == 1
+    lines_without = {a.split("line=")[1].split(",")[0] for a in annotations(untouched.out)}
+    assert str(changed) not in lines_without  # without the base: the culprit's key line
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    result = sg("check", "--stage", "1", "--format", "github", cwd=tmp_path)
+    assert result.code == 1
+    found = annotations(result.out)
+    assert found and all(f"file=migration.yaml,line={changed},col=7," in a for a in found), found
+
+
+def test_verify_pr_annotates_the_changed_line_too(tmp_path: Path, sg: Sg) -> None:
+    pull_request(tmp_path, '      - "pkg-13-*"', '      - "pkg-*"')
+    (tmp_path / "migration.yaml").write_text(
+        (tmp_path / "migration.yaml").read_text().replace("stage: 0", "stage: 1")
+    )
+    git(tmp_path, "commit", "-q", "-am", "flip")
+    result = sg("verify-pr", "--base", "main", "--format", "github", cwd=tmp_path)
+    assert result.code == 1
+    glob_line = (tmp_path / "migration.yaml").read_text().splitlines().index('      - "pkg-*"') + 1
+    found = [a for a in annotations(result.out) if "release-continuity" in a]
+    assert found and all(f"line={glob_line}," in a for a in found), result.out
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ("check", "--stagee", "1"),
+            "::error title=stagegate check::No such option '--stagee'. Did you mean '--stage'?",
+        ),
+        (("check", "--stage", "9"), "::error title=stagegate check::stage 9 does not exist;"),
+        (("status", "-f", "nowhere.yaml"), "::error title=stagegate status::nowhere.yaml: no such"),
+    ],
+)
+def test_usage_errors_are_annotated_in_github_format(
+    tmp_path: Path, sg: Sg, args: tuple[str, ...], expected: str
+) -> None:
+    small(tmp_path)
+    result = sg(*args, "--format", "github", cwd=tmp_path)
+    assert result.code == 2
+    assert result.out.startswith(expected), result.out
+    plain = sg(*args, cwd=tmp_path)
+    assert "::error" not in plain.output
+
+
+def test_invalid_input_is_annotated_at_each_problem_in_github_format(
+    tmp_path: Path, sg: Sg
+) -> None:
+    newcomer(tmp_path)
+    result = sg("check", "--format", "github", cwd=tmp_path)
+    assert result.code == 2
+    found = annotations(result.out)
+    assert len(found) == 5
+    assert found[0].startswith("::error file=migration.yaml,line=18,col=5,title=stagegate check::")
+    assert found[-1].startswith("::error file=stages/01-new.yaml,line=6,col=5,")
+
+
+def test_step_summary_puts_failures_first_folds_passes_links_and_escapes(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pull_request(tmp_path, '      - "pkg-13-*"', '      - "pkg-*"')
+    text = (tmp_path / "migration.yaml").read_text()
+    (tmp_path / "migration.yaml").write_text(text.replace('"pkg-12-{py}"', '"pkg-12-`{py}`"'))
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.example")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "org/repo")
+    monkeypatch.setenv("GITHUB_SHA", "0123abcd")
+    assert sg("check", "--all", "--format", "github", cwd=tmp_path).code == 1
+    written = summary.read_text()
+    failing, folded = written.split("<details>", 1)
+    assert "**fail**" in failing and "| pass |" not in failing
+    assert folded.startswith("<summary>1 check passed</summary>")
+    assert "| pass |" in folded and "**fail**" not in folded
+    p12 = RELEASING.splitlines().index("  p12:") + 1
+    assert (
+        f"[migration.yaml:{p12}](https://github.example/org/repo/blob/0123abcd/migration.yaml#L{p12})"
+        in failing
+    )
+    assert "pkg-12-\\`{py}\\` (e.g. pkg-12-\\`311\\`)" in failing  # no code span
+    assert "glob 'pkg-\\*'" in failing

@@ -173,7 +173,7 @@ def cli(click_ctx: click.Context, file: str | None, show_traceback: bool) -> Non
 @pass_ctx
 def validate(ctx: Context, fmt: str) -> int:
     """Check the migration and its stage files: schema and meaning."""
-    from .report.github import annotation, write_summary
+    from .report.github import annotation, placed, write_summary
 
     try:
         migration = ctx.migration()
@@ -199,7 +199,7 @@ def validate(ctx: Context, fmt: str) -> int:
                     annotation(
                         "error",
                         f"{p.path}: {p.message}" if p.path else p.message,
-                        p.loc,
+                        placed(p.loc),
                         "stagegate validate",
                     )
                 )
@@ -313,6 +313,30 @@ def graph(ctx: Context, stage: int | None, fmt: str) -> int:
     return 0
 
 
+def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
+    """In a pull request's job (``$GITHUB_BASE_REF`` set): the lines the work tree changed
+    since its merge base with the base branch, so that annotations land where the diff
+    shows them. None where that cannot be known (a shallow clone without the base)."""
+    base = os.environ.get("GITHUB_BASE_REF")
+    if not base:
+        return None
+    from .errors import GitError
+    from .gitrepo import open_repository
+
+    try:
+        repo = open_repository(migration.root if str(migration.root) else ".")
+        head = repo.head() or "HEAD"
+        for ref in (f"origin/{base}", base):
+            try:
+                start = repo.merge_base(repo.resolve(ref), head, shown=(ref, "HEAD"))
+            except GitError:
+                continue
+            return repo.changed_lines(start)
+    except GitError:
+        return None
+    return None
+
+
 def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
     """A write-and-flush to standard output (or error), and whether it is a terminal."""
     stream = sys.stderr if err else sys.stdout
@@ -364,7 +388,7 @@ def check(
     if fmt == "json":
         click.echo(dumps(render.as_json(migration, found, stage=at, every=every)))
     elif fmt == "github":
-        annotations = render.workflow_commands(found)
+        annotations = render.workflow_commands(found, _pull_request_changes(migration))
         if annotations:
             click.echo(annotations)
         heading = "stagegate check --all" if every else f"stagegate check (stage {at})"
@@ -537,13 +561,26 @@ def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
         click.echo(dumps(flips.verdict_json(verdict)))
     else:
         if fmt == "github":
-            annotations = flips.verdict_annotations(verdict)
+            annotations = flips.verdict_annotations(verdict, _verdict_changes(verdict))
             if annotations:
                 click.echo(annotations)
         click.echo(flips.verdict_text(verdict))
         if fmt == "github":
             write_summary(flips.verdict_summary(verdict))
     return 0 if verdict.ok else 1
+
+
+def _verdict_changes(verdict: Any) -> dict[str, set[int]] | None:
+    """The lines the pull request changed, from its base to its head."""
+    from .errors import GitError
+    from .gitrepo import open_migration
+
+    try:
+        repo, _path = open_migration(verdict.file)
+        base, head = verdict.base.commit, verdict.head.commit
+        return repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
+    except GitError:
+        return None
 
 
 @cli.command("log")
@@ -597,7 +634,40 @@ def run(argv: list[str] | None = None) -> int:
         return _run(argv)
 
 
+def _wants_github(argv: list[str]) -> bool:
+    """Whether the command line asks for ``--format github`` (read before click parses it,
+    so that a usage error is annotated too)."""
+    return any(
+        arg == "--format=github" or (arg == "--format" and argv[i + 1 : i + 2] == ["github"])
+        for i, arg in enumerate(argv)
+    )
+
+
+def _annotate_error(argv: list[str], error: Exception, before: set[str]) -> None:
+    """With ``--format github``, an error that ends the command is an ``::error`` too (each
+    problem of invalid input at its place), unless the command annotated it already."""
+    from .report import github
+
+    if not _wants_github(argv) or any(
+        line.startswith("::error") for line in github._EMITTED - before
+    ):
+        return
+    command = next((a for a in argv if a in cli.commands), None)
+    title = f"stagegate {command}" if command else "stagegate"
+    if isinstance(error, InvalidInput):
+        for p in error.problems:
+            text = f"{p.path}: {p.message}" if p.path else p.message
+            click.echo(github.annotation("error", text, github.placed(p.loc), title))
+    else:
+        message = error.format_message() if isinstance(error, click.ClickException) else str(error)
+        click.echo(github.annotation("error", message, None, title))
+
+
 def _run(argv: list[str] | None) -> int:
+    from .report import github
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    before = set(github._EMITTED)
     try:
         result = cli.main(args=argv, prog_name="stagegate", standalone_mode=False)
     except click.exceptions.Exit as done:
@@ -606,9 +676,11 @@ def _run(argv: list[str] | None) -> int:
         click.echo("stagegate: aborted.", err=True)
         return 130
     except click.ClickException as error:
+        _annotate_error(args, error, before)
         error.show()
         return EXIT_INVALID
     except StagegateError as error:
+        _annotate_error(args, error, before)
         click.echo(str(error), err=True)
         return error.exit_code
     except KeyboardInterrupt:

@@ -180,6 +180,28 @@ class Repository:
                 "repository that holds the migration."
             ) from None
 
+    def changed_lines(self, base: str, head: str | None = None) -> dict[str, set[int]]:
+        """The lines that ``head`` (default: the work tree) added or changed since ``base``,
+        per file (POSIX paths from the top of the work tree), as a pull request's diff
+        shows them."""
+        import re
+
+        args = ["-U0", "--no-color", "--no-ext-diff", "--no-renames", base]
+        with _translated(f"compare with {base[:12]}"):
+            out = self.repo.git.diff(*args, *([head] if head else []))
+        changed: dict[str, set[int]] = {}
+        current: set[int] | None = None
+        for line in out.splitlines():
+            if line.startswith("+++ "):
+                name = line[4:]
+                current = changed.setdefault(name[2:], set()) if name.startswith("b/") else None
+            elif line.startswith("@@") and current is not None:
+                hunk = re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)
+                if hunk:
+                    start, count = int(hunk[1]), int(hunk[2] or 1)
+                    current.update(range(start, start + count))
+        return {name: lines for name, lines in changed.items() if lines}
+
     # -- objects
 
     def source(self, commit: str, prefix: PurePosixPath | str = "") -> GitSource:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..words import counted
@@ -140,7 +141,7 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def verdict_annotations(verdict: Verdict) -> str:
+def verdict_annotations(verdict: Verdict, changed: Mapping[str, set[int]] | None = None) -> str:
     out = []
     for rule in verdict.rules:
         if rule.ok or rule.rule == "checks-pass":  # the failed checks are annotated below
@@ -158,7 +159,7 @@ def verdict_annotations(verdict: Verdict) -> str:
                     "error", body, rule.locations[0] if rule.locations else None, title
                 )
             )
-    found = checks.workflow_commands(verdict.results)
+    found = checks.workflow_commands(verdict.results, changed)
     if found:
         out.append(found)
     return "\n".join(out)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
@@ -115,36 +115,67 @@ def as_json(
     }
 
 
-def workflow_commands(results: Sequence[Result]) -> str:
-    """One ``::error`` per finding, on the line that declares the culprit."""
+def workflow_commands(
+    results: Sequence[Result], changed: Mapping[str, set[int]] | None = None
+) -> str:
+    """One ``::error`` per finding, on the line that declares the culprit, or on the line
+    of it (or of an item the finding names) that the pull request changed (``changed``:
+    lines per file from the top of the repository), where the diff shows it."""
     lines = []
     for r in results:
         if r.ok:
             continue
         title = f"stagegate {r.check} (stage {r.stage})"
         for finding in r.findings or ():
-            lines.append(github.annotation("error", finding.message, finding.loc or r.loc, title))
+            where = github.on_changed_line(finding.loc or r.loc, finding.message, changed)
+            lines.append(github.annotation("error", finding.message, github.placed(where), title))
         if not r.findings:
-            lines.append(github.annotation("error", r.message, r.loc, title))
+            where = github.on_changed_line(r.loc, r.message, changed)
+            lines.append(github.annotation("error", r.message, github.placed(where), title))
     return "\n".join(lines)
 
 
 def table(results: Sequence[Result], *, brief: bool = False) -> str:
-    """A Markdown table of results; ``brief``: only the first line of each finding."""
+    """A Markdown table of results; ``brief``: only the first line of each finding.
+
+    Repository text is escaped (a backtick in a glob stays a backtick) and locations
+    link to the file at the commit when running in GitHub Actions."""
 
     def details(r: Result) -> str:
         if r.ok:
-            return r.message.split(": ", 1)[-1]
-        lines = [f.message.splitlines()[0] if brief else f.message for f in r.findings]
-        return ("; " if brief else "\n").join(lines) or r.message
+            return github.md_message(r.message.split(": ", 1)[-1])
+        lines = []
+        for f in r.findings:
+            text = github.md_message(f.message.splitlines()[0] if brief else f.message)
+            if f.loc is not None and f"({f.loc.file}:{f.loc.line})" not in f.message:
+                text += f" (at {github.md_location(f.loc.file, f.loc.line)})"
+            lines.append(text)
+        text = ("; " if brief else "\n").join(lines) or github.md_message(r.message)
+        if r.loc is not None and not brief:
+            text += f"\n(check declared at {github.md_location(r.loc.file, r.loc.line)})"
+        return text
 
-    rows = [(str(r.stage), r.label, "pass" if r.ok else "**fail**", details(r)) for r in results]
+    rows = [
+        (str(r.stage), github.md_text(r.label), "pass" if r.ok else "**fail**", details(r))
+        for r in results
+    ]
     return github.table(("stage", "check", "result", "details"), rows)
 
 
 def summary(migration: Migration, results: Sequence[Result], heading: str) -> str:
-    failed = sum(1 for r in results if not r.ok)
-    verdict = "all passed" if not failed else f"{failed} of {len(results)} failed"
-    return (
-        f"### {heading}\n\n`{migration.id}`: {len(results)} checks, {verdict}.\n\n{table(results)}"
-    )
+    """The step summary: the verdict, the failures first, the passing rows folded away."""
+    failed = [r for r in results if not r.ok]
+    passed = [r for r in results if r.ok]
+    verdict = "all passed" if not failed else f"{len(failed)} of {len(results)} failed"
+    parts = [
+        f"### {heading}",
+        f"{github.md_text(migration.id)}: {counted(len(results), 'check')}, {verdict}.",
+    ]
+    if failed:
+        parts.append(table(failed))
+    if passed:
+        parts.append(
+            f"<details><summary>{counted(len(passed), 'check')} passed</summary>\n\n"
+            f"{table(passed)}\n\n</details>"
+        )
+    return "\n\n".join(parts)
