@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -150,11 +151,8 @@ def test_the_search_stops_at_the_repository_root(
     (tmp_path / "other-repo" / ".git").mkdir()
     result = sg("status", cwd=inner)
     assert result.code == 2
-    assert (
-        f"no migration.yaml in {inner} or in a folder above it inside its git repository"
-        in result.err
-    )
-    assert "-f PATH or $STAGEGATE_FILE" in result.err
+    assert result.err.startswith("migration.yaml: no such file; run stagegate in the folder")
+    assert f"or set $STAGEGATE_FILE); looked in {inner} and the folders above it" in result.err
 
 
 def test_outside_a_repository_only_the_current_folder_counts(
@@ -643,3 +641,64 @@ def test_step_summary_puts_failures_first_folds_passes_links_and_escapes(
     )
     assert "pkg-12-\\`{py}\\` (e.g. pkg-12-\\`311\\`)" in failing  # no code span
     assert "glob 'pkg-\\*'" in failing
+
+
+# --------------------------------------------------------------------------- wording
+
+
+def test_counts_agree_with_their_nouns(tmp_path: Path, sg: Sg) -> None:
+    small(tmp_path)
+    (tmp_path / "migration.yaml").write_text(
+        SMALL.replace("    artifacts: [x]\n", '    artifacts: ["x-{py}"]\n')
+        + 'axes:\n  py: ["311"]\nreleases:\n  r:\n    summary: R.\n    tags: ["v*"]\n    select: ["x-*"]\n'
+    )
+    assert "  active: 1 producer, 0 consumers, 1 release" in sg("status", cwd=tmp_path).out
+    assert "x-{py}  [1 row: py=311]" in sg("plan", cwd=tmp_path).out
+
+
+def test_one_problem_is_it(tmp_path: Path, sg: Sg) -> None:
+    small(tmp_path)
+    (tmp_path / "migration.yaml").write_text(SMALL.replace("stage: 0", "stage: 5"))
+    assert sg("validate", cwd=tmp_path).err.endswith(
+        "\n1 problem found; fix it and run `stagegate validate`.\n"
+    )
+
+
+def test_a_timed_out_command_is_shown_so_that_it_can_be_pasted_back(tmp_path: Path, sg: Sg) -> None:
+    staged(
+        tmp_path,
+        command("import time; time.sleep(30)", timeout=1).replace("timeout: 1", "timeout: 0.5"),
+    )
+    result = sg("check", "--stage", "1", cwd=tmp_path)
+    assert result.code == 1
+    shown = re.search(r"- `(.*)` did not finish within 0.5 s", result.out)
+    assert shown is not None, result.out
+    assert shlex.split(shown[1]) == [sys.executable, "-c", "import time; time.sleep(30)"]
+
+
+def test_a_findings_location_is_not_repeated(tmp_path: Path, sg: Sg) -> None:
+    pull_request(tmp_path, '      - "pkg-13-*"', '      - "pkg-*"')
+    result = sg("check", "--stage", "1", cwd=tmp_path)
+    assert result.code == 1
+    p12 = RELEASING.splitlines().index("  p12:") + 1
+    assert f"from producer p12 (migration.yaml:{p12})" in result.out
+    assert f"at migration.yaml:{p12}" not in result.out
+
+
+def test_log_in_a_shallow_clone_does_not_claim_the_file_was_created_there(
+    tmp_path: Path, sg: Sg
+) -> None:
+    origin = tmp_path / "origin"
+    small(origin)
+    git(origin, "init", "-q", "-b", "main")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "create")
+    (origin / "migration.yaml").write_text(SMALL.replace("stage: 0", "stage: 1"))
+    git(origin, "commit", "-q", "-am", "flip to 1")
+    git(origin, "commit", "-q", "--allow-empty", "-m", "later")
+    assert "migration.yaml: created at stage 0 in " in sg("log", cwd=origin).out
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", "shallow")
+    out = sg("log", cwd=tmp_path / "shallow").out
+    assert "created" not in out
+    assert out.startswith("migration.yaml: at stage 1 in ")
+    assert "where this shallow clone's history starts" in out.splitlines()[0]

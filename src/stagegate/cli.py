@@ -64,9 +64,10 @@ class Context:
 
             if self.given is None and not Path(self.file).exists():
                 raise UsageError(
-                    f"no {MIGRATION_FILE} in {Path.cwd()} or in a folder above it inside its git "
-                    "repository; run stagegate inside the repository that holds it, or name it "
-                    "with -f PATH or $STAGEGATE_FILE."
+                    f"{MIGRATION_FILE}: no such file; run stagegate in the folder that holds "
+                    f"{MIGRATION_FILE} or one below it in its git repository, or pass -f PATH "
+                    f"(or set $STAGEGATE_FILE); looked in {Path.cwd()} and the folders above it "
+                    "up to the repository's top."
                 )
 
             self._migration = load(self.file)

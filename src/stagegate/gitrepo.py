@@ -85,6 +85,18 @@ class Repository:
                 self._shallow = self.repo.git.rev_parse("--is-shallow-repository") == "true"
         return self._shallow
 
+    def shallow_boundary(self) -> frozenset[str]:
+        """The commits where a shallow clone's history stops (their parents were not fetched)."""
+        if not self.is_shallow():
+            return frozenset()
+        with _translated("inspect the repository"):
+            where = Path(self.repo.git.rev_parse("--git-path", "shallow"))
+        try:
+            text = (where if where.is_absolute() else self.root / where).read_text()
+        except OSError:
+            return frozenset()
+        return frozenset(text.split())
+
     def resolve(self, ref: str) -> str:
         """The full commit id ``ref`` names; a GitError saying how to fetch it if unknown.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -72,7 +73,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 def run(ctx: Context, check: Check) -> list[Result]:
     argv = [str(a) for a in check.args["run"]]
     timeout = float(check.args.get("timeout", ctx.timeout))
-    shown = " ".join(argv)
+    shown = shlex.join(argv)  # pasteable back into a shell
     try:
         code, output = bounded(argv, cwd=ctx.root, timeout=timeout)
     except FileNotFoundError:

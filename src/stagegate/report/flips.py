@@ -207,9 +207,14 @@ def history_text(history: History) -> str:
     lines = []
     if history.start is not None:
         s = history.start
+        what = (
+            "at stage {stage} in {commit} ({when}), where this shallow clone's history starts"
+            if s.boundary
+            else "created at stage {stage} in {commit} ({when})"
+        )
+        when = f"{s.date}, {s.author} <{s.email}>"
         lines.append(
-            f"{history.file}: created at stage {s.stage} in {s.commit[:12]} "
-            f"({s.date}, {s.author} <{s.email}>)"
+            f"{history.file}: " + what.format(stage=s.stage, commit=s.commit[:12], when=when)
         )
     count = len(history.flips)
     lines.append(f"{counted(count, 'stage flip')}, oldest first:")

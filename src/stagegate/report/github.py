@@ -118,18 +118,16 @@ def table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
 
 
 def repo_path(file: str) -> str:
-    """``file`` (as shown: relative to the current folder) from the top of its repository,
-    which is where GitHub places annotations and what its links name; ``file`` itself
-    when it is in no repository. ``$GITHUB_WORKSPACE`` is the top when set."""
-    absolute = Path(os.path.abspath(file))
-    tops = [Path(os.environ["GITHUB_WORKSPACE"])] if os.environ.get("GITHUB_WORKSPACE") else []
-    tops += [folder for folder in absolute.parents if (folder / ".git").exists()][:1]
-    for top in tops:
-        try:
-            return absolute.relative_to(os.path.abspath(top)).as_posix()
-        except ValueError:
-            continue
-    return file
+    """``file`` (as shown: relative to the current folder) from the top of the repository
+    checked out in GitHub Actions (``$GITHUB_WORKSPACE``), which is where GitHub places
+    annotations and what its links name; ``file`` itself elsewhere."""
+    top = os.environ.get("GITHUB_WORKSPACE")
+    if not top:
+        return file
+    try:
+        return Path(os.path.abspath(file)).relative_to(os.path.abspath(top)).as_posix()
+    except ValueError:
+        return file
 
 
 def blob_url(file: str, line: int | None = None) -> str | None:

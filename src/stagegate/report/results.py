@@ -39,7 +39,10 @@ def result_lines(item: Result, seconds: float | None = None) -> list[str]:
         first, *rest = finding.message.splitlines()
         lines.append(f"        - {first}")
         lines += [f"          {line}" for line in rest]
-        if finding.loc is not None:
+        if (
+            finding.loc is not None
+            and f"({finding.loc.file}:{finding.loc.line})" not in finding.message
+        ):
             lines.append(f"          at {finding.loc.file}:{finding.loc.line}")
     if not item.ok and item.loc is not None:
         lines.append(f"        (check declared at {item.loc.file}:{item.loc.line})")
