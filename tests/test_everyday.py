@@ -702,3 +702,78 @@ def test_log_in_a_shallow_clone_does_not_claim_the_file_was_created_there(
     assert "created" not in out
     assert out.startswith("migration.yaml: at stage 1 in ")
     assert "where this shallow clone's history starts" in out.splitlines()[0]
+
+
+# --------------------------------------------------------------------------- graph
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The worked example alone in a throwaway git repository."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("example")
+    shutil.copy2(REPO / "migration.yaml", root / "migration.yaml")
+    shutil.copytree(REPO / "stages", root / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "example")
+    return root
+
+
+def test_graph_draws_runs_as_boxes_rows_per_template_and_a_legend(example: Path, sg: Sg) -> None:
+    out = sg("graph", "--stage", "4", cwd=example).out
+    assert "[run " not in out  # two nodes no longer differ only by a suffix
+    assert '  subgraph run_12_9_x["run 12.9.x"]' in out
+    assert '    subgraph p_bindings_cu12_branch["bindings-cu12-branch"]' in out
+    assert '[/"cuda-bindings-python{py}-cuda13.4.1-{platform}-{sha} · 18 rows"/]' in out
+    assert '[/"cuda-pathfinder-wheel"/]' in out  # one row: no count
+    assert '  subgraph legend["legend"]' in out and "optional input" in out
+    assert "p_core_per_major_tests --> c_docs" in out  # every template of it: one edge
+    edges = [line for line in out.splitlines() if re.search(r" (-->|-\.->|==>) ", line)]
+    assert len(edges) - 3 < 58 * 0.6  # the legend's 3 aside; was one edge per template
+    assert "legend" not in sg("graph", "--stage", "4", "--no-legend", cwd=example).out
+
+
+def test_graph_of_one_neighbourhood(example: Path, sg: Sg) -> None:
+    out = sg("graph", "--stage", "4", "--consumer", "docs", "--no-legend", cwd=example).out
+    assert "c_docs" in out and "c_sdist_tests" not in out
+    assert "p_bindings_cu13" in out and "p_pathfinder" not in out
+    producer = sg("graph", "--stage", "4", "--producer", "pathfinder", cwd=example).out
+    assert "p_bindings_cu13" not in producer and "c_docs" not in producer
+    assert "c_core_build_cu13_half" in producer
+    release = sg(
+        "graph",
+        "--stage",
+        "4",
+        "--release",
+        "cuda-bindings-13-exact",
+        "--format",
+        "dot",
+        cwd=example,
+    ).out
+    assert '"release:cuda-bindings-13-exact"' in release and "consumer:" not in release
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--consumer", "doc"), "no consumer 'doc' in migration.yaml; did you mean 'docs'?"),
+        (
+            ("--producer", "bindings-cu12", "--stage", "0"),
+            "producer bindings-cu12 is not active at stage 0",
+        ),
+    ],
+)
+def test_graph_refuses_an_item_it_cannot_draw(
+    example: Path, sg: Sg, args: tuple[str, ...], message: str
+) -> None:
+    result = sg("graph", *args, cwd=example)
+    assert result.code == 2 and message in result.err
+
+
+def test_the_rendered_graph_is_in_the_docs() -> None:
+    concepts = (REPO / "docs" / "concepts.md").read_text(encoding="utf-8")
+    assert "![The artifact graph of the example at stage 4](images/graph-stage-4.png)" in concepts
+    png = (REPO / "docs" / "images" / "graph-stage-4.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"

@@ -293,6 +293,16 @@ def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
     return 0
 
 
+def _neighbour_option(kind: str) -> Callable[[Any], Any]:
+    return click.option(
+        f"--{kind}",
+        f"{kind}s",
+        multiple=True,
+        metavar="ID",
+        help=f"Draw only the neighbourhood of this {kind} (repeatable; combines with the others).",
+    )
+
+
 @cli.command()
 @stage_option()
 @click.option(
@@ -303,14 +313,52 @@ def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
     show_default=True,
     help="Picture source.",
 )
+@_neighbour_option("producer")
+@_neighbour_option("consumer")
+@_neighbour_option("release")
+@click.option("--no-legend", is_flag=True, help="Leave the legend out (Mermaid).")
 @pass_ctx
-def graph(ctx: Context, stage: int | None, fmt: str) -> int:
+def graph(
+    ctx: Context,
+    stage: int | None,
+    fmt: str,
+    producers: tuple[str, ...],
+    consumers: tuple[str, ...],
+    releases: tuple[str, ...],
+    no_legend: bool,
+) -> int:
     """Producers -> artifacts -> consumers and releases, as Mermaid or Graphviz source."""
-    from .report.graph import dot, mermaid
+    from .report.graph import build, dot, mermaid, neighbourhood
     from .resolve import resolve
 
-    resolved = resolve(ctx.migration(), ctx.stage(stage))
-    click.echo(mermaid(resolved) if fmt == "mermaid" else dot(resolved))
+    migration = ctx.migration()
+    resolved = resolve(migration, ctx.stage(stage))
+    picture = build(resolved)
+    named = {"producer": producers, "consumer": consumers, "release": releases}
+    if any(named.values()):
+        for kind, ids in named.items():
+            declared: dict[str, Any] = getattr(migration, f"{kind}s")
+            active = set(getattr(picture, f"{kind}s"))
+            for item in ids:
+                if item not in declared:
+                    import difflib
+
+                    close = difflib.get_close_matches(item, list(declared), n=1)
+                    hint = f"; did you mean {close[0]!r}?" if close else ""
+                    raise UsageError(f"no {kind} {item!r} in {migration.file}{hint}")
+                if item not in active:
+                    raise UsageError(
+                        f"{kind} {item} is not active at stage {resolved.stage}; "
+                        f"`stagegate plan --stage {resolved.stage}` lists what is."
+                    )
+        picture = neighbourhood(
+            picture, producers=producers, consumers=consumers, releases=releases
+        )
+    click.echo(
+        mermaid(resolved, picture, legend=not no_legend)
+        if fmt == "mermaid"
+        else dot(resolved, picture)
+    )
     return 0
 
 
