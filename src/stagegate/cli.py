@@ -205,7 +205,7 @@ def validate(ctx: Context, fmt: str) -> int:
                     )
                 )
             write_summary(
-                f"### stagegate validate\n\n{len(error.problems)} problem(s) in the migration files."
+                f"### stagegate validate\n\n{counted(len(error.problems), 'problem')} in the migration files."
             )
         raise
     count = len(migration.stages)
@@ -698,7 +698,7 @@ def _annotate_error(argv: list[str], error: Exception, before: set[str]) -> None
     from .report import github
 
     if not _wants_github(argv) or any(
-        line.startswith("::error") for line in github._EMITTED - before
+        line.startswith("::error") for line in set(getattr(github, "_EMITTED", ())) - before
     ):
         return
     command = next((a for a in argv if a in cli.commands), None)
@@ -716,7 +716,7 @@ def _run(argv: list[str] | None) -> int:
     from .report import github
 
     args = list(sys.argv[1:] if argv is None else argv)
-    before = set(github._EMITTED)
+    before = set(getattr(github, "_EMITTED", ()))
     try:
         result = cli.main(args=argv, prog_name="stagegate", standalone_mode=False)
     except click.exceptions.Exit as done:
