@@ -421,7 +421,7 @@ def test_one_validate_run_lists_every_problem_of_a_newcomers_files(tmp_path: Pat
     assert result.code == 2
     assert result.err.splitlines() == [
         "migration.yaml:18:5: $.producers.old.colour: unknown key 'colour'; expected one of: "
-        "artifacts, legacy, paths, run, summary, when",
+        "artifacts, axes, legacy, paths, run, summary, when",
         "migration.yaml:21:21: $.producers.new.when: unexpected character '&'; expressions use "
         "flag names, not, and, or, true, false and parentheses.",
         "migration.yaml:28:16: $.consumers.tests.inputs[0].from[0]: unknown producer 'olde'; "
@@ -600,7 +600,8 @@ def test_usage_errors_are_annotated_in_github_format(
     small(tmp_path)
     result = sg(*args, "--format", "github", cwd=tmp_path)
     assert result.code == 2
-    assert result.out.startswith(expected), result.out
+    assert result.out == ""  # standard output may be data: the annotation is beside the message
+    assert result.err.startswith(expected), result.err
     plain = sg(*args, cwd=tmp_path)
     assert "::error" not in plain.output
 
@@ -611,7 +612,7 @@ def test_invalid_input_is_annotated_at_each_problem_in_github_format(
     newcomer(tmp_path)
     result = sg("check", "--format", "github", cwd=tmp_path)
     assert result.code == 2
-    found = annotations(result.out)
+    found = annotations(result.err)
     assert len(found) == 5
     assert found[0].startswith("::error file=migration.yaml,line=18,col=5,title=stagegate check::")
     assert found[-1].startswith("::error file=stages/01-new.yaml,line=6,col=5,")
@@ -777,3 +778,28 @@ def test_the_rendered_graph_is_in_the_docs() -> None:
     assert "![The artifact graph of the example at stage 4](images/graph-stage-4.png)" in concepts
     png = (REPO / "docs" / "images" / "graph-stage-4.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["validate", "-f", "a.yaml"], ["--file", "a.yaml", "validate"]),
+        (["validate", "-fa.yaml"], ["--file", "a.yaml", "validate"]),
+        (
+            ["--traceback", "check", "--all", "--file=a.yaml"],
+            ["--traceback", "--file=a.yaml", "check", "--all"],
+        ),
+        (["-f", "b.yaml", "check", "-f", "a.yaml"], ["-f", "b.yaml", "--file", "a.yaml", "check"]),
+        (["check", "--", "-f", "a.yaml"], ["check", "--", "-f", "a.yaml"]),
+        (["forceful", "-f"], ["forceful", "-f"]),  # its own -f (a --force) stays
+        (["nosuch", "-f", "a.yaml"], ["nosuch", "-f", "a.yaml"]),  # click says what is wrong
+    ],
+)
+def test_a_file_after_the_command_is_moved_before_it(args: list[str], expected: list[str]) -> None:
+    import click
+
+    from stagegate.cli import cli, hoist_file
+
+    forceful = click.Command("forceful", params=[click.Option(["-f", "--force"], is_flag=True)])
+    commands = {**cli.commands, "forceful": forceful}
+    assert hoist_file(args, commands) == expected

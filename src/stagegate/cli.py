@@ -110,32 +110,52 @@ FILE_HELP = (
 )
 
 
-def _file_after_command(
-    click_ctx: click.Context, _param: click.Parameter, value: str | None
-) -> None:
-    """``-f`` given after the command name (``stagegate validate -f ci/migration.yaml``)."""
-    if value is not None:
-        click_ctx.ensure_object(Context).file = value
+_GROUP_VALUED = ("-f", "--file")
+"""The group's options that take a value (the others are flags)."""
+
+
+def hoist_file(args: list[str], commands: Any) -> list[str]:
+    """``args`` with a ``-f FILE`` given after the command moved before it, where click
+    reads the group's options: ``validate -f ci/migration.yaml`` (pre-commit appends a
+    hook's ``args:`` after its entry) is ``-f ci/migration.yaml validate``. A command
+    with an ``-f`` or ``--file`` of its own keeps it; nothing after ``--`` moves."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if args[i] in _GROUP_VALUED else 1
+    if i >= len(args) or args[i] not in commands:
+        return args
+    own = {o for p in commands[args[i]].params for o in getattr(p, "opts", ())}
+    if own & {"-f", "--file"}:
+        return args
+    head, name, tail = args[:i], args[i], args[i + 1 :]
+    moved: list[str] = []
+    kept: list[str] = []
+    j = 0
+    while j < len(tail):
+        arg = tail[j]
+        if arg == "--":
+            kept += tail[j:]
+            break
+        if arg in _GROUP_VALUED and j + 1 < len(tail):
+            moved += ["--file", tail[j + 1]]
+            j += 2
+            continue
+        if arg.startswith("--file="):
+            moved.append(arg)
+        elif arg.startswith("-f") and len(arg) > 2 and not arg.startswith("--"):
+            moved += ["--file", arg[2:]]
+        else:
+            kept.append(arg)
+        j += 1
+    return [*head, *moved, name, *kept]
 
 
 class Group(click.Group):
-    """A group whose every command also takes ``-f/--file`` after its name, as pre-commit's
+    """The group whose ``-f/--file`` may also come after the command name, as pre-commit's
     ``args:`` and most habits put it."""
 
-    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        if not any("--file" in getattr(p, "opts", ()) for p in cmd.params):
-            cmd.params.append(
-                click.Option(
-                    ["-f", "--file"],
-                    metavar="FILE",
-                    default=None,
-                    expose_value=False,
-                    is_eager=True,
-                    callback=_file_after_command,
-                    hidden=True,  # documented once, on the group
-                )
-            )
-        super().add_command(cmd, name)
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_file(list(args), self.commands))
 
 
 @click.group(
@@ -761,7 +781,9 @@ def _wants_github(argv: list[str]) -> bool:
 
 def _annotate_error(argv: list[str], error: Exception, before: set[str]) -> None:
     """With ``--format github``, an error that ends the command is an ``::error`` too (each
-    problem of invalid input at its place), unless the command annotated it already."""
+    problem of invalid input at its place), unless the command annotated it already. On
+    standard error, beside the message (the runner reads commands there too), so that a
+    command whose standard output is data prints none when it fails."""
     from .report import github
 
     if not _wants_github(argv) or any(
@@ -773,10 +795,10 @@ def _annotate_error(argv: list[str], error: Exception, before: set[str]) -> None
     if isinstance(error, InvalidInput):
         for p in error.problems:
             text = f"{p.path}: {p.message}" if p.path else p.message
-            click.echo(github.annotation("error", text, github.placed(p.loc), title))
+            click.echo(github.annotation("error", text, github.placed(p.loc), title), err=True)
     else:
         message = error.format_message() if isinstance(error, click.ClickException) else str(error)
-        click.echo(github.annotation("error", message, None, title))
+        click.echo(github.annotation("error", message, None, title), err=True)
 
 
 def _run(argv: list[str] | None) -> int:
