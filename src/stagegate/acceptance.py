@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 from . import globs
 from .checks import kinds
@@ -38,12 +40,36 @@ def work_limit(migration: Migration, stages: int = 1) -> int:
 @lru_cache(maxsize=8)
 def _rows(migration: Migration) -> int:
     """Artifact and select rows of ``migration`` (once per load: each stage asks)."""
-    axes = migration.axes
-    rows = sum(row_count(t.parts, axes) for p in migration.producers.values() for t in p.artifacts)
+    from .resolve import item_axes
+
+    rows = sum(
+        row_count(t.parts, item_axes(migration, p))
+        for p in migration.producers.values()
+        for t in p.artifacts
+    )
     rows += sum(
-        row_count(i.select.parts, axes) for c in migration.consumers.values() for i in c.inputs
+        row_count(i.select.parts, item_axes(migration, i))
+        for c in migration.consumers.values()
+        for i in c.inputs
     )
     return rows
+
+
+class Observer(Protocol):
+    """Told as checks run, so that a caller can show progress; ``check`` streams through it.
+
+    The runner never prints: what is shown, and where, is the observer's business."""
+
+    def stage_started(self, stage: int) -> None:
+        """Stage ``stage``'s checks are about to run."""
+
+    def check_started(self, stage: int, check: Check) -> None:
+        """``check`` starts running at ``stage``."""
+
+    def check_finished(
+        self, stage: int, check: Check, results: Sequence[Result], seconds: float
+    ) -> None:
+        """``check`` gave ``results`` after ``seconds`` of wall-clock time."""
 
 
 def checks_at(migration: Migration, stage: int) -> tuple[Check, ...]:
@@ -59,19 +85,41 @@ def run_checks(
     *,
     root: Path | None = None,
     evaluated_at: Migration | None = None,
+    tests: Path | None = None,
+    observer: Observer | None = None,
+    fail_fast: bool = False,
 ) -> list[Result]:
     """Run ``checks`` (default: those of ``stage``) evaluated at ``stage``.
 
     ``evaluated_at`` is the migration whose producers, consumers and releases the
     checks look at; by default the one the checks come from. ``verify-pr`` uses it
-    to run the base's checks against the head's items."""
+    to run the base's checks against the head's items, and then ``migration`` is also
+    the checks' baseline (``Context.baseline``); ``tests``: the base's test copy.
+    ``observer`` is told of each stage and check as it runs; ``fail_fast`` stops after
+    the first failing check."""
     subject = evaluated_at or migration
     registry = kinds()
-    ctx = Context(subject, stage, root if root is not None else subject.root)
+    ctx = Context(
+        subject,
+        stage,
+        root if root is not None else subject.root,
+        baseline=migration if evaluated_at is not None else None,
+        tests=tests,
+    )
     results: list[Result] = []
+    if observer is not None:
+        observer.stage_started(stage)
     with globs.budget(work_limit(subject)):  # joins an enclosing run_all budget
         for check in checks if checks is not None else checks_at(migration, stage):
-            results.extend(_run_one(registry[check.kind].run, ctx, check))
+            if observer is not None:
+                observer.check_started(stage, check)
+            began = time.perf_counter()
+            found = _run_one(registry[check.kind].run, ctx, check)
+            if observer is not None:
+                observer.check_finished(stage, check, found, time.perf_counter() - began)
+            results.extend(found)
+            if fail_fast and not all(r.ok for r in found):
+                break
     return results
 
 
@@ -90,13 +138,22 @@ def _run_one(
         ) from None
 
 
-def run_all(migration: Migration, *, root: Path | None = None) -> list[Result]:
-    """Every stage 0..last, each evaluated at itself."""
+def run_all(
+    migration: Migration,
+    *,
+    root: Path | None = None,
+    observer: Observer | None = None,
+    fail_fast: bool = False,
+) -> list[Result]:
+    """Every stage 0..last, each evaluated at itself (``fail_fast``: up to the first failure)."""
     results: list[Result] = []
     # one budget for the whole run, so that running stage after stage cannot multiply it
     # and one pytest session for the stages' pytest checks, where they can share one
     shared = shared_session(migration, root if root is not None else migration.root)
     with globs.budget(work_limit(migration, migration.last + 1)), shared:
         for stage in range(migration.last + 1):
-            results.extend(run_checks(migration, stage, root=root))
+            found = run_checks(migration, stage, root=root, observer=observer, fail_fast=fail_fast)
+            results.extend(found)
+            if fail_fast and not all(r.ok for r in found):
+                break
     return results
