@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 STAGEGATE = str(Path(sys.executable).parent / "stagegate")
 STAGE = 7
 TARGET = 1.5
+BLAME_TARGET = 2.0
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Bench",
     "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -194,7 +195,16 @@ def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
             env=env,
             target=TARGET,
             runs=runs,
-        )
+        ),
+        paired(
+            f"stagegate audit --blame / audit, {files:,} files",
+            [*subject, "--blame"],
+            subject,
+            cwd=top,
+            env=env,
+            target=BLAME_TARGET,
+            runs=runs,
+        ),
     ]
 
 
@@ -204,16 +214,20 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--runs", type=int, default=11)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="stagegate-bench-audit-") as tmp:
-        (figure,) = audit_figures(Path(tmp), args.files, args.runs)
+        figures = audit_figures(Path(tmp), args.files, args.runs)
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}")
-    print(figure.name)
-    print(f"  stagegate audit  {figure.subject * 1000:7.1f} ms (median of {args.runs})")
-    print(f"  git grep -F      {figure.baseline * 1000:7.1f} ms")
-    print(
-        f"  ratio            {figure.ratio:7.2f}x (median of paired runs; target {TARGET:g}x: "
-        f"{'ok' if figure.ok else 'OVER'})   peak RSS {figure.peak_mib:.1f} MiB"
-    )
-    return 0 if figure.ok else 1
+    for figure, (ours, theirs) in zip(
+        figures, [("stagegate audit", "git grep -F"), ("audit --blame", "audit")], strict=True
+    ):
+        print(figure.name)
+        print(f"  {ours:<16} {figure.subject * 1000:7.1f} ms (median of {args.runs})")
+        print(f"  {theirs:<16} {figure.baseline * 1000:7.1f} ms")
+        print(
+            f"  ratio            {figure.ratio:7.2f}x (median of paired runs; target "
+            f"{figure.target:g}x: {'ok' if figure.ok else 'OVER'})   peak RSS "
+            f"{figure.peak_mib:.1f} MiB"
+        )
+    return 0 if all(f.ok for f in figures) else 1
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ MAX_STAGES = 999
 """Most stage files a migration may have."""
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 """Most bytes the migration file and its stage files may hold together."""
-MAX_CHECK_RUNS = 10_000
+MAX_CHECK_RUNS = 50_000
 """Most check runs ``check --all`` may make: invariants at every stage, plus each stage's own."""
 
 
