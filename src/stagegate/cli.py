@@ -466,6 +466,50 @@ def schema(stage_file: bool) -> int:
     return 0
 
 
+@cli.command()
+@stage_option("Compare at this stage (default: the current stage).")
+@click.option(
+    "--strict", is_flag=True, help="Fail (exit 1) on values that cannot be evaluated too."
+)
+@format_option()
+@pass_ctx
+def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
+    """The model against the real workflows: undeclared or missing uploads, other selections."""
+    from .drift import as_json, failed, text
+    from .drift import drift as compare
+    from .report.github import annotation, write_summary
+
+    migration = ctx.migration()
+    result = compare(migration, ctx.stage(stage))
+    bad = failed(result, strict)
+    if fmt == "json":
+        from .report.plans import dumps
+
+        click.echo(dumps(as_json(result)))
+        return 1 if bad else 0
+    if fmt == "github":
+        for finding in result.findings:
+            click.echo(
+                annotation(
+                    "error", finding.message, finding.loc, f"stagegate drift: {finding.kind}"
+                )
+            )
+        for u in result.reading.unresolved:
+            click.echo(
+                annotation(
+                    "error" if strict else "warning",
+                    f"unresolved {u.expression}: {u.reason}",
+                    u.loc,
+                    "stagegate drift: unresolved",
+                )
+            )
+    report = text(result, strict=strict)
+    click.echo(report)
+    if fmt == "github":
+        write_summary(f"### stagegate drift (stage {result.stage})\n\n```\n{report}\n```")
+    return 1 if bad else 0
+
+
 def _internal_error(error: BaseException) -> int:
     if os.environ.get("STAGEGATE_TRACEBACK"):
         import traceback
