@@ -340,11 +340,23 @@ class _Compare:
                 chosen.setdefault((row.producer, row.name), row)
         return chosen
 
-    def pool(self, transfer: Transfer) -> RowIndex:
-        runs = frozenset(p.run for p in self.plan.producers)
+    def pool(self, transfer: Transfer, item: Consumer | Release) -> RowIndex:
+        """The rows a download can see: its run's.
+
+        A download from the run itself sees the producers of run ``this``. One from
+        another run (``gh run download RUN``, ``run-id:``) sees, for a release, the run
+        the release reads (its ``run``: by default the tag's own CI run); for a consumer,
+        the other runs its inputs read (through ``from``), or every other run."""
         if transfer.run == "this":
             return index(self.plan, frozenset({"this"}))
-        return index(self.plan, frozenset(runs - {"this"}))
+        if isinstance(item, Release):
+            return index(self.plan, frozenset({item.run}))
+        from .checks._base import input_runs
+
+        runs = frozenset().union(*(input_runs(self.plan, i) for i in item.inputs)) - {"this"}
+        if not runs:
+            runs = frozenset(p.run for p in self.plan.producers) - {"this"}
+        return index(self.plan, runs)
 
     def differs(self, item: Consumer | Release) -> None:
         declared = self.declared(item)
@@ -352,7 +364,7 @@ class _Compare:
         real: dict[tuple[str, str], tuple[Row, Transfer]] = {}
         maybe: list[tuple[RowIndex, Language]] = []
         for download in downloads:
-            pool = self.pool(download)
+            pool = self.pool(download, item)
             if not download.resolved:
                 maybe += [(pool, lang) for lang, _ in languages(download, self.axes, unknown=True)]
                 continue
