@@ -510,6 +510,38 @@ def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
     return 1 if bad else 0
 
 
+@cli.command()
+@click.option(
+    "--from-workflows",
+    "from_workflows",
+    is_flag=True,
+    help="Fill axes, producers, consumers and releases from .github/workflows (drift passes at once).",
+)
+@click.option("--force", is_flag=True, help="Replace an existing migration file.")
+@pass_ctx
+def init(ctx: Context, from_workflows: bool, force: bool) -> int:
+    """Write a starting migration.yaml and an empty stages/ folder."""
+    from .scaffold import init as write
+
+    written = write(ctx.file, from_workflows=from_workflows, force=force)
+    click.echo(f"wrote {written[0]} (stage 0) and {written[1]}/; next: stagegate validate")
+    return 0
+
+
+@cli.command("new-stage")
+@click.argument("title")
+@pass_ctx
+def new_stage(ctx: Context, title: str) -> int:
+    """Add the next numbered stage file, with a commented skeleton."""
+    from .scaffold import new_stage as write
+
+    path = write(ctx.migration(), title)
+    click.echo(
+        f"wrote {path}; set its flags, then: stagegate check --stage {ctx.migration().last + 1}"
+    )
+    return 0
+
+
 def _internal_error(error: BaseException) -> int:
     if os.environ.get("STAGEGATE_TRACEBACK"):
         import traceback

@@ -69,6 +69,8 @@ def _pieces(
             if not unknown:
                 return None
             out.append(Glob("*"))
+        elif isinstance(part, Ph) and part.value is not None:
+            out.append(Glob(part.value) if glob else Lit(part.value))
         elif isinstance(part, Ph):
             axis = axes.get(part.axis)
             if axis is None:
@@ -88,7 +90,11 @@ def _assignments(value: Value, axes: dict[str, Axis]) -> list[dict[str, str]]:
     from .templates import Placeholder, assignments
 
     parts = value.parts if isinstance(value, Sym) else ()
-    placeholders = [Placeholder(p.axis, 0) for p in parts if isinstance(p, Ph) and p.axis in axes]
+    placeholders = [
+        Placeholder(p.axis, 0)
+        for p in parts
+        if isinstance(p, Ph) and p.value is None and p.axis in axes
+    ]
     if not finite_axes(placeholders, axes):
         return [{}]
     return [dict(a) for a in assignments(placeholders, axes)]

@@ -37,9 +37,24 @@ class ExpressionError(ValueError):
 
 @record
 class Ph:
-    """An ``{axis}`` placeholder of the model inside a name."""
+    """An ``{axis}`` placeholder inside a name; ``value``: the matrix value it stands for.
+
+    A value is set only when reading for ``init``, where matrix values are tagged with
+    their key so that names can be written back as templates."""
 
     axis: str
+    value: str | None = None
+
+
+class Tagged(str):
+    """A matrix value that remembers its key (only when reading for ``init``)."""
+
+    axis: str
+
+    def __new__(cls, text: str, axis: str) -> Tagged:
+        made = super().__new__(cls, text)
+        made.axis = axis
+        return made
 
 
 @record
@@ -66,7 +81,9 @@ def concat(parts: Sequence[Value]) -> Value:
     """Text of values put side by side: a plain str when every piece is known."""
     out: list[Part] = []
     for value in parts:
-        if isinstance(value, Sym):
+        if isinstance(value, Tagged):
+            out.append(Ph(value.axis, str(value)))
+        elif isinstance(value, Sym):
             out.extend(value.parts)
         elif isinstance(value, Unknown | Ph):
             out.append(value)

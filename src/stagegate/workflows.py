@@ -110,6 +110,8 @@ class Reading:
     files: tuple[str, ...]
     matrices: Mapping[str, tuple[dict[str, str], ...]] = field(default_factory=dict)
     """PATH#JOB -> its literal matrix rows (for `init`)."""
+    generated: frozenset[str] = frozenset()
+    """The keys read from matrices that are generated (``matrix: ${{ fromJSON(...) }}``)."""
 
     @property
     def uploads(self) -> list[Transfer]:
@@ -408,6 +410,8 @@ class _Scope:
                 path, "matrix is not available in a composite action; pass it as an input"
             )
         if isinstance(self.matrix, Unknown):
+            if rest:
+                self.reader.generated.add(rest)
             return Unknown(path, self.matrix.reason)
         if self.matrix is None:
             return Unknown(path, f"{path}: the job has no strategy.matrix")
@@ -418,6 +422,8 @@ class _Scope:
             if not isinstance(value, dict):
                 return None
             value = next((v for k, v in value.items() if k.lower() == key.lower()), None)
+        if self.reader.tag_matrix and value is not None and not isinstance(value, dict | list):
+            return ghexpr.Tagged(ghexpr.to_text(value), rest)
         return value
 
     def _steps(self, path: str, rest: str) -> Value:
@@ -453,7 +459,11 @@ class _Scope:
 
 
 class _Reader:
-    def __init__(self, migration: Migration, stage: int, files: Files) -> None:
+    def __init__(
+        self, migration: Migration, stage: int, files: Files, *, tag_matrix: bool = False
+    ) -> None:
+        self.tag_matrix = tag_matrix
+        self.generated: set[str] = set()
         self.migration = migration
         self.stage = stage
         self.files = files
@@ -538,7 +548,7 @@ class _Reader:
             transfer.loc,
             transfer.job,
             transfer.callers,
-            shown(transfer.value),
+            transfer.value,
             transfer.kind,
             transfer.run,
             transfer.active,
@@ -1330,9 +1340,9 @@ class _Shell:
                     value = Unknown(piece.strip(), value.reason)
                 pieces.append(
                     value
-                    if isinstance(value, str)
+                    if isinstance(value, str) and not isinstance(value, ghexpr.Tagged)
                     else self.sentinel(value)
-                    if isinstance(value, Sym | Unknown)
+                    if isinstance(value, Sym | Unknown | ghexpr.Tagged)
                     else ghexpr.to_text(value)
                 )
             line = "".join(pieces)
@@ -1686,11 +1696,15 @@ def files_for(migration: Migration) -> Files:
     return Files(migration.root if str(migration.root) else Path("."))
 
 
-def read(migration: Migration, stage: int, files: Files | None = None) -> Reading:
-    """What the workflows upload and download at ``stage``; InvalidInput for a bad file."""
+def read(
+    migration: Migration, stage: int, files: Files | None = None, *, tag_matrix: bool = False
+) -> Reading:
+    """What the workflows upload and download at ``stage``; InvalidInput for a bad file.
+
+    ``tag_matrix`` (for ``init``): matrix values become ``Ph(key, value)`` pieces."""
     files = files or files_for(migration)
     rels = discover(files.root, migration.workflows.paths)
-    reader = _Reader(migration, stage, files)
+    reader = _Reader(migration, stage, files, tag_matrix=tag_matrix)
     reader.run(rels)
     transfers = sorted(
         reader.transfers.values(),
@@ -1703,6 +1717,7 @@ def read(migration: Migration, stage: int, files: Files | None = None) -> Readin
         jobs=dict(reader.jobs),
         files=tuple(sorted(files.docs)),
         matrices=dict(reader.matrices),
+        generated=frozenset(reader.generated),
     )
 
 
