@@ -188,6 +188,7 @@ class _Compare:
     def undeclared(self) -> dict[int, list[Transfer]]:
         """Each upload's rows; an upload that is no active row's is a finding."""
         accounted: dict[int, list[Transfer]] = {}
+        grouped: dict[tuple[Loc, str], tuple[Transfer, list[str]]] = {}
         for upload in self.resolved_uploads:
             bad: list[str] = []
             for lang, prefix in languages(upload, self.axes):
@@ -204,7 +205,12 @@ class _Compare:
                 if not homes:
                     bad.append(shown(upload.value))
             if bad:
-                self.findings.append(self.undeclared_finding(upload, bad))
+                key = (upload.loc, upload.job)
+                if key not in grouped:
+                    grouped[key] = (upload, [])
+                grouped[key][1].extend(n for n in bad if n not in grouped[key][1])
+        for upload, names in grouped.values():
+            self.findings.append(self.undeclared_finding(upload, names))
         return accounted
 
     def undeclared_finding(self, upload: Transfer, names: list[str]) -> DriftFinding:
@@ -229,7 +235,7 @@ class _Compare:
                 else "no active producer has a template like it"
             )
             other = close.template.loc if close else self.producers_loc()
-        job = upload.job + (f" (called from {', '.join(upload.callers)})" if upload.callers else "")
+        job = upload.job
         shown_names = ", ".join(names[:3]) + (
             f" and {len(names) - 3} more" if len(names) > 3 else ""
         )
