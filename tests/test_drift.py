@@ -40,7 +40,9 @@ def edit(path: Path, old: str, new: str) -> None:
 
 def line_of(path: Path, needle: str, *, exact: bool = False) -> int:
     lines = path.read_text().splitlines()
-    return next(i for i, line in enumerate(lines, 1) if (line == needle if exact else needle in line))
+    return next(
+        i for i, line in enumerate(lines, 1) if (line == needle if exact else needle in line)
+    )
 
 
 def findings(sg: Sg, root: Path, *args: str) -> tuple[int, dict[str, object]]:
@@ -190,21 +192,33 @@ def test_select_differs_for_a_glob_the_workflow_narrows(sg: Sg, repo: Path) -> N
 
 
 def test_unknown_job_suggests_the_closest(sg: Sg, repo: Path) -> None:
-    edit(repo / "migration.yaml", '[".github/workflows/ci.yml#extra-docs"]', '[".github/workflows/ci.yml#extra-doc"]')
+    edit(
+        repo / "migration.yaml",
+        '[".github/workflows/ci.yml#extra-docs"]',
+        '[".github/workflows/ci.yml#extra-doc"]',
+    )
     code, data = findings(sg, repo, "--stage", "2")
     assert code == 1
     found = [f for f in data["findings"] if f["kind"] == "unknown-job"]  # type: ignore[union-attr,index]
     assert len(found) == 1
     assert found[0]["line"] == line_of(repo / "migration.yaml", "ci.yml#extra-doc")
-    assert found[0]["other"] == {"file": CI, "line": line_of(repo / CI, "  extra-docs:", exact=True)}
+    assert found[0]["other"] == {
+        "file": CI,
+        "line": line_of(repo / CI, "  extra-docs:", exact=True),
+    }
     assert "did you mean '.github/workflows/ci.yml#extra-docs'" in found[0]["message"]
 
 
-def test_text_and_github_formats(sg: Sg, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_text_and_github_formats(
+    sg: Sg, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     edit(repo / BUILD, "          name: ${{ env.DOCS_NAME }}\n", "          name: docs-renamed\n")
     text = sg("drift", cwd=repo)
     assert text.code == 1
-    assert f"migration.yaml:{line_of(repo / 'migration.yaml', 'demo-docs-{platform}')}: missing-upload" in text.out
+    assert (
+        f"migration.yaml:{line_of(repo / 'migration.yaml', 'demo-docs-{platform}')}: missing-upload"
+        in text.out
+    )
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     gh = sg("drift", "--format", "github", cwd=repo)
@@ -214,8 +228,16 @@ def test_text_and_github_formats(sg: Sg, repo: Path, tmp_path: Path, monkeypatch
 
 
 def test_unresolved_fails_only_with_strict(sg: Sg, repo: Path) -> None:
-    edit(repo / "migration.yaml", 'workflows:\n  bind:\n    steps.meta.outputs.name: "demo-meta-{sha}"\n', "")
-    edit(repo / "migration.yaml", '    artifacts: ["demo-meta-{sha}"]\n', '    artifacts: ["demo-meta-{sha}"]\n    when: false\n')
+    edit(
+        repo / "migration.yaml",
+        'workflows:\n  bind:\n    steps.meta.outputs.name: "demo-meta-{sha}"\n',
+        "",
+    )
+    edit(
+        repo / "migration.yaml",
+        '    artifacts: ["demo-meta-{sha}"]\n',
+        '    artifacts: ["demo-meta-{sha}"]\n    when: false\n',
+    )
     code, data = findings(sg, repo)
     assert code == 0
     assert data["unresolved"] == [
@@ -230,7 +252,11 @@ def test_unresolved_fails_only_with_strict(sg: Sg, repo: Path) -> None:
 
 
 def test_check_kind_workflows(sg: Sg, repo: Path) -> None:
-    edit(repo / "migration.yaml", "  - check: inputs-satisfied\n", "  - check: inputs-satisfied\n  - check: workflows\n")
+    edit(
+        repo / "migration.yaml",
+        "  - check: inputs-satisfied\n",
+        "  - check: inputs-satisfied\n  - check: workflows\n",
+    )
     assert sg("check", "--all", cwd=repo).code == 0
     edit(repo / BUILD, "          name: ${{ env.DOCS_NAME }}\n", "          name: docs-renamed\n")
     result = sg("check", cwd=repo)
@@ -244,15 +270,33 @@ def test_check_kind_workflows(sg: Sg, repo: Path) -> None:
 @pytest.mark.parametrize(
     ("old", "new", "pattern"),
     [
-        ('[".github/workflows/ci.yml#test"]', '["ci.yml"]', r"migration\.yaml:\d+:\d+: .*is not a job: write PATH#JOB"),
-        ('    steps.meta.outputs.name: "demo-meta-{sha}"\n', '    steps.meta.outputs.name: "demo-{nope}"\n', r"unknown axis \{nope\}"),
-        ('    steps.meta.outputs.name: "demo-meta-{sha}"\n', "    steps.meta.outputs.name: {when: nope}\n", r"unknown flag 'nope'"),
-        ('    steps.meta.outputs.name: "demo-meta-{sha}"\n', '    "not a path": x\n', r"is not an expression stagegate can bind"),
+        (
+            '[".github/workflows/ci.yml#test"]',
+            '["ci.yml"]',
+            r"migration\.yaml:\d+:\d+: .*is not a job: write PATH#JOB",
+        ),
+        (
+            '    steps.meta.outputs.name: "demo-meta-{sha}"\n',
+            '    steps.meta.outputs.name: "demo-{nope}"\n',
+            r"unknown axis \{nope\}",
+        ),
+        (
+            '    steps.meta.outputs.name: "demo-meta-{sha}"\n',
+            "    steps.meta.outputs.name: {when: nope}\n",
+            r"unknown flag 'nope'",
+        ),
+        (
+            '    steps.meta.outputs.name: "demo-meta-{sha}"\n',
+            '    "not a path": x\n',
+            r"is not an expression stagegate can bind",
+        ),
         ("workflows:\n", "workflows:\n  paths: ['../x/*.yml']\n", r"leads outside the folder"),
         ("workflows:\n", "workflows:\n  unknown: 1\n", r"unknown key 'unknown'"),
     ],
 )
-def test_bad_settings_are_located_errors(sg: Sg, repo: Path, old: str, new: str, pattern: str) -> None:
+def test_bad_settings_are_located_errors(
+    sg: Sg, repo: Path, old: str, new: str, pattern: str
+) -> None:
     import re
 
     edit(repo / "migration.yaml", old, new)
@@ -268,7 +312,11 @@ def _generated(root: Path) -> None:
     """The fixture with build.yml's matrix computed by a script in another job."""
     build = (root / BUILD).read_text()
     start, end = build.index("    strategy:\n"), build.index("    env:\n      NAME")
-    build = build[:start] + "    strategy:\n      matrix: ${{ fromJSON(inputs.matrix) }}\n" + build[end:]
+    build = (
+        build[:start]
+        + "    strategy:\n      matrix: ${{ fromJSON(inputs.matrix) }}\n"
+        + build[end:]
+    )
     build = build.replace(
         "      flags:\n        type: string",
         "      matrix:\n        type: string\n        required: true\n      flags:\n        type: string",
@@ -278,10 +326,14 @@ def _generated(root: Path) -> None:
         root / CI,
         "  build:\n    needs: gate\n",
         "  plan:\n    runs-on: ubuntu-latest\n    outputs:\n      matrix: ${{ steps.m.outputs.matrix }}\n"
-        "    steps:\n      - id: m\n        run: echo \"matrix=$(yq -o json .build m.yml)\" >> \"$GITHUB_OUTPUT\"\n\n"
+        '    steps:\n      - id: m\n        run: echo "matrix=$(yq -o json .build m.yml)" >> "$GITHUB_OUTPUT"\n\n'
         "  build:\n    needs: [gate, plan]\n",
     )
-    edit(root / CI, "      flags: ${{ needs.gate.outputs.flags }}\n", "      flags: ${{ needs.gate.outputs.flags }}\n      matrix: ${{ needs.plan.outputs.matrix }}\n")
+    edit(
+        root / CI,
+        "      flags: ${{ needs.gate.outputs.flags }}\n",
+        "      flags: ${{ needs.gate.outputs.flags }}\n      matrix: ${{ needs.plan.outputs.matrix }}\n",
+    )
 
 
 @pytest.mark.parametrize("generated", [False, True])
@@ -299,7 +351,7 @@ def test_init_from_workflows_then_drift_passes(sg: Sg, repo: Path, generated: bo
     assert drift.code == 0, drift.output + (repo / "migration.yaml").read_text()
     assert "no drift" in drift.out
     text = (repo / "migration.yaml").read_text()
-    assert '.github/workflows/build.yml#wheels' in text
+    assert ".github/workflows/build.yml#wheels" in text
     assert '"demo-python{py}-{platform}-{sha}"' in text
     if generated:
         assert 'matrix.py: "{py}"' in text

@@ -502,6 +502,7 @@ class _Reader:
         self, text: str, scope: _Scope, doc: Document, path: DocPath, *, condition: bool
     ) -> Value:
         loc = doc.loc(path)
+        at = 0
         try:
             pieces = ghexpr.split_text(text)
             if condition and not any(p.startswith("${{") for p, _ in pieces):
@@ -1240,8 +1241,9 @@ class _Shell:
         self.table: list[Value] = []
         self.vars: dict[str, Value] = {}
         base = doc.loc(path)
-        self.first_line = base.line + reader.files.block_offset(doc, path)
-        self.col = base.col
+        block = reader.files.block_offset(doc, path)
+        self.first_line = base.line + block
+        self.col = 1 if block else base.col
 
     def loc(self, offset_line: int) -> Loc:
         return Loc(
