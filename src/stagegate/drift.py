@@ -129,13 +129,42 @@ class _Compare:
         self.uploads = [t for t in reading.uploads if t.active]
         self.resolved_uploads = [t for t in self.uploads if t.resolved]
         self.open_uploads = [t for t in self.uploads if not t.resolved]
+        self.active_downloads = [t for t in reading.downloads if t.active]
+        self._jobs: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._by_job: dict[int, dict[str, list[Transfer]]] = {}
 
     def jobs(self, item: Item) -> tuple[str, ...]:
-        return tuple(ref.text for ref in self.settings.jobs_of(item))
+        key = (item.kind, item.id)
+        found = self._jobs.get(key)
+        if found is None:
+            found = self._jobs[key] = tuple(ref.text for ref in self.settings.jobs_of(item))
+        return found
 
     def in_jobs(self, item: Item, transfer: Transfer) -> bool:
         refs = self.jobs(item)
-        return not refs or any(matches_job(ref, transfer) for ref in refs)
+        if not refs:
+            return True
+        if transfer.job in refs or any(c in refs for c in transfer.callers):
+            return True
+        return any("*" in ref and matches_job(ref, transfer) for ref in refs)
+
+    def transfers_of(self, item: Item, transfers: list[Transfer]) -> list[Transfer]:
+        """The transfers in the item's jobs (or jobs calling into them), without a scan per item."""
+        refs = self.jobs(item)
+        if any("*" in ref for ref in refs):
+            return [t for t in transfers if self.in_jobs(item, t)]
+        by_job = self._by_job.get(id(transfers))
+        if by_job is None:
+            by_job = {}
+            for t in transfers:
+                for job in t.jobs():
+                    by_job.setdefault(job, []).append(t)
+            self._by_job[id(transfers)] = by_job
+        seen: dict[int, Transfer] = {}
+        for ref in refs:
+            for t in by_job.get(ref, ()):
+                seen.setdefault(id(t), t)
+        return list(seen.values())
 
     def run(self) -> list[DriftFinding]:
         self.unknown_jobs()
@@ -372,7 +401,7 @@ class _Compare:
 
     def differs(self, item: Consumer | Release) -> None:
         declared = self.declared(item)
-        downloads = [t for t in self.reading.downloads if t.active and self.in_jobs(item, t)]
+        downloads = self.transfers_of(item, self.active_downloads)
         real: dict[tuple[str, str], tuple[Row, Transfer]] = {}
         maybe: list[tuple[RowIndex, Language]] = []
         for download in downloads:

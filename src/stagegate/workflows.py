@@ -178,7 +178,10 @@ class Files:
     """Parsed workflow and action files, each read once."""
 
     def __init__(self, root: Path) -> None:
+        from .load import ValidCache
+
         self.root = root
+        self.cache = ValidCache()
         self.docs: dict[str, Document] = {}
         self.texts: dict[str, list[str]] = {}
 
@@ -210,7 +213,10 @@ class Files:
                 where or Loc(rel, 1, 1), f"{rel}: cannot read: {exc.strerror or exc}"
             ) from None
         text = decode(raw, rel)
-        doc = parse(text, rel)
+        doc = self.cache.document(raw, rel)
+        if doc is None:
+            doc = parse(text, rel)
+            self.cache.store_document(raw, doc)
         self.docs[rel] = doc
         self.texts[rel] = text.splitlines()
         return doc
@@ -501,7 +507,6 @@ class _Reader:
     def interpolate(
         self, text: str, scope: _Scope, doc: Document, path: DocPath, *, condition: bool
     ) -> Value:
-        loc = doc.loc(path)
         at = 0
         try:
             pieces = ghexpr.split_text(text)
@@ -533,7 +538,7 @@ class _Reader:
                     return value
                 values.append(value)
         except ghexpr.ExpressionError as exc:
-            where = loc if "\n" in text else doc.text_loc(path, at + exc.column)
+            where = doc.loc(path) if "\n" in text else doc.text_loc(path, at + exc.column)
             raise _problem(where, f"invalid expression: {exc.message}") from None
         return concat(values)
 
@@ -558,11 +563,11 @@ class _Reader:
             self.note_unresolved(transfer.loc, transfer.value)
         self.transfers.setdefault(key, transfer)
 
-    def charge(self, loc: Loc) -> None:
+    def charge(self, doc: Document, path: DocPath) -> None:
         self.evaluations += 1
         if self.evaluations > MAX_EVALUATIONS:
             raise _problem(
-                loc,
+                doc.loc(path),
                 f"evaluating the workflows takes more than {MAX_EVALUATIONS:,} step evaluations "
                 "(steps x matrix rows x calls); narrow workflows.paths or the matrices.",
             )
@@ -876,7 +881,7 @@ class _Reader:
         target = _local(uses, rel)
         if target is None:
             return
-        self.charge(doc.loc((*jpath, "uses")))
+        self.charge(doc, (*jpath, "uses"))
         callee = self.files.get(target, doc.loc((*jpath, "uses")))
         declared = _call_inputs(callee.data)
         given = _mapping(doc, (*jpath, "with"), job.get("with"), "with")
@@ -955,7 +960,7 @@ class _Reader:
         for i, raw in enumerate(steps):
             path: DocPath = (*spath, i)
             step = _mapping(doc, path, raw, "a step")
-            self.charge(doc.loc(path))
+            self.charge(doc, path)
             step_env = self.env_layer(doc, (*path, "env"), step.get("env"), scope)
             here = scope.with_env(scope.env.child(step_env))
             runs, why = (active, off)
