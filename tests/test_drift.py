@@ -398,3 +398,46 @@ def test_new_stage_in_the_fixture_keeps_it_valid(sg: Sg, repo: Path) -> None:
     assert sg("new-stage", "Retire the old wheel", cwd=repo).code == 0
     assert (repo / "stages" / "03-retire-the-old-wheel.yaml").is_file()
     assert sg("validate", cwd=repo).code == 0
+
+
+# --------------------------------------------------------------------------- real-world shapes
+
+SHAPES = Path(__file__).resolve().parent / "fixtures" / "drift" / "shapes"
+
+
+def test_real_world_shapes(sg: Sg, tmp_path: Path) -> None:
+    """Folded if:, here-strings, pwsh, arrays, `while read` loops, `inputs.run-id || github.run_id`,
+    typed inputs, `strategy.job-index`, generated matrices and a name from `$GITHUB_ENV`."""
+    root = tmp_path / "shapes"
+    shutil.copytree(SHAPES, root)
+    code, data = findings(sg, root)
+    assert code == 0, data
+    assert {(d["select"], d["run"]) for d in data["downloads"]} == {  # type: ignore[union-attr]
+        ("cuda-pathfinder-wheel", "this"),
+        ("cuda-core-python{py}-linux-64-{sha}", "this"),
+    }
+    assert data["unresolved"] == []
+    (root / "migration.yaml").unlink()
+    shutil.rmtree(root / "stages", ignore_errors=True)
+    assert sg("init", "--from-workflows", cwd=root).code == 0
+    drift = sg("drift", cwd=root)
+    assert drift.code == 0, drift.output
+    assert (
+        "CORE_NAME is written to $GITHUB_ENV by the script at .github/workflows/build-wheel.yml:45"
+        in drift.out
+    )
+    assert sg("drift", "--strict", cwd=root).code == 1
+
+
+def test_env_values_are_text(sg: Sg, tmp_path: Path) -> None:
+    """`X: ${{ a || b }}` yields true; in env it is the text 'true', as GitHub has it."""
+    root = tmp_path / "shapes"
+    shutil.copytree(SHAPES, root)
+    edit(
+        root / BUILD.replace("build.yml", "build-wheel.yml"),
+        "          name: ${{ env.CORE_NAME }}\n",
+        "          name: core-${{ env.BUILD_CORE }}\n",
+    )
+    code, data = findings(sg, root)
+    assert "core-true" in {u["name"] for u in data["uploads"]}  # type: ignore[union-attr]
+    assert code == 1

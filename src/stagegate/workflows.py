@@ -733,7 +733,9 @@ class _Reader:
             return {}  # env: ${{ fromJSON(...) }}: nothing known by name
         env = _mapping(doc, path, raw, "env")
         return {
-            str(key): _Lazy(lambda key=key, value=value: scope.evaluate(value, (*path, key)))
+            str(key): _Lazy(
+                lambda key=key, value=value: _text_value(scope.evaluate(value, (*path, key)))
+            )
             for key, value in env.items()
         }
 
@@ -1436,7 +1438,7 @@ class _Shell:
             while line.endswith("\\") and i + 1 < len(lines):
                 i += 1
                 line = line[:-1] + " " + lines[i]
-            heredoc = re.search(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)", line)
+            heredoc = re.search(r"(?<!<)<<(?!<)-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)", line)
             marked = self.substitute(line, start)
             words: list[str] | None = None
             for extra in range(20):
