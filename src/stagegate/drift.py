@@ -273,8 +273,9 @@ class _Compare:
             item=listing[0].id if listing else "",
             loc=upload.loc,
             other=other,
-            message=f"the upload at {_where(upload.loc)} in job {job} names {shown_names}, which is "
-            f"not a row of any active producer at stage {self.stage}; {hint}: declare it "
+            message=f"the upload at {_where(upload.loc)} in job {job} names {shown_names}; no "
+            f"active producer at stage {self.stage} has {'it' if len(names) == 1 else 'them'} as a "
+            f"row ({hint}): declare it "
             "(a template and the job under jobs), or remove the upload.",
         )
 
@@ -331,7 +332,7 @@ class _Compare:
         ]
         if off:
             other: Loc | None = off[0].loc
-            why = f"the upload at {_where(off[0].loc)} would make it, but {off[0].off}"
+            why = f"the upload that would make it ({_where(off[0].loc)}) does not run: {off[0].off}"
         elif refs:
             job_locs = [self.reading.jobs[r.text].loc for r in refs if r.text in self.reading.jobs]
             other = job_locs[0] if job_locs else refs[0].loc
