@@ -148,6 +148,14 @@ class _Compare:
             return True
         return any("*" in ref and matches_job(ref, transfer) for ref in refs)
 
+    def declares(self, producer: Producer, upload: Transfer) -> bool:
+        """Whether the producer can stand for an upload of these workflows: it is this run's
+        (another run's uploads are in another branch's tree) and lists the job, where it
+        lists jobs; a producer of another run only where it names the job itself."""
+        if producer.run != "this":
+            return bool(self.jobs(producer)) and self.in_jobs(producer, upload)
+        return self.in_jobs(producer, upload)
+
     def transfers_of(self, item: Item, transfers: list[Transfer]) -> list[Transfer]:
         """The transfers in the item's jobs (or jobs calling into them), without a scan per item."""
         refs = self.jobs(item)
@@ -224,7 +232,7 @@ class _Compare:
                 homes = [
                     position
                     for position in self.all_rows.candidates(prefix)
-                    if self.in_jobs(
+                    if self.declares(
                         self.migration.producers[self.all_rows.rows[position].producer], upload
                     )
                     and not intersects(lang, excluding=[self.all_rows.language(position)])

@@ -41,8 +41,12 @@ from .yamlsrc import Path as DocPath
 
 STAGE_FILE = re.compile(r"(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9-]*)\.yaml")
 _LOOKS_LIKE_STAGE = re.compile(r"[0-9]+[-_].*\.ya?ml")
-_BIND_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_*][A-Za-z0-9_*-]*)+")
-"""A context path that `workflows.bind` may give a value: env.NAME, steps.ID.outputs.NAME."""
+_BIND_KEY = re.compile(
+    r"(?:[^\s#]+(?:#[A-Za-z_][A-Za-z0-9_-]*)? +)?"
+    r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_*][A-Za-z0-9_*-]*)+"
+)
+"""A context path that `workflows.bind` may give a value (env.NAME, steps.ID.outputs.NAME),
+optionally after the file or PATH#JOB it holds in and a space."""
 _JOB_REF = re.compile(r"[^#\s]+#[A-Za-z_][A-Za-z0-9_-]*")
 MAX_STAGES = 999
 """Most stage files a migration may have."""
@@ -721,6 +725,7 @@ class _Builder:
                 default=spec.get("default", False),
                 references=tuple(spec.get("references", ())),
                 loc=self.doc.key_loc(("flags", name)),
+                env=spec.get("env"),
             )
             for name, spec in data.get("flags", {}).items()
         }
@@ -785,6 +790,9 @@ class _Builder:
 
             self._check_args(migration)
             self.problems += audit_problems(migration)
+            from .ciflags import problems as ci_problems
+
+            self.problems += ci_problems(migration, self.doc)
         return migration
 
     # -- items
@@ -991,7 +999,9 @@ class _Builder:
                 )
                 continue
             loc = self.doc.loc(path)
-            if isinstance(value, str):
+            if isinstance(value, str) and "${{" in value:
+                bind[key] = self._expression_bind(key, path, value)
+            elif isinstance(value, str):
                 bind[key] = Bind(
                     key=key, text=self._template(path, value, kind="artifact"), loc=loc
                 )
@@ -1039,6 +1049,38 @@ class _Builder:
             paths_loc=self.doc.key_loc(("workflows", "paths")) if "paths" in section else None,
             bind=bind,
             jobs=jobs,
+        )
+
+    def _expression_bind(self, key: str, path: DocPath, value: str) -> Bind:
+        """A bind whose text holds ``${{ }}`` expressions, evaluated where it is used."""
+        from . import ghexpr
+
+        try:
+            pieces = ghexpr.split_text(value)
+        except ghexpr.ExpressionError as exc:
+            self.problem(
+                self.doc,
+                path,
+                f"invalid expression: {exc.message}",
+                self.doc.text_loc(path, exc.column),
+            )
+            pieces = []
+        for piece, offset in pieces:
+            if piece.startswith("${{"):
+                try:
+                    ghexpr.parse(piece[3:-2])
+                except ghexpr.ExpressionError as exc:
+                    self.problem(
+                        self.doc,
+                        path,
+                        f"invalid expression: {exc.message}",
+                        self.doc.text_loc(path, offset + 3 + exc.column),
+                    )
+            else:
+                self._template(path, piece, kind="artifact")
+        loc = self.doc.loc(path)
+        return Bind(
+            key=key, text=Template(text=value, parts=(value,), loc=loc), expressions=True, loc=loc
         )
 
     # -- checks and stages

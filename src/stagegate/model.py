@@ -32,6 +32,7 @@ class Flag:
     default: bool = False
     references: tuple[str, ...] = ()
     loc: Loc
+    env: str | None = None  # the environment variable CI reads; audited as a reference
 
 
 @record(kw_only=True)
@@ -199,6 +200,7 @@ class Bind:
 
     key: str
     text: Template | None = None
+    expressions: bool = False  # the text holds ${{ }} expressions, evaluated where it is used
     when: Expr | None = None
     then: str = "true"
     otherwise: str = "false"

@@ -16,7 +16,6 @@ and expression and reported as unresolved: never guessed. Scripts are parsed wit
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
@@ -344,6 +343,7 @@ class _Scope:
         self.steps = steps if steps is not None else {}
         self.needs = needs if needs is not None else {}
         self.in_action = in_action
+        self.job = reader.current_job
 
     def with_env(self, env: _Env) -> _Scope:
         return _Scope(
@@ -360,7 +360,7 @@ class _Scope:
     # -- look-ups
 
     def lookup(self, path: str) -> Value:
-        bound = self.reader.bound(path)
+        bound = self.reader.bound(path, self)
         if bound is not NotImplemented:
             return bound
         head, _, rest = path.partition(".")
@@ -482,25 +482,62 @@ class _Reader:
         self.evaluations = 0
         self.parsed: dict[str, ghexpr.Node] = {}
         self.used_actions: set[str] = set()
-        self.flag_env = {
-            getattr(flag, "env", None): name
-            for name, flag in migration.flags.items()
-            if isinstance(getattr(flag, "env", None), str)
-        }
+        self.current_job = ""
+        self.binding: set[str] = set()
+        self.scoped_binds = any(" " in key for key in migration.workflows.bind)
 
     # -- binds
 
-    def bound(self, path: str) -> Value:
-        bind = self.migration.workflows.bind.get(path)
+    def bound(
+        self, path: str, scope: _Scope | None = None, *, scoped: bool = True, bare: bool = True
+    ) -> Value:
+        """The bound value of ``path`` where ``scope`` is: a bind for its job (``PATH#JOB
+        path``) before one for its file (``PATH path``) before a bare one (NotImplemented
+        if none). ``scoped``/``bare`` choose which kinds are looked at."""
+        binds = self.migration.workflows.bind
+        bind = None
+        if scoped and scope is not None and self.scoped_binds:
+            for where in (scope.job, scope.doc.file, scope.job.partition("#")[0]):
+                if where:
+                    bind = binds.get(f"{where} {path}")
+                    if bind is not None:
+                        break
+        if bind is None and bare:
+            bind = binds.get(path)
         if bind is None:
             return NotImplemented
         if bind.when is not None:
             return bind.then if bind.when.evaluate(self.flags) else bind.otherwise
         assert bind.text is not None
+        if bind.expressions:
+            return self.expression_bind(bind.key, bind.text.text, scope)
         pieces: list[Value] = [
             part if isinstance(part, str) else Ph(part.axis) for part in bind.text.parts
         ]
         return concat(pieces)
+
+    def expression_bind(self, key: str, text: str, scope: _Scope | None) -> Value:
+        """A bind's text with its ``${{ }}`` evaluated where it is used."""
+        from .templates import split
+
+        if scope is None or key in self.binding:
+            return Unknown(key, f"the bind {key!r} refers to itself or is used outside a step")
+        self.binding.add(key)
+        try:
+            pieces: list[Value] = []
+            for piece, _offset in ghexpr.split_text(text):
+                if piece.startswith("${{"):
+                    value = ghexpr.Evaluator(scope.lookup)(ghexpr.parse(piece[3:-2]))
+                    pieces.append(
+                        Unknown(piece, value.reason) if isinstance(value, Unknown) else value
+                    )
+                else:
+                    pieces += [p if isinstance(p, str) else Ph(p.axis) for p in split(piece)]
+            return concat(pieces)
+        except ghexpr.ExpressionError as exc:  # checked by load; kept for safety
+            return Unknown(key, exc.message)
+        finally:
+            self.binding.discard(key)
 
     # -- expressions
 
@@ -636,27 +673,44 @@ class _Reader:
         data = doc.data
         wf_env = self.env_layer(doc, ("env",), data.get("env"), _Scope(self, doc, inputs=inputs))
         jobs = _mapping(doc, ("jobs",), data.get("jobs"), "jobs")
-        for job_id, spec in jobs.items():
-            jpath: DocPath = ("jobs", job_id)
-            job = _mapping(doc, jpath, spec, f"job {job_id}")
-            self.jobs.setdefault(
-                f"{rel}#{job_id}", Job(id=f"{rel}#{job_id}", loc=doc.key_loc(jpath))
-            )
-            needs = self.needs_of(rel, doc, jobs, job, inputs, wf_env)
-            base = _Scope(self, doc, inputs=inputs, env=_Env([wf_env]), needs=needs)
-            active, off = parent
-            if active:
-                active, off = self.condition(base, job.get("if"), (*jpath, "if"))
-            for row in self.matrix_rows(rel, job_id, doc, jpath, job, base):
-                scope = _Scope(
-                    self, doc, matrix=row, inputs=inputs, env=_Env([wf_env]), needs=needs
-                )
-                job_env = self.env_layer(doc, (*jpath, "env"), job.get("env"), scope)
-                scope = scope.with_env(_Env([wf_env, job_env, {}]))
-                if isinstance(job.get("uses"), str):
-                    self.call(rel, job_id, doc, jpath, job, scope, callers, depth, (active, off))
-                    continue
-                self.job_steps(rel, job_id, doc, jpath, job, scope, callers, depth, active, off)
+        saved = self.current_job
+        try:
+            for job_id, spec in jobs.items():
+                self.current_job = f"{rel}#{job_id}"
+                self.job(rel, doc, job_id, spec, jobs, inputs, wf_env, callers, depth, parent)
+        finally:
+            self.current_job = saved
+
+    def job(
+        self,
+        rel: str,
+        doc: Document,
+        job_id: str,
+        spec: Any,
+        jobs: Mapping[str, Any],
+        inputs: Mapping[str, Value] | Unknown | None,
+        wf_env: dict[str, Any],
+        callers: tuple[str, ...],
+        depth: int,
+        parent: tuple[bool, str],
+    ) -> None:
+        """One job of a workflow, in each row of its matrix."""
+        jpath: DocPath = ("jobs", job_id)
+        job = _mapping(doc, jpath, spec, f"job {job_id}")
+        self.jobs.setdefault(f"{rel}#{job_id}", Job(id=f"{rel}#{job_id}", loc=doc.key_loc(jpath)))
+        needs = self.needs_of(rel, doc, jobs, job, inputs, wf_env)
+        base = _Scope(self, doc, inputs=inputs, env=_Env([wf_env]), needs=needs)
+        active, off = parent
+        if active:
+            active, off = self.condition(base, job.get("if"), (*jpath, "if"))
+        for row in self.matrix_rows(rel, job_id, doc, jpath, job, base):
+            scope = _Scope(self, doc, matrix=row, inputs=inputs, env=_Env([wf_env]), needs=needs)
+            job_env = self.env_layer(doc, (*jpath, "env"), job.get("env"), scope)
+            scope = scope.with_env(_Env([wf_env, job_env, {}]))
+            if isinstance(job.get("uses"), str):
+                self.call(rel, job_id, doc, jpath, job, scope, callers, depth, (active, off))
+                continue
+            self.job_steps(rel, job_id, doc, jpath, job, scope, callers, depth, active, off)
 
     def needs_of(
         self,
@@ -700,6 +754,7 @@ class _Reader:
                     env=_Env([wf_env]),
                     steps=self.flag_steps(doc, ("jobs", name), other),
                 )
+                scope.job = f"{rel}#{name}"
                 return scope.evaluate(declared[key], ("jobs", name, "outputs", key))
 
             out[name] = outputs
@@ -714,19 +769,36 @@ class _Reader:
         if not isinstance(steps, list):
             return found
         for step in steps:
-            if isinstance(step, dict) and isinstance(step.get("id"), str) and _is_flags_step(step):
-                found[step["id"]] = self.flag_outputs()
+            if isinstance(step, dict) and isinstance(step.get("id"), str):
+                command = _stagegate_command(step)
+                if command:
+                    found[step["id"]] = self.command_outputs(command)
         return found
 
-    def flag_outputs(self) -> dict[str, Value]:
-        values = dict(self.flags)
-        outputs: dict[str, Value] = {
-            "stage": str(self.stage),
-            "flags": json.dumps(values, separators=(",", ":")),
-        }
-        for name, value in values.items():
-            outputs[output_name(name)] = "true" if value else "false"
-        return outputs
+    def command_outputs(self, command: list[str]) -> dict[str, Value]:
+        """The step outputs a `stagegate flags` or `stagegate matrix P` step writes, at the stage."""
+        from . import ciflags
+        from .errors import StagegateError
+        from .resolve import resolve
+
+        plan = resolve(self.migration, self.stage)
+        if command[0] == "flags":
+            try:
+                return dict(ciflags.github_outputs(plan))
+            except StagegateError:
+                return {}
+        if command[0] == "matrix" and len(command) > 1:
+            try:
+                found = ciflags.matrix(self.migration, command[1], self.stage)
+            except StagegateError:
+                return {
+                    "matrix": Unknown(
+                        f"stagegate matrix {command[1]}",
+                        f"{command[1]} is not a producer of the model; fix the step's command",
+                    )
+                }
+            return {"matrix": ciflags.compact(found)}
+        return {}
 
     def env_layer(self, doc: Document, path: DocPath, raw: Any, scope: _Scope) -> dict[str, Any]:
         if isinstance(raw, str):
@@ -844,13 +916,14 @@ class _Reader:
             else:
                 extras = entries
         originals = {k for k, _ in axes}
+        product_rows = list(rows)  # includes merge into these only, never into added rows
         for entry in extras:
             if not isinstance(entry, dict):
                 raise _problem(
                     doc.loc((*path, "include")), "each matrix include must be a mapping."
                 )
             merged = False
-            for row in rows:
+            for row in product_rows:
                 if all(_same(row.get(k), v) for k, v in entry.items() if k in originals):
                     row.update(
                         {k: v for k, v in entry.items() if k not in originals or k not in row}
@@ -890,7 +963,9 @@ class _Reader:
         inputs: dict[str, Value] = {}
         for name, spec in declared.items():
             if isinstance(spec, dict) and "default" in spec:
-                inputs[name] = spec["default"]
+                inputs[name] = _Scope(self, callee).evaluate(
+                    spec["default"], ("on", "workflow_call", "inputs", name, "default")
+                )
             else:
                 inputs[name] = None
         for name, raw in given.items():
@@ -986,17 +1061,20 @@ class _Reader:
                 )
             run = step.get("run")
             if isinstance(run, str):
-                if _is_flags_step(step) and runs:
+                command = _stagegate_command(step)
+                if command and runs:
                     if isinstance(step.get("id"), str):
-                        outputs[step["id"]] = self.flag_outputs()
-                    self.flags_env(written)
+                        outputs[step["id"]] = self.command_outputs(command)
+                    if command[0] == "flags":
+                        self.flags_env(written)
                 _Shell(self, doc, (*path, "run"), run, here, job, callers, runs, why, written).run()
 
     def flags_env(self, written: dict[str, Any]) -> None:
         """`stagegate flags --format github` writes ENV=true|false for each flag with an env."""
-        for env_name, flag in self.flag_env.items():
-            if env_name:
-                written[env_name] = "true" if self.flags[flag] else "false"
+        from . import ciflags
+        from .resolve import resolve
+
+        written.update(ciflags.env_pairs(resolve(self.migration, self.stage)))
 
     def uses(
         self,
@@ -1066,11 +1144,12 @@ class _Reader:
                 )
             )
             return
-        if "stagegate" in name and ghexpr.to_text(given.get("command", "")).strip().startswith(
-            "flags"
-        ):
+        command = _stagegate_command(step)
+        if command is not None:
             if runs and isinstance(step.get("id"), str):
-                outputs[step["id"]] = self.flag_outputs()
+                outputs[step["id"]] = self.command_outputs(command)
+            if runs and command[0] == "flags":
+                self.flags_env(written)
             return
         target = _local(uses, rel)
         if target is None:
@@ -1084,7 +1163,13 @@ class _Reader:
         inputs: dict[str, Value] = {}
         if isinstance(declared, dict):
             for key, spec in declared.items():
-                inputs[str(key)] = spec.get("default") if isinstance(spec, dict) else None
+                inputs[str(key)] = (
+                    _Scope(self, action, env=scope.env, in_action=True).evaluate(
+                        spec.get("default"), ("inputs", key, "default")
+                    )
+                    if isinstance(spec, dict)
+                    else None
+                )
         for key, raw in given.items():
             inputs[str(key)] = scope.evaluate(raw, (*path, "with", key))
         if depth + 1 > MAX_CALL_DEPTH:
@@ -1155,19 +1240,46 @@ def _is_action(data: dict[str, Any]) -> bool:
     return isinstance(data.get("runs"), dict) and "jobs" not in data
 
 
-def _is_flags_step(step: Mapping[str, Any]) -> bool:
+_OPTIONS_WITH_VALUES = frozenset({"-f", "--file", "--format", "--stage"})
+
+
+def _command_words(words: list[str]) -> list[str] | None:
+    """``flags`` / ``matrix P`` from the words after ``stagegate`` (its options skipped)."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _OPTIONS_WITH_VALUES:
+            i += 2
+            continue
+        if word.startswith("-") or word in (">>", ">", "|", "&&", ";"):
+            if word in (">>", ">", "|", "&&", ";"):
+                break
+            i += 1
+            continue
+        out.append(word.strip("\"'"))
+        i += 1
+    return out if out and out[0] in ("flags", "matrix") else None
+
+
+def _stagegate_command(step: Mapping[str, Any]) -> list[str] | None:
+    """The command of a step that runs `stagegate flags` or `stagegate matrix P` (else None)."""
     run = step.get("run")
     if isinstance(run, str):
         for line in run.splitlines():
-            words = line.replace("=", " ").split()
-            if "stagegate" in words and "flags" in words[words.index("stagegate") :]:
-                return True
+            words = line.split()
+            for i, word in enumerate(words):
+                if word in ("stagegate", "stagegate-ci") or word.endswith("/stagegate"):
+                    found = _command_words(words[i + 1 :])
+                    if found:
+                        return found
     uses = step.get("uses")
     if isinstance(uses, str) and "stagegate" in uses.lower():
         given = step.get("with")
         command = given.get("command") if isinstance(given, dict) else None
-        return isinstance(command, str) and command.strip().startswith("flags")
-    return False
+        if isinstance(command, str):
+            return _command_words(command.split())
+    return None
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -1493,11 +1605,20 @@ class _Shell:
         return concat(pieces)
 
     def variable(self, name: str) -> Value:
-        bound = self.reader.bound(f"env.{name}")
+        """A shell variable: a bind for this job or file, then the script's own known
+        value, then a bare bind, then the script's unknown value, then the environment."""
+        key = f"env.{name}"
+        bound = self.reader.bound(key, self.scope, bare=False)
+        if bound is not NotImplemented:
+            return bound
+        local = self.vars.get(name)
+        if name in self.vars and not unknowns(local):
+            return local
+        bound = self.reader.bound(key, self.scope, scoped=False)
         if bound is not NotImplemented:
             return bound
         if name in self.vars:
-            return self.vars[name]
+            return local
         if name == "GITHUB_ENV":
             return _ENV_FILE
         if name == "GITHUB_OUTPUT":
@@ -1505,7 +1626,7 @@ class _Shell:
         if name == "GITHUB_RUN_ID":
             return THIS_RUN
         if name == "GITHUB_SHA":
-            found = self.reader.bound("github.sha")
+            found = self.reader.bound("github.sha", self.scope)
             if found is not NotImplemented:
                 return found
         found = self.scope.env_value(name)
