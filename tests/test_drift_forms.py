@@ -190,7 +190,7 @@ def test_a_bind_for_a_job_wins_over_a_bare_one(sg: Sg, tmp_path: Path) -> None:
 def test_a_bind_that_refers_to_itself_is_unresolved(sg: Sg, tmp_path: Path) -> None:
     bind = 'workflows:\n  bind:\n    env.NAME: "x-${{ env.NAME }}"\n'
     root = repo(tmp_path, UPLOAD_NAME, workflows=bind)
-    code, data = drift(sg, root, "--stage", "0")
+    _code, data = drift(sg, root, "--stage", "0")
     assert any("refers to itself" in u["reason"] for u in data["unresolved"])  # type: ignore[union-attr,index]
 
 
