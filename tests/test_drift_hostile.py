@@ -262,3 +262,90 @@ def test_the_fixture_survives_every_line_removed(sg: Sg, tmp_path: Path) -> None
             if result.code == 2:
                 assert re.search(r"\.ya?ml:\d+:\d+: ", result.err), (path, i, result.err)
         path.write_text("".join(original))
+
+
+# --------------------------------------------------------------------------- mutants
+
+_VALUES: list[object] = [
+    None,
+    True,
+    3,
+    3.5,
+    "",
+    "x",
+    [],
+    {},
+    [1, {"a": []}],
+    "${{ matrix }}",
+    "${{ fromJSON('[1,2]') }}",
+    "${{ env }}",
+    "${{ toJSON(github) }}",
+    "'",
+    "`",
+    "$(touch PWNED)",
+    '${{ fromJSON(\'{"include": [{"a": 1}]}\') }}',
+    "gh run download -n",
+    "for x in; do gh run download -n $x; done",
+]
+
+
+def _mutants(seed: int, count: int) -> list[tuple[str, str]]:
+    """(file, text): fixture workflows with one to three values swapped for odd ones."""
+    import copy
+    import random
+
+    import yaml
+
+    rng = random.Random(seed)
+    files = sorted((FIXTURE / ".github").rglob("*.yml"))
+    out = []
+    for _ in range(count):
+        path = rng.choice(files)
+        data = yaml.safe_load(path.read_text())
+        for _ in range(rng.randint(1, 3)):
+            places: list[tuple[object, object]] = []
+            stack: list[object] = [data]
+            while stack:
+                node = stack.pop()
+                keys = (
+                    list(node)
+                    if isinstance(node, dict)
+                    else range(len(node))
+                    if isinstance(node, list)
+                    else []
+                )
+                for key in keys:
+                    places.append((node, key))
+                    stack.append(node[key])  # type: ignore[index]
+            if not places:
+                break
+            node, key = rng.choice(places)
+            node[key] = copy.deepcopy(rng.choice(_VALUES))  # type: ignore[index]
+        out.append((str(path.relative_to(FIXTURE)), yaml.safe_dump(data)))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_mutated_workflows_give_a_verdict_and_init_then_drift_passes(
+    sg: Sg, tmp_path: Path, seed: int
+) -> None:
+    """On any mutant: drift exits 0, 1 or 2 (located); where init accepts it, drift then passes."""
+    inits = 0
+    for i, (rel, text) in enumerate(_mutants(seed, 25)):
+        root = tmp_path / f"m{i}"
+        shutil.copytree(FIXTURE, root)
+        (root / rel).write_text(text)
+        result = sg("drift", cwd=root)
+        assert result.code in (0, 1, 2), (rel, result.output)
+        if result.code == 2:
+            assert re.search(r"\.ya?ml:\d+:\d+: ", result.err), result.err
+        (root / "migration.yaml").unlink()
+        shutil.rmtree(root / "stages")
+        init = sg("init", "--from-workflows", cwd=root)
+        assert init.code in (0, 2), (rel, init.output)
+        if init.code == 0:
+            inits += 1
+            after = sg("drift", cwd=root)
+            assert after.code == 0, (rel, text, after.output, (root / "migration.yaml").read_text())
+    assert inits >= 10
+    assert not list(tmp_path.rglob("PWNED"))  # `$(touch PWNED)` in a script never ran
