@@ -45,6 +45,7 @@ class Drift:
     stage: int
     reading: Reading
     findings: tuple[DriftFinding, ...]
+    paths: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -483,7 +484,9 @@ def drift(migration: Migration, stage: int, reading: Reading | None = None) -> D
         found = _Compare(migration, stage, reading).run()
     order = {kind: i for i, kind in enumerate(FINDING_KINDS)}
     found.sort(key=lambda f: (order[f.kind], f.loc))
-    return Drift(stage=stage, reading=reading, findings=tuple(found))
+    return Drift(
+        stage=stage, reading=reading, findings=tuple(found), paths=migration.workflows.paths
+    )
 
 
 # --------------------------------------------------------------------------- output
@@ -551,6 +554,11 @@ def text(result: Drift, *, strict: bool = False) -> str:
             lines.append(f"  {_where(u.loc)}: unresolved {u.expression}: {u.reason}")
     ups = sum(1 for t in reading.uploads if t.active)
     downs = sum(1 for t in reading.downloads if t.active)
+    if not reading.files:
+        lines.append(
+            "no workflow file matches workflows.paths "
+            f"({', '.join(result.paths)}); every active producer counts as not uploaded"
+        )
     verdict = (
         "no drift"
         if result.ok

@@ -48,6 +48,7 @@ MAX_SCRIPT = 100_000
 
 UPLOAD = "actions/upload-artifact"
 DOWNLOAD = "actions/download-artifact"
+MERGE = "actions/upload-artifact/merge"
 THIS_RUN = "\ue002github.run_id\ue003"
 """The value of ``github.run_id``: downloads from it read the run's own artifacts."""
 _ENV_FILE = "\ue002GITHUB_ENV\ue003"
@@ -1105,6 +1106,41 @@ class _Reader:
                     job=job,
                     callers=callers,
                     value=_text_value(value),
+                    active=runs,
+                    off=why,
+                )
+            )
+            return
+        if name == MERGE:
+            # reads the run's artifacts that `pattern` matches (all, without one) and
+            # uploads them as one artifact, `name` (default merged-artifacts)
+            self.add(
+                Transfer(
+                    direction="download",
+                    loc=doc.loc((*path, "with", "pattern")) if "pattern" in given else loc,
+                    job=job,
+                    callers=callers,
+                    value=_text_value(
+                        scope.evaluate(given["pattern"], (*path, "with", "pattern"))
+                        if "pattern" in given
+                        else "*"
+                    ),
+                    kind="pattern",
+                    active=runs,
+                    off=why,
+                )
+            )
+            self.add(
+                Transfer(
+                    direction="upload",
+                    loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
+                    job=job,
+                    callers=callers,
+                    value=_text_value(
+                        scope.evaluate(given["name"], (*path, "with", "name"))
+                        if "name" in given
+                        else "merged-artifacts"
+                    ),
                     active=runs,
                     off=why,
                 )

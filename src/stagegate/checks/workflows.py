@@ -21,11 +21,30 @@ ARGS = {
 REQUIRED: list[str] = []
 
 
+_FILES: dict[int, tuple[object, object]] = {}
+"""The parsed workflow files of a migration, kept while it is checked stage by stage."""
+
+
+def _files(ctx: Context) -> object:
+    """The workflows of the tree the check runs in (``ctx.root``: a temporary worktree
+    under verify-pr), parsed once for all the stages it is run at."""
+    from ..workflows import Files
+
+    key = id(ctx.migration)
+    kept = _FILES.get(key)
+    if kept is None or kept[0] is not ctx.migration or getattr(kept[1], "root", None) != ctx.root:
+        _FILES.clear()  # one migration at a time: no growth across loads
+        kept = _FILES[key] = (ctx.migration, Files(ctx.root))
+    return kept[1]
+
+
 def run(ctx: Context, check: Check) -> list[Result]:
     from ..drift import drift
-    from ..workflows import read
+    from ..workflows import Files, read
 
-    reading = read(ctx.migration, ctx.stage)
+    files = _files(ctx)
+    assert isinstance(files, Files)
+    reading = read(ctx.migration, ctx.stage, files)
     found = drift(ctx.migration, ctx.stage, reading)
     findings = [
         Finding(
