@@ -441,3 +441,27 @@ def test_env_values_are_text(sg: Sg, tmp_path: Path) -> None:
     code, data = findings(sg, root)
     assert "core-true" in {u["name"] for u in data["uploads"]}  # type: ignore[union-attr]
     assert code == 1
+
+
+def test_verify_pr_refuses_an_undeclared_upload(sg: Sg, repo: Path) -> None:
+    """The check kind in the gate: a pull request that adds an upload nobody declared fails,
+    judged on the head's workflows."""
+    from test_fuzz import git
+
+    edit(repo / "migration.yaml", "  - check: inputs-satisfied\n", "  - check: inputs-satisfied\n  - check: workflows\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "tag", "base")
+    edit(
+        repo / BUILD,
+        "      - name: Upload the docs\n",
+        "      - uses: actions/upload-artifact@v4\n        with:\n          name: demo-sbom\n"
+        "      - name: Upload the docs\n",
+    )
+    git(repo, "commit", "-qam", "an upload nobody declared")
+    result = sg("verify-pr", "--base", "base", cwd=repo)
+    assert result.code == 1, result.output
+    assert "undeclared-upload" in result.out and "demo-sbom" in result.out
+    git(repo, "checkout", "-q", "base")
+    assert sg("verify-pr", "--base", "base", "--head", "base", cwd=repo).code == 0
