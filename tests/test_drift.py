@@ -448,7 +448,11 @@ def test_verify_pr_refuses_an_undeclared_upload(sg: Sg, repo: Path) -> None:
     judged on the head's workflows."""
     from test_fuzz import git
 
-    edit(repo / "migration.yaml", "  - check: inputs-satisfied\n", "  - check: inputs-satisfied\n  - check: workflows\n")
+    edit(
+        repo / "migration.yaml",
+        "  - check: inputs-satisfied\n",
+        "  - check: inputs-satisfied\n  - check: workflows\n",
+    )
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
@@ -465,3 +469,34 @@ def test_verify_pr_refuses_an_undeclared_upload(sg: Sg, repo: Path) -> None:
     assert "undeclared-upload" in result.out and "demo-sbom" in result.out
     git(repo, "checkout", "-q", "base")
     assert sg("verify-pr", "--base", "base", "--head", "base", cwd=repo).code == 0
+
+
+def test_a_download_glob_then_rm_of_what_it_should_not_keep(sg: Sg, repo: Path) -> None:
+    """`gh run download -p GLOB -D dist` then `rm -rf dist/*-tests`: the effective selection
+    is the glob minus what is removed, not the glob's text."""
+    release = repo / ".github/workflows/release.yml"
+    edit(release, "-D dist\n", "-D dist\n          rm -rf dist/*-tests\n")
+    code, data = findings(sg, repo)
+    assert code == 1
+    found = only(data, "select-differs")
+    assert "the model also selects demo-python312-linux-64-{sha}-tests (tests)" in str(
+        found["message"]
+    )
+    assert [
+        d["exclude"] for d in data["downloads"] if d["file"] == ".github/workflows/release.yml"
+    ] == [["*-tests"]]  # type: ignore[union-attr,index]
+    edit(
+        repo / "migration.yaml",
+        '    select: ["demo-python*-linux-64-*"]\n',
+        '    select: ["demo-python*-linux-64-*"]\n    exclude: ["*-tests"]\n',
+    )
+    assert sg("drift", cwd=repo).code == 0
+    # a removal elsewhere (another folder) keeps nothing out
+    edit(release, "rm -rf dist/*-tests", "rm -rf build/*-tests")
+    assert sg("drift", cwd=repo).code == 1
+    # and init writes the rows it keeps, so that drift passes at once
+    edit(release, "rm -rf build/*-tests", "rm -rf dist/*-tests")
+    (repo / "migration.yaml").unlink()
+    shutil.rmtree(repo / "stages")
+    assert sg("init", "--from-workflows", cwd=repo).code == 0
+    assert sg("drift", cwd=repo).code == 0

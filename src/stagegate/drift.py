@@ -105,12 +105,25 @@ def languages(
     transfer: Transfer, axes: dict[str, Axis], *, unknown: bool = False
 ) -> list[tuple[Language, str]]:
     """The languages of a transfer's names (one per finite-axis combination), with prefixes."""
+    return [(lang, prefix) for lang, prefix, _ in selections_of(transfer, axes, unknown=unknown)]
+
+
+def selections_of(
+    transfer: Transfer, axes: dict[str, Axis], *, unknown: bool = False
+) -> list[tuple[Language, str, list[Language]]]:
+    """Per finite-axis combination: the language, its prefix and what the script removes."""
     out = []
     glob = transfer.kind == "pattern"
     for assignment in _assignments(transfer.value, axes):
         pieces = _pieces(transfer.value, assignment, axes, glob=glob, unknown=unknown)
-        if pieces is not None:
-            out.append((language(pieces), literal_prefix(pieces)))
+        if pieces is None:
+            continue
+        removed = []
+        for value in transfer.exclude:
+            cut = _pieces(value, assignment, axes, glob=True, unknown=False)
+            if cut is not None:
+                removed.append(language(cut))
+        out.append((language(pieces), literal_prefix(pieces), removed))
     return out
 
 
@@ -419,10 +432,10 @@ class _Compare:
             if not download.resolved:
                 maybe += [(pool, lang) for lang, _ in languages(download, self.axes, unknown=True)]
                 continue
-            for lang, prefix in languages(download, self.axes):
+            for lang, prefix, removed in selections_of(download, self.axes):
                 from .match import Selector
 
-                for row in selected(Selector((), lang, prefix, download.text()), pool):
+                for row in selected(Selector((), lang, prefix, download.text()), pool, removed):
                     real.setdefault((row.producer, row.name), (row, download))
         only_declared = [
             row
@@ -517,6 +530,7 @@ def as_json(result: Drift) -> dict[str, Any]:
                 "kind": t.kind,
                 "resolved": t.resolved,
                 "run": t.run,
+                "exclude": [shown(v) for v in t.exclude],
             }
             for t in reading.downloads
             if t.active

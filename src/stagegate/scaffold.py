@@ -215,6 +215,28 @@ def _texts(
     return out
 
 
+def _kept(
+    download: Transfer, uploads: Sequence[Transfer], axes: Mapping[str, Axis], *, release: bool
+) -> list[tuple[str, Transfer]]:
+    """The exact names of the uploads a download keeps after its script's ``rm -rf``.
+
+    A select cannot say "this glob minus that one", so the rows it keeps are written one
+    by one, each its own exact name: the same selection, decided by the same engine."""
+    from .drift import languages, selections_of
+    from .globs import intersects
+
+    kept: list[tuple[str, Transfer]] = []
+    wanted = selections_of(download, dict(axes))
+    for upload in uploads:
+        if not upload.resolved or upload.run != "this":
+            continue
+        for lang, _prefix in languages(upload, dict(axes)):
+            if any(intersects(d, lang, excluding=removed) for d, _p, removed in wanted):
+                kept.append((_render(upload.value, {}, {}, escape=True, release=release), download))
+                break
+    return kept
+
+
 def _by_step(transfers: Iterable[Transfer]) -> dict[tuple[Any, ...], list[Transfer]]:
     grouped: dict[tuple[Any, ...], list[Transfer]] = {}
     for t in transfers:
@@ -331,6 +353,9 @@ def _write(
                 if job not in releases:
                     releases[job] = (_id(job.partition("#")[2], ids["r"]), tags, [])
                 for t in known:
+                    if t.exclude:
+                        releases[job][2].extend(_kept(t, uploads, open_axes, release=True))
+                        continue
                     escape = t.kind == "name"
                     for text, tr in _texts([t], axes, escape=escape, release=True):
                         releases[job][2].append((text, tr))
@@ -347,9 +372,12 @@ def _write(
         if job not in consumers:
             consumers[job] = (_id(job.partition("#")[2], ids["c"]), [])
         for kind in ("name", "pattern"):
-            same = [t for t in this if t.kind == kind]
+            same = [t for t in this if t.kind == kind and not t.exclude]
             if same:
                 consumers[job][1].extend(_texts(same, axes, escape=kind == "name"))
+        for t in this:
+            if t.exclude:
+                consumers[job][1].extend(_kept(t, uploads, open_axes, release=False))
 
     lines = [
         f"# Written by `stagegate init --from-workflows` from {len(reading.files)} workflow "

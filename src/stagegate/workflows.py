@@ -76,6 +76,8 @@ class Transfer:
     run: str = "this"  # "this", or the expression of the other run it reads
     active: bool = True
     off: str = ""  # why it does not run at this stage (the `if:` that is false)
+    exclude: tuple[Value, ...] = ()
+    """Globs of what the script removes after a pattern download (``rm -rf NAME``)."""
 
     @property
     def resolved(self) -> bool:
@@ -596,6 +598,7 @@ class _Reader:
             transfer.kind,
             transfer.run,
             transfer.active,
+            transfer.exclude,
         )
         if transfer.active:
             self.note_unresolved(transfer.loc, transfer.value)
@@ -1395,6 +1398,9 @@ class _Shell:
         self.written = written
         self.table: list[Value] = []
         self.vars: dict[str, Value] = {}
+        self.pending: list[tuple[Transfer, str | None]] = []
+        """This script's pattern downloads (with their -D folder), held until its end so
+        that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
         base = doc.loc(path)
         block = reader.files.block_offset(doc, path)
         self.first_line = base.line + block
@@ -1420,6 +1426,8 @@ class _Shell:
                 )
             return
         self.execute(list(self.commands()))
+        for transfer, _folder in self.pending:
+            self.reader.add(transfer)
 
     def execute(self, commands: list[tuple[int, list[str]]]) -> None:
         """Run the commands' effects stagegate follows; a ``for`` loop's body once per value."""
@@ -1694,6 +1702,9 @@ class _Shell:
         if head == "echo" and redirect is not None and self.value(redirect) == _ENV_FILE:
             self.env_write(line_no, words[1 : words.index(">>") if ">>" in words else len(words)])
             return
+        if head == "rm" and self.pending:
+            self.remove(line_no, words[1:])
+            return
         if len(words) >= 3 and words[0] == "gh" and words[1] == "run" and words[2] == "download":
             self.download(line_no, words[3:])
             return
@@ -1732,6 +1743,7 @@ class _Shell:
         names: list[str] = []
         patterns: list[str] = []
         run: str | None = None
+        folder: str | None = None
         i = 0
         while i < len(args):
             arg = args[i]
@@ -1751,6 +1763,10 @@ class _Shell:
                     into.append(arg[2:].lstrip("="))
                     break
             else:
+                if arg in ("-D", "--dir") and i + 1 < len(args):
+                    folder = args[i + 1]
+                if arg.startswith("--dir="):
+                    folder = arg[len("--dir=") :]
                 if arg in ("-D", "--dir", "-R", "--repo"):
                     i += 1
                 elif not arg.startswith("-") and run is None:
@@ -1765,20 +1781,76 @@ class _Shell:
         selections = [(n, "name") for n in names] + [(p, "pattern") for p in patterns]
         if not selections:
             selections = [("*", "pattern")]
+        where = self.value(folder) if folder is not None else None
         for word, kind in selections:
-            self.reader.add(
-                Transfer(
-                    direction="download",
-                    loc=loc,
-                    job=self.job,
-                    callers=self.callers,
-                    value=_text_value(self.value(word)),
-                    kind=kind,
-                    run=run_id,
-                    active=self.runs,
-                    off=self.why,
-                )
+            transfer = Transfer(
+                direction="download",
+                loc=loc,
+                job=self.job,
+                callers=self.callers,
+                value=_text_value(self.value(word)),
+                kind=kind,
+                run=run_id,
+                active=self.runs,
+                off=self.why,
             )
+            if kind == "pattern":
+                self.pending.append((transfer, where if isinstance(where, str) else None))
+            else:
+                self.reader.add(transfer)
+
+    def remove(self, line_no: int, args: list[str]) -> None:
+        """``rm -rf DIR/NAME`` after ``gh run download -p GLOB -D DIR``: NAME (a glob, as the
+        shell expands it) is taken out of what the download keeps. A path stagegate cannot
+        compute makes the downloads' selection unresolved."""
+        for arg in args:
+            if arg.startswith("-"):
+                continue
+            value = self.value(arg)
+            if unknowns(value):
+                self.reader.note_unresolved(
+                    self.loc(line_no),
+                    Unknown(
+                        f"rm {_unmark(arg, self)}",
+                        "a download's folder is removed from by a path stagegate cannot compute; "
+                        "bind what it removes",
+                    ),
+                )
+                continue
+            for i, (transfer, folder) in enumerate(self.pending):
+                text = value if isinstance(value, str) else None
+                name: Value = value
+                if folder is not None:
+                    prefix = folder.rstrip("/") + "/"
+                    if text is not None and text.startswith(prefix):
+                        name = text[len(prefix) :]
+                    elif (
+                        isinstance(value, Sym)
+                        and isinstance(value.parts[0], str)
+                        and value.parts[0].startswith(prefix)
+                    ):
+                        name = concat([value.parts[0][len(prefix) :], *value.parts[1:]])
+                    else:
+                        continue
+                if "/" in shown(name).rstrip("/"):
+                    continue
+                if isinstance(name, str):
+                    name = name.rstrip("/")
+                self.pending[i] = (
+                    Transfer(
+                        direction=transfer.direction,
+                        loc=transfer.loc,
+                        job=transfer.job,
+                        callers=transfer.callers,
+                        value=transfer.value,
+                        kind=transfer.kind,
+                        run=transfer.run,
+                        active=transfer.active,
+                        off=transfer.off,
+                        exclude=(*transfer.exclude, _text_value(name)),
+                    ),
+                    folder,
+                )
 
 
 def _strip(words: list[str]) -> list[str]:
