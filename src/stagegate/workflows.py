@@ -26,7 +26,7 @@ from . import ghexpr
 from .errors import InvalidInput, Loc, Problem
 from .ghexpr import Ph, Sym, Unknown, Value, concat, truth, unknowns
 from .model import Migration
-from .records import field, record
+from .records import record
 from .resolve import flag_table
 from .yamlsrc import Document, decode, parse
 from .yamlsrc import Path as DocPath
@@ -110,8 +110,6 @@ class Reading:
     unresolved: tuple[Unresolved, ...]
     jobs: Mapping[str, Job]
     files: tuple[str, ...]
-    matrices: Mapping[str, tuple[dict[str, str], ...]] = field(default_factory=dict)
-    """PATH#JOB -> its literal matrix rows (for `init`)."""
     generated: frozenset[str] = frozenset()
     """The keys read from matrices that are generated (``matrix: ${{ fromJSON(...) }}``)."""
 
@@ -480,7 +478,6 @@ class _Reader:
         self.transfers: dict[tuple[Any, ...], Transfer] = {}
         self.unresolved: dict[tuple[Loc, str], Unresolved] = {}
         self.jobs: dict[str, Job] = {}
-        self.matrices: dict[str, tuple[dict[str, str], ...]] = {}
         self.env_writers: dict[str, str] = {}
         self.evaluations = 0
         self.parsed: dict[str, ghexpr.Node] = {}
@@ -866,10 +863,6 @@ class _Reader:
         rows = self.expand(doc, mpath, matrix, scope)
         if isinstance(rows, Unknown):
             return [rows]
-        self.matrices[f"{rel}#{job_id}"] = tuple(
-            {k: ghexpr.to_text(v) for k, v in row.items() if not isinstance(v, dict | list)}
-            for row in rows
-        )
         return list(rows)
 
     def expand(
@@ -1954,7 +1947,6 @@ def read(
         unresolved=tuple(sorted(reader.unresolved.values(), key=lambda u: (u.loc, u.expression))),
         jobs=dict(reader.jobs),
         files=tuple(sorted(files.docs)),
-        matrices=dict(reader.matrices),
         generated=frozenset(reader.generated),
     )
 
