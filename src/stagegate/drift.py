@@ -505,12 +505,21 @@ def drift(migration: Migration, stage: int, reading: Reading | None = None) -> D
 # --------------------------------------------------------------------------- output
 
 
-def as_json(result: Drift) -> dict[str, Any]:
-    reading = result.reading
-    return {
-        "stage": result.stage,
-        "ok": result.ok,
-        "uploads": [
+def _unique(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each entry once: a step reached from several callers or rows reads alike in each."""
+    seen: set[str] = set()
+    out = []
+    for entry in entries:
+        key = repr(sorted(entry.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(entry)
+    return out
+
+
+def uploads_json(reading: Reading) -> list[dict[str, Any]]:
+    return _unique(
+        [
             {
                 "file": t.loc.file,
                 "line": t.loc.line,
@@ -520,8 +529,13 @@ def as_json(result: Drift) -> dict[str, Any]:
             }
             for t in reading.uploads
             if t.active
-        ],
-        "downloads": [
+        ]
+    )
+
+
+def downloads_json(reading: Reading) -> list[dict[str, Any]]:
+    return _unique(
+        [
             {
                 "file": t.loc.file,
                 "line": t.loc.line,
@@ -534,7 +548,17 @@ def as_json(result: Drift) -> dict[str, Any]:
             }
             for t in reading.downloads
             if t.active
-        ],
+        ]
+    )
+
+
+def as_json(result: Drift) -> dict[str, Any]:
+    reading = result.reading
+    return {
+        "stage": result.stage,
+        "ok": result.ok,
+        "uploads": uploads_json(reading),
+        "downloads": downloads_json(reading),
         "findings": [
             {
                 "kind": f.kind,
@@ -566,8 +590,8 @@ def text(result: Drift, *, strict: bool = False) -> str:
         )
         for u in reading.unresolved:
             lines.append(f"  {_where(u.loc)}: unresolved {u.expression}: {u.reason}")
-    ups = sum(1 for t in reading.uploads if t.active)
-    downs = sum(1 for t in reading.downloads if t.active)
+    ups = len(uploads_json(reading))
+    downs = len(downloads_json(reading))
     if not reading.files:
         lines.append(
             "no workflow file matches workflows.paths "

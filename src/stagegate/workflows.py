@@ -250,6 +250,25 @@ def _list(doc: Document, path: DocPath, value: Any, what: str) -> list[Any]:
     return value
 
 
+def _root_inputs(
+    rel: str, data: dict[str, Any], triggers: set[str]
+) -> Mapping[str, Value] | Unknown:
+    """The inputs of a workflow that starts a run: chosen by whoever dispatches it, else none.
+
+    A `workflow_call` workflow that nobody read here calls gets them from an unknown
+    caller; a push or schedule run has an empty inputs context (each input is null)."""
+    if triggers == {"workflow_call"}:
+        return Unknown("inputs", f"no workflow read here calls {rel}; bind its inputs")
+    on = data.get("on")
+    dispatch = on.get("workflow_dispatch") if isinstance(on, dict) else None
+    if isinstance(dispatch, dict) and dispatch.get("inputs"):
+        return Unknown(
+            "inputs",
+            f"{rel} is started by workflow_dispatch, whose inputs are chosen then; bind them",
+        )
+    return {}
+
+
 def _triggers(data: dict[str, Any]) -> set[str]:
     on = data.get("on")
     if isinstance(on, str):
@@ -375,7 +394,11 @@ class _Scope:
             return (
                 found
                 if found is not NotImplemented
-                else Unknown(path, f"{path} is set in no env: of the step, job or workflow")
+                else Unknown(
+                    path,
+                    f"{path} is set in no env: of the step, job or workflow (a script stagegate "
+                    f"does not read may write it to $GITHUB_ENV); bind {path}",
+                )
                 if not self.reader.env_writers.get(rest)
                 else Unknown(path, self.reader.env_writers[rest])
             )
@@ -636,12 +659,7 @@ class _Reader:
                 )
             triggers = _triggers(doc.data)
             if rel not in called or triggers - {"workflow_call"}:
-                inputs: Mapping[str, Value] | Unknown | None = None
-                if triggers == {"workflow_call"}:
-                    inputs = Unknown(
-                        "inputs", f"inputs: no workflow read here calls {rel}; bind them"
-                    )
-                self.workflow(rel, inputs, (), 0)
+                self.workflow(rel, _root_inputs(rel, doc.data, triggers), (), 0)
         for rel in sorted(actions):
             if rel not in self.used_actions:
                 doc = self.files.get(rel)
@@ -1805,8 +1823,8 @@ class _Shell:
                     self.loc(line_no),
                     Unknown(
                         f"rm {_unmark(arg, self)}",
-                        "a download's folder is removed from by a path stagegate cannot compute; "
-                        "bind what it removes",
+                        "a script removes a path stagegate cannot compute after a download, so "
+                        "what the download keeps is unknown; bind what it removes",
                     ),
                 )
                 continue

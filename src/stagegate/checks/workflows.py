@@ -63,8 +63,9 @@ def run(ctx: Context, check: Check) -> list[Result]:
             Finding(f"unresolved {u.expression}: {u.reason}; bind it under workflows.bind", u.loc)
             for u in reading.unresolved
         ]
-    ups = sum(1 for t in reading.uploads if t.active)
-    downs = sum(1 for t in reading.downloads if t.active)
+    from ..drift import downloads_json, uploads_json
+
+    ups, downs = len(uploads_json(reading)), len(downloads_json(reading))
     note = f"; {counted(len(reading.unresolved), 'value')} unresolved" if reading.unresolved else ""
     return [
         result(
