@@ -295,3 +295,26 @@ def test_matrix_include_as_github_documents_it(sg: Sg, tmp_path: Path) -> None:
         "banana---",
         "banana-cat--",
     }
+
+
+def test_inputs_of_a_workflow_that_starts_a_run(sg: Sg, tmp_path: Path) -> None:
+    """A push run has an empty inputs context; a dispatch's inputs are chosen at dispatch."""
+    jobs = (
+        "  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/upload-artifact@v4\n        with:\n"
+        "          name: ${{ inputs.name || 'pushed' }}\n"
+    )
+    root = repo(tmp_path, jobs)
+    _code, data = drift(sg, root, "--stage", "0")
+    assert names(data) == {"pushed"}
+    workflow = root / ".github" / "workflows" / "ci.yml"
+    workflow.write_text(
+        workflow.read_text().replace(
+            "on: push\n",
+            "on:\n  push:\n  workflow_dispatch:\n    inputs:\n      name:\n        type: string\n",
+        )
+    )
+    _code, data = drift(sg, root, "--stage", "0")
+    assert [u["reason"] for u in data["unresolved"]] == [  # type: ignore[union-attr,index]
+        ".github/workflows/ci.yml is started by workflow_dispatch, whose inputs are chosen then; bind them"
+    ]
