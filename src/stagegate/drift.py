@@ -145,7 +145,16 @@ class _Compare:
         self.open_uploads = [t for t in self.uploads if not t.resolved]
         self.active_downloads = [t for t in reading.downloads if t.active]
         self._jobs: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._langs: dict[tuple[int, bool], list[tuple[Language, str]]] = {}
         self._by_job: dict[int, dict[str, list[Transfer]]] = {}
+
+    def langs(self, transfer: Transfer, *, unknown: bool = False) -> list[tuple[Language, str]]:
+        """A transfer's languages, built once per comparison."""
+        key = (id(transfer), unknown)
+        found = self._langs.get(key)
+        if found is None:
+            found = self._langs[key] = languages(transfer, self.axes, unknown=unknown)
+        return found
 
     def jobs(self, item: Item) -> tuple[str, ...]:
         key = (item.kind, item.id)
@@ -242,7 +251,7 @@ class _Compare:
         grouped: dict[tuple[Loc, str], tuple[Transfer, list[str]]] = {}
         for upload in self.resolved_uploads:
             bad: list[str] = []
-            for lang, prefix in languages(upload, self.axes):
+            for lang, prefix in self.langs(upload):
                 homes = [
                     position
                     for position in self.all_rows.candidates(prefix)
@@ -325,10 +334,7 @@ class _Compare:
                 lang = self.all_rows.language(position)
                 if any(
                     self.in_jobs(producer, t)
-                    and any(
-                        intersects(lang, other)
-                        for other, _ in languages(t, self.axes, unknown=True)
-                    )
+                    and any(intersects(lang, other) for other, _ in self.langs(t, unknown=True))
                     for t in self.open_uploads
                 ):
                     continue  # an unresolved upload may yield it
@@ -350,7 +356,7 @@ class _Compare:
             for t in self.reading.uploads
             if not t.active
             and self.in_jobs(producer, t)
-            and any(intersects(lang, first) for lang, _ in languages(t, self.axes, unknown=True))
+            and any(intersects(lang, first) for lang, _ in self.langs(t, unknown=True))
         ]
         if off:
             other: Loc | None = off[0].loc
@@ -430,7 +436,7 @@ class _Compare:
         for download in downloads:
             pool = self.pool(download, item)
             if not download.resolved:
-                maybe += [(pool, lang) for lang, _ in languages(download, self.axes, unknown=True)]
+                maybe += [(pool, lang) for lang, _ in self.langs(download, unknown=True)]
                 continue
             for lang, prefix, removed in selections_of(download, self.axes):
                 from .match import Selector
