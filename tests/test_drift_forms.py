@@ -318,3 +318,23 @@ def test_inputs_of_a_workflow_that_starts_a_run(sg: Sg, tmp_path: Path) -> None:
     assert [u["reason"] for u in data["unresolved"]] == [  # type: ignore[union-attr,index]
         ".github/workflows/ci.yml is started by workflow_dispatch, whose inputs are chosen then; bind them"
     ]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        'echo "NAME=cu12-python312-linux-64" | tee -a "$GITHUB_ENV"',
+        '{\n            echo "OTHER=1"\n            echo "NAME=cu12-python312-linux-64"\n          } >> "$GITHUB_ENV"',
+        '{ echo "NAME=cu12-python312-linux-64"; } >> $GITHUB_ENV',
+        'echo "NAME=cu12-python312-linux-64" >> "${GITHUB_ENV}"',
+    ],
+)
+def test_github_env_write_shapes(sg: Sg, tmp_path: Path, script: str) -> None:
+    jobs = (
+        "  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+        f"      - run: |\n          {script}\n"
+        "      - uses: actions/upload-artifact@v4\n        with:\n"
+        "          name: ${{ env.NAME }}-${{ github.sha }}\n"
+    )
+    _code, data = drift(sg, repo(tmp_path, jobs), "--stage", "0")
+    assert names(data) == {"cu12-python312-linux-64-{sha}"}, data

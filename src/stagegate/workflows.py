@@ -1410,6 +1410,7 @@ class _Shell:
         self.table: list[Value] = []
         self.vars: dict[str, Value] = {}
         self.pending: list[tuple[Transfer, str | None]] = []
+        self.groups: list[list[tuple[int, list[str]]]] = []
         """This script's pattern downloads (with their -D folder), held until its end so
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
         base = doc.loc(path)
@@ -1455,8 +1456,24 @@ class _Shell:
                     self.execute(body)
                 i = end + 1
                 continue
+            if words and words[0] == "{":
+                self.groups.append([])
+            elif words and words[0] == "}" and self.groups:
+                self.close_group(line_no, words)
+                i += 1
+                continue
+            if self.groups and _strip(words)[:1] == ["echo"] and _redirect_target(words) is None:
+                self.groups[-1].append((line_no, _strip(words)))
             self.command(line_no, words)
             i += 1
+
+    def close_group(self, line_no: int, words: list[str]) -> None:
+        """``{ echo "A=1"; echo "B=2"; } >> "$GITHUB_ENV"``: the group's echos write the file."""
+        echos = self.groups.pop()
+        target = _redirect_target(words)
+        if target is not None and self.value(target) == _ENV_FILE:
+            for at, echo in echos:
+                self.env_write(at, echo[1:])
 
     def loop(self, line_no: int, words: list[str], body: list[tuple[int, list[str]]]) -> None:
         name = words[1]
@@ -1632,6 +1649,7 @@ class _Shell:
                         Unknown(line.strip()[:200], "a gh run download stagegate cannot parse"),
                     )
                 continue
+            words = _tee_as_append(words)
             command: list[str] = []
             for word in words:
                 if word in _SEPARATORS or (set(word) <= set(";&|()") and word):
@@ -1862,6 +1880,27 @@ class _Shell:
                     ),
                     folder,
                 )
+
+
+def _tee_as_append(words: list[str]) -> list[str]:
+    """``A | tee -a FILE`` as ``A >> FILE`` (what reaches FILE is what A prints)."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        if words[i] == "|" and i + 1 < len(words) and words[i + 1] == "tee":
+            j = i + 2
+            target = None
+            while j < len(words) and words[j] not in _SEPARATORS:
+                if not words[j].startswith("-") and target is None:
+                    target = words[j]
+                j += 1
+            if target is not None:
+                out += [">>", target]
+                i = j
+                continue
+        out.append(words[i])
+        i += 1
+    return out
 
 
 def _strip(words: list[str]) -> list[str]:
