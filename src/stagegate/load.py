@@ -29,12 +29,15 @@ from .model import (
     Legacy,
     Migration,
     Producer,
+    Ref,
+    Reference,
     Release,
+    ReleaseChange,
     Stage,
     Template,
     WorkflowSettings,
 )
-from .records import record
+from .records import record, replace
 from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, TemplateError, row_count, split
 from .yamlsrc import MAX_BYTES, Document, decode, json_path, parse
 from .yamlsrc import Path as DocPath
@@ -193,7 +196,13 @@ class ValidCache:
     def _document_path(self, raw: bytes) -> Path | None:
         if self.directory is None:
             return None
-        digest = _digest(__version__.encode() + b"\0" + raw).hexdigest()
+        from .checks import fingerprint
+
+        # stagegate's own modules are part of the key, as for the validation cache: a
+        # parse stored by an older parser must not be read back by a newer one
+        digest = _digest(
+            __version__.encode() + b"\0" + fingerprint().encode() + b"\0" + raw
+        ).hexdigest()
         return self.directory / "documents" / f"{digest}.json"
 
     def document(self, raw: bytes, file: str) -> Document | None:
@@ -321,6 +330,9 @@ _TYPE_NAMES = {
 }
 
 
+_YAML11_BOOLS = ("yes", "no", "y", "n", "on", "off")
+
+
 def _shown(value: Any) -> str:
     if value is True:
         return "true"
@@ -384,6 +396,10 @@ def _translate(error: Any, doc: Document) -> Iterator[Problem]:
             hint = f'; quote it: "{instance}"'
         elif "string" in types and isinstance(instance, bool):
             hint = "; quote it if you mean the word"
+        elif "boolean" in types and isinstance(instance, str) and instance.lower() in _YAML11_BOOLS:
+            hint = "; stagegate reads YAML 1.2, where only true and false are booleans: write " + (
+                "true" if instance.lower() in ("yes", "y", "on") else "false"
+            )
         elif instance is None:
             hint = "; give a value"
         yield Problem(doc.loc(path), f"must be {wanted}, not {_shown(instance)}{hint}", where)
@@ -523,19 +539,32 @@ def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Docu
 
 
 def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -> Migration:
-    """Load and fully validate a migration from the work tree (or another source)."""
+    """Load and fully validate a migration from the work tree (or another source).
+
+    Every problem of every file is reported in one run: a migration file that does not
+    parse still has its stage files read and checked, and a schema problem in one place
+    does not stop the meaning checks of the parts that are well formed."""
     shown = str(path)
     file_path = Path(path)
     root = file_path.parent
     if source is None:
         source = FileSource(root if str(root) else Path("."))
     cache = ValidCache()
-    doc, raw = _read(source, file_path.name, shown, cache)
-    stages_dir = doc.data.get("stages_dir", "stages")
+    unparsed: list[Problem] = []
+    try:
+        doc, raw = _read(source, file_path.name, shown, cache)
+    except InvalidInput as exc:  # the YAML itself: the stage files may still be read
+        unparsed = list(exc.problems)
+        doc, raw = Document(shown, {}), b""
+    stages_dir = doc.data.get("stages_dir", "stages") if isinstance(doc.data, dict) else "stages"
     problems: list[Problem] = []
     stage_docs: list[StageFile] = []
     if isinstance(stages_dir, str) and stages_dir:
         problems, stage_docs = _read_stages(source, root, stages_dir, doc, cache, len(raw))
+    if unparsed:
+        for stage_file in stage_docs:
+            problems += schema_problems("stage", stage_file.doc)
+        raise InvalidInput(_dedupe([*unparsed, *problems]))
     key = cache.key([(file_path.name, raw), *((f.shown, f.raw) for f in stage_docs)])
     trusted = not problems and cache.known(key)
     if not trusted:
@@ -543,7 +572,9 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
         for stage_file in stage_docs:
             problems += schema_problems("stage", stage_file.doc)
     if problems:
-        raise InvalidInput(problems)
+        raise InvalidInput(
+            _dedupe([*problems, *_meaning_despite(doc, stage_docs, root, stages_dir)])
+        )
     builder = _Builder(doc, stage_docs, root, stages_dir, trusted=trusted)
     migration = builder.build()
     if builder.problems:
@@ -551,6 +582,128 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
     if not trusted:
         cache.remember(key)
     return migration
+
+
+MAX_PRUNE_ROUNDS = 20
+"""Rounds of cutting out what the schema refuses before the meaning checks give up on a file."""
+_ITEM_SECTIONS = ("axes", "flags", "producers", "consumers", "releases")
+_PLACEHOLDERS: dict[str, Any] = {"version": 1, "migration": "migration", "stage": 0, "title": ""}
+
+
+def _well_formed(kind: str, data: Any, stage: int = 0) -> tuple[Any, dict[str, set[str]]] | None:
+    """``data`` without the parts the schema refuses, and the items cut out (by section).
+
+    Each refused value is removed where it stands when its mapping may go without it;
+    an element of a list takes the list with it, a required key its item (a flag or an
+    axis is kept as a stub, so that what names it finds it). ``None`` when the file's
+    top level cannot be made valid this way: its meaning is not checked."""
+    import copy
+
+    data = copy.deepcopy(data)
+    if not isinstance(data, dict):
+        return None
+    dropped: dict[str, set[str]] = {section: set() for section in _ITEM_SECTIONS}
+    validator = _validator_class()(schema(kind))
+    placeholders = {**_PLACEHOLDERS, "stage": stage}
+    for _round in range(MAX_PRUNE_ROUNDS):
+        errors = list(validator.iter_errors(data))
+        if not errors:
+            return data, dropped
+        for error in errors:
+            path = tuple(error.absolute_path)
+            if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+                allowed = set(error.schema.get("properties", {}))
+                for key in [k for k in error.instance if k not in allowed]:
+                    _cut(data, (*path, key), dropped, placeholders)
+            elif error.validator == "propertyNames":
+                _cut(data, (*path, error.instance), dropped, placeholders)
+            elif error.validator == "required" and not path:
+                for name in error.validator_value:
+                    if name not in data and name in placeholders:
+                        data[name] = placeholders[name]
+            elif error.validator == "required":
+                _cut(data, path, dropped, placeholders)
+            else:
+                _cut(data, path, dropped, placeholders)
+        if not isinstance(data, dict):
+            return None
+    return None
+
+
+def _cut(
+    data: Any, path: tuple[Any, ...], dropped: dict[str, set[str]], placeholders: dict[str, Any]
+) -> None:
+    """Remove the value at ``path`` (see ``_well_formed``); a path already gone is no matter."""
+    while path:
+        parent: Any = data
+        for part in path[:-1]:
+            try:
+                parent = parent[part]
+            except (KeyError, IndexError, TypeError):
+                return  # cut already with an enclosing value
+        last = path[-1]
+        if isinstance(parent, list):
+            path = path[:-1]  # removing one element would shift its siblings' locations
+            continue
+        if not isinstance(parent, dict) or last not in parent:
+            return
+        if len(path) == 1 and last in placeholders:
+            parent[last] = placeholders[last]
+        elif len(path) == 2 and path[0] in _ITEM_SECTIONS:
+            dropped[path[0]].add(str(last))
+            if path[0] == "flags":
+                parent[last] = {}
+            elif path[0] == "axes":
+                parent[last] = ["stub"]
+            else:
+                del parent[last]
+        else:
+            del parent[last]
+        return
+
+
+def _meaning_despite(
+    doc: Document, stage_docs: list[StageFile], root: Path, stages_dir: Any
+) -> list[Problem]:
+    """The meaning problems of the well-formed parts of files that have schema problems.
+
+    Found on copies with the refused parts cut out, so that one problem never hides
+    another; the schema problems themselves are reported by the caller."""
+    kept = _well_formed("migration", doc.data)
+    if kept is None or not isinstance(stages_dir, str) or not stages_dir:
+        return []
+    data, dropped = kept
+    pruned_stages = []
+    present = {f.number for f in stage_docs}
+    stubs = [  # a stage file that did not parse still counts, so that numbers stay right
+        StageFile(number=n, slug="", shown=doc.file, doc=Document(doc.file, {}), raw=b"")
+        for n in range(1, max(present, default=0) + 1)
+        if n not in present
+    ]
+    for stage_file in sorted([*stage_docs, *stubs], key=lambda f: f.number):
+        stage_kept = _well_formed("stage", stage_file.doc.data, stage_file.number)
+        stage_data = stage_kept[0] if stage_kept else {"stage": stage_file.number, "title": ""}
+        stage_doc = Document(
+            stage_file.doc.file,
+            stage_data,
+            stage_file.doc.marks,
+            stage_file.doc.key_marks,
+            stage_file.doc.quoted,
+        )
+        pruned_stages.append(
+            StageFile(
+                number=stage_file.number,
+                slug=stage_file.slug,
+                shown=stage_file.shown,
+                doc=stage_doc,
+                raw=stage_file.raw,
+            )
+        )
+    pruned = Document(doc.file, data, doc.marks, doc.key_marks, doc.quoted)
+    builder = _Builder(pruned, pruned_stages, root, stages_dir)
+    builder.producer_ids |= dropped["producers"]
+    builder.build()
+    return builder.problems
 
 
 def _read_stages(
@@ -577,8 +730,28 @@ def _read_stages(
         return problems, []
     try:
         entries = source.listdir(stages_dir)
-    except (FileNotFoundError, NotADirectoryError):
+    except NotADirectoryError:
+        problems.append(
+            Problem(
+                where,
+                f"stages_dir {stages_dir!r} is a file, not a folder; name the folder that holds "
+                "the stage files (NN-slug.yaml).",
+                "$.stages_dir",
+            )
+        )
+        return problems, []
+    except FileNotFoundError:
         entries = []
+        if "stages_dir" in doc.data:
+            problems.append(
+                Problem(
+                    where,
+                    f"stages_dir {stages_dir!r}: no such folder; create it with the stage files "
+                    "(NN-slug.yaml), or fix stages_dir.",
+                    "$.stages_dir",
+                )
+            )
+            return problems, []
     found: dict[int, tuple[str, str]] = {}
     for name, is_dir in sorted(entries):
         if is_dir:
@@ -723,7 +896,7 @@ class _Builder:
                 id=name,
                 summary=spec.get("summary", ""),
                 default=spec.get("default", False),
-                references=tuple(spec.get("references", ())),
+                references=self._references(("flags", name, "references"), spec),
                 loc=self.doc.key_loc(("flags", name)),
                 env=spec.get("env"),
             )
@@ -789,10 +962,13 @@ class _Builder:
             from .audit import problems as audit_problems
 
             self._check_args(migration)
+            self._meaning_of_releases(migration)
             self.problems += audit_problems(migration)
             from .ciflags import problems as ci_problems
 
             self.problems += ci_problems(migration, self.doc)
+        else:  # what depends on more than the files' bytes (links on disk) is never cached
+            self._check_args(migration, only_uncached=True)
         return migration
 
     # -- items
@@ -821,8 +997,58 @@ class _Builder:
                 )
         return tree, text
 
-    def _template(self, path: DocPath, text: str, *, kind: str) -> Template:
-        """Parse a template or glob; ``kind`` is artifact, select or plain (no placeholders)."""
+    def _references(self, path: DocPath, spec: dict[str, Any]) -> tuple[Ref, ...]:
+        """Fixed strings as they are; ``{regex: ...}`` checked here, with its column."""
+        out: list[Ref] = []
+        for i, entry in enumerate(spec.get("references", ())):
+            if isinstance(entry, str):
+                out.append(entry)
+                continue
+            out.append(Reference(regex=entry["regex"]))
+            if self.trusted:
+                continue
+            from .references import regex_problem
+
+            problem = regex_problem(entry["regex"])
+            if problem is not None:
+                message, column = problem
+                at = (*path, i, "regex")
+                self.problem(self.doc, at, message, self.doc.text_loc(at, column))
+        return tuple(out)
+
+    def _axes_of(self, path: DocPath, spec: dict[str, Any]) -> dict[str, Axis]:
+        """An item's own finite axis values (``axes: {py: [...]}``), over declared finite axes."""
+        own: dict[str, Axis] = {}
+        for name, values in spec.get("axes", {}).items():
+            declared = self.axes.get(name)
+            if declared is None:
+                hint = _suggest(name, self.axes)
+                self.problem(
+                    self.doc,
+                    (*path, "axes", name),
+                    f"unknown axis {name!r}: an item's axes narrow or replace the values of "
+                    f"a finite axis declared under axes:{hint}",
+                    self.doc.key_loc((*path, "axes", name)),
+                )
+                continue
+            if declared.is_open:
+                self.problem(
+                    self.doc,
+                    (*path, "axes", name),
+                    f"axis {name!r} is open (a pattern); only a finite axis can be given values "
+                    "per item. Remove it here, or make the axis finite.",
+                    self.doc.key_loc((*path, "axes", name)),
+                )
+                continue
+            own[name] = Axis(name, values=tuple(values))
+        return own
+
+    def _template(
+        self, path: DocPath, text: str, *, kind: str, axes: dict[str, Axis] | None = None
+    ) -> Template:
+        """Parse a template or glob; ``kind`` is artifact, select or plain (no placeholders).
+
+        ``axes``: the item's own values of some finite axes, for counting its rows."""
         loc = self.doc.loc(path)
         try:
             parts = split(text) if kind != "plain" else (text,)
@@ -861,7 +1087,7 @@ class _Builder:
                 "write the value itself (e.g. cuda13.4.1).",
             )
         if all(not isinstance(p, Placeholder) or p.axis in self.axes for p in parts):
-            rows = row_count(parts, self.axes)
+            rows = row_count(parts, {**self.axes, **(axes or {})})
             if rows > MAX_ROWS:
                 self.problem(
                     self.doc,
@@ -881,28 +1107,38 @@ class _Builder:
                 )
         return Template(text=text, parts=parts, loc=loc)
 
-    def _legacy(self, spec: dict[str, Any]) -> Legacy:
+    def _legacy(self, path: DocPath, spec: dict[str, Any]) -> Legacy:
         legacy = spec.get("legacy", {})
         return Legacy(
-            references=tuple(legacy.get("references", ())), paths=tuple(legacy.get("paths", ()))
+            references=self._references((*path, "legacy", "references"), legacy),
+            paths=tuple(legacy.get("paths", ())),
         )
 
     def _producer(self, pid: str, spec: dict[str, Any]) -> Producer:
         path: DocPath = ("producers", pid)
         when, text = self._when(path, spec)
-        artifacts = tuple(
-            self._template((*path, "artifacts", i), t, kind="artifact")
-            for i, t in enumerate(spec["artifacts"])
-        )
+        own = self._axes_of(path, spec)
+        artifacts = []
+        for i, entry in enumerate(spec["artifacts"]):
+            if isinstance(entry, str):
+                artifacts.append(
+                    self._template((*path, "artifacts", i), entry, kind="artifact", axes=own)
+                )
+            else:
+                template = self._template(
+                    (*path, "artifacts", i, "name"), entry["name"], kind="artifact", axes=own
+                )
+                artifacts.append(replace(template, kind=entry.get("kind", "artifact")))
         return Producer(
             id=pid,
             summary=spec.get("summary", ""),
             when=when,
             when_text=text,
-            artifacts=artifacts,
+            artifacts=tuple(artifacts),
+            axes=tuple(own.values()),
             paths=tuple(spec.get("paths", ())),
             run=spec.get("run", "this"),
-            legacy=self._legacy(spec),
+            legacy=self._legacy(path, spec),
             loc=self.doc.key_loc(path),
         )
 
@@ -920,17 +1156,21 @@ class _Builder:
     def _consumer(self, cid: str, spec: dict[str, Any]) -> Consumer:
         path: DocPath = ("consumers", cid)
         when, text = self._when(path, spec)
+        own = self._axes_of(path, spec)
         inputs = []
         for i, item in enumerate(spec["inputs"]):
             ipath = (*path, "inputs", i)
             inputs.append(
                 Input(
-                    select=self._template((*ipath, "select"), item["select"], kind="select"),
+                    select=self._template(
+                        (*ipath, "select"), item["select"], kind="select", axes=own
+                    ),
                     required=item.get("required", True),
                     from_=self._producer_refs((*ipath, "from"), item["from"])
                     if "from" in item
                     else None,
                     loc=self.doc.loc(ipath),
+                    axes=tuple(own.values()),
                 )
             )
         return Consumer(
@@ -939,7 +1179,8 @@ class _Builder:
             when=when,
             when_text=text,
             inputs=tuple(inputs),
-            legacy=self._legacy(spec),
+            axes=tuple(own.values()),
+            legacy=self._legacy(path, spec),
             loc=self.doc.key_loc(path),
         )
 
@@ -965,8 +1206,10 @@ class _Builder:
             if "expect" in spec
             else None,
             tooling=spec.get("tooling", "tag"),
+            kinds=tuple(spec["kinds"]) if "kinds" in spec else None,
+            kinds_loc=self.doc.loc((*path, "kinds")) if "kinds" in spec else None,
             run=spec.get("run", "this"),
-            legacy=self._legacy(spec),
+            legacy=self._legacy(path, spec),
             loc=self.doc.key_loc(path),
         )
 
@@ -1130,16 +1373,90 @@ class _Builder:
             set_locs=locs,
             reversible=data.get("reversible", True),
             acceptance=acceptance,
+            release_changes=self._release_changes(doc),
             file=shown,
             loc=doc.loc(()),
         )
 
-    def _check_args(self, migration: Migration) -> None:
+    def _change_globs(
+        self, doc: Document, path: DocPath, spec: dict[str, Any], key: str
+    ) -> tuple[Template, ...]:
+        found = []
+        for j, text in enumerate(spec.get(key, ())):
+            at = (*path, key, j)
+            found.append(Template(text=text, parts=(text,), loc=doc.loc(at)))
+            if re.search(r"\{[A-Za-z_][A-Za-z0-9_-]*\}", text):
+                self.problem(
+                    doc,
+                    at,
+                    "release_changes globs are applied as written, like a release's select, "
+                    "without {axis} placeholders; write the value itself.",
+                )
+            elif not self.trusted:
+                from . import globs as engine
+
+                try:
+                    engine.check_glob(text)
+                except engine.PatternError as exc:
+                    self.problem(doc, at, f"glob: {exc.message}", doc.text_loc(at, exc.column))
+        return tuple(found)
+
+    def _release_changes(self, doc: Document) -> tuple[ReleaseChange, ...]:
+        out = []
+        for i, spec in enumerate(doc.data.get("release_changes", ())):
+            path: DocPath = ("release_changes", i)
+            change = ReleaseChange(
+                tag=spec["tag"],
+                add=self._change_globs(doc, path, spec, "add"),
+                drop=self._change_globs(doc, path, spec, "drop"),
+                loc=doc.loc(path),
+            )
+            if not change.add and not change.drop:
+                self.problem(
+                    doc,
+                    path,
+                    f"release_changes for {change.tag} lists no `add` and no `drop` glob; "
+                    "say what the stage adds to or drops from the release, or remove the entry.",
+                )
+            out.append(change)
+        return tuple(out)
+
+    def _meaning_of_releases(self, migration: Migration) -> None:
+        """Tags of ``release_changes`` that no release claims; ``kinds`` no template has."""
+        from .match import tag_claimed
+
+        releases = list(migration.releases.values())
+        for stage, stage_file in zip(migration.stages, self.stage_docs, strict=True):
+            for i, change in enumerate(stage.release_changes):
+                if not any(tag_claimed(r, change.tag) for r in releases):
+                    tags = [t for r in releases for t in r.tags]
+                    hint = _suggest(change.tag, tags)
+                    self.problem(
+                        stage_file.doc,
+                        ("release_changes", i, "tag"),
+                        f"unknown tag {change.tag!r}: no release's `tags` claims it{hint or ''}; "
+                        "name a tag of the release whose selection this stage changes.",
+                    )
+        kinds = {t.kind for p in migration.producers.values() for t in p.artifacts}
+        for release in releases:
+            for i, kind in enumerate(release.kinds or ()):
+                if kind not in kinds:
+                    hint = _suggest(kind, kinds) or f"; kinds in use: {', '.join(sorted(kinds))}"
+                    self.problem(
+                        self.doc,
+                        ("releases", release.id, "kinds", i),
+                        f"no artifact template has kind {kind!r}: write a template as "
+                        f"{{name: TEMPLATE, kind: {kind}}} to give it that kind{hint}",
+                    )
+
+    def _check_args(self, migration: Migration, *, only_uncached: bool = False) -> None:
         from .checks import kinds
 
         registry = kinds()
         for check in (*migration.invariants, *(c for s in migration.stages for c in s.acceptance)):
             module = registry.get(check.kind)
+            if only_uncached and not getattr(module, "VALIDATE_UNCACHED", False):
+                continue
             validate = getattr(module, "validate", None)
             if validate is not None:
                 self.problems.extend(validate(migration, check))
