@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import Loc
-from ..match import RowIndex, Selector, index, input_selectors, selected
+from ..globs import Language
+from ..match import RowIndex, Selector, index, input_selectors, plain_selector, selected
 from ..model import Check, Consumer, Input, Item, Migration, Producer
 from ..resolve import Plan, Row, cause, resolve, since
 from ..words import counted
@@ -120,15 +121,21 @@ def visible_rows(plan: Plan, item: Input) -> RowIndex:
     return index(plan, input_runs(plan, item))
 
 
+def input_excludes(item: Input) -> list[Language]:
+    """The languages of the input's `exclude` globs: names its job deletes after downloading."""
+    return [plain_selector(t.text, t.loc).language for t in item.exclude]
+
+
 def selections(
     plan: Plan, item: Input, *, only_from: bool = False
 ) -> list[tuple[Selector, list[Row]]]:
     """Per evaluation of the input's glob: the rows it selects (``only_from``: from its `from`)."""
     pool = visible_rows(plan, item)
     allowed = set(item.from_) if only_from and item.from_ is not None else None
+    excluded = input_excludes(item)
     out = []
     for selector in input_selectors(plan.migration, item):
-        rows = selected(selector, pool)
+        rows = selected(selector, pool, excluded)
         out.append(
             (selector, rows if allowed is None else [r for r in rows if r.producer in allowed])
         )
