@@ -21,8 +21,13 @@ def release_text(stage: StageUnderTest, tag: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def released(names: list[str]) -> list[str]:
+    """What ci/tools/download-wheels keeps: no `-tests` folder, no pre-release Python."""
+    return sorted(n for n in names if not n.endswith("-tests") and "python315" not in n)
+
+
 def cuda13_wheels(stage: StageUnderTest) -> list[str]:
-    return sorted(n for n in stage.rows("bindings-cu13") if not n.endswith("-tests"))
+    return released(stage.rows("bindings-cu13"))
 
 
 def test_cuda13_release_selection_is_pinned(stage: StageUnderTest, snapshot: Snapshot) -> None:
