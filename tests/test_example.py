@@ -94,3 +94,87 @@ def test_check_all_passes_on_the_example(example: Path, sg: Callable[..., Result
     assert {s for kind, s in ran if kind == "pytest"} == set(range(1, 8))
     assert {s for kind, s in ran if kind == "tags-routed"} == {5, 6, 7}
     assert ("retired", 7) in ran
+
+
+# --------------------------------------------------------------------------- the example on the tree
+
+TREE = Path(__file__).resolve().parent / "fixtures" / "cuda-python-tree"
+
+
+def example_on_tree(root: Path) -> Path:
+    """The fixture tree (cuda-python's CI at main cb56ab9f) with the example as its migration."""
+    shutil.copytree(TREE, root, ignore=shutil.ignore_patterns("migration.yaml", "stages"))
+    shutil.copy2(REPO / "migration.yaml", root / "migration.yaml")
+    shutil.copytree(REPO / "stages", root / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, **GIT_ENV}
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "cb56ab9f"]):
+        subprocess.run(["git", *argv], cwd=root, env=env, check=True, capture_output=True)
+    return root
+
+
+def test_audit_at_stage_7_finds_every_branch_reference_of_the_tree(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    root = example_on_tree(tmp_path / "cuda-python")
+    result = sg("audit", "--stage", "7", "--format", "json", cwd=root)
+    assert result.code == 1, result.output
+    report = json.loads(result.out)
+    found: dict[str, set[tuple[str, int]]] = {}
+    for finding in report["findings"]:
+        if finding["item"] == "bindings-cu12-branch":
+            found.setdefault(finding["reference"], set()).add((finding["file"], finding["line"]))
+    grep = {
+        reference: {
+            (path, int(number))
+            for path, number, _ in (
+                line.split(":", 2)
+                for line in subprocess.run(
+                    ["git", "grep", "-n", "-F", "-e", reference, "--", ".github", "ci"],
+                    cwd=root,
+                    capture_output=True,
+                    text=True,
+                ).stdout.splitlines()
+            )
+        }
+        for reference in (
+            "backport_branch",
+            "BACKPORT_BRANCH",
+            "LATEST_PRIOR_RUN_ID",
+            "BINDINGS_SOURCE=backport",
+            "ci/versions.json",
+            "12.9.x",
+        )
+    }
+    # Every line of the tree that holds a listed string is a finding, and each string
+    # occurs: the branch is read in build-wheel.yml, both test workflows, backport.yml,
+    # dependabot.yml, build-docs.yml's versions.json fallback and env-vars' backport mode.
+    assert all(grep.values()), grep
+    assert {ref: found.get(ref, set()) for ref in grep} == grep
+    assert (".github/workflows/backport.yml", None) in found[".github/workflows/backport.yml"]
+    # Listed so that nothing brings them over from the 12.9.x branch: not on main.
+    assert "LATEST_MAIN_RUN_ID" not in {f["reference"] for f in report["findings"]}
+    assert ".github/BACKPORT_BRANCH" not in found
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the quoted references find none of the 12 lines; needs {regex:} references (#12)",
+)
+def test_the_metapackage_name_is_written_unquoted_twelve_times(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    """As at cb56ab9f: build-wheel 1, each test workflow 5, build-docs 1."""
+    root = example_on_tree(tmp_path / "cuda-python")
+    lines = subprocess.run(
+        ["git", "grep", "-n", "-E", "cuda-python-wheel($|[^-])", "--", ".github", "ci"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    assert len(lines) == 12
+    assert not any('cuda-python-wheel"' in line or "cuda-python-wheel'" in line for line in lines)
+    report = json.loads(sg("audit", "--stage", "7", "--format", "json", cwd=root).out)
+    found = {
+        (f["file"], f["line"]) for f in report["findings"] if f["item"] == "metapackage-unversioned"
+    }
+    assert found == {(path, int(number)) for path, number, _ in (x.split(":", 2) for x in lines)}
