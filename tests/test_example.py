@@ -101,9 +101,23 @@ def test_check_all_passes_on_the_example(example: Path, sg: Callable[..., Result
 TREE = Path(__file__).resolve().parent / "fixtures" / "cuda-python-tree"
 
 
-def example_on_tree(root: Path) -> Path:
-    """The fixture tree (cuda-python's CI at main cb56ab9f) with the example as its migration."""
+def example_on_tree(root: Path, after: int = 0) -> Path:
+    """The fixture tree (cuda-python's CI at main cb56ab9f) with the example as its migration.
+
+    ``after`` 3 or 7: the tree as the example's stages up to that one leave it, from the
+    overlay tests/fixtures/cuda-python-tree-stageN/ (the files those stages change, in
+    full; removed.txt lists the files they delete)."""
     shutil.copytree(TREE, root, ignore=shutil.ignore_patterns("migration.yaml", "stages"))
+    if after:
+        overlay = TREE.with_name(f"{TREE.name}-stage{after}")
+        shutil.copytree(
+            overlay, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("removed.txt")
+        )
+        removed = overlay / "removed.txt"
+        if removed.exists():
+            for line in removed.read_text().splitlines():
+                if line and not line.startswith("#"):
+                    (root / line).unlink()
     shutil.copy2(REPO / "migration.yaml", root / "migration.yaml")
     shutil.copytree(REPO / "stages", root / "stages", ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, **GIT_ENV}
@@ -178,3 +192,15 @@ def test_the_metapackage_name_is_written_unquoted_twelve_times(
         (f["file"], f["line"]) for f in report["findings"] if f["item"] == "metapackage-unversioned"
     }
     assert found == {(path, int(number)) for path, number, _ in (x.split(":", 2) for x in lines)}
+
+
+def test_on_the_tree_after_stage_7_nothing_retired_is_left(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    root = example_on_tree(tmp_path / "cuda-python", after=7)
+    result = sg("audit", "--stage", "7", "--format", "json", cwd=root)
+    report = json.loads(result.out)
+    assert result.code == 0 and report["findings"] == [], result.output
+    # ... and the stage 0 tree holds what the cleanup removed.
+    before = example_on_tree(tmp_path / "before")
+    assert sg("audit", "--stage", "7", cwd=before).code == 1
