@@ -154,6 +154,11 @@ def stale_flags(migration: Migration, stage: int) -> list[tuple[Flag, bool, int]
     return out
 
 
+def flag_references(flag: Flag) -> tuple[str, ...]:
+    """Where CI reads ``flag``: its ``references`` and its ``env``, each once."""
+    return tuple(dict.fromkeys((*flag.references, *((flag.env,) if flag.env else ()))))
+
+
 def own_files(migration: Migration) -> list[str]:
     """The migration's own files, relative to its folder: they name the references on
     purpose. migration.yaml, each stage file and each stage's pytest folder."""
@@ -288,7 +293,7 @@ def compute(
             since,
             tuple(
                 sorted(
-                    ((s, p) for s in dict.fromkeys(flag.references) for p in found[s]),
+                    ((s, p) for s in flag_references(flag) for p in found[s]),
                     key=lambda sp: (sp[1].file, sp[1].line or 0),
                 )
             ),
@@ -337,7 +342,7 @@ def searched(migration: Migration, stage: int) -> list[str]:
     """Every string the audit at ``stage`` looks for: the references of every item some
     stage retires (findings and burndown) and of every stale flag."""
     strings = [s for item, _ in retirements(migration) for s in item.legacy.references]
-    strings += [s for flag, _, _ in stale_flags(migration, stage) for s in flag.references]
+    strings += [s for flag, _, _ in stale_flags(migration, stage) for s in flag_references(flag)]
     return list(dict.fromkeys(strings))
 
 
@@ -404,3 +409,14 @@ def with_blame(report: Report, tree: gitrepo.Worktree) -> Report:
         replace(r, leftovers=tuple(blame(x) for x in r.leftovers)) for r in report.retired
     )
     return replace(report, retired=retired)
+
+
+def start_reference_search(
+    migration: Migration, folder: Path, references: Sequence[str]
+) -> gitrepo.Pending[list[gitrepo.GrepHit]] | None:
+    """The audit's search for ``references`` alone: one ``git grep`` over the files git
+    tracks, outside the migration's own files and ``audit.ignore``; None when there is
+    nothing to search for. ``attribute`` turns its hits into places (flags-wired)."""
+    if not references:
+        return None
+    return gitrepo.start_grep(folder, references, [*exclusions(migration), gitrepo.WHOLE_TREE])

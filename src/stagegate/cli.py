@@ -466,6 +466,73 @@ def schema(stage_file: bool) -> int:
     return 0
 
 
+@cli.command("flags")
+@stage_option()
+@format_option(("text", "json", "github", "env"))
+@pass_ctx
+def flags_command(ctx: Context, stage: int | None, fmt: str) -> int:
+    """Flag values at a stage, for CI: github appends them to $GITHUB_OUTPUT and $GITHUB_ENV."""
+    from . import ciflags
+    from .resolve import resolve
+
+    plan = resolve(ctx.migration(), ctx.stage(stage))
+    if fmt == "json":
+        from .report.plans import dumps
+
+        click.echo(dumps(ciflags.as_json(plan)))
+    elif fmt == "github":
+        click.echo(ciflags.publish_flags(plan, os.environ), nl=False)
+    elif fmt == "env":
+        click.echo(ciflags.lines(ciflags.env_pairs(plan)), nl=False)
+    else:
+        click.echo(ciflags.text(plan))
+    return 0
+
+
+@cli.command("flag")
+@click.argument("name")
+@stage_option()
+@pass_ctx
+def flag_command(ctx: Context, name: str, stage: int | None) -> int:
+    """Print `true` or `false`; exit 0 when the flag is on, 1 when off, 2 when unknown."""
+    from . import ciflags
+
+    value = ciflags.flag(ctx.migration(), name, ctx.stage(stage))
+    click.echo("true" if value else "false")
+    return 0 if value else 1
+
+
+@cli.command("matrix")
+@click.argument("producer")
+@stage_option()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("json", "github")),
+    default="json",
+    show_default=True,
+    help="Output format; github also appends matrix=<JSON> to $GITHUB_OUTPUT.",
+)
+@pass_ctx
+def matrix_command(ctx: Context, producer: str, stage: int | None, fmt: str) -> int:
+    """A producer's build rows as a GitHub strategy.matrix: {"include": [...]}."""
+    from . import ciflags
+
+    found = ciflags.matrix(ctx.migration(), producer, ctx.stage(stage))
+    warning = ciflags.matrix_warning(found, producer)
+    if fmt == "github":
+        if warning:
+            from .report.github import annotation
+
+            click.echo(annotation("warning", warning, None, "stagegate matrix"))
+        click.echo(ciflags.publish_matrix(found, os.environ), nl=False)
+    else:
+        if warning:
+            click.echo(f"stagegate: warning: {warning}", err=True)
+        click.echo(ciflags.compact(found))
+    return 0
+
+
 def _internal_error(error: BaseException) -> int:
     if os.environ.get("STAGEGATE_TRACEBACK"):
         import traceback

@@ -714,6 +714,7 @@ class _Builder:
                 default=spec.get("default", False),
                 references=tuple(spec.get("references", ())),
                 loc=self.doc.key_loc(("flags", name)),
+                env=spec.get("env"),
             )
             for name, spec in data.get("flags", {}).items()
         }
@@ -777,6 +778,9 @@ class _Builder:
 
             self._check_args(migration)
             self.problems += audit_problems(migration)
+            from .ciflags import problems as ci_problems
+
+            self.problems += ci_problems(migration, self.doc)
         return migration
 
     # -- items

@@ -32,6 +32,7 @@ class Flag:
     default: bool = False
     references: tuple[str, ...] = ()
     loc: Loc
+    env: str | None = None  # the environment variable CI reads; audited as a reference
 
 
 @record(kw_only=True)
