@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from pytest_snapshot.plugin import Snapshot
@@ -204,3 +205,48 @@ def test_on_the_tree_after_stage_7_nothing_retired_is_left(
     # ... and the stage 0 tree holds what the cleanup removed.
     before = example_on_tree(tmp_path / "before")
     assert sg("audit", "--stage", "7", cwd=before).code == 1
+
+
+def add_check(root: Path, stage: int, check: str) -> None:
+    """Append a check to a stage's acceptance in the tree's copy of the example, committed."""
+    (stage_file,) = (root / "stages").glob(f"{stage:02d}-*.yaml")
+    stage_file.write_text(stage_file.read_text() + f"  - check: {check}\n")
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(
+        ["git", "commit", "-q", "-am", f"stage {stage}: {check}"],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def flags_wired(sg: Callable[..., Result], root: Path, stage: int) -> dict[str, Any]:
+    report = json.loads(sg("check", "--stage", str(stage), "--format", "json", cwd=root).out)
+    (found,) = [r for r in report["results"] if r["check"] == "flags-wired"]
+    found["text"] = "\n".join(
+        [found["message"]]
+        + [f"{f.get('file')}:{f.get('line')}: {f['message']}" for f in found.get("findings", [])]
+    )
+    return cast(dict[str, Any], found)
+
+
+def test_flags_wired_holds_on_the_stage_3_tree_only(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    """Stage 3 flips local-cu12-bindings: its pull request makes build-wheel.yml read it."""
+    after = example_on_tree(tmp_path / "after", after=3)
+    before = example_on_tree(tmp_path / "before")
+    for root in (after, before):
+        add_check(root, 2, "flags-wired")
+        add_check(root, 3, "flags-wired")
+    wired = flags_wired(sg, after, 3)
+    assert wired["ok"], wired["text"]
+    # On the stage 0 tree nothing reads BUILD_CU12_LOCAL: the flip would change nothing.
+    unread = flags_wired(sg, before, 3)
+    assert not unread["ok"] and "BUILD_CU12_LOCAL" in unread["text"], unread["text"]
+    # At stage 2 the stage 3 tree hard-codes a value the flag does not have yet.
+    early = flags_wired(sg, after, 2)
+    assert not early["ok"]
+    assert ".github/workflows/build-wheel.yml:30: " in early["text"], early["text"]
+    assert "BUILD_CU12_LOCAL" in early["text"]
