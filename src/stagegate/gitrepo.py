@@ -614,19 +614,21 @@ def parse_grep(out: bytes) -> list[GrepHit]:
 
 
 def start_grep(
-    folder: Path, strings: Iterable[str], pathspecs: Sequence[str]
+    folder: Path, strings: Iterable[str], pathspecs: Sequence[str], *, every_line: bool = False
 ) -> Pending[list[GrepHit]]:
     """One ``git grep`` for all ``strings`` (fixed, case-sensitive) in the files git tracks
     in the work tree, binary files skipped. The strings come on stdin (``-f -``): any
     number of them fit, and none is read as an option. None may be empty or hold a
-    line break (an empty pattern would match every line)."""
+    line break (an empty pattern would match every line). ``every_line``: report every
+    line of those files instead (for a search git cannot narrow)."""
     patterns = b"".join(s.encode("utf-8") + b"\n" for s in strings)
+    select = ["-e", ""] if every_line else ["-f", "-"]
     args = [
         "-c", "grep.column=false",
-        "grep", "-z", "-n", "-I", "-F", "--no-color", "--full-name", "-f", "-",
+        "grep", "-z", "-n", "-I", "-F", "--no-color", "--full-name", *select,
         "--", *pathspecs,
     ]  # fmt: skip
-    return Pending(args, folder, parse_grep, ok=(0, 1), stdin=patterns)
+    return Pending(args, folder, parse_grep, ok=(0, 1), stdin=None if every_line else patterns)
 
 
 def _names(out: bytes) -> list[bytes]:
