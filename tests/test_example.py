@@ -171,14 +171,11 @@ def test_audit_at_stage_7_finds_every_branch_reference_of_the_tree(
     assert ".github/BACKPORT_BRANCH" not in found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the quoted references find none of the 12 lines; needs {regex:} references (#12)",
-)
 def test_the_metapackage_name_is_written_unquoted_twelve_times(
     tmp_path: Path, sg: Callable[..., Result]
 ) -> None:
-    """As at cb56ab9f: build-wheel 1, each test workflow 5, build-docs 1."""
+    """As at cb56ab9f: build-wheel 1, each test workflow 5, build-docs 1; the pattern
+    reference finds each of them and none of the versioned names."""
     root = example_on_tree(tmp_path / "cuda-python")
     lines = subprocess.run(
         ["git", "grep", "-n", "-E", "cuda-python-wheel($|[^-])", "--", ".github", "ci"],
@@ -250,3 +247,27 @@ def test_flags_wired_holds_on_the_stage_3_tree_only(
     assert not early["ok"]
     assert ".github/workflows/build-wheel.yml:30: " in early["text"], early["text"]
     assert "BUILD_CU12_LOCAL" in early["text"]
+
+
+def test_a_release_that_takes_test_artifacts_fails_at_every_stage(
+    example: Path, tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    """cuda-python #705: a release glob fetched `-tests` artifacts. Names alone cannot
+    show it (the baseline selected them too); the release's kinds do, at stage 0."""
+    root = tmp_path / "example"
+    shutil.copytree(example, root)
+    migration = root / "migration.yaml"
+    text = migration.read_text()
+    narrowed = 'select: ["cuda-bindings*"]\n    exclude: ["*-tests", "*python315*"]'
+    assert text.count(narrowed) == 2
+    migration.write_text(
+        text.replace(narrowed, 'select: ["cuda-bindings*"]\n    exclude: ["*python315*"]')
+    )
+    result = sg("check", "--stage", "0", "--format", "json", cwd=root)
+    report = json.loads(result.out)
+    assert result.code == 1
+    failed = [r for r in report["results"] if not r["ok"]]
+    assert {r["check"] for r in failed} == {"release-continuity"}
+    text = json.dumps(failed)
+    assert "cuda-bindings-python{py}-cuda13.3.0-{platform}-{sha}-tests" in text
+    assert "tests" in text and "wheel" in text
