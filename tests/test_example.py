@@ -138,33 +138,41 @@ def test_audit_at_stage_7_finds_every_branch_reference_of_the_tree(
     for finding in report["findings"]:
         if finding["item"] == "bindings-cu12-branch":
             found.setdefault(finding["reference"], set()).add((finding["file"], finding["line"]))
-    grep = {
-        reference: {
-            (path, int(number))
-            for path, number, _ in (
-                line.split(":", 2)
-                for line in subprocess.run(
-                    ["git", "grep", "-n", "-F", "-e", reference, "--", ".github", "ci"],
-                    cwd=root,
-                    capture_output=True,
-                    text=True,
-                ).stdout.splitlines()
-            )
+
+    def grep(*args: str) -> set[tuple[str, int]]:
+        out = subprocess.run(
+            ["git", "grep", "-n", *args, "--", ".github", "ci"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        ).stdout
+        return {
+            (path, int(number)) for path, number, _ in (x.split(":", 2) for x in out.splitlines())
         }
+
+    expected = {
+        reference: grep("-F", "-e", reference)
         for reference in (
             "backport_branch",
             "BACKPORT_BRANCH",
             "LATEST_PRIOR_RUN_ID",
-            "BINDINGS_SOURCE=backport",
             "ci/versions.json",
             "12.9.x",
         )
     }
+    backport_mode = "BINDINGS_SOURCE *={1,2} *'?backport"
+    expected[f"{{regex: {backport_mode}}}"] = grep("-E", "-e", backport_mode)
+    # env-vars sets the mode; both test workflows' prior-branch step tests it.
+    assert {f for f, _ in expected[f"{{regex: {backport_mode}}}"]} == {
+        "ci/tools/env-vars",
+        ".github/workflows/test-wheel-linux.yml",
+        ".github/workflows/test-wheel-windows.yml",
+    }
     # Every line of the tree that holds a listed string is a finding, and each string
     # occurs: the branch is read in build-wheel.yml, both test workflows, backport.yml,
     # dependabot.yml, build-docs.yml's versions.json fallback and env-vars' backport mode.
-    assert all(grep.values()), grep
-    assert {ref: found.get(ref, set()) for ref in grep} == grep
+    assert all(expected.values()), expected
+    assert {ref: found.get(ref, set()) for ref in expected} == expected
     assert (".github/workflows/backport.yml", None) in found[".github/workflows/backport.yml"]
     # Listed so that nothing brings them over from the 12.9.x branch: not on main.
     assert "LATEST_MAIN_RUN_ID" not in {f["reference"] for f in report["findings"]}
