@@ -58,15 +58,23 @@ def run_checks(
     *,
     root: Path | None = None,
     evaluated_at: Migration | None = None,
+    tests: Path | None = None,
 ) -> list[Result]:
     """Run ``checks`` (default: those of ``stage``) evaluated at ``stage``.
 
     ``evaluated_at`` is the migration whose producers, consumers and releases the
     checks look at; by default the one the checks come from. ``verify-pr`` uses it
-    to run the base's checks against the head's items."""
+    to run the base's checks against the head's items, and then ``migration`` is also
+    the checks' baseline (``Context.baseline``); ``tests``: the base's test copy."""
     subject = evaluated_at or migration
     registry = kinds()
-    ctx = Context(subject, stage, root if root is not None else subject.root)
+    ctx = Context(
+        subject,
+        stage,
+        root if root is not None else subject.root,
+        baseline=migration if evaluated_at is not None else None,
+        tests=tests,
+    )
     results: list[Result] = []
     with globs.budget(work_limit(subject)):  # joins an enclosing run_all budget
         for check in checks if checks is not None else checks_at(migration, stage):
