@@ -186,14 +186,15 @@ def test_narrowing_a_release_at_stage_0_and_at_the_target_alike_is_refused(
     repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
     repo.edit(
         "migration.yaml",
-        'select: ["cuda-bindings*"]\n    exclude: ["*-tests"]\n    expect: [bindings-cu13]',
-        'select: ["cuda-bindings-python312*"]\n    exclude: ["*-tests"]\n'
+        'select: ["cuda-bindings*"]\n    exclude: ["*-tests", "*python315*"]\n    kinds: [wheel]\n'
         "    expect: [bindings-cu13]",
+        'select: ["cuda-bindings-python312*"]\n    exclude: ["*-tests", "*python315*"]\n'
+        "    kinds: [wheel]\n    expect: [bindings-cu13]",
     )
     repo.edit(
         "migration.yaml",
-        'select: ["cuda-bindings-python*-cuda13.4.1-*"]',
-        'select: ["cuda-bindings-python312-cuda13.4.1-*"]',
+        'select: ["cuda-bindings-python*-cuda13.3.0-*"]',
+        'select: ["cuda-bindings-python312-cuda13.3.0-*"]',
     )
     repo.commit("Flip to stage 1, and ship only Python 3.12 from now on and at stage 0")
     head_check = sg("check", "--stage", "1", cwd=repo.root)
@@ -201,7 +202,7 @@ def test_narrowing_a_release_at_stage_0_and_at_the_target_alike_is_refused(
     result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
     assert result.code == 1, result.output
     assert "FAIL  release-continuity tag=v13.4.2" in result.out
-    assert "no longer selects 15 rows of cuda-bindings-python{py}-cuda13.4.1-{platform}-{sha}" in (
+    assert "no longer selects 15 rows of cuda-bindings-python{py}-cuda13.3.0-{platform}-{sha}" in (
         result.out
     )
     assert "verify-pr: refused (rule checks-pass" in result.out

@@ -1169,6 +1169,10 @@ class _Builder:
                     from_=self._producer_refs((*ipath, "from"), item["from"])
                     if "from" in item
                     else None,
+                    exclude=tuple(
+                        self._template((*ipath, "exclude", j), t, kind="plain")
+                        for j, t in enumerate(item.get("exclude", ()))
+                    ),
                     loc=self.doc.loc(ipath),
                     axes=tuple(own.values()),
                 )
