@@ -383,3 +383,28 @@ def test_a_program_of_the_head_cannot_stand_in_for_one_on_a_relative_path(
     result = sg("verify-pr", "--base", base, cwd=repo.root)
     assert result.code == 1, result.output
     assert "FAIL  command: 1 problem" in result.out
+
+
+def test_flags_wired_reads_the_base_references(tmp_path: Path, sg: Sg) -> None:
+    """Dropping a flag's references in the pull request does not make its flip wired."""
+    repo = init(tmp_path / "repo")
+    write_small(repo.root)
+    repo.edit(
+        "migration.yaml",
+        "    summary: Build the extra wheels.\n",
+        "    summary: Build the extra wheels.\n    references: [BUILD_EXTRA]\n",
+    )
+    repo.edit("stages/02-extra.yaml", "acceptance:\n", "acceptance:\n  - check: flags-wired\n")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    base = repo.commit("At stage 1; stage 2 flips extra, which CI reads as BUILD_EXTRA")
+    repo.edit("migration.yaml", "stage: 1\n", "stage: 2\n")
+    repo.commit("Flip to stage 2, with nothing reading BUILD_EXTRA")
+    honest = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert honest.code == 1, honest.output
+    assert "FAIL  flags-wired" in honest.out
+    repo.edit("migration.yaml", "    references: [BUILD_EXTRA]\n", "")
+    repo.commit("... and no references to look for")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "FAIL  flags-wired" in result.out
+    assert "BUILD_EXTRA" in result.out
