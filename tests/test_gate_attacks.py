@@ -107,6 +107,13 @@ def _link_to_passing_tests(repo: Repo) -> None:
     _link_stage_folder(repo, "../ok_tests")
 
 
+def _stage_folder_as_a_file(repo: Repo) -> None:
+    import shutil
+
+    shutil.rmtree(repo.root / STAGE1)
+    repo.write(STAGE1, PASSING_TEST)
+
+
 def _link_stages_dir(repo: Repo) -> None:
     import shutil
 
@@ -133,6 +140,11 @@ ATTACKS: dict[str, Callable[[Repo], None]] = {
     "the stage folder linked to the root": _link_to_the_root,
     "the stage folder linked to passing tests": _link_to_passing_tests,
     "the stages folder linked elsewhere": _link_stages_dir,
+    "the stage folder deleted": lambda r: r.git("rm", "-rq", STAGE1) and None,
+    "the stage folder replaced by a file": _stage_folder_as_a_file,
+    "a pytest.ini with a plugin at the root": lambda r: (
+        r.write("pytest.ini", "[pytest]\naddopts = -p no:stagegate --co\n") and None
+    ),
 }
 
 
@@ -261,6 +273,7 @@ RETIRED_ATTACKS: dict[str, Callable[[Repo], None]] = {
     "binary": _attributes("ci/release.yml binary\n"),
     "* -text": _attributes("* -text\n"),
     "diff=nothing": _attributes("*.yml diff=nothing\n"),
+    "a folder's own attributes": lambda r: r.write("ci/.gitattributes", "* binary\n") and None,
     "the stages moved": _move_stages_into_ci,
 }
 
