@@ -421,3 +421,31 @@ def test_flags_wired_reads_the_base_references(tmp_path: Path, sg: Sg) -> None:
     assert result.code == 1, result.output
     assert "FAIL  flags-wired" in result.out
     assert "BUILD_EXTRA" in result.out
+
+
+def test_a_migration_in_a_subfolder_runs_its_base_stage_tests(tmp_path: Path, sg: Sg) -> None:
+    """The copy keeps the repository's layout: the top's conftest.py still applies."""
+    repo = init(tmp_path / "repo")
+    write_small(repo.root / "ci")
+    repo.edit("ci/stages/01-narrow.yaml", "acceptance:\n", "acceptance:\n  - check: pytest\n")
+    repo.write("conftest.py", "import pytest\n\n\n@pytest.fixture\ndef answer():\n    return 42\n")
+    repo.write(
+        "ci/stages/01-narrow/test_one.py",
+        "from pathlib import Path\n\n\ndef test_one(answer, stagegate):\n"
+        "    assert answer == 42 and stagegate.stage == 1\n"
+        "    assert Path('ready.txt').read_text() == 'yes\\n'\n",
+    )
+    base = repo.commit("A migration under ci/ whose stage 1 test reads ci/ready.txt")
+    repo.edit("ci/migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.write("ci/ready.txt", "yes\n")
+    repo.commit("Flip to stage 1, ready")
+    honest = sg("-f", "ci/migration.yaml", "verify-pr", "--base", base, cwd=repo.root)
+    assert honest.code == 0, honest.output
+    assert "ok    pytest: pytest stages/01-narrow: 1 passed" in honest.out
+    repo.write("ci/ready.txt", "no\n")
+    repo.write("ci/pytest.py", FAKE_PYTEST)
+    repo.write("pytest.py", FAKE_PYTEST)
+    repo.commit("Not ready, and pytest.py beside it")
+    result = sg("-f", "ci/migration.yaml", "verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "pytest stages/01-narrow failed (1 failed" in result.out
