@@ -30,10 +30,17 @@ of 100 copies of a small one about 330,000 (bench/run.py)."""
 
 def work_limit(migration: Migration, stages: int = 1) -> int:
     """The work budget of checking ``stages`` stages of ``migration``: base plus a share per row."""
-    axes = migration.axes
-    rows = sum(row_count(t.parts, axes) for p in migration.producers.values() for t in p.artifacts)
+    from .resolve import item_axes
+
+    rows = sum(
+        row_count(t.parts, item_axes(migration, p))
+        for p in migration.producers.values()
+        for t in p.artifacts
+    )
     rows += sum(
-        row_count(i.select.parts, axes) for c in migration.consumers.values() for i in c.inputs
+        row_count(i.select.parts, item_axes(migration, i))
+        for c in migration.consumers.values()
+        for i in c.inputs
     )
     return min(MAX_WORK_CEILING, globs.MAX_WORK + WORK_PER_ROW * rows * stages)
 

@@ -8,7 +8,9 @@ value no longer changes from S to the last stage, so the conditionals that read 
 
 The search is one ``git grep`` for every string at once (``gitrepo.start_grep``);
 ``compute`` then attributes each matching line to every string it contains, so the
-findings are exactly what ``git grep -F`` reports. Paths are matched by git too
+findings are exactly what ``git grep -F`` reports. A ``{regex: ...}`` reference is
+searched in the same ``git grep`` by the fixed texts its every match holds
+(``references.literals``) and confirmed by ``re`` on those lines only. Paths are matched by git too
 (``git ls-files`` with glob pathspecs, see ``glob_pathspecs``), so ``audit.ignore``
 and ``legacy.paths`` mean the same thing everywhere. Reported paths are relative to
 the top of the work tree.
@@ -24,7 +26,8 @@ from typing import Any, Literal
 
 from . import gitrepo
 from .errors import Loc, Problem
-from .model import Flag, Item, Migration
+from .model import Flag, Item, Migration, Ref, Reference
+from .references import compiled, fixed_texts, label, literals
 from .resolve import flag_table, retired_at
 
 Kind = Literal["reference", "path"]
@@ -63,7 +66,7 @@ class Leftover:
     item: Item
     retired_at: int
     kind: Kind
-    reference: str  # the references string, or the legacy.paths entry that matched
+    reference: str  # the references string (a regex as {regex: ...}), or the legacy.paths entry
     place: Place
     blame: gitrepo.BlameLine | None = None
 
@@ -154,7 +157,7 @@ def stale_flags(migration: Migration, stage: int) -> list[tuple[Flag, bool, int]
     return out
 
 
-def flag_references(flag: Flag) -> tuple[str, ...]:
+def flag_references(flag: Flag) -> tuple[Ref, ...]:
     """Where CI reads ``flag``: its ``references`` and its ``env``, each once."""
     return tuple(dict.fromkeys((*flag.references, *((flag.env,) if flag.env else ()))))
 
@@ -188,7 +191,7 @@ def _bad_path(text: str) -> str | None:
     return None
 
 
-def _bad_references(loc: Loc, owner: str, texts: Iterable[str]) -> list[Problem]:
+def _bad_references(loc: Loc, owner: str, texts: Iterable[Ref]) -> list[Problem]:
     return [
         Problem(
             loc,
@@ -196,7 +199,7 @@ def _bad_references(loc: Loc, owner: str, texts: Iterable[str]) -> list[Problem]
             "line at a time, so split it into one string per line.",
         )
         for text in texts
-        if _breaks_lines(text)
+        if isinstance(text, str) and _breaks_lines(text)
     ]
 
 
@@ -238,11 +241,18 @@ def display(raw: bytes) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
-def attribute(hits: Iterable[gitrepo.GrepHit], strings: Iterable[str]) -> dict[str, list[Place]]:
-    """Each string -> the lines containing it. A line holding two strings counts for both;
-    a line holding one string twice counts once (git grep reports lines)."""
-    wanted = [(s, s.encode("utf-8")) for s in dict.fromkeys(strings)]
-    found: dict[str, list[Place]] = {s: [] for s, _ in wanted}
+def attribute(hits: Iterable[gitrepo.GrepHit], strings: Iterable[Ref]) -> dict[Ref, list[Place]]:
+    """Each reference -> the lines containing it (a regex: the lines it matches somewhere
+    in). A line holding two references counts for both; a line holding one twice counts
+    once (git grep reports lines)."""
+    refs = list(dict.fromkeys(strings))
+    wanted = [(s, s.encode("utf-8")) for s in refs if isinstance(s, str)]
+    patterns = [
+        (r, compiled(r.regex), [t.encode("utf-8") for t in literals(r.regex) or ()])
+        for r in refs
+        if isinstance(r, Reference)
+    ]
+    found: dict[Ref, list[Place]] = {s: [] for s in refs}
     for hit in hits:
         body = hit.text.removesuffix(b"\r")
         file = display(hit.path)
@@ -255,6 +265,18 @@ def attribute(hits: Iterable[gitrepo.GrepHit], strings: Iterable[str]) -> dict[s
                 text = display(body)
             col = len(display(body[:at])) + 1
             found[string].append(Place(file, hit.path, hit.line, col, text))
+        for ref, expression, needles in patterns:
+            if needles and not any(n in body for n in needles):
+                continue  # git found this line for another text; the regex cannot match here
+            decoded = body.decode("utf-8", "surrogateescape")
+            match = expression.search(decoded)
+            if match is None:
+                continue
+            if text is None:
+                text = display(body)
+            start = len(decoded[: match.start()].encode("utf-8", "surrogateescape"))
+            col = len(display(body[:start])) + 1
+            found[ref].append(Place(file, hit.path, hit.line, col, text))
     return found
 
 
@@ -273,7 +295,7 @@ def compute(
 
     def leftovers(item: Item, when: int) -> tuple[Leftover, ...]:
         out = [
-            Leftover(item, when, "reference", string, place)
+            Leftover(item, when, "reference", label(string), place)
             for string in dict.fromkeys(item.legacy.references)
             for place in found[string]
         ]
@@ -293,7 +315,7 @@ def compute(
             since,
             tuple(
                 sorted(
-                    ((s, p) for s in flag_references(flag) for p in found[s]),
+                    ((label(s), p) for s in flag_references(flag) for p in found[s]),
                     key=lambda sp: (sp[1].file, sp[1].line or 0),
                 )
             ),
@@ -338,8 +360,8 @@ def exclusions(migration: Migration) -> list[str]:
     return own + [p for g in migration.audit_ignore for p in glob_pathspecs(g, exclude=True)]
 
 
-def searched(migration: Migration, stage: int) -> list[str]:
-    """Every string the audit at ``stage`` looks for: the references of every item some
+def searched(migration: Migration, stage: int) -> list[Ref]:
+    """Every reference the audit at ``stage`` looks for: the references of every item some
     stage retires (findings and burndown) and of every stale flag."""
     strings = [s for item, _ in retirements(migration) for s in item.legacy.references]
     strings += [s for flag, _, _ in stale_flags(migration, stage) for s in flag_references(flag)]
@@ -369,8 +391,11 @@ def search(
     started: list[gitrepo.Pending[Any]] = []
     try:
         grep = None
-        if strings:  # first: it is the long one, and it may use every core
-            grep = gitrepo.start_grep(folder, strings, [*skip, gitrepo.WHOLE_TREE])
+        texts, every_line = fixed_texts(strings)
+        if texts or every_line:  # first: it is the long one, and it may use every core
+            grep = gitrepo.start_grep(
+                folder, texts, [*skip, gitrepo.WHOLE_TREE], every_line=every_line
+            )
             started.append(grep)
         where = gitrepo.start_worktree(folder)
         started.append(where)
@@ -414,11 +439,14 @@ def with_blame(report: Report, tree: gitrepo.Worktree) -> Report:
 
 
 def start_reference_search(
-    migration: Migration, folder: Path, references: Sequence[str]
+    migration: Migration, folder: Path, references: Sequence[Ref]
 ) -> gitrepo.Pending[list[gitrepo.GrepHit]] | None:
     """The audit's search for ``references`` alone: one ``git grep`` over the files git
     tracks, outside the migration's own files and ``audit.ignore``; None when there is
     nothing to search for. ``attribute`` turns its hits into places (flags-wired)."""
-    if not references:
+    texts, every_line = fixed_texts(references)
+    if not texts and not every_line:
         return None
-    return gitrepo.start_grep(folder, references, [*exclusions(migration), gitrepo.WHOLE_TREE])
+    return gitrepo.start_grep(
+        folder, texts, [*exclusions(migration), gitrepo.WHOLE_TREE], every_line=every_line
+    )

@@ -279,8 +279,9 @@ def matrix_axes(migration: Migration, producer: Producer) -> list[str]:
 def _axis_values(migration: Migration, producer: Producer, axis: str) -> tuple[str, ...]:
     """The values of a finite axis for ``producer``: its own where it narrows the axis
     (``axes: {py: [...]}`` on the producer), else the migration's."""
-    own = {a.name: a for a in getattr(producer, "axes", ())}
-    return (own.get(axis) or migration.axes[axis]).values or ()
+    from .resolve import item_axes
+
+    return item_axes(migration, producer)[axis].values or ()
 
 
 def matrix(migration: Migration, producer: str, stage: int) -> dict[str, list[dict[str, str]]]:

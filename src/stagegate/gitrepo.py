@@ -614,23 +614,25 @@ def parse_grep(out: bytes) -> list[GrepHit]:
 
 
 def start_grep(
-    folder: Path, strings: Iterable[str], pathspecs: Sequence[str]
+    folder: Path, strings: Iterable[str], pathspecs: Sequence[str], *, every_line: bool = False
 ) -> Pending[list[GrepHit]]:
     """One ``git grep`` for all ``strings`` (fixed, case-sensitive) in the files git tracks
     in the work tree. The strings come on stdin (``-f -``): any number of them fit, and
     none is read as an option. None may be empty or hold a line break (an empty pattern
-    would match every line).
+    would match every line). ``every_line``: report every line of those files instead
+    (for a search git cannot narrow).
 
     Every file is searched as text (``--text``), whatever ``.gitattributes`` says: a
     ``*.yml -diff`` or ``binary`` attribute must not hide a file from the audit. Files
     that really are binary are left out afterwards by their content (``text_hits``)."""
     patterns = b"".join(s.encode("utf-8") + b"\n" for s in strings)
+    select = ["-e", ""] if every_line else ["-f", "-"]
     args = [
         "-c", "grep.column=false",
         "grep", "-z", "-n", "--text", "--no-textconv", "-F", "--no-color", "--full-name",
-        "-f", "-", "--", *pathspecs,
+        *select, "--", *pathspecs,
     ]  # fmt: skip
-    return Pending(args, folder, parse_grep, ok=(0, 1), stdin=patterns)
+    return Pending(args, folder, parse_grep, ok=(0, 1), stdin=None if every_line else patterns)
 
 
 BINARY_PROBE = 8000

@@ -26,11 +26,14 @@ from .model import (
     Legacy,
     Migration,
     Producer,
+    Ref,
+    Reference,
     Release,
+    ReleaseChange,
     Stage,
     Template,
 )
-from .records import record
+from .records import record, replace
 from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, TemplateError, row_count, split
 from .yamlsrc import MAX_BYTES, Document, decode, json_path, parse
 from .yamlsrc import Path as DocPath
@@ -751,7 +754,7 @@ class _Builder:
                 id=name,
                 summary=spec.get("summary", ""),
                 default=spec.get("default", False),
-                references=tuple(spec.get("references", ())),
+                references=self._references(("flags", name, "references"), spec),
                 loc=self.doc.key_loc(("flags", name)),
                 env=spec.get("env"),
             )
@@ -816,6 +819,7 @@ class _Builder:
             from .audit import problems as audit_problems
 
             self._check_args(migration)
+            self._meaning_of_releases(migration)
             self.problems += audit_problems(migration)
             from .ciflags import problems as ci_problems
 
@@ -850,8 +854,58 @@ class _Builder:
                 )
         return tree, text
 
-    def _template(self, path: DocPath, text: str, *, kind: str) -> Template:
-        """Parse a template or glob; ``kind`` is artifact, select or plain (no placeholders)."""
+    def _references(self, path: DocPath, spec: dict[str, Any]) -> tuple[Ref, ...]:
+        """Fixed strings as they are; ``{regex: ...}`` checked here, with its column."""
+        out: list[Ref] = []
+        for i, entry in enumerate(spec.get("references", ())):
+            if isinstance(entry, str):
+                out.append(entry)
+                continue
+            out.append(Reference(regex=entry["regex"]))
+            if self.trusted:
+                continue
+            from .references import regex_problem
+
+            problem = regex_problem(entry["regex"])
+            if problem is not None:
+                message, column = problem
+                at = (*path, i, "regex")
+                self.problem(self.doc, at, message, self.doc.text_loc(at, column))
+        return tuple(out)
+
+    def _axes_of(self, path: DocPath, spec: dict[str, Any]) -> dict[str, Axis]:
+        """An item's own finite axis values (``axes: {py: [...]}``), over declared finite axes."""
+        own: dict[str, Axis] = {}
+        for name, values in spec.get("axes", {}).items():
+            declared = self.axes.get(name)
+            if declared is None:
+                hint = _suggest(name, self.axes)
+                self.problem(
+                    self.doc,
+                    (*path, "axes", name),
+                    f"unknown axis {name!r}: an item's axes narrow or replace the values of "
+                    f"a finite axis declared under axes:{hint}",
+                    self.doc.key_loc((*path, "axes", name)),
+                )
+                continue
+            if declared.is_open:
+                self.problem(
+                    self.doc,
+                    (*path, "axes", name),
+                    f"axis {name!r} is open (a pattern); only a finite axis can be given values "
+                    "per item. Remove it here, or make the axis finite.",
+                    self.doc.key_loc((*path, "axes", name)),
+                )
+                continue
+            own[name] = Axis(name, values=tuple(values))
+        return own
+
+    def _template(
+        self, path: DocPath, text: str, *, kind: str, axes: dict[str, Axis] | None = None
+    ) -> Template:
+        """Parse a template or glob; ``kind`` is artifact, select or plain (no placeholders).
+
+        ``axes``: the item's own values of some finite axes, for counting its rows."""
         loc = self.doc.loc(path)
         try:
             parts = split(text) if kind != "plain" else (text,)
@@ -890,7 +944,7 @@ class _Builder:
                 "write the value itself (e.g. cuda13.4.1).",
             )
         if all(not isinstance(p, Placeholder) or p.axis in self.axes for p in parts):
-            rows = row_count(parts, self.axes)
+            rows = row_count(parts, {**self.axes, **(axes or {})})
             if rows > MAX_ROWS:
                 self.problem(
                     self.doc,
@@ -910,28 +964,38 @@ class _Builder:
                 )
         return Template(text=text, parts=parts, loc=loc)
 
-    def _legacy(self, spec: dict[str, Any]) -> Legacy:
+    def _legacy(self, path: DocPath, spec: dict[str, Any]) -> Legacy:
         legacy = spec.get("legacy", {})
         return Legacy(
-            references=tuple(legacy.get("references", ())), paths=tuple(legacy.get("paths", ()))
+            references=self._references((*path, "legacy", "references"), legacy),
+            paths=tuple(legacy.get("paths", ())),
         )
 
     def _producer(self, pid: str, spec: dict[str, Any]) -> Producer:
         path: DocPath = ("producers", pid)
         when, text = self._when(path, spec)
-        artifacts = tuple(
-            self._template((*path, "artifacts", i), t, kind="artifact")
-            for i, t in enumerate(spec["artifacts"])
-        )
+        own = self._axes_of(path, spec)
+        artifacts = []
+        for i, entry in enumerate(spec["artifacts"]):
+            if isinstance(entry, str):
+                artifacts.append(
+                    self._template((*path, "artifacts", i), entry, kind="artifact", axes=own)
+                )
+            else:
+                template = self._template(
+                    (*path, "artifacts", i, "name"), entry["name"], kind="artifact", axes=own
+                )
+                artifacts.append(replace(template, kind=entry.get("kind", "artifact")))
         return Producer(
             id=pid,
             summary=spec.get("summary", ""),
             when=when,
             when_text=text,
-            artifacts=artifacts,
+            artifacts=tuple(artifacts),
+            axes=tuple(own.values()),
             paths=tuple(spec.get("paths", ())),
             run=spec.get("run", "this"),
-            legacy=self._legacy(spec),
+            legacy=self._legacy(path, spec),
             loc=self.doc.key_loc(path),
         )
 
@@ -949,17 +1013,21 @@ class _Builder:
     def _consumer(self, cid: str, spec: dict[str, Any]) -> Consumer:
         path: DocPath = ("consumers", cid)
         when, text = self._when(path, spec)
+        own = self._axes_of(path, spec)
         inputs = []
         for i, item in enumerate(spec["inputs"]):
             ipath = (*path, "inputs", i)
             inputs.append(
                 Input(
-                    select=self._template((*ipath, "select"), item["select"], kind="select"),
+                    select=self._template(
+                        (*ipath, "select"), item["select"], kind="select", axes=own
+                    ),
                     required=item.get("required", True),
                     from_=self._producer_refs((*ipath, "from"), item["from"])
                     if "from" in item
                     else None,
                     loc=self.doc.loc(ipath),
+                    axes=tuple(own.values()),
                 )
             )
         return Consumer(
@@ -968,7 +1036,8 @@ class _Builder:
             when=when,
             when_text=text,
             inputs=tuple(inputs),
-            legacy=self._legacy(spec),
+            axes=tuple(own.values()),
+            legacy=self._legacy(path, spec),
             loc=self.doc.key_loc(path),
         )
 
@@ -994,8 +1063,10 @@ class _Builder:
             if "expect" in spec
             else None,
             tooling=spec.get("tooling", "tag"),
+            kinds=tuple(spec["kinds"]) if "kinds" in spec else None,
+            kinds_loc=self.doc.loc((*path, "kinds")) if "kinds" in spec else None,
             run=spec.get("run", "this"),
-            legacy=self._legacy(spec),
+            legacy=self._legacy(path, spec),
             loc=self.doc.key_loc(path),
         )
 
@@ -1046,9 +1117,81 @@ class _Builder:
             set_locs=locs,
             reversible=data.get("reversible", True),
             acceptance=acceptance,
+            release_changes=self._release_changes(doc),
             file=shown,
             loc=doc.loc(()),
         )
+
+    def _change_globs(
+        self, doc: Document, path: DocPath, spec: dict[str, Any], key: str
+    ) -> tuple[Template, ...]:
+        found = []
+        for j, text in enumerate(spec.get(key, ())):
+            at = (*path, key, j)
+            found.append(Template(text=text, parts=(text,), loc=doc.loc(at)))
+            if re.search(r"\{[A-Za-z_][A-Za-z0-9_-]*\}", text):
+                self.problem(
+                    doc,
+                    at,
+                    "release_changes globs are applied as written, like a release's select, "
+                    "without {axis} placeholders; write the value itself.",
+                )
+            elif not self.trusted:
+                from . import globs as engine
+
+                try:
+                    engine.check_glob(text)
+                except engine.PatternError as exc:
+                    self.problem(doc, at, f"glob: {exc.message}", doc.text_loc(at, exc.column))
+        return tuple(found)
+
+    def _release_changes(self, doc: Document) -> tuple[ReleaseChange, ...]:
+        out = []
+        for i, spec in enumerate(doc.data.get("release_changes", ())):
+            path: DocPath = ("release_changes", i)
+            change = ReleaseChange(
+                tag=spec["tag"],
+                add=self._change_globs(doc, path, spec, "add"),
+                drop=self._change_globs(doc, path, spec, "drop"),
+                loc=doc.loc(path),
+            )
+            if not change.add and not change.drop:
+                self.problem(
+                    doc,
+                    path,
+                    f"release_changes for {change.tag} lists no `add` and no `drop` glob; "
+                    "say what the stage adds to or drops from the release, or remove the entry.",
+                )
+            out.append(change)
+        return tuple(out)
+
+    def _meaning_of_releases(self, migration: Migration) -> None:
+        """Tags of ``release_changes`` that no release claims; ``kinds`` no template has."""
+        from .match import tag_claimed
+
+        releases = list(migration.releases.values())
+        for stage, stage_file in zip(migration.stages, self.stage_docs, strict=True):
+            for i, change in enumerate(stage.release_changes):
+                if not any(tag_claimed(r, change.tag) for r in releases):
+                    tags = [t for r in releases for t in r.tags]
+                    hint = _suggest(change.tag, tags)
+                    self.problem(
+                        stage_file.doc,
+                        ("release_changes", i, "tag"),
+                        f"unknown tag {change.tag!r}: no release's `tags` claims it{hint or ''}; "
+                        "name a tag of the release whose selection this stage changes.",
+                    )
+        kinds = {t.kind for p in migration.producers.values() for t in p.artifacts}
+        for release in releases:
+            for i, kind in enumerate(release.kinds or ()):
+                if kind not in kinds:
+                    hint = _suggest(kind, kinds) or f"; kinds in use: {', '.join(sorted(kinds))}"
+                    self.problem(
+                        self.doc,
+                        ("releases", release.id, "kinds", i),
+                        f"no artifact template has kind {kind!r}: write a template as "
+                        f"{{name: TEMPLATE, kind: {kind}}} to give it that kind{hint}",
+                    )
 
     def _check_args(self, migration: Migration, *, only_uncached: bool = False) -> None:
         from .checks import kinds

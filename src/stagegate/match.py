@@ -23,7 +23,7 @@ from .globs import (
     matches,
 )
 from .model import Input, Migration, Release
-from .resolve import Plan, Row, glob_pieces
+from .resolve import Plan, Row, glob_pieces, item_axes
 from .templates import Assignment, assignments
 
 
@@ -41,8 +41,9 @@ class Selector:
 def input_selectors(migration: Migration, item: Input) -> tuple[Selector, ...]:
     """One selector per row of the input's finite axes (one if it has none)."""
     out = []
-    for assignment in assignments(item.select.parts, migration.axes):
-        pieces = glob_pieces(item.select.parts, dict(assignment), migration.axes)
+    axes = item_axes(migration, item)
+    for assignment in assignments(item.select.parts, axes):
+        pieces = glob_pieces(item.select.parts, dict(assignment), axes)
         out.append(
             Selector(
                 assignment,

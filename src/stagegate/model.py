@@ -20,8 +20,24 @@ def _frozen(mapping: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
 
 
 @record(kw_only=True)
+class Reference:
+    """A ``{regex: PATTERN}`` reference: a line is a finding when the expression matches in it.
+
+    Fixed-string references stay plain ``str``; code that reads references takes both."""
+
+    regex: str
+
+    def __str__(self) -> str:
+        return f"regex {self.regex}"
+
+
+Ref = str | Reference
+"""One entry of ``legacy.references`` or a flag's ``references``."""
+
+
+@record(kw_only=True)
 class Legacy:
-    references: tuple[str, ...] = ()
+    references: tuple[Ref, ...] = ()
     paths: tuple[str, ...] = ()
 
 
@@ -30,7 +46,7 @@ class Flag:
     id: str
     summary: str = ""
     default: bool = False
-    references: tuple[str, ...] = ()
+    references: tuple[Ref, ...] = ()
     loc: Loc
     env: str | None = None  # the environment variable CI reads; audited as a reference
 
@@ -40,6 +56,7 @@ class Template:
     text: str
     parts: tuple[Part, ...]
     loc: Loc
+    kind: str = "artifact"  # an artifact template's kind ({name: ..., kind: wheel}); else unused
 
 
 @record(kw_only=True)
@@ -54,6 +71,8 @@ class Producer:
     legacy: Legacy = field(default_factory=Legacy)
     loc: Loc
     kind: ItemKind = "producer"
+    axes: tuple[Axis, ...] = ()
+    """Finite axes this producer narrows or replaces for its own templates (``axes: {py: [...]}``)."""
 
 
 @record(kw_only=True)
@@ -62,6 +81,7 @@ class Input:
     required: bool = True
     from_: tuple[str, ...] | None = None
     loc: Loc
+    axes: tuple[Axis, ...] = ()  # its consumer's own axes
 
 
 @record(kw_only=True)
@@ -74,6 +94,8 @@ class Consumer:
     legacy: Legacy = field(default_factory=Legacy)
     loc: Loc
     kind: ItemKind = "consumer"
+    axes: tuple[Axis, ...] = ()
+    """Finite axes this consumer's selects are evaluated over instead of the migration's."""
 
 
 @record(kw_only=True)
@@ -86,7 +108,9 @@ class Release:
     select: tuple[Template, ...]
     exclude: tuple[Template, ...] = ()
     expect: tuple[str, ...] | None = None
-    tooling: Literal["tag", "control"] = "tag"
+    tooling: Literal["tag", "control", "both"] = "tag"
+    kinds: tuple[str, ...] | None = None  # the artifact kinds it may select; None: any
+    kinds_loc: Loc | None = None
     run: str = "this"
     legacy: Legacy = field(default_factory=Legacy)
     loc: Loc
@@ -111,6 +135,16 @@ class Check:
 
 
 @record(kw_only=True)
+class ReleaseChange:
+    """A planned change of what the release claiming ``tag`` selects, made by one stage."""
+
+    tag: str
+    add: tuple[Template, ...] = ()  # plain globs: names the stage adds to the selection
+    drop: tuple[Template, ...] = ()  # plain globs: names it removes from it
+    loc: Loc
+
+
+@record(kw_only=True)
 class Stage:
     number: int
     slug: str
@@ -120,6 +154,7 @@ class Stage:
     set_locs: Mapping[str, Loc] = field(default_factory=_frozen)
     reversible: bool = True
     acceptance: tuple[Check, ...] = ()
+    release_changes: tuple[ReleaseChange, ...] = ()
     file: str
     loc: Loc
 

@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .expr import Expr
-from .model import Consumer, Item, Migration, Producer, Release, Template
+from .model import Consumer, Input, Item, Migration, Producer, Release, ReleaseChange, Template
 from .records import record
 from .templates import Assignment, Axis, Part, Placeholder, assignments, format_assignment, render
 
@@ -118,11 +118,20 @@ def glob_pieces(
     return _pieces(parts, assignment, axes, glob=True)
 
 
+def item_axes(migration: Migration, item: Producer | Consumer | Input) -> Mapping[str, Axis]:
+    """The axes an item's templates or selects expand over: the migration's, with the
+    finite ones the item narrows or replaces (``axes: {py: [...]}``) taken from the item."""
+    if not item.axes:
+        return migration.axes
+    return {**migration.axes, **{axis.name: axis for axis in item.axes}}
+
+
 @lru_cache(maxsize=4096)
 def _rows(migration: Migration, producer: Producer) -> tuple[Row, ...]:
     rows = []
+    axes = item_axes(migration, producer)
     for template in producer.artifacts:
-        for assignment in assignments(template.parts, migration.axes):
+        for assignment in assignments(template.parts, axes):
             values = dict(assignment)
             rows.append(
                 Row(
@@ -130,7 +139,7 @@ def _rows(migration: Migration, producer: Producer) -> tuple[Row, ...]:
                     template=template,
                     assignment=assignment,
                     name=render(template.parts, values),
-                    pieces=name_pieces(template.parts, values, migration.axes),
+                    pieces=name_pieces(template.parts, values, axes),
                 )
             )
     return tuple(rows)
@@ -186,10 +195,52 @@ class Change:
     off: tuple[Item, ...]
     names_added: tuple[str, ...]
     names_removed: tuple[str, ...]
+    release_changes: tuple[PlannedChange, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.flags or self.on or self.off)
+        return not (self.flags or self.on or self.off or self.release_changes)
+
+
+@record
+class PlannedChange:
+    """A stage's declared ``release_changes`` entry, as a move across it shows it.
+
+    ``undone``: the move goes back across the stage (a rollback), so its adds leave the
+    release's selection and its drops return."""
+
+    stage: int
+    change: ReleaseChange
+    releases: tuple[str, ...]  # the active releases claiming its tag at that stage
+    undone: bool = False
+
+    def describe(self) -> str:
+        claimed = ", ".join(self.releases) or "no active release"
+        parts = [f"+ {g.text}" for g in self.change.add] + [f"- {g.text}" for g in self.change.drop]
+        if self.undone:
+            parts = [("- " if p.startswith("+") else "+ ") + p[2:] for p in parts]
+        verb = "undoes" if self.undone else "changes"
+        return (
+            f"stage {self.stage} {verb} release {claimed} ({self.change.tag}): {', '.join(parts)}"
+        )
+
+
+def planned_changes(migration: Migration, a: int, b: int) -> tuple[PlannedChange, ...]:
+    """The release_changes a move from stage ``a`` to ``b`` crosses, in the order crossed."""
+    from .match import tag_claimed
+
+    forward = b >= a
+    crossed = range(a + 1, b + 1) if forward else range(a, b, -1)
+    out = []
+    for number in crossed:
+        definition = migration.stage_def(number)
+        if definition is None:
+            continue
+        plan = resolve(migration, number)
+        for change in definition.release_changes:
+            claiming = tuple(r.id for r in plan.releases if tag_claimed(r, change.tag))
+            out.append(PlannedChange(number, change, claiming, undone=not forward))
+    return tuple(out)
 
 
 def _templates(plan: Plan) -> set[str]:
@@ -217,4 +268,5 @@ def diff(migration: Migration, a: int, b: int) -> Change:
         off=off,
         names_added=tuple(sorted(t_after - t_before)),
         names_removed=tuple(sorted(t_before - t_after)),
+        release_changes=planned_changes(migration, a, b),
     )

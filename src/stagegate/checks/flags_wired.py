@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, Loc
-from ..model import Check, Flag, Migration
+from ..model import Check, Flag, Migration, Ref
 from ..resolve import changed_flags, flag_table
 from ..words import counted
 from ._base import Context, Finding, Result, result
@@ -139,6 +139,10 @@ def _settled(migration: Migration, flag: str, stage: int) -> bool:
 def run(ctx: Context, check: Check) -> list[Result]:
     from .. import gitrepo
     from ..audit import attribute, flag_references, start_reference_search
+    from ..references import label
+
+    def shown(ref: Ref) -> str:
+        return repr(ref) if isinstance(ref, str) else label(ref)
 
     migration, stage = ctx.reference, ctx.stage  # verify-pr: the base's flags and references
     values = flag_table(migration)[stage]
@@ -189,7 +193,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             what = "env" if reference == flag.env else "reference"
             findings.append(
                 Finding(
-                    f"{turns}, but its {what} {reference!r} is in no file git tracks (outside "
+                    f"{turns}, but its {what} {shown(reference)} is in no file git tracks (outside "
                     "the migration's own files and audit.ignore): nothing reads the flag, so "
                     f"the flip changes nothing; read it in CI, or drop it from the flag "
                     f"({flag.loc}).",

@@ -8,11 +8,12 @@ exactly by the glob engine.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ..errors import Problem
 from ..match import RowIndex, index, plain_selector, release_selection, selected, tag_claimed
-from ..model import Check, Migration, Release
+from ..model import Check, Migration, Release, ReleaseChange, Template
 from ..resolve import Plan, Row
 from ..words import counted
 from ._base import Context, Finding, Result, result, where
@@ -20,7 +21,9 @@ from ._base import Context, Finding, Result, result, where
 KIND = "release-continuity"
 SUMMARY = (
     "The release claiming `tag` selects exactly the artifact names the release claiming it "
-    "at stage `since` selected (and, with tooling: control, from runs of every stage between)."
+    "at stage `since` selected, changed only by the stages' release_changes (and, with "
+    "tooling: control or both, from runs of every stage between); with `kinds`, only "
+    "artifacts of those kinds."
 )
 ARGS = {
     "tag": {"type": "string", "minLength": 1, "description": "A concrete tag, e.g. v13.4.2."},
@@ -81,10 +84,32 @@ def _rows_phrase(rows: list[Row], total: int) -> str:
     return f"{len(rows)} rows of {rows[0].template.text} ({listed}{more}), e.g. {sample}"
 
 
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A name the release is expected to select, and the stage it entered the plan."""
+
+    row: Row
+    stage: int
+
+
+Expected = dict[str, Planned]
+
+
+def _stages(a: int, b: int) -> str:
+    return f"stage {a}" if a == b else f"stages {a}..{b}"
+
+
 def _extra(
-    ctx: Context, release: Release, rows: list[Row], stage: int, baseline: int
+    ctx: Context,
+    release: Release,
+    rows: list[Row],
+    stage: int,
+    baseline: int,
+    changed: bool = False,
+    dropped: dict[str, int] | None = None,
 ) -> Iterable[Finding]:
     m = ctx.migration
+    gone = dropped or {}
     for (pid, _template), group in _group(rows).items():
         producer = m.producers[pid]
         total = sum(
@@ -92,11 +117,21 @@ def _extra(
             for r in ctx.plan_at(stage).rows(producer)
             if r.template.text == group[0].template.text
         )
+        at = gone.get(group[0].name)
+        if at is not None:
+            why = f"the release_changes of stage {at} dropped this name from the release"
+        else:
+            why = f"it did not select this name at stage {baseline}" + (
+                f" and no release_changes of {_stages(baseline + 1, ctx.stage)} adds it"
+                if changed
+                else ""
+            )
         yield Finding(
             f"release {release.id} {where(release)} now also selects {_rows_phrase(group, total)} "
             f"from producer {pid} {where(producer)}, active {ctx.cause(producer, stage)}; "
-            f"glob {_glob_for(release, group[0])!r}; it did not select this name at stage {baseline}: "
-            "narrow the glob, add an exclude, or give the new artifacts a name it does not match.",
+            f"glob {_glob_for(release, group[0])!r}; {why}: narrow the glob, add an exclude, or "
+            "give the new artifacts a name it does not match (or, if the release is meant to "
+            "take them, declare it in the stage file's release_changes).",
             producer.loc,
         )
 
@@ -105,18 +140,23 @@ def _missing(
     ctx: Context,
     release: Release,
     names: set[str],
-    base_rows: dict[str, Row],
+    expected: Expected,
     stage: int,
     baseline: int,
+    older: bool = False,
 ) -> Iterable[Finding]:
     m = ctx.migration
     plan = ctx.plan_at(stage)
     then = ctx.baseline_plan(baseline)
     active = {p.id for p in plan.producers}
-    rows = [base_rows[n] for n in sorted(names)]
-    for (pid, _template), group in _group(rows).items():
-        producer = then.migration.producers[pid]
-        total = sum(1 for r in then.rows(producer) if r.template.text == group[0].template.text)
+    planned = [expected[n] for n in sorted(names)]
+    groups: dict[tuple[str, str, int], list[Row]] = defaultdict(list)
+    for entry in planned:
+        groups[(entry.row.producer, entry.row.template.text, entry.stage)].append(entry.row)
+    for (pid, template, origin), group in groups.items():
+        source_plan = then if origin == baseline else ctx.plan_at(origin)
+        producer = source_plan.migration.producers[pid]
+        total = sum(1 for r in source_plan.rows(producer) if r.template.text == template)
         if pid not in m.producers:
             why = f"producer {pid} {where(producer)} is no longer declared"
         elif pid not in active:
@@ -132,24 +172,169 @@ def _missing(
                 )
                 + " do not select it"
             )
+        source = _origin(ctx.migration, origin, baseline)
+        fix = (
+            f"a tag cut at stage {stage} was planned to ship it: select it from such runs too"
+            if older
+            else "if that is meant, declare it as a `drop` in the stage file's release_changes"
+        )
         yield Finding(
             f"release {release.id} {where(release)} no longer selects {_rows_phrase(group, total)}, "
-            f"which it selected at stage {baseline} from producer {pid}; {why}: the release would ship "
-            "without it.",
+            f"which it {source} from producer {pid}; {why}: the release would ship without it "
+            f"({fix}).",
             release.loc,
         )
 
 
+def _origin(migration: Migration, origin: int, baseline: int) -> str:
+    definition = migration.stage_def(origin)
+    if origin == baseline or definition is None:
+        return f"selected at stage {origin}"
+    return f"was planned to select from stage {origin} on (release_changes of {definition.file})"
+
+
 def _compare(
-    ctx: Context, release: Release, rows: list[Row], base: dict[str, Row], stage: int, baseline: int
+    ctx: Context,
+    release: Release,
+    rows: list[Row],
+    expected: Expected,
+    stage: int,
+    baseline: int,
+    changed: bool = False,
+    dropped: dict[str, int] | None = None,
+    older: bool = False,
 ) -> list[Finding]:
+    """``older``: the rows are what a release selects from a run built at an earlier stage."""
     names = {row.name: row for row in rows}
-    extra = [row for row in rows if row.name not in base]
-    missing = set(base) - set(names)
+    extra = [row for row in rows if row.name not in expected]
+    missing = set(expected) - set(names)
     return [
-        *_extra(ctx, release, extra, stage, baseline),
-        *_missing(ctx, release, missing, base, stage, baseline),
+        *_extra(ctx, release, extra, stage, baseline, changed, dropped),
+        *_missing(ctx, release, missing, expected, stage, baseline, older),
     ]
+
+
+# --------------------------------------------------------------------------- planned changes
+
+
+def _applies(plan: Plan, change: ReleaseChange, tag: str) -> bool:
+    """A change names the release by a tag: it applies to the check of ``tag`` when the
+    release claiming the change's tag at that stage is the one claiming ``tag``."""
+    if change.tag == tag:
+        return True
+    claiming = claimants(plan, tag)
+    return len(claiming) == 1 and tag_claimed(claiming[0], change.tag)
+
+
+def changes_at(ctx: Context, stage: int, tag: str) -> list[ReleaseChange]:
+    """The release_changes of ``stage`` that apply to the release claiming ``tag``."""
+    definition = ctx.migration.stage_def(stage)
+    if definition is None:
+        return []
+    plan = ctx.plan_at(stage)
+    return [c for c in definition.release_changes if _applies(plan, c, tag)]
+
+
+def _matching(glob: Template, rows: Iterable[Row]) -> list[Row]:
+    return selected(plain_selector(glob.text, glob.loc), RowIndex(rows))
+
+
+def _step(
+    expected: Expected,
+    changes: Sequence[ReleaseChange],
+    selection: list[Row],
+    stage: int,
+    dropped: dict[str, int],
+) -> tuple[Expected, list[tuple[ReleaseChange, str, Template]]]:
+    """The plan after ``stage``'s changes: without the names of its drops, with the names
+    selected at that stage matching its adds. Also each glob that changed nothing; the
+    names dropped are recorded in ``dropped`` (name -> stage)."""
+    out = dict(expected)
+    idle: list[tuple[ReleaseChange, str, Template]] = []
+    for change in changes:
+        for glob in change.drop:
+            gone = _matching(glob, [p.row for p in out.values()])
+            if not gone:
+                idle.append((change, "drop", glob))
+            for row in gone:
+                out.pop(row.name, None)
+                dropped[row.name] = stage
+    for change in changes:
+        for glob in change.add:
+            fresh = [row for row in _matching(glob, selection) if row.name not in out]
+            if not fresh:
+                idle.append((change, "add", glob))
+            for row in fresh:
+                out[row.name] = Planned(row, stage)
+                dropped.pop(row.name, None)
+    return out, idle
+
+
+def _idle_finding(
+    ctx: Context, release: Release, stage: int, kind: str, glob: Template, change: ReleaseChange
+) -> Finding:
+    definition = ctx.migration.stage_def(stage)
+    file = definition.file if definition else "?"
+    if kind == "drop":
+        what = (
+            f"drops nothing: at stage {stage - 1} release {release.id} {where(release)} was not "
+            "planned to select any name it matches"
+        )
+    else:
+        what = (
+            f"adds nothing: at stage {stage} release {release.id} {where(release)} selects no "
+            "name it matches that it did not select already"
+        )
+    return Finding(
+        f"stage {stage} ({file}) release_changes for {change.tag}: {kind} {glob.text!r} {what}; "
+        "a planned change must change the selection: fix the glob (or the release's select), "
+        "or remove the entry.",
+        glob.loc,
+    )
+
+
+# --------------------------------------------------------------------------- kinds
+
+
+def _kinds(
+    ctx: Context,
+    release: Release,
+    rows: list[Row],
+    stage: int,
+    seen: set[tuple[str, str, str]],
+    plan: Plan | None = None,
+) -> list[Finding]:
+    """Rows of a kind the release may not take (``kinds: [wheel]``), each template once per
+    check (``seen``: the (release, producer, template) reported already). ``plan``: the
+    plan the rows come from (verify-pr's baseline is the base's), default the stage's."""
+    if release.kinds is None:
+        return []
+    allowed = set(release.kinds)
+    wrong = [row for row in rows if row.template.kind not in allowed]
+    out = []
+    for (pid, template), group in _group(wrong).items():
+        if (release.id, pid, template) in seen:
+            continue
+        seen.add((release.id, pid, template))
+        source = plan or ctx.plan_at(stage)
+        producer = source.migration.producers[pid]
+        total = sum(1 for r in source.rows(producer) if r.template.text == template)
+        tpl = group[0].template
+        out.append(
+            Finding(
+                f"release {release.id} {where(release)} takes only kinds "
+                f"{', '.join(release.kinds)}, but at stage {stage} selects "
+                f"{_rows_phrase(group, total)} of kind {tpl.kind!r} (template {template} at "
+                f"{tpl.loc.file}:{tpl.loc.line}) from producer {pid} {where(producer)}, "
+                f"via glob {_glob_for(release, group[0])!r}: add an exclude or narrow the glob "
+                "so the release takes only those kinds.",
+                tpl.loc,
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- the check
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
@@ -173,35 +358,104 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if findings:
         return [result(ctx, check, findings, "")]
     release, before = now[0], then[0]
-    base_rows = {
-        row.name: row
-        for row in release_selection(before, pool(ctx.baseline_plan(baseline), before))
-    }
+
+    def tag_tooling(stage: int) -> tuple[Release, list[Row]] | None:
+        """The release claiming the tag at ``stage``, and what it selects from that run."""
+        found = claimants(ctx.plan_at(stage), tag)
+        if len(found) != 1:
+            return None
+        return found[0], release_selection(found[0], pool(ctx.plan_at(stage), found[0]))
+
+    base_selection = release_selection(before, pool(ctx.baseline_plan(baseline), before))
     current = release_selection(release, pool(ctx.plan, release))
-    findings += _compare(ctx, release, current, base_rows, ctx.stage, baseline)
+    kinds_seen: set[tuple[str, str, str]] = set()
+    findings += _kinds(ctx, release, current, ctx.stage, kinds_seen)
+    findings += _kinds(
+        ctx, before, base_selection, baseline, kinds_seen, ctx.baseline_plan(baseline)
+    )
+
+    # the plan at each stage: the selection at `since`, then each stage's release_changes
+    plans: dict[int, Expected] = {baseline: {r.name: Planned(r, baseline) for r in base_selection}}
+    steps: dict[int, list[ReleaseChange]] = {}
+    dropped: dict[str, int] = {}
+    changed = False
+    for stage in range(baseline + 1, ctx.stage + 1):
+        steps[stage] = changes_at(ctx, stage, tag)
+        changed = changed or bool(steps[stage])
+        if stage == ctx.stage:
+            selection = current
+        elif steps[stage]:
+            own = tag_tooling(stage)
+            selection = (
+                own[1] if own else release_selection(release, pool(ctx.plan_at(stage), release))
+            )
+        else:
+            selection = []
+        plans[stage], idle = _step(plans[stage - 1], steps[stage], selection, stage, dropped)
+        findings += [_idle_finding(ctx, release, stage, k, g, c) for c, k, g in idle]
+    expected = plans[ctx.stage]
+    findings += _compare(ctx, release, current, expected, ctx.stage, baseline, changed, dropped)
     if release.expect is not None:
         findings += _expectations(ctx, release, current)
-    if release.tooling == "control":
+    if release.tooling in ("control", "both"):
+        # a tag cut at an earlier stage ships what was planned then, whatever tooling runs
         for stage in range(baseline, ctx.stage):
             older = release_selection(release, pool(ctx.plan_at(stage), release))
-            for finding in _compare(ctx, release, older, base_rows, stage, baseline):
+            gone = {name: at for name, at in dropped.items() if at <= stage}
+            prefix = (
+                f"with tooling: {release.tooling}, today's tooling run on a run built at "
+                f"stage {stage}: "
+            )
+            for finding in (
+                *_compare(
+                    ctx, release, older, plans[stage], stage, baseline, changed, gone, older=True
+                ),
+                *_kinds(ctx, release, older, stage, kinds_seen),
+            ):
+                findings.append(Finding(prefix + finding.message, finding.loc))
+    if release.tooling == "both":
+        for stage in range(baseline + 1, ctx.stage):
+            own = tag_tooling(stage)
+            prefix = (
+                f"with tooling: both, the tagged tree's own tooling of a tag cut at stage {stage}: "
+            )
+            if own is None:
+                count = len(claimants(ctx.plan_at(stage), tag))
                 findings.append(
                     Finding(
-                        f"with tooling: control, today's tooling run on a run built at stage {stage}: "
-                        + finding.message,
-                        finding.loc,
+                        f"{prefix}{count} active releases claim {tag} at stage {stage}; exactly "
+                        "one must: fix the releases' tags or their `when`.",
+                        check.loc,
                     )
                 )
-    count = len(base_rows)
-    return [
-        result(
-            ctx,
-            check,
-            findings,
-            f"release {release.id} selects the same {counted(count, 'artifact name')} "
-            f"as at stage {baseline}",
+                continue
+            tagged, rows = own
+            so_far = {name: at for name, at in dropped.items() if at <= stage}
+            for finding in (
+                *_compare(
+                    ctx, tagged, rows, plans[stage], stage, baseline, changed, so_far, older=True
+                ),
+                *_kinds(ctx, tagged, rows, stage, kinds_seen),
+            ):
+                findings.append(Finding(prefix + finding.message, finding.loc))
+    return [result(ctx, check, findings, _ok(release, plans, baseline, ctx.stage))]
+
+
+def _ok(release: Release, plans: dict[int, Expected], baseline: int, stage: int) -> str:
+    final, first = plans[stage], plans[baseline]
+    if set(final) == set(first) and all(p.stage == baseline for p in final.values()):
+        return (
+            f"release {release.id} selects the same {counted(len(final), 'artifact name')} "
+            f"as at stage {baseline}"
         )
-    ]
+    kept = sum(1 for name in first if name in final)
+    added = len(final) - kept
+    dropped = len(first) - kept
+    return (
+        f"release {release.id} selects the {counted(len(final), 'artifact name')} planned: "
+        f"{kept} of the {len(first)} of stage {baseline} kept, {added} added and {dropped} "
+        f"dropped by the release_changes of {_stages(baseline + 1, stage)}"
+    )
 
 
 def _expectations(ctx: Context, release: Release, rows: list[Row]) -> list[Finding]:

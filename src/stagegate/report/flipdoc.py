@@ -49,6 +49,23 @@ def changes(change: Change) -> list[str]:
         lines += [f"- added {_code(n)}" for n in change.names_added]
         lines += [f"- removed {_code(n)}" for n in change.names_removed]
         lines.append("")
+    if change.release_changes:
+        lines += ["**Planned release changes** (held exactly by `release-continuity`)", ""]
+        for planned in change.release_changes:
+            releases = ", ".join(_code(r) for r in planned.releases) or "no active release"
+            verb = "undoes" if planned.undone else "changes"
+            adds = [f"adds {_code(g.text)}" for g in planned.change.add]
+            drops = [f"drops {_code(g.text)}" for g in planned.change.drop]
+            if planned.undone:
+                adds, drops = (
+                    [f"puts back {_code(g.text)}" for g in planned.change.drop],
+                    [f"takes out {_code(g.text)}" for g in planned.change.add],
+                )
+            lines.append(
+                f"- stage {planned.stage} {verb} release {releases} "
+                f"(tag {_code(planned.change.tag)}): {', '.join([*adds, *drops])}"
+            )
+        lines.append("")
     return lines
 
 

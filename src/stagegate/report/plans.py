@@ -6,7 +6,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..model import Item, Migration, Producer
-from ..resolve import Change, Plan, cause, diff, rows, since
+from ..resolve import (
+    Change,
+    Plan,
+    PlannedChange,
+    cause,
+    diff,
+    item_axes,
+    planned_changes,
+    rows,
+    since,
+)
 from ..templates import finite_axes
 
 
@@ -20,12 +30,13 @@ def _stage_line(migration: Migration, stage: int) -> str:
 
 def _axis_summary(migration: Migration, producer: Producer) -> list[str]:
     out = []
+    axes = item_axes(migration, producer)
     for template in producer.artifacts:
-        names = finite_axes(template.parts, migration.axes)
+        names = finite_axes(template.parts, axes)
         count = 1
         domains = []
         for name in names:
-            values = migration.axes[name].values or ()
+            values = axes[name].values or ()
             count *= len(values)
             domains.append(f"{name}={','.join(values)}")
         suffix = f"  [{count} rows: {' x '.join(domains)}]" if names else ""
@@ -72,6 +83,11 @@ def plan_text(plan: Plan, *, show_rows: bool = False) -> str:
             lines.append(f"    exclude: {', '.join(t.text for t in release.exclude)}")
         if release.expect is not None:
             lines.append(f"    expect:  {', '.join(release.expect) or '(nothing)'}")
+        if release.kinds is not None:
+            lines.append(f"    kinds:   {', '.join(release.kinds)}")
+        for planned in planned_changes(m, 0, plan.stage):
+            if release.id in planned.releases:
+                lines.append(f"    planned: {planned.describe()}")
     inactive = _inactive(plan)
     if inactive:
         lines += ["", "inactive"]
@@ -132,6 +148,10 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                 "expect": list(r.expect) if r.expect is not None else None,
                 "tooling": r.tooling,
                 "run": r.run,
+                "kinds": list(r.kinds) if r.kinds is not None else None,
+                "release_changes": [
+                    planned_json(p) for p in planned_changes(m, 0, plan.stage) if r.id in p.releases
+                ],
             }
             for r in plan.releases
         },
@@ -159,7 +179,21 @@ def change_text(migration: Migration, change: Change) -> str:
         lines.append("  artifact names")
         lines += [f"    + {name}" for name in change.names_added]
         lines += [f"    - {name}" for name in change.names_removed]
+    if change.release_changes:
+        lines.append("  planned release changes")
+        lines += [f"    {planned.describe()}" for planned in change.release_changes]
     return "\n".join(lines)
+
+
+def planned_json(planned: PlannedChange) -> dict[str, Any]:
+    return {
+        "stage": planned.stage,
+        "tag": planned.change.tag,
+        "releases": list(planned.releases),
+        "add": [g.text for g in planned.change.add],
+        "drop": [g.text for g in planned.change.drop],
+        "undone": planned.undone,
+    }
 
 
 def change_json(change: Change) -> dict[str, Any]:
@@ -170,6 +204,7 @@ def change_json(change: Change) -> dict[str, Any]:
         "on": [{"kind": i.kind, "id": i.id} for i in change.on],
         "off": [{"kind": i.kind, "id": i.id} for i in change.off],
         "artifacts_added": list(change.names_added),
+        "release_changes": [planned_json(p) for p in change.release_changes],
         "artifacts_removed": list(change.names_removed),
     }
 
