@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -333,7 +334,7 @@ def test_command_checks_come_from_the_base(tmp_path: Path, sg: Sg) -> None:
     result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
     assert result.code == 1, result.output
     assert "FAIL  command: 1 problem" in result.out
-    assert f"- `{sys.executable} -c {guard}` exited 1" in result.out
+    assert f"- `{shlex.join([sys.executable, '-c', guard])}` exited 1" in result.out
     assert "note: this pull request changes the invariants (migration.yaml)" in result.out
     assert repo.status() == ""
 

@@ -85,6 +85,18 @@ class Repository:
                 self._shallow = self.repo.git.rev_parse("--is-shallow-repository") == "true"
         return self._shallow
 
+    def shallow_boundary(self) -> frozenset[str]:
+        """The commits where a shallow clone's history stops (their parents were not fetched)."""
+        if not self.is_shallow():
+            return frozenset()
+        with _translated("inspect the repository"):
+            where = Path(self.repo.git.rev_parse("--git-path", "shallow"))
+        try:
+            text = (where if where.is_absolute() else self.root / where).read_text()
+        except OSError:
+            return frozenset()
+        return frozenset(text.split())
+
     def resolve(self, ref: str) -> str:
         """The full commit id ``ref`` names; a GitError saying how to fetch it if unknown.
 
@@ -179,6 +191,28 @@ class Repository:
                 f"{path} is outside the git work tree {self.root}; run stagegate in the "
                 "repository that holds the migration."
             ) from None
+
+    def changed_lines(self, base: str, head: str | None = None) -> dict[str, set[int]]:
+        """The lines that ``head`` (default: the work tree) added or changed since ``base``,
+        per file (POSIX paths from the top of the work tree), as a pull request's diff
+        shows them."""
+        import re
+
+        args = ["-U0", "--no-color", "--no-ext-diff", "--no-renames", base]
+        with _translated(f"compare with {base[:12]}"):
+            out = self.repo.git.diff(*args, *([head] if head else []))
+        changed: dict[str, set[int]] = {}
+        current: set[int] | None = None
+        for line in out.splitlines():
+            if line.startswith("+++ "):
+                name = line[4:]
+                current = changed.setdefault(name[2:], set()) if name.startswith("b/") else None
+            elif line.startswith("@@") and current is not None:
+                hunk = re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)
+                if hunk:
+                    start, count = int(hunk[1]), int(hunk[2] or 1)
+                    current.update(range(start, start + count))
+        return {name: lines for name, lines in changed.items() if lines}
 
     # -- objects
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import threading
@@ -108,7 +109,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 def run(ctx: Context, check: Check) -> list[Result]:
     argv = [str(a) for a in check.args["run"]]
     timeout = float(check.args.get("timeout", ctx.timeout))
-    shown = " ".join(argv)
+    shown = shlex.join(argv)  # pasteable back into a shell
     env = None
     if ctx.baseline is not None:  # verify-pr: nothing of the head tree may stand in for it
         from ..overlay import safe_path_env

@@ -103,8 +103,8 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if missing:
         finding = Finding(
             f"{' and '.join(missing)} not installed beside stagegate ({sys.executable}), so "
-            f"{rel}/ cannot run: pip install 'stagegate[test]' (in pre-commit, the hook's "
-            "additional_dependencies: [pytest, pytest-snapshot]).",
+            f"{rel}/ cannot run: reinstall stagegate (pip install stagegate-ci brings both), "
+            "or pip install pytest pytest-snapshot into that Python.",
             check.loc,
         )
         return [result(ctx, check, [finding], "")]

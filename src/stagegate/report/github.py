@@ -7,7 +7,8 @@ import os
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import Loc
@@ -169,3 +170,114 @@ def table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- places and links
+
+
+def repo_path(file: str) -> str:
+    """``file`` (as shown: relative to the current folder) from the top of the repository
+    checked out in GitHub Actions (``$GITHUB_WORKSPACE``), which is where GitHub places
+    annotations and what its links name; ``file`` itself elsewhere."""
+    top = os.environ.get("GITHUB_WORKSPACE")
+    if not top:
+        return file
+    try:
+        return Path(os.path.abspath(file)).relative_to(os.path.abspath(top)).as_posix()
+    except ValueError:
+        return file
+
+
+def blob_url(file: str, line: int | None = None) -> str | None:
+    """The file at the commit being checked, on GitHub: ``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY
+    /blob/$GITHUB_SHA/PATH#LLINE``; None outside GitHub Actions."""
+    from urllib.parse import quote
+
+    server, repository, sha = (
+        os.environ.get(name) for name in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA")
+    )
+    if not (server and repository and sha):
+        return None
+    anchor = f"#L{line}" if line else ""
+    return f"{server.rstrip('/')}/{repository}/blob/{sha}/{quote(repo_path(file))}{anchor}"
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]~#!])")  # `|`: github.table escapes it
+
+
+def md_text(text: str) -> str:
+    """Repository text, shown as written in Markdown: no code span, emphasis, link or HTML."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def md_location(file: str, line: int | None) -> str:
+    """``file:line``, linked to the file at the commit when running in GitHub Actions."""
+    shown = md_text(f"{file}:{line}" if line else file)
+    url = blob_url(file, line)
+    return f"[{shown}]({url})" if url else shown
+
+
+_REFERENCE = re.compile(r"(?<=\()([^\s():]+\.ya?ml):(\d+)(?=\))")
+
+
+def md_message(message: str) -> str:
+    """A message in Markdown: its text escaped, its ``(file:line)`` references linked."""
+    out, last = [], 0
+    for found in _REFERENCE.finditer(message):
+        out.append(md_text(message[last : found.start()]))
+        out.append(md_location(found[1], int(found[2])))
+        last = found.end()
+    out.append(md_text(message[last:]))
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- changed lines
+
+
+def _span(lines: list[str], start: int) -> range:
+    """The lines of the YAML item whose key is on line ``start`` (1-based): it and every
+    line after it indented deeper (blank and comment lines included)."""
+    if not 1 <= start <= len(lines):
+        return range(0)
+    first = lines[start - 1]
+    indent = len(first) - len(first.lstrip(" -"))
+    end = start
+    for number in range(start + 1, len(lines) + 1):
+        text = lines[number - 1]
+        body = text.strip()
+        if body and not body.startswith("#") and len(text) - len(text.lstrip(" ")) <= indent:
+            break
+        end = number
+    return range(start, end + 1)
+
+
+def on_changed_line(
+    loc: Loc | None, message: str, changed: Mapping[str, set[int]] | None
+) -> Loc | None:
+    """Where a finding's annotation goes: on a line the pull request changed, when the
+    culprit (``loc``) or an item the message names (``(file:line)``) has one, so that the
+    diff shows it (a widened glob, an edited template); else ``loc``."""
+    if not changed or loc is None:
+        return loc
+    candidates = [(loc.file, loc.line), *((f, int(n)) for f, n in _REFERENCE.findall(message))]
+    texts: dict[str, list[str]] = {}
+    for file, line in candidates:
+        lines_changed = changed.get(repo_path(file))
+        if not lines_changed:
+            continue
+        if file not in texts:
+            try:
+                texts[file] = Path(file).read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                texts[file] = []
+        hit = next((n for n in _span(texts[file], line) if n in lines_changed), None)
+        if hit is not None:
+            text = texts[file][hit - 1]
+            return Loc(file, hit, len(text) - len(text.lstrip()) + 1)
+    return loc
+
+
+def placed(loc: Loc | None) -> Loc | None:
+    """``loc`` with its file named from the top of the repository, as annotations need."""
+    return None if loc is None else Loc(repo_path(loc.file), loc.line, loc.col)
