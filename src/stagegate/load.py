@@ -296,10 +296,23 @@ def _validator_class() -> Any:
         """JSON Schema counts 1.0 as an integer; a stage or `since` written 1.0 is a slip."""
         return isinstance(instance, int) and not isinstance(instance, bool)
 
+    def pattern(
+        validator: Any, wanted: str, instance: Any, _schema: Any
+    ) -> Iterator[jsonschema.ValidationError]:
+        """ECMA-262's ``$``, as JSON Schema means it: the end of the text. Python's also
+        matches before a final line break, which let ``"name\n"`` pass as an id."""
+        if not validator.is_type(instance, "string"):
+            return
+        compiled = (
+            wanted[:-1] + r"\Z" if wanted.endswith("$") and not wanted.endswith("\\$") else wanted
+        )
+        if re.search(compiled, instance) is None:
+            yield jsonschema.ValidationError(f"{instance!r} does not match {wanted!r}")
+
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine("integer", is_integer)
     extend: Any = jsonschema.validators.extend
-    return extend(base, {"uniqueItems": unique_items}, type_checker=checker)
+    return extend(base, {"uniqueItems": unique_items, "pattern": pattern}, type_checker=checker)
 
 
 def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
