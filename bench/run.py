@@ -53,6 +53,18 @@ def startup(work: Path) -> list[Figure]:
                 runs=21,
             )
         )
+    for args in (["flags"], ["flags", "--format", "github"], ["flag", "legacy-branch-source"]):
+        figures.append(  # the commands CI runs to read a flag start as fast as status
+            paired(
+                f"stagegate {' '.join(args)} (example) / python -c 'import yaml, click'",
+                [STAGEGATE, *args],
+                baseline,
+                cwd=example,
+                env=env,
+                target=1.3,
+                runs=21,
+            )
+        )
     cold = work / "cold"
     figures.append(
         paired(

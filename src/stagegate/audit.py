@@ -157,6 +157,11 @@ def stale_flags(migration: Migration, stage: int) -> list[tuple[Flag, bool, int]
     return out
 
 
+def flag_references(flag: Flag) -> tuple[Ref, ...]:
+    """Where CI reads ``flag``: its ``references`` and its ``env``, each once."""
+    return tuple(dict.fromkeys((*flag.references, *((flag.env,) if flag.env else ()))))
+
+
 def own_files(migration: Migration) -> list[str]:
     """The migration's own files, relative to its folder: they name the references on
     purpose. migration.yaml, each stage file and each stage's pytest folder."""
@@ -310,7 +315,7 @@ def compute(
             since,
             tuple(
                 sorted(
-                    ((label(s), p) for s in dict.fromkeys(flag.references) for p in found[s]),
+                    ((label(s), p) for s in flag_references(flag) for p in found[s]),
                     key=lambda sp: (sp[1].file, sp[1].line or 0),
                 )
             ),
@@ -359,7 +364,7 @@ def searched(migration: Migration, stage: int) -> list[Ref]:
     """Every reference the audit at ``stage`` looks for: the references of every item some
     stage retires (findings and burndown) and of every stale flag."""
     strings = [s for item, _ in retirements(migration) for s in item.legacy.references]
-    strings += [s for flag, _, _ in stale_flags(migration, stage) for s in flag.references]
+    strings += [s for flag, _, _ in stale_flags(migration, stage) for s in flag_references(flag)]
     return list(dict.fromkeys(strings))
 
 
@@ -369,14 +374,16 @@ def search(
     *,
     root: Path | None = None,
     blame: bool = False,
+    exclude: Sequence[str] = (),
 ) -> Report:
     """Audit the work tree holding ``root`` (default: the migration's folder) at ``stage``.
 
     One ``git grep`` for every string, one ``git ls-files`` per legacy.paths entry and
     the ``git rev-parse`` that finds the top folder, all running side by side.
-    ``blame``: add who last changed each finding's line (``git blame``)."""
+    ``blame``: add who last changed each finding's line (``git blame``). ``exclude``:
+    more files (relative to the folder) never searched."""
     folder = root if root is not None else migration.root
-    skip = exclusions(migration)
+    skip = exclusions(migration) + [gitrepo.pathspec(p, exclude=True) for p in exclude]
     strings = searched(migration, stage)
     entries = list(
         dict.fromkeys(p for item, _ in retirements(migration) for p in item.legacy.paths)
@@ -398,7 +405,7 @@ def search(
             listings[entry] = gitrepo.start_ls_files(folder, include, skip)
             started.append(listings[entry])
         tree = where.result()
-        hits = grep.result() if grep is not None else []
+        hits = gitrepo.text_hits(tree.top, grep.result()) if grep is not None else []
         paths = {
             entry: [raw for raw in pending.result() if os.path.lexists(tree.top / os.fsdecode(raw))]
             for entry, pending in listings.items()
@@ -429,3 +436,17 @@ def with_blame(report: Report, tree: gitrepo.Worktree) -> Report:
         replace(r, leftovers=tuple(blame(x) for x in r.leftovers)) for r in report.retired
     )
     return replace(report, retired=retired)
+
+
+def start_reference_search(
+    migration: Migration, folder: Path, references: Sequence[Ref]
+) -> gitrepo.Pending[list[gitrepo.GrepHit]] | None:
+    """The audit's search for ``references`` alone: one ``git grep`` over the files git
+    tracks, outside the migration's own files and ``audit.ignore``; None when there is
+    nothing to search for. ``attribute`` turns its hits into places (flags-wired)."""
+    texts, every_line = fixed_texts(references)
+    if not texts and not every_line:
+        return None
+    return gitrepo.start_grep(
+        folder, texts, [*exclusions(migration), gitrepo.WHOLE_TREE], every_line=every_line
+    )

@@ -48,6 +48,7 @@ class Flag:
     default: bool = False
     references: tuple[Ref, ...] = ()
     loc: Loc
+    env: str | None = None  # the environment variable CI reads; audited as a reference
 
 
 @record(kw_only=True)

@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..audit import Leftover, Place, Report
+from ..audit import Leftover, Place, Report, flag_references
 from ..gitrepo import BlameLine
 from ..model import Item
 from ..references import label
@@ -118,7 +118,7 @@ def text(report: Report, *, now: float | None = None) -> str:
         lines.append("  (every flag still changes at a later stage)")
     for stale in report.stale_flags:
         value = "true" if stale.value else "false"
-        refs = ", ".join(label(r) for r in stale.flag.references) or "no references declared"
+        refs = ", ".join(label(r) for r in flag_references(stale.flag)) or "no references declared"
         left = counted(len(stale.places), "place") + " left" if stale.places else "none left"
         lines.append(f"  {stale.flag.id} = {value} from stage {stale.since} on ({refs}): {left}")
         for string, place in stale.places:
@@ -184,7 +184,7 @@ def as_json(report: Report, *, now: float | None = None) -> dict[str, Any]:
                 "flag": s.flag.id,
                 "value": s.value,
                 "since": s.since,
-                "searched": [label(r) for r in s.flag.references],
+                "searched": [label(r) for r in flag_references(s.flag)],
                 "references": [{"reference": r, **_place_json(p)} for r, p in s.places],
             }
             for s in report.stale_flags
@@ -255,7 +255,7 @@ def markdown(report: Report, *, now: float | None = None) -> str:
                 s.flag.id,
                 "true" if s.value else "false",
                 str(s.since),
-                ", ".join(code(label(r)) for r in s.flag.references) or "(none declared)",
+                ", ".join(code(label(r)) for r in flag_references(s.flag)) or "(none declared)",
                 "<br>".join(code(f"{p.file}:{p.line}") for _, p in s.places) or "none left",
             ]
             for s in report.stale_flags

@@ -18,6 +18,7 @@ from ..resolve import (
     since,
 )
 from ..templates import finite_axes
+from ..words import counted
 
 
 def _bool(value: bool) -> str:
@@ -39,7 +40,7 @@ def _axis_summary(migration: Migration, producer: Producer) -> list[str]:
             values = axes[name].values or ()
             count *= len(values)
             domains.append(f"{name}={','.join(values)}")
-        suffix = f"  [{count} rows: {' x '.join(domains)}]" if names else ""
+        suffix = f"  [{counted(count, 'row')}: {' x '.join(domains)}]" if names else ""
         out.append(f"{template.text}{suffix}")
     return out
 
@@ -153,13 +154,12 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         },
         "since": {f"{i.kind}:{i.id}": since(m, i.when, plan.stage) for i in plan.items()},
     }
-    for release in plan.releases:  # only where a release has them, as the pinned outputs expect
+    for release in plan.releases:
         path = data["release_paths"][release.id]
-        if release.kinds is not None:
-            path["kinds"] = list(release.kinds)
-        planned = [p for p in planned_changes(m, 0, plan.stage) if release.id in p.releases]
-        if planned:
-            path["release_changes"] = [planned_json(p) for p in planned]
+        path["kinds"] = list(release.kinds) if release.kinds is not None else None
+        path["release_changes"] = [
+            planned_json(p) for p in planned_changes(m, 0, plan.stage) if release.id in p.releases
+        ]
     return data
 
 
@@ -202,8 +202,7 @@ def planned_json(planned: PlannedChange) -> dict[str, Any]:
 
 def change_json(change: Change) -> dict[str, Any]:
     out = _change_json(change)
-    if change.release_changes:  # only where a move crosses some, as the pinned outputs expect
-        out["release_changes"] = [planned_json(p) for p in change.release_changes]
+    out["release_changes"] = [planned_json(p) for p in change.release_changes]
     return out
 
 
@@ -230,8 +229,8 @@ def status_text(migration: Migration) -> str:
     on = [name for name, value in plan.flags.items() if value]
     lines.append(f"  flags on: {', '.join(on) if on else '(none)'}")
     lines.append(
-        f"  active: {len(plan.producers)} producers, {len(plan.consumers)} consumers, "
-        f"{len(plan.releases)} releases"
+        f"  active: {counted(len(plan.producers), 'producer')}, "
+        f"{counted(len(plan.consumers), 'consumer')}, {counted(len(plan.releases), 'release')}"
     )
     if stage < migration.last:
         nxt = migration.stage_def(stage + 1)

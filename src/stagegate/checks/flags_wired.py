@@ -1,0 +1,226 @@
+"""Every flag the stage flips is read by CI, and no workflow hard-codes a flag's value.
+
+A flip whose flag nobody reads changes nothing: the stage would pass its checks and
+the pipeline would go on as before. So at stage S each flag that S's own ``set``
+changes must have each of its references (its ``references`` and its ``env``) in a
+file git tracks, outside the migration's own files and ``audit.ignore``, found by the
+audit's own search. And a workflow that writes a flag's ``env`` variable as a literal
+(``BUILD_CU12_LOCAL: "false"``) instead of reading it from stagegate breaks as soon as
+the flag's value moves away from that literal: at any stage where the two disagree,
+that line fails the check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput, Loc
+from ..model import Check, Flag, Migration, Ref
+from ..resolve import changed_flags, flag_table
+from ..words import counted
+from ._base import Context, Finding, Result, result
+
+KIND = "flags-wired"
+SUMMARY = (
+    "Each flag this stage's own `set` changes has its references and its `env` in the files "
+    "git tracks (outside the migration's files and audit.ignore), and no workflow `env:` "
+    "(workflow, job or step) sets a flag's `env` to a literal that contradicts the flag here."
+)
+ARGS: dict[str, object] = {}
+REQUIRED: list[str] = []
+
+WORKFLOWS = (".github/workflows/*.yml", ".github/workflows/*.yaml")
+"""The workflow files read, from the top of the work tree (as GitHub reads them)."""
+
+_TRUE = frozenset({"true", "1"})
+_FALSE = frozenset({"false", "0"})
+
+
+def literal(value: Any) -> bool | None:
+    """The flag value a YAML ``env`` value hard-codes: true/false (any case, quoted or
+    not) and 1/0; None for anything else (an expression, another word)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return {1: True, 0: False}.get(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        return True if word in _TRUE else False if word in _FALSE else None
+    return None
+
+
+def _env_blocks(data: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """(path, mapping) of each ``env:`` at the workflow, job and step level."""
+    if isinstance(data.get("env"), dict):
+        yield ("env",), data["env"]
+    jobs = data.get("jobs")
+    if not isinstance(jobs, dict):
+        return
+    for job_id, job in jobs.items():
+        if not isinstance(job, dict):
+            continue
+        if isinstance(job.get("env"), dict):
+            yield ("jobs", job_id, "env"), job["env"]
+        steps = job.get("steps")
+        if isinstance(steps, list):
+            for index, step in enumerate(steps):
+                if isinstance(step, dict) and isinstance(step.get("env"), dict):
+                    yield ("jobs", job_id, "steps", index, "env"), step["env"]
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def hard_coded(
+    top: Path, raw: bytes, envs: Mapping[str, Flag], values: Mapping[str, bool], stage: int
+) -> list[Finding]:
+    """The ``env:`` literals in one workflow file that contradict a flag at ``stage``.
+
+    A workflow stagegate cannot read is a finding at the place it stops, never a crash."""
+    from ..audit import display
+    from ..load import read_limited
+    from ..yamlsrc import decode, parse
+
+    shown = display(raw)
+    path = top / os.fsdecode(raw)
+    if path.is_symlink() or not path.is_file():
+        return []  # deleted in the work tree, or a link GitHub would not read as a workflow
+    try:
+        doc = parse(decode(read_limited(path), shown), shown)
+    except InvalidInput as error:
+        first = error.problems[0]
+        return [
+            Finding(
+                f"{shown}: cannot read this workflow ({first.message}), so flags-wired cannot "
+                "tell what its env: sets; fix it.",
+                first.loc,
+            )
+        ]
+    except OSError as error:
+        return [Finding(f"{shown}: cannot read: {error.strerror or error}.", Loc(shown, 1, 1))]
+    findings = []
+    for where, block in _env_blocks(doc.data):
+        for name, value in block.items():
+            flag = envs.get(name)
+            said = literal(value)
+            if flag is None or said is None or said == values[flag.id]:
+                continue
+            loc = doc.loc((*where, name))
+            findings.append(
+                Finding(
+                    f"{shown}: {name} is hard-coded to {json.dumps(value)}, but flag {flag.id} is "
+                    f"{_bool(values[flag.id])} at stage {stage}; read it from stagegate "
+                    f"instead: `{name}: ${{{{ fromJSON(needs.gate.outputs.flags)['{flag.id}'] }}}}` "
+                    "(or `stagegate flags --format github`, which sets it in $GITHUB_ENV).",
+                    loc,
+                )
+            )
+    return findings
+
+
+def _settled(migration: Migration, flag: str, stage: int) -> bool:
+    """Whether the flip of ``flag`` at ``stage`` is history: the migration's current stage
+    is past it and the flag no longer changes from there on.
+
+    The audit then lists the flag's references as conditionals that can go; removing
+    them must not fail the stage that flipped it (a stage's definition cannot change
+    once reached). A flip that nobody reads is caught while its stage is still ahead
+    (`check --all`) and while it is the current stage."""
+    from ..audit import stale_since
+
+    return migration.stage > stage and stale_since(migration, flag) <= migration.stage
+
+
+def run(ctx: Context, check: Check) -> list[Result]:
+    from .. import gitrepo
+    from ..audit import attribute, flag_references, start_reference_search
+    from ..references import label
+
+    def shown(ref: Ref) -> str:
+        return repr(ref) if isinstance(ref, str) else label(ref)
+
+    migration, stage = ctx.reference, ctx.stage  # verify-pr: the base's flags and references
+    values = flag_table(migration)[stage]
+    flipped: list[Flag] = []
+    settled: list[Flag] = []
+    for name in changed_flags(migration, stage):
+        (settled if _settled(migration, name, stage) else flipped).append(migration.flags[name])
+    strings = list(dict.fromkeys(s for flag in flipped for s in flag_references(flag)))
+    started: list[gitrepo.Pending[Any]] = []
+    try:
+        grep = start_reference_search(migration, ctx.root, strings)
+        if grep is not None:
+            started.append(grep)
+        where = gitrepo.start_worktree(ctx.root)
+        started.append(where)
+        listing = gitrepo.start_ls_files(
+            ctx.root, [gitrepo.pathspec(g, glob=True, top=True) for g in WORKFLOWS]
+        )
+        started.append(listing)
+        tree = where.result()
+        hits = gitrepo.text_hits(tree.top, grep.result()) if grep is not None else []
+        workflows = listing.result()
+    except BaseException:
+        for pending in started:
+            pending.cancel()
+        raise
+    found = attribute(hits, strings)
+    definition = migration.stage_def(stage)
+    findings = []
+    for flag in flipped:
+        loc = definition.set_locs.get(flag.id) if definition is not None else None
+        turns = f"flag {flag.id} turns {'on' if values[flag.id] else 'off'} at stage {stage}"
+        references = flag_references(flag)
+        if not references:
+            findings.append(
+                Finding(
+                    f"{turns}, but declares neither `env` nor `references`, so nothing shows "
+                    "that CI reads it, and a flip nobody reads changes nothing: give it "
+                    "`env: NAME` and read that variable in the workflows (or gate jobs on "
+                    f"fromJSON(needs.gate.outputs.flags)['{flag.id}'] and list that in "
+                    "`references`).",
+                    loc or flag.loc,
+                )
+            )
+        for reference in references:
+            if found[reference]:
+                continue
+            what = "env" if reference == flag.env else "reference"
+            findings.append(
+                Finding(
+                    f"{turns}, but its {what} {shown(reference)} is in no file git tracks (outside "
+                    "the migration's own files and audit.ignore): nothing reads the flag, so "
+                    f"the flip changes nothing; read it in CI, or drop it from the flag "
+                    f"({flag.loc}).",
+                    loc or flag.loc,
+                )
+            )
+    envs = {flag.env: flag for flag in migration.flags.values() if flag.env}
+    if envs:
+        for raw in workflows:
+            findings += hard_coded(tree.top, raw, envs, values, stage)
+    note = ""
+    if settled:
+        note = (
+            f"{', '.join(f.id for f in settled)} settled (stage {migration.stage} is past this "
+            "flip and the flag no longer changes, so what read it may be gone); "
+        )
+    ok = (
+        f"{counted(len(flipped), 'flipped flag')} read in CI; {note}"
+        f"no env: in {counted(len(workflows), 'workflow')} contradicts a flag"
+    )
+    return [
+        result(
+            ctx,
+            check,
+            findings,
+            ok,
+            fail_message=f"{counted(len(findings), 'problem')}: a flip must reach CI, and CI "
+            "must read flags from stagegate",
+        )
+    ]
