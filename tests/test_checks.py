@@ -706,9 +706,9 @@ def test_github_format_annotates_the_declaring_line_and_writes_the_summary(
     assert "| stage | check | result | details |" in written
     assert "| 0 | release-continuity tag=v13.0.0 | pass | " in written
     assert "| 1 | release-continuity tag=v13.0.0 | **fail** | release rel13" in written
-    assert "glob 'pkg-*'; it did not select" in written
+    assert "glob 'pkg-\\*'; it did not select" in written  # Markdown-escaped: shows as typed
     assert ".<br>release rel13 (migration.yaml:" in written  # findings one per line
-    assert written.endswith("|\n\n")
+    assert written.endswith("</details>\n\n")  # the passing rows, folded
 
 
 def test_github_format_without_a_summary_file_still_annotates(tmp_path: Path, sg: Sg) -> None:
@@ -766,4 +766,5 @@ def test_pytest_check_says_what_to_install_when_pytest_is_missing(
     result = sg("check", "--stage", "1", cwd=root)
     assert result.code == 1
     assert "pytest_snapshot not installed beside stagegate" in result.out
-    assert "pip install 'stagegate[test]'" in result.out
+    assert "pip install stagegate-ci brings both" in result.out
+    assert "stagegate[" not in result.out  # `stagegate` on PyPI is another project

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from . import globs
 from .checks import kinds
@@ -45,6 +47,23 @@ def work_limit(migration: Migration, stages: int = 1) -> int:
     return min(MAX_WORK_CEILING, globs.MAX_WORK + WORK_PER_ROW * rows * stages)
 
 
+class Observer(Protocol):
+    """Told as checks run, so that a caller can show progress; ``check`` streams through it.
+
+    The runner never prints: what is shown, and where, is the observer's business."""
+
+    def stage_started(self, stage: int) -> None:
+        """Stage ``stage``'s checks are about to run."""
+
+    def check_started(self, stage: int, check: Check) -> None:
+        """``check`` starts running at ``stage``."""
+
+    def check_finished(
+        self, stage: int, check: Check, results: Sequence[Result], seconds: float
+    ) -> None:
+        """``check`` gave ``results`` after ``seconds`` of wall-clock time."""
+
+
 def checks_at(migration: Migration, stage: int) -> tuple[Check, ...]:
     """The invariants plus the stage's own acceptance (stage 0 has only invariants)."""
     definition = migration.stage_def(stage)
@@ -58,19 +77,41 @@ def run_checks(
     *,
     root: Path | None = None,
     evaluated_at: Migration | None = None,
+    tests: Path | None = None,
+    observer: Observer | None = None,
+    fail_fast: bool = False,
 ) -> list[Result]:
     """Run ``checks`` (default: those of ``stage``) evaluated at ``stage``.
 
     ``evaluated_at`` is the migration whose producers, consumers and releases the
     checks look at; by default the one the checks come from. ``verify-pr`` uses it
-    to run the base's checks against the head's items."""
+    to run the base's checks against the head's items, and then ``migration`` is also
+    the checks' baseline (``Context.baseline``); ``tests``: the base's test copy.
+    ``observer`` is told of each stage and check as it runs; ``fail_fast`` stops after
+    the first failing check."""
     subject = evaluated_at or migration
     registry = kinds()
-    ctx = Context(subject, stage, root if root is not None else subject.root)
+    ctx = Context(
+        subject,
+        stage,
+        root if root is not None else subject.root,
+        baseline=migration if evaluated_at is not None else None,
+        tests=tests,
+    )
     results: list[Result] = []
+    if observer is not None:
+        observer.stage_started(stage)
     with globs.budget(work_limit(subject)):  # joins an enclosing run_all budget
         for check in checks if checks is not None else checks_at(migration, stage):
-            results.extend(_run_one(registry[check.kind].run, ctx, check))
+            if observer is not None:
+                observer.check_started(stage, check)
+            began = time.perf_counter()
+            found = _run_one(registry[check.kind].run, ctx, check)
+            if observer is not None:
+                observer.check_finished(stage, check, found, time.perf_counter() - began)
+            results.extend(found)
+            if fail_fast and not all(r.ok for r in found):
+                break
     return results
 
 
@@ -89,11 +130,20 @@ def _run_one(
         ) from None
 
 
-def run_all(migration: Migration, *, root: Path | None = None) -> list[Result]:
-    """Every stage 0..last, each evaluated at itself."""
+def run_all(
+    migration: Migration,
+    *,
+    root: Path | None = None,
+    observer: Observer | None = None,
+    fail_fast: bool = False,
+) -> list[Result]:
+    """Every stage 0..last, each evaluated at itself (``fail_fast``: up to the first failure)."""
     results: list[Result] = []
     # one budget for the whole run, so that running stage after stage cannot multiply it
     with globs.budget(work_limit(migration, migration.last + 1)):
         for stage in range(migration.last + 1):
-            results.extend(run_checks(migration, stage, root=root))
+            found = run_checks(migration, stage, root=root, observer=observer, fail_fast=fail_fast)
+            results.extend(found)
+            if fail_fast and not all(r.ok for r in found):
+                break
     return results

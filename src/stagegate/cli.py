@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
@@ -21,14 +22,53 @@ from .words import counted
 FORMATS = ("text", "json", "github")
 
 
+MIGRATION_FILE = "migration.yaml"
+
+
+def discover(start: Path | None = None) -> str:
+    """``migration.yaml`` in ``start`` (default: the current folder) or the nearest folder
+    above it, up to the root of the git repository that holds it, as git finds its own
+    repository; the path is shown relative to ``start``. Outside a repository only
+    ``start`` itself is looked in. Nothing found: ``migration.yaml`` (whose absence
+    the loader reports with what to do)."""
+    here = (start or Path.cwd()).resolve()
+    folders = [here, *here.parents]
+    top = next((i for i, f in enumerate(folders) if (f / ".git").exists()), 0)
+    for folder in folders[: top + 1]:
+        if (folder / MIGRATION_FILE).is_file():
+            return (
+                os.path.relpath(folder / MIGRATION_FILE, here) if folder != here else MIGRATION_FILE
+            )
+    return MIGRATION_FILE
+
+
 class Context:
-    def __init__(self, file: str) -> None:
-        self.file = file
+    def __init__(self, file: str | None = None) -> None:
+        self.given: str | None = file
+        """The file named by -f/--file or $STAGEGATE_FILE; None: found by ``discover``."""
         self._migration: Migration | None = None
+
+    @property
+    def file(self) -> str:
+        if self.given is None:
+            self.given = discover()
+        return self.given
+
+    @file.setter
+    def file(self, value: str) -> None:
+        self.given, self._migration = value, None
 
     def migration(self) -> Migration:
         if self._migration is None:
             from .load import load
+
+            if self.given is None and not Path(self.file).exists():
+                raise UsageError(
+                    f"{MIGRATION_FILE}: no such file; run stagegate in the folder that holds "
+                    f"{MIGRATION_FILE} or one below it in its git repository, or pass -f PATH "
+                    f"(or set $STAGEGATE_FILE); looked in {Path.cwd()} and the folders above it "
+                    "up to the repository's top."
+                )
 
             self._migration = load(self.file)
         return self._migration
@@ -64,22 +104,80 @@ def stage_option(
     return click.option("--stage", "stage", type=int, default=None, metavar="N", help=help_text)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+FILE_HELP = (
+    "The migration file, before or after the command (default: $STAGEGATE_FILE, else "
+    "migration.yaml in this folder or the nearest one above it inside the git repository)."
+)
+
+
+_GROUP_VALUED = ("-f", "--file")
+"""The group's options that take a value (the others are flags)."""
+
+
+def hoist_file(args: list[str], commands: Any) -> list[str]:
+    """``args`` with a ``-f FILE`` given after the command moved before it, where click
+    reads the group's options: ``validate -f ci/migration.yaml`` (pre-commit appends a
+    hook's ``args:`` after its entry) is ``-f ci/migration.yaml validate``. A command
+    with an ``-f`` or ``--file`` of its own keeps it; nothing after ``--`` moves."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if args[i] in _GROUP_VALUED else 1
+    if i >= len(args) or args[i] not in commands:
+        return args
+    own = {o for p in commands[args[i]].params for o in getattr(p, "opts", ())}
+    if own & {"-f", "--file"}:
+        return args
+    head, name, tail = args[:i], args[i], args[i + 1 :]
+    moved: list[str] = []
+    kept: list[str] = []
+    j = 0
+    while j < len(tail):
+        arg = tail[j]
+        if arg == "--":
+            kept += tail[j:]
+            break
+        if arg in _GROUP_VALUED and j + 1 < len(tail):
+            moved += ["--file", tail[j + 1]]
+            j += 2
+            continue
+        if arg.startswith("--file="):
+            moved.append(arg)
+        elif arg.startswith("-f") and len(arg) > 2 and not arg.startswith("--"):
+            moved += ["--file", arg[2:]]
+        else:
+            kept.append(arg)
+        j += 1
+    return [*head, *moved, name, *kept]
+
+
+class Group(click.Group):
+    """The group whose ``-f/--file`` may also come after the command name, as pre-commit's
+    ``args:`` and most habits put it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_file(list(args), self.commands))
+
+
+@click.group(
+    cls=Group,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "-f",
     "--file",
     "file",
-    default="migration.yaml",
-    show_default=True,
+    default=None,
+    envvar="STAGEGATE_FILE",
+    show_envvar=True,
     metavar="FILE",
-    help="The migration file.",
+    help=FILE_HELP,
 )
 @click.option(
     "--traceback", "show_traceback", is_flag=True, help="Show the traceback of an internal error."
 )
-@click.version_option(__version__, prog_name="stagegate")
+@click.version_option(__version__, "-V", "--version", prog_name="stagegate")
 @click.pass_context
-def cli(click_ctx: click.Context, file: str, show_traceback: bool) -> None:
+def cli(click_ctx: click.Context, file: str | None, show_traceback: bool) -> None:
     """Staged-migration feature flags for build, test and release pipelines.
 
     A migration.yaml declares ordered stages, the flags each stage sets, and which
@@ -96,7 +194,7 @@ def cli(click_ctx: click.Context, file: str, show_traceback: bool) -> None:
 @pass_ctx
 def validate(ctx: Context, fmt: str) -> int:
     """Check the migration and its stage files: schema and meaning."""
-    from .report.github import annotation, write_summary
+    from .report.github import annotation, placed, write_summary
 
     try:
         migration = ctx.migration()
@@ -122,12 +220,12 @@ def validate(ctx: Context, fmt: str) -> int:
                     annotation(
                         "error",
                         f"{p.path}: {p.message}" if p.path else p.message,
-                        p.loc,
+                        placed(p.loc),
                         "stagegate validate",
                     )
                 )
             write_summary(
-                f"### stagegate validate\n\n{len(error.problems)} problem(s) in the migration files."
+                f"### stagegate validate\n\n{counted(len(error.problems), 'problem')} in the migration files."
             )
         raise
     count = len(migration.stages)
@@ -215,6 +313,16 @@ def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
     return 0
 
 
+def _neighbour_option(kind: str) -> Callable[[Any], Any]:
+    return click.option(
+        f"--{kind}",
+        f"{kind}s",
+        multiple=True,
+        metavar="ID",
+        help=f"Draw only the neighbourhood of this {kind} (repeatable; combines with the others).",
+    )
+
+
 @cli.command()
 @stage_option()
 @click.option(
@@ -225,45 +333,135 @@ def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
     show_default=True,
     help="Picture source.",
 )
+@_neighbour_option("producer")
+@_neighbour_option("consumer")
+@_neighbour_option("release")
+@click.option("--no-legend", is_flag=True, help="Leave the legend out (Mermaid).")
 @pass_ctx
-def graph(ctx: Context, stage: int | None, fmt: str) -> int:
+def graph(
+    ctx: Context,
+    stage: int | None,
+    fmt: str,
+    producers: tuple[str, ...],
+    consumers: tuple[str, ...],
+    releases: tuple[str, ...],
+    no_legend: bool,
+) -> int:
     """Producers -> artifacts -> consumers and releases, as Mermaid or Graphviz source."""
-    from .report.graph import dot, mermaid
+    from .report.graph import build, dot, mermaid, neighbourhood
     from .resolve import resolve
 
-    resolved = resolve(ctx.migration(), ctx.stage(stage))
-    click.echo(mermaid(resolved) if fmt == "mermaid" else dot(resolved))
+    migration = ctx.migration()
+    resolved = resolve(migration, ctx.stage(stage))
+    picture = build(resolved)
+    named = {"producer": producers, "consumer": consumers, "release": releases}
+    if any(named.values()):
+        for kind, ids in named.items():
+            declared: dict[str, Any] = getattr(migration, f"{kind}s")
+            active = set(getattr(picture, f"{kind}s"))
+            for item in ids:
+                if item not in declared:
+                    import difflib
+
+                    close = difflib.get_close_matches(item, list(declared), n=1)
+                    hint = f"; did you mean {close[0]!r}?" if close else ""
+                    raise UsageError(f"no {kind} {item!r} in {migration.file}{hint}")
+                if item not in active:
+                    raise UsageError(
+                        f"{kind} {item} is not active at stage {resolved.stage}; "
+                        f"`stagegate plan --stage {resolved.stage}` lists what is."
+                    )
+        picture = neighbourhood(
+            picture, producers=producers, consumers=consumers, releases=releases
+        )
+    click.echo(
+        mermaid(resolved, picture, legend=not no_legend)
+        if fmt == "mermaid"
+        else dot(resolved, picture)
+    )
     return 0
+
+
+def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
+    """In a pull request's job (``$GITHUB_BASE_REF`` set): the lines the work tree changed
+    since its merge base with the base branch, so that annotations land where the diff
+    shows them. None where that cannot be known (a shallow clone without the base)."""
+    base = os.environ.get("GITHUB_BASE_REF")
+    if not base:
+        return None
+    from .errors import GitError
+    from .gitrepo import open_repository
+
+    try:
+        repo = open_repository(migration.root if str(migration.root) else ".")
+        head = repo.head() or "HEAD"
+        for ref in (f"origin/{base}", base):
+            try:
+                start = repo.merge_base(repo.resolve(ref), head, shown=(ref, "HEAD"))
+            except GitError:
+                continue
+            return repo.changed_lines(start)
+    except GitError:
+        return None
+    return None
+
+
+def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
+    """A write-and-flush to standard output (or error), and whether it is a terminal."""
+    stream = sys.stderr if err else sys.stdout
+
+    def write(text: str) -> None:
+        stream.write(text)
+        stream.flush()
+
+    isatty = getattr(stream, "isatty", None)
+    return write, bool(isatty and isatty())
 
 
 @cli.command()
 @stage_option("Evaluate at this stage (default: the current stage).")
 @click.option("--all", "every", is_flag=True, help="Every stage 0..last, each evaluated at itself.")
+@click.option("--fail-fast", "-x", is_flag=True, help="Stop at the first failing check.")
+@click.option("--quiet", "-q", is_flag=True, help="Show only failures and the closing line.")
 @format_option()
 @pass_ctx
-def check(ctx: Context, stage: int | None, every: bool, fmt: str) -> int:
-    """Run the invariants and a stage's acceptance checks; exit 1 on any failure."""
-    from .acceptance import run_all, run_checks
+def check(
+    ctx: Context, stage: int | None, every: bool, fail_fast: bool, quiet: bool, fmt: str
+) -> int:
+    """Run the invariants and a stage's acceptance checks; exit 1 on any failure.
+
+    Each stage's header is shown when it starts and each check's line when it
+    finishes, with its duration; a long check shows a live line on a terminal and a
+    line every 30 s in a CI log."""
+    from .acceptance import checks_at, run_all, run_checks
     from .report import results as render
     from .report.github import write_summary
+    from .report.live import Live
     from .report.plans import dumps
 
     migration = ctx.migration()
     if every and stage is not None:
         raise UsageError("give either --stage N or --all, not both.")
     at = ctx.stage(stage)
-    found = run_all(migration) if every else run_checks(migration, at)
+    # JSON is one object at the end on standard output; its live line goes to standard error
+    write, tty = _writer(err=fmt == "json")
+    live = Live(migration, write, tty=tty, quiet=quiet, show_results=fmt != "json")
+    with live:
+        if every:
+            found = run_all(migration, observer=live, fail_fast=fail_fast)
+        else:
+            found = run_checks(migration, at, observer=live, fail_fast=fail_fast)
+    stages = range(migration.last + 1) if every else (at,)
+    planned = sum(len(checks_at(migration, s)) for s in stages)
+    live.close(stopped=planned - live.checks_run if fail_fast and not render.ok(found) else None)
     if fmt == "json":
         click.echo(dumps(render.as_json(migration, found, stage=at, every=every)))
     elif fmt == "github":
-        annotations = render.workflow_commands(found)
+        annotations = render.workflow_commands(found, _pull_request_changes(migration))
         if annotations:
             click.echo(annotations)
-        click.echo(render.text(migration, found))
         heading = "stagegate check --all" if every else f"stagegate check (stage {at})"
         write_summary(render.summary(migration, found, heading))
-    else:
-        click.echo(render.text(migration, found))
     return 0 if render.ok(found) else 1
 
 
@@ -335,6 +533,11 @@ def _writable_file(_ctx: click.Context, _param: click.Parameter, value: str | No
     path, folder = Path(value), Path(value).parent
     if path.is_dir():
         raise click.BadParameter(f"{value} is a folder; name a file to write.")
+    if path.exists() and not path.is_file():
+        raise click.BadParameter(
+            f"{value} is not a regular file (a named pipe or a device?); stagegate writes "
+            "only regular files: name a file to write."
+        )
     if not folder.is_dir():
         raise click.BadParameter(
             f"folder {folder} does not exist; create it, or name a file elsewhere."
@@ -432,13 +635,26 @@ def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
         click.echo(dumps(flips.verdict_json(verdict)))
     else:
         if fmt == "github":
-            annotations = flips.verdict_annotations(verdict)
+            annotations = flips.verdict_annotations(verdict, _verdict_changes(verdict))
             if annotations:
                 click.echo(annotations)
         click.echo(flips.verdict_text(verdict))
         if fmt == "github":
             write_summary(flips.verdict_summary(verdict))
     return 0 if verdict.ok else 1
+
+
+def _verdict_changes(verdict: Any) -> dict[str, set[int]] | None:
+    """The lines the pull request changed, from its base to its head."""
+    from .errors import GitError
+    from .gitrepo import open_migration
+
+    try:
+        repo, _path = open_migration(verdict.file)
+        base, head = verdict.base.commit, verdict.head.commit
+        return repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
+    except GitError:
+        return None
 
 
 @cli.command("log")
@@ -559,7 +775,42 @@ def run(argv: list[str] | None = None) -> int:
         return _run(argv)
 
 
+def _wants_github(argv: list[str]) -> bool:
+    """Whether the command line asks for ``--format github`` (read before click parses it,
+    so that a usage error is annotated too)."""
+    return any(
+        arg == "--format=github" or (arg == "--format" and argv[i + 1 : i + 2] == ["github"])
+        for i, arg in enumerate(argv)
+    )
+
+
+def _annotate_error(argv: list[str], error: Exception, before: set[str]) -> None:
+    """With ``--format github``, an error that ends the command is an ``::error`` too (each
+    problem of invalid input at its place), unless the command annotated it already. On
+    standard error, beside the message (the runner reads commands there too), so that a
+    command whose standard output is data prints none when it fails."""
+    from .report import github
+
+    if not _wants_github(argv) or any(
+        line.startswith("::error") for line in set(getattr(github, "_EMITTED", ())) - before
+    ):
+        return
+    command = next((a for a in argv if a in cli.commands), None)
+    title = f"stagegate {command}" if command else "stagegate"
+    if isinstance(error, InvalidInput):
+        for p in error.problems:
+            text = f"{p.path}: {p.message}" if p.path else p.message
+            click.echo(github.annotation("error", text, github.placed(p.loc), title), err=True)
+    else:
+        message = error.format_message() if isinstance(error, click.ClickException) else str(error)
+        click.echo(github.annotation("error", message, None, title), err=True)
+
+
 def _run(argv: list[str] | None) -> int:
+    from .report import github
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    before = set(getattr(github, "_EMITTED", ()))
     try:
         result = cli.main(args=argv, prog_name="stagegate", standalone_mode=False)
     except click.exceptions.Exit as done:
@@ -568,9 +819,11 @@ def _run(argv: list[str] | None) -> int:
         click.echo("stagegate: aborted.", err=True)
         return 130
     except click.ClickException as error:
+        _annotate_error(args, error, before)
         error.show()
         return EXIT_INVALID
     except StagegateError as error:
+        _annotate_error(args, error, before)
         click.echo(str(error), err=True)
         return error.exit_code
     except KeyboardInterrupt:

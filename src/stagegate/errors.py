@@ -75,7 +75,8 @@ class InvalidInput(StagegateError):
         count = len(self.problems)
         noun = "problem" if count == 1 else "problems"
         body = "\n".join(str(p) for p in self.problems)
-        super().__init__(f"{body}\n{count} {noun} found; fix them and run `stagegate validate`.")
+        them = "it" if count == 1 else "them"
+        super().__init__(f"{body}\n{count} {noun} found; fix {them} and run `stagegate validate`.")
 
 
 class GitError(StagegateError):

@@ -49,6 +49,7 @@ class Start:
     author: str
     email: str
     stage: int
+    boundary: bool = False  # the oldest commit of a shallow clone: the file may be older
 
 
 @dataclass(slots=True)
@@ -151,7 +152,12 @@ def read(repo: Repository, rel: PurePosixPath) -> History:
             continue
         if last is None:
             history.start = Start(
-                version.commit, version.date, version.author, version.email, stage
+                version.commit,
+                version.date,
+                version.author,
+                version.email,
+                stage,
+                boundary=version.commit in repo.shallow_boundary(),
             )
         else:
             before = _parent_stage(repo, version.commit, (path, older))

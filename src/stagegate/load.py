@@ -185,7 +185,13 @@ class ValidCache:
     def _document_path(self, raw: bytes) -> Path | None:
         if self.directory is None:
             return None
-        digest = _digest(__version__.encode() + b"\0" + raw).hexdigest()
+        from .checks import fingerprint
+
+        # stagegate's own modules are part of the key, as for the validation cache: a
+        # parse stored by an older parser must not be read back by a newer one
+        digest = _digest(
+            __version__.encode() + b"\0" + fingerprint().encode() + b"\0" + raw
+        ).hexdigest()
         return self.directory / "documents" / f"{digest}.json"
 
     def document(self, raw: bytes, file: str) -> Document | None:
@@ -313,6 +319,9 @@ _TYPE_NAMES = {
 }
 
 
+_YAML11_BOOLS = ("yes", "no", "y", "n", "on", "off")
+
+
 def _shown(value: Any) -> str:
     if value is True:
         return "true"
@@ -376,6 +385,10 @@ def _translate(error: Any, doc: Document) -> Iterator[Problem]:
             hint = f'; quote it: "{instance}"'
         elif "string" in types and isinstance(instance, bool):
             hint = "; quote it if you mean the word"
+        elif "boolean" in types and isinstance(instance, str) and instance.lower() in _YAML11_BOOLS:
+            hint = "; stagegate reads YAML 1.2, where only true and false are booleans: write " + (
+                "true" if instance.lower() in ("yes", "y", "on") else "false"
+            )
         elif instance is None:
             hint = "; give a value"
         yield Problem(doc.loc(path), f"must be {wanted}, not {_shown(instance)}{hint}", where)
@@ -515,19 +528,32 @@ def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Docu
 
 
 def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -> Migration:
-    """Load and fully validate a migration from the work tree (or another source)."""
+    """Load and fully validate a migration from the work tree (or another source).
+
+    Every problem of every file is reported in one run: a migration file that does not
+    parse still has its stage files read and checked, and a schema problem in one place
+    does not stop the meaning checks of the parts that are well formed."""
     shown = str(path)
     file_path = Path(path)
     root = file_path.parent
     if source is None:
         source = FileSource(root if str(root) else Path("."))
     cache = ValidCache()
-    doc, raw = _read(source, file_path.name, shown, cache)
-    stages_dir = doc.data.get("stages_dir", "stages")
+    unparsed: list[Problem] = []
+    try:
+        doc, raw = _read(source, file_path.name, shown, cache)
+    except InvalidInput as exc:  # the YAML itself: the stage files may still be read
+        unparsed = list(exc.problems)
+        doc, raw = Document(shown, {}), b""
+    stages_dir = doc.data.get("stages_dir", "stages") if isinstance(doc.data, dict) else "stages"
     problems: list[Problem] = []
     stage_docs: list[StageFile] = []
     if isinstance(stages_dir, str) and stages_dir:
         problems, stage_docs = _read_stages(source, root, stages_dir, doc, cache, len(raw))
+    if unparsed:
+        for stage_file in stage_docs:
+            problems += schema_problems("stage", stage_file.doc)
+        raise InvalidInput(_dedupe([*unparsed, *problems]))
     key = cache.key([(file_path.name, raw), *((f.shown, f.raw) for f in stage_docs)])
     trusted = not problems and cache.known(key)
     if not trusted:
@@ -535,7 +561,9 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
         for stage_file in stage_docs:
             problems += schema_problems("stage", stage_file.doc)
     if problems:
-        raise InvalidInput(problems)
+        raise InvalidInput(
+            _dedupe([*problems, *_meaning_despite(doc, stage_docs, root, stages_dir)])
+        )
     builder = _Builder(doc, stage_docs, root, stages_dir, trusted=trusted)
     migration = builder.build()
     if builder.problems:
@@ -543,6 +571,128 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
     if not trusted:
         cache.remember(key)
     return migration
+
+
+MAX_PRUNE_ROUNDS = 20
+"""Rounds of cutting out what the schema refuses before the meaning checks give up on a file."""
+_ITEM_SECTIONS = ("axes", "flags", "producers", "consumers", "releases")
+_PLACEHOLDERS: dict[str, Any] = {"version": 1, "migration": "migration", "stage": 0, "title": ""}
+
+
+def _well_formed(kind: str, data: Any, stage: int = 0) -> tuple[Any, dict[str, set[str]]] | None:
+    """``data`` without the parts the schema refuses, and the items cut out (by section).
+
+    Each refused value is removed where it stands when its mapping may go without it;
+    an element of a list takes the list with it, a required key its item (a flag or an
+    axis is kept as a stub, so that what names it finds it). ``None`` when the file's
+    top level cannot be made valid this way: its meaning is not checked."""
+    import copy
+
+    data = copy.deepcopy(data)
+    if not isinstance(data, dict):
+        return None
+    dropped: dict[str, set[str]] = {section: set() for section in _ITEM_SECTIONS}
+    validator = _validator_class()(schema(kind))
+    placeholders = {**_PLACEHOLDERS, "stage": stage}
+    for _round in range(MAX_PRUNE_ROUNDS):
+        errors = list(validator.iter_errors(data))
+        if not errors:
+            return data, dropped
+        for error in errors:
+            path = tuple(error.absolute_path)
+            if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+                allowed = set(error.schema.get("properties", {}))
+                for key in [k for k in error.instance if k not in allowed]:
+                    _cut(data, (*path, key), dropped, placeholders)
+            elif error.validator == "propertyNames":
+                _cut(data, (*path, error.instance), dropped, placeholders)
+            elif error.validator == "required" and not path:
+                for name in error.validator_value:
+                    if name not in data and name in placeholders:
+                        data[name] = placeholders[name]
+            elif error.validator == "required":
+                _cut(data, path, dropped, placeholders)
+            else:
+                _cut(data, path, dropped, placeholders)
+        if not isinstance(data, dict):
+            return None
+    return None
+
+
+def _cut(
+    data: Any, path: tuple[Any, ...], dropped: dict[str, set[str]], placeholders: dict[str, Any]
+) -> None:
+    """Remove the value at ``path`` (see ``_well_formed``); a path already gone is no matter."""
+    while path:
+        parent: Any = data
+        for part in path[:-1]:
+            try:
+                parent = parent[part]
+            except (KeyError, IndexError, TypeError):
+                return  # cut already with an enclosing value
+        last = path[-1]
+        if isinstance(parent, list):
+            path = path[:-1]  # removing one element would shift its siblings' locations
+            continue
+        if not isinstance(parent, dict) or last not in parent:
+            return
+        if len(path) == 1 and last in placeholders:
+            parent[last] = placeholders[last]
+        elif len(path) == 2 and path[0] in _ITEM_SECTIONS:
+            dropped[path[0]].add(str(last))
+            if path[0] == "flags":
+                parent[last] = {}
+            elif path[0] == "axes":
+                parent[last] = ["stub"]
+            else:
+                del parent[last]
+        else:
+            del parent[last]
+        return
+
+
+def _meaning_despite(
+    doc: Document, stage_docs: list[StageFile], root: Path, stages_dir: Any
+) -> list[Problem]:
+    """The meaning problems of the well-formed parts of files that have schema problems.
+
+    Found on copies with the refused parts cut out, so that one problem never hides
+    another; the schema problems themselves are reported by the caller."""
+    kept = _well_formed("migration", doc.data)
+    if kept is None or not isinstance(stages_dir, str) or not stages_dir:
+        return []
+    data, dropped = kept
+    pruned_stages = []
+    present = {f.number for f in stage_docs}
+    stubs = [  # a stage file that did not parse still counts, so that numbers stay right
+        StageFile(number=n, slug="", shown=doc.file, doc=Document(doc.file, {}), raw=b"")
+        for n in range(1, max(present, default=0) + 1)
+        if n not in present
+    ]
+    for stage_file in sorted([*stage_docs, *stubs], key=lambda f: f.number):
+        stage_kept = _well_formed("stage", stage_file.doc.data, stage_file.number)
+        stage_data = stage_kept[0] if stage_kept else {"stage": stage_file.number, "title": ""}
+        stage_doc = Document(
+            stage_file.doc.file,
+            stage_data,
+            stage_file.doc.marks,
+            stage_file.doc.key_marks,
+            stage_file.doc.quoted,
+        )
+        pruned_stages.append(
+            StageFile(
+                number=stage_file.number,
+                slug=stage_file.slug,
+                shown=stage_file.shown,
+                doc=stage_doc,
+                raw=stage_file.raw,
+            )
+        )
+    pruned = Document(doc.file, data, doc.marks, doc.key_marks, doc.quoted)
+    builder = _Builder(pruned, pruned_stages, root, stages_dir)
+    builder.producer_ids |= dropped["producers"]
+    builder.build()
+    return builder.problems
 
 
 def _read_stages(
@@ -569,8 +719,28 @@ def _read_stages(
         return problems, []
     try:
         entries = source.listdir(stages_dir)
-    except (FileNotFoundError, NotADirectoryError):
+    except NotADirectoryError:
+        problems.append(
+            Problem(
+                where,
+                f"stages_dir {stages_dir!r} is a file, not a folder; name the folder that holds "
+                "the stage files (NN-slug.yaml).",
+                "$.stages_dir",
+            )
+        )
+        return problems, []
+    except FileNotFoundError:
         entries = []
+        if "stages_dir" in doc.data:
+            problems.append(
+                Problem(
+                    where,
+                    f"stages_dir {stages_dir!r}: no such folder; create it with the stage files "
+                    "(NN-slug.yaml), or fix stages_dir.",
+                    "$.stages_dir",
+                )
+            )
+            return problems, []
     found: dict[int, tuple[str, str]] = {}
     for name, is_dir in sorted(entries):
         if is_dir:
@@ -785,6 +955,8 @@ class _Builder:
             from .ciflags import problems as ci_problems
 
             self.problems += ci_problems(migration, self.doc)
+        else:  # what depends on more than the files' bytes (links on disk) is never cached
+            self._check_args(migration, only_uncached=True)
         return migration
 
     # -- items
@@ -1152,12 +1324,14 @@ class _Builder:
                         f"{{name: TEMPLATE, kind: {kind}}} to give it that kind{hint}",
                     )
 
-    def _check_args(self, migration: Migration) -> None:
+    def _check_args(self, migration: Migration, *, only_uncached: bool = False) -> None:
         from .checks import kinds
 
         registry = kinds()
         for check in (*migration.invariants, *(c for s in migration.stages for c in s.acceptance)):
             module = registry.get(check.kind)
+            if only_uncached and not getattr(module, "VALIDATE_UNCACHED", False):
+                continue
             validate = getattr(module, "validate", None)
             if validate is not None:
                 self.problems.extend(validate(migration, check))

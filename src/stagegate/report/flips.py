@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..words import counted
@@ -140,7 +141,7 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def verdict_annotations(verdict: Verdict) -> str:
+def verdict_annotations(verdict: Verdict, changed: Mapping[str, set[int]] | None = None) -> str:
     out = []
     for rule in verdict.rules:
         if rule.ok or rule.rule == "checks-pass":  # the failed checks are annotated below
@@ -158,7 +159,7 @@ def verdict_annotations(verdict: Verdict) -> str:
                     "error", body, rule.locations[0] if rule.locations else None, title
                 )
             )
-    found = checks.workflow_commands(verdict.results)
+    found = checks.workflow_commands(verdict.results, changed)
     if found:
         out.append(found)
     return "\n".join(out)
@@ -206,9 +207,14 @@ def history_text(history: History) -> str:
     lines = []
     if history.start is not None:
         s = history.start
+        what = (
+            "at stage {stage} in {commit} ({when}), where this shallow clone's history starts"
+            if s.boundary
+            else "created at stage {stage} in {commit} ({when})"
+        )
+        when = f"{s.date}, {s.author} <{s.email}>"
         lines.append(
-            f"{history.file}: created at stage {s.stage} in {s.commit[:12]} "
-            f"({s.date}, {s.author} <{s.email}>)"
+            f"{history.file}: " + what.format(stage=s.stage, commit=s.commit[:12], when=when)
         )
     count = len(history.flips)
     lines.append(f"{counted(count, 'stage flip')}, oldest first:")

@@ -8,7 +8,8 @@ means its glob selects at least one row in the runs it downloads from, decided e
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from ..errors import TooComplex
 from ..globs import TooMuchWork, budget
@@ -25,6 +26,9 @@ class Graph:
     made: list[tuple[str, str]]  # producer -> artifact
     taken: list[tuple[str, str, bool]]  # artifact -> consumer (required?)
     released: list[tuple[str, str]]  # artifact -> release
+    runs: dict[str, str] = field(default_factory=dict)  # producer -> its run ("this": built here)
+    texts: dict[str, str] = field(default_factory=dict)  # artifact -> its template's text
+    rows: dict[str, int] = field(default_factory=dict)  # artifact -> how many rows it has
 
 
 def build(plan: Plan) -> Graph:
@@ -69,6 +73,13 @@ def _build(plan: Plan) -> Graph:
         pool = index(plan, frozenset({release.run}))
         hit = {key(row) for row in release_selection(release, pool)}
         released += [(node, release.id) for node in artifacts if node in hit]
+    texts: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for producer in plan.producers:
+        for row in plan.rows(producer):
+            node = key(row)
+            texts[node] = row.template.text
+            counts[node] = counts.get(node, 0) + 1
     return Graph(
         producers=[p.id for p in plan.producers],
         artifacts=artifacts,
@@ -77,6 +88,44 @@ def _build(plan: Plan) -> Graph:
         made=made,
         taken=taken,
         released=released,
+        runs={p.id: p.run for p in plan.producers},
+        texts=texts,
+        rows=counts,
+    )
+
+
+def neighbourhood(
+    graph: Graph,
+    *,
+    producers: Sequence[str] = (),
+    consumers: Sequence[str] = (),
+    releases: Sequence[str] = (),
+) -> Graph:
+    """The part of ``graph`` around the items named: a producer with its artifacts and
+    what takes them; a consumer or release with what it takes and who makes that."""
+    keep_p, keep_a = set(producers), set()
+    keep_c, keep_r = set(consumers), set(releases)
+    keep_a |= {a for p, a in graph.made if p in keep_p}
+    from_p = set(keep_a)
+    keep_c |= {c for a, c, _ in graph.taken if a in from_p}
+    keep_r |= {r for a, r in graph.released if a in from_p}
+    into = {a for a, c, _ in graph.taken if c in consumers}
+    into |= {a for a, r in graph.released if r in releases}
+    keep_a |= into
+    keep_p |= {p for p, a in graph.made if a in into}
+
+    def edge(a: str, target: str, named: Sequence[str]) -> bool:
+        return a in from_p or (target in named and a in into)
+
+    return replace(
+        graph,
+        producers=[p for p in graph.producers if p in keep_p],
+        artifacts=[a for a in graph.artifacts if a in keep_a],
+        consumers=[c for c in graph.consumers if c in keep_c],
+        releases=[r for r in graph.releases if r in keep_r],
+        made=[(p, a) for p, a in graph.made if p in keep_p and a in keep_a],
+        taken=[(a, c, req) for a, c, req in graph.taken if edge(a, c, consumers)],
+        released=[(a, r) for a, r in graph.released if edge(a, r, releases)],
     )
 
 
@@ -88,28 +137,87 @@ def _mermaid_label(text: str) -> str:
     return text.replace('"', "#quot;")
 
 
-def mermaid(plan: Plan) -> str:
-    g = build(plan)
+def _rows_label(g: Graph, artifact: str) -> str:
+    count = g.rows.get(artifact, 1)
+    return g.texts.get(artifact, artifact) + (f" · {count} rows" if count != 1 else "")
+
+
+LEGEND = [
+    '  subgraph legend["legend"]',
+    "    direction LR",
+    '    subgraph lg_p["producer"]',
+    '      lg_a[/"artifact template · rows"/]',
+    "    end",
+    '    lg_c("consumer")',
+    '    lg_o("consumer")',
+    '    lg_r{{"release"}}',
+    '    lg_a -->|"required input"| lg_c',
+    '    lg_a -.->|"optional input"| lg_o',
+    '    lg_a ==>|"selected for release"| lg_r',
+    "  end",
+]
+
+
+def mermaid(plan: Plan, graph: Graph | None = None, *, legend: bool = True) -> str:
+    """Mermaid source: each producer a box holding its artifact templates (one node per
+    template, with its row count), producers of other runs inside a box per run, then
+    the consumers and releases, and a legend. An edge starts at a producer's box where
+    it takes all of that producer's artifacts, so that one consumer of ten templates is
+    one arrow, not ten."""
+    g = graph or build(plan)
     ids = {text: f"a{i}" for i, text in enumerate(g.artifacts)}
     lines = ["flowchart LR", f"  %% {plan.migration.id} at stage {plan.stage}"]
-    lines.append("  subgraph producers")
-    lines += [f'    {_node_id("p", p)}["{_mermaid_label(p)}"]' for p in g.producers]
-    lines.append("  end")
-    lines.append("  subgraph artifacts")
-    lines += [f'    {ids[a]}[/"{_mermaid_label(a)}"/]' for a in g.artifacts]
-    lines.append("  end")
-    lines.append("  subgraph consumers")
-    lines += [f'    {_node_id("c", c)}("{_mermaid_label(c)}")' for c in g.consumers]
-    lines.append("  end")
-    lines.append("  subgraph releases")
-    lines += [f'    {_node_id("r", r)}{{{{"{_mermaid_label(r)}"}}}}' for r in g.releases]
-    lines.append("  end")
-    lines += [f"  {_node_id('p', p)} --> {ids[a]}" for p, a in g.made]
-    lines += [
-        f"  {ids[a]} {'-->' if required else '-.->'} {_node_id('c', c)}"
-        for a, c, required in g.taken
-    ]
-    lines += [f"  {ids[a]} ==> {_node_id('r', r)}" for a, r in g.released]
+    if legend:  # first, so that layouts put it at the top, apart from the picture
+        lines += LEGEND
+    made: dict[str, list[str]] = {}
+    for p, a in g.made:
+        made.setdefault(p, []).append(a)
+    runs: dict[str, list[str]] = {}
+    for p in g.producers:
+        runs.setdefault(g.runs.get(p, "this"), []).append(p)
+    for run, members in runs.items():
+        inner = "    " if run != "this" else "  "
+        if run != "this":
+            lines.append(f'  subgraph {_node_id("run", run)}["run {_mermaid_label(run)}"]')
+        for p in members:
+            lines.append(f'{inner}subgraph {_node_id("p", p)}["{_mermaid_label(p)}"]')
+            lines += [
+                f'{inner}  {ids[a]}[/"{_mermaid_label(_rows_label(g, a))}"/]'
+                for a in made.get(p, [])
+            ]
+            lines.append(f"{inner}end")
+        if run != "this":
+            lines.append("  end")
+    if g.consumers:
+        lines.append("  subgraph consumers")
+        lines += [f'    {_node_id("c", c)}("{_mermaid_label(c)}")' for c in g.consumers]
+        lines.append("  end")
+    if g.releases:
+        lines.append("  subgraph releases")
+        lines += [f'    {_node_id("r", r)}{{{{"{_mermaid_label(r)}"}}}}' for r in g.releases]
+        lines.append("  end")
+    owner = {a: p for p, a in g.made}
+
+    def sources(targets: list[str]) -> list[str]:
+        """The producers' boxes whose every artifact is in ``targets``, else the artifacts."""
+        out: list[str] = []
+        for a in targets:
+            p = owner.get(a)
+            whole = p is not None and len(made[p]) > 1 and set(made[p]) <= set(targets)
+            node = _node_id("p", p) if whole and p is not None else ids[a]
+            if node not in out:
+                out.append(node)
+        return out
+
+    for c in g.consumers:
+        for required, arrow in ((True, "-->"), (False, "-.->")):
+            taken = [a for a, cc, req in g.taken if cc == c and req is required]
+            lines += [f"  {s} {arrow} {_node_id('c', c)}" for s in sources(taken)]
+    for r in g.releases:
+        taken = [a for a, rr in g.released if rr == r]
+        lines += [f"  {s} ==> {_node_id('r', r)}" for s in sources(taken)]
+    if legend and (g.releases or g.consumers):  # an invisible link keeps it beside them
+        lines.append(f"  {'releases' if g.releases else 'consumers'} ~~~ legend")
     return "\n".join(lines)
 
 
@@ -117,18 +225,36 @@ def _dot_quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def dot(plan: Plan) -> str:
-    g = build(plan)
+def dot(plan: Plan, graph: Graph | None = None) -> str:
+    """Graphviz source: the same picture as ``mermaid``, each producer a cluster holding
+    its artifact templates (with row counts), producers of another run inside its run's
+    cluster."""
+    g = graph or build(plan)
     lines = [
         f"digraph {_dot_quote(plan.migration.id + ' stage ' + str(plan.stage))} {{",
         "  rankdir=LR;",
+        "  compound=true;",
     ]
-    lines += [
-        f"  {_dot_quote('producer:' + p)} [label={_dot_quote(p)}, shape=box];" for p in g.producers
-    ]
-    lines += [
-        f"  {_dot_quote('artifact:' + a)} [label={_dot_quote(a)}, shape=note];" for a in g.artifacts
-    ]
+    made: dict[str, list[str]] = {}
+    for p, a in g.made:
+        made.setdefault(p, []).append(a)
+    runs: dict[str, list[str]] = {}
+    for p in g.producers:
+        runs.setdefault(g.runs.get(p, "this"), []).append(p)
+    for run, members in runs.items():
+        if run != "this":
+            lines.append(f"  subgraph {_dot_quote('cluster_run:' + run)} {{")
+            lines.append(f"    label={_dot_quote('run ' + run)}; style=dashed;")
+        for p in members:
+            lines.append(f"  subgraph {_dot_quote('cluster_producer:' + p)} {{")
+            lines.append(f"    label={_dot_quote(p)}; shape=box;")
+            lines += [
+                f"    {_dot_quote('artifact:' + a)} [label={_dot_quote(_rows_label(g, a))}, shape=note];"
+                for a in made.get(p, [])
+            ]
+            lines.append("  }")
+        if run != "this":
+            lines.append("  }")
     lines += [
         f"  {_dot_quote('consumer:' + c)} [label={_dot_quote(c)}, shape=ellipse];"
         for c in g.consumers
@@ -136,9 +262,6 @@ def dot(plan: Plan) -> str:
     lines += [
         f"  {_dot_quote('release:' + r)} [label={_dot_quote(r)}, shape=hexagon];"
         for r in g.releases
-    ]
-    lines += [
-        f"  {_dot_quote('producer:' + p)} -> {_dot_quote('artifact:' + a)};" for p, a in g.made
     ]
     lines += [
         f"  {_dot_quote('artifact:' + a)} -> {_dot_quote('consumer:' + c)}"

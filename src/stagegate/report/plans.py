@@ -18,6 +18,7 @@ from ..resolve import (
     since,
 )
 from ..templates import finite_axes
+from ..words import counted
 
 
 def _bool(value: bool) -> str:
@@ -39,7 +40,7 @@ def _axis_summary(migration: Migration, producer: Producer) -> list[str]:
             values = axes[name].values or ()
             count *= len(values)
             domains.append(f"{name}={','.join(values)}")
-        suffix = f"  [{count} rows: {' x '.join(domains)}]" if names else ""
+        suffix = f"  [{counted(count, 'row')}: {' x '.join(domains)}]" if names else ""
         out.append(f"{template.text}{suffix}")
     return out
 
@@ -220,8 +221,8 @@ def status_text(migration: Migration) -> str:
     on = [name for name, value in plan.flags.items() if value]
     lines.append(f"  flags on: {', '.join(on) if on else '(none)'}")
     lines.append(
-        f"  active: {len(plan.producers)} producers, {len(plan.consumers)} consumers, "
-        f"{len(plan.releases)} releases"
+        f"  active: {counted(len(plan.producers), 'producer')}, "
+        f"{counted(len(plan.consumers), 'consumer')}, {counted(len(plan.releases), 'release')}"
     )
     if stage < migration.last:
         nxt = migration.stage_def(stage + 1)

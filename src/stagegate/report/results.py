@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
@@ -16,23 +16,43 @@ def ok(results: Sequence[Result]) -> bool:
     return all(r.ok for r in results)
 
 
-def text(migration: Migration, results: Sequence[Result]) -> str:
-    lines: list[str] = []
-    for stage, group in groupby(results, key=lambda r: r.stage):
-        items = list(group)
-        lines.append(f"stage {stage}: {migration.title(stage)}")
-        for item in items:
-            mark = "ok  " if item.ok else "FAIL"
-            head = item.message.split(": ", 1)[1] if ": " in item.message else item.message
-            lines.append(f"  {mark}  {item.label}: {head}")
-            for finding in item.findings:
-                first, *rest = finding.message.splitlines()
-                lines.append(f"        - {first}")
-                lines += [f"          {line}" for line in rest]
-                if finding.loc is not None:
-                    lines.append(f"          at {finding.loc.file}:{finding.loc.line}")
-            if not item.ok and item.loc is not None:
-                lines.append(f"        (check declared at {item.loc.file}:{item.loc.line})")
+def stage_header(migration: Migration, stage: int) -> str:
+    return f"stage {stage}: {migration.title(stage)}"
+
+
+def duration(seconds: float) -> str:
+    """``0.02 s``, ``4.1 s``, ``2 min 05 s``: as long as a reader needs, no longer."""
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+
+
+def result_lines(item: Result, seconds: float | None = None) -> list[str]:
+    """The lines of one result: its mark, label and message, then its findings."""
+    mark = "ok  " if item.ok else "FAIL"
+    head = item.message.split(": ", 1)[1] if ": " in item.message else item.message
+    took = f" ({duration(seconds)})" if seconds is not None else ""
+    lines = [f"  {mark}  {item.label}: {head}{took}"]
+    for finding in item.findings:
+        first, *rest = finding.message.splitlines()
+        lines.append(f"        - {first}")
+        lines += [f"          {line}" for line in rest]
+        if (
+            finding.loc is not None
+            and f"({finding.loc.file}:{finding.loc.line})" not in finding.message
+        ):
+            lines.append(f"          at {finding.loc.file}:{finding.loc.line}")
+    if not item.ok and item.loc is not None:
+        lines.append(f"        (check declared at {item.loc.file}:{item.loc.line})")
+    return lines
+
+
+def closing(results: Sequence[Result], *, stopped: int | None = None) -> str:
+    """The last line: how many checks at how many stages, and how many failed.
+
+    ``stopped``: the run stopped at its first failure with that many checks not run."""
     failed = sum(1 for r in results if not r.ok)
     stages = len({r.stage for r in results})
     where = (
@@ -42,10 +62,27 @@ def text(migration: Migration, results: Sequence[Result]) -> str:
         if results
         else "no stage"
     )
-    lines.append(
-        f"{counted(len(results), 'check')} at {where}: "
-        + ("all passed" if not failed else f"{failed} failed")
+    line = f"{counted(len(results), 'check')} at {where}: " + (
+        "all passed" if not failed else f"{failed} failed"
     )
+    if stopped:
+        line += f"; stopped at the first failure (--fail-fast), {stopped} not run"
+    return line
+
+
+def text(
+    migration: Migration,
+    results: Sequence[Result],
+    seconds: Sequence[float | None] | None = None,
+) -> str:
+    """All results, stage by stage; ``seconds``: each result's duration, in order."""
+    lines: list[str] = []
+    took = list(seconds) if seconds is not None else [None] * len(results)
+    for stage, group in groupby(zip(results, took, strict=True), key=lambda r: r[0].stage):
+        lines.append(stage_header(migration, stage))
+        for item, spent in group:
+            lines += result_lines(item, spent)
+    lines.append(closing(results))
     return "\n".join(lines)
 
 
@@ -81,36 +118,67 @@ def as_json(
     }
 
 
-def workflow_commands(results: Sequence[Result]) -> str:
-    """One ``::error`` per finding, on the line that declares the culprit."""
+def workflow_commands(
+    results: Sequence[Result], changed: Mapping[str, set[int]] | None = None
+) -> str:
+    """One ``::error`` per finding, on the line that declares the culprit, or on the line
+    of it (or of an item the finding names) that the pull request changed (``changed``:
+    lines per file from the top of the repository), where the diff shows it."""
     lines = []
     for r in results:
         if r.ok:
             continue
         title = f"stagegate {r.check} (stage {r.stage})"
         for finding in r.findings or ():
-            lines.append(github.annotation("error", finding.message, finding.loc or r.loc, title))
+            where = github.on_changed_line(finding.loc or r.loc, finding.message, changed)
+            lines.append(github.annotation("error", finding.message, github.placed(where), title))
         if not r.findings:
-            lines.append(github.annotation("error", r.message, r.loc, title))
+            where = github.on_changed_line(r.loc, r.message, changed)
+            lines.append(github.annotation("error", r.message, github.placed(where), title))
     return "\n".join(lines)
 
 
 def table(results: Sequence[Result], *, brief: bool = False) -> str:
-    """A Markdown table of results; ``brief``: only the first line of each finding."""
+    """A Markdown table of results; ``brief``: only the first line of each finding.
+
+    Repository text is escaped (a backtick in a glob stays a backtick) and locations
+    link to the file at the commit when running in GitHub Actions."""
 
     def details(r: Result) -> str:
         if r.ok:
-            return r.message.split(": ", 1)[-1]
-        lines = [f.message.splitlines()[0] if brief else f.message for f in r.findings]
-        return ("; " if brief else "\n").join(lines) or r.message
+            return github.md_message(r.message.split(": ", 1)[-1])
+        lines = []
+        for f in r.findings:
+            text = github.md_message(f.message.splitlines()[0] if brief else f.message)
+            if f.loc is not None and f"({f.loc.file}:{f.loc.line})" not in f.message:
+                text += f" (at {github.md_location(f.loc.file, f.loc.line)})"
+            lines.append(text)
+        text = ("; " if brief else "\n").join(lines) or github.md_message(r.message)
+        if r.loc is not None and not brief:
+            text += f"\n(check declared at {github.md_location(r.loc.file, r.loc.line)})"
+        return text
 
-    rows = [(str(r.stage), r.label, "pass" if r.ok else "**fail**", details(r)) for r in results]
+    rows = [
+        (str(r.stage), github.md_text(r.label), "pass" if r.ok else "**fail**", details(r))
+        for r in results
+    ]
     return github.table(("stage", "check", "result", "details"), rows)
 
 
 def summary(migration: Migration, results: Sequence[Result], heading: str) -> str:
-    failed = sum(1 for r in results if not r.ok)
-    verdict = "all passed" if not failed else f"{failed} of {len(results)} failed"
-    return (
-        f"### {heading}\n\n`{migration.id}`: {len(results)} checks, {verdict}.\n\n{table(results)}"
-    )
+    """The step summary: the verdict, the failures first, the passing rows folded away."""
+    failed = [r for r in results if not r.ok]
+    passed = [r for r in results if r.ok]
+    verdict = "all passed" if not failed else f"{len(failed)} of {len(results)} failed"
+    parts = [
+        f"### {heading}",
+        f"{github.md_text(migration.id)}: {counted(len(results), 'check')}, {verdict}.",
+    ]
+    if failed:
+        parts.append(table(failed))
+    if passed:
+        parts.append(
+            f"<details><summary>{counted(len(passed), 'check')} passed</summary>\n\n"
+            f"{table(passed)}\n\n</details>"
+        )
+    return "\n\n".join(parts)
