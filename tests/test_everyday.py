@@ -803,3 +803,16 @@ def test_a_file_after_the_command_is_moved_before_it(args: list[str], expected: 
     forceful = click.Command("forceful", params=[click.Option(["-f", "--force"], is_flag=True)])
     commands = {**cli.commands, "forceful": forceful}
     assert hoist_file(args, commands) == expected
+
+
+def test_a_refused_check_does_not_hide_its_neighbours_problems(tmp_path: Path, sg: Sg) -> None:
+    stage = NEWCOMER_STAGE.replace("yes", "true").replace(
+        "acceptance:\n", "acceptance:\n  - check: release-continuity\n    tag: [v1.0]\n"
+    )
+    lines = sg("validate", cwd=newcomer(tmp_path, stage=stage)).err.splitlines()
+    assert any(
+        "stages/01-new.yaml:7:10: $.acceptance[0].tag: must be a string" in x for x in lines
+    ), lines
+    assert any(
+        "stages/01-new.yaml:8:5: release-continuity since: 9 is beyond" in x for x in lines
+    ), lines

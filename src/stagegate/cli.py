@@ -415,7 +415,8 @@ def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
         stream.flush()
 
     isatty = getattr(stream, "isatty", None)
-    return write, bool(isatty and isatty())
+    # a dumb terminal cannot erase a line: it gets the log's heartbeat instead
+    return write, bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
 @cli.command()
