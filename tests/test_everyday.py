@@ -816,3 +816,17 @@ def test_a_refused_check_does_not_hide_its_neighbours_problems(tmp_path: Path, s
     assert any(
         "stages/01-new.yaml:8:5: release-continuity since: 9 is beyond" in x for x in lines
     ), lines
+
+
+def test_a_stage_title_in_the_pull_request_description_reads_as_written(
+    tmp_path: Path, sg: Sg
+) -> None:
+    small(tmp_path)
+    (tmp_path / "stages" / "01-on.yaml").write_text(
+        STAGE.replace("Turn it on", "Use `new*` <b>wheels</b>")
+    )
+    body = tmp_path / "pr.md"
+    assert sg("advance", "--dry-run", "--pr-body", str(body), cwd=tmp_path).code == 0
+    text = body.read_text()
+    assert text.startswith("## demo: stage 0 → 1: Use \\`new\\*\\` &lt;b&gt;wheels&lt;/b&gt;\n")
+    assert "`new*`" not in text and "<b>" not in text
