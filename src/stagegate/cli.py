@@ -648,6 +648,8 @@ def _verdict_changes(verdict: Any) -> dict[str, set[int]] | None:
     try:
         repo, _path = open_migration(verdict.file)
         base, head = verdict.base.commit, verdict.head.commit
+        if head != repo.head() or repo.tracked_changes():
+            return None  # the lines are read from the work tree: it must be the head
         return repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
     except GitError:
         return None
