@@ -51,7 +51,7 @@ def test_a_failed_rename_leaves_the_old_file(
     if command == "rollback":
         path.write_bytes(path.read_bytes().replace(b"stage: 0\n", b"stage: 1\n"))
     before = path.read_bytes()
-    monkeypatch.setattr(flip.os, "replace", fail_with(OSError(errno.EIO, "Input/output error")))
+    monkeypatch.setattr(flip, "_swap", fail_with(OSError(errno.EIO, "Input/output error")))
     result = sg(command, cwd=small)
     assert result.code == 2, result.output
     assert "migration.yaml: cannot write: Input/output error" in result.err
@@ -77,7 +77,7 @@ def test_an_interrupt_during_the_write_leaves_the_old_file(
     small: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = (small / "migration.yaml").read_bytes()
-    monkeypatch.setattr(flip.os, "replace", fail_with(KeyboardInterrupt()))
+    monkeypatch.setattr(flip, "_swap", fail_with(KeyboardInterrupt()))
     result = sg("advance", cwd=small)
     assert result.code == 130
     assert "stagegate: aborted." in result.err
@@ -93,7 +93,7 @@ def test_a_process_killed_before_the_rename_leaves_the_old_file(small: Path) -> 
         import stagegate.flip as flip
         def die(*args):
             os.kill(os.getpid(), signal.SIGKILL)
-        flip.os.replace = die
+        flip._swap = die
         from stagegate.cli import main
         main()
         """

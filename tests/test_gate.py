@@ -145,7 +145,10 @@ def test_a_base_that_moved_on_is_compared_at_the_merge_base(tmp_path: Path, sg: 
     repo.commit("Unrelated change on main")
     result = sg("verify-pr", "--base", "main", "--head", "flip", cwd=repo.root)
     assert result.code == 0, result.output
-    assert "main is not an ancestor of flip; compared with their merge base" in result.out
+    assert "main is not an ancestor of flip: what the pull request changed is compared with" in (
+        result.out
+    )
+    assert "the checks that judge it are main's." in result.out
     assert "ok    one-step: the stage moves forward by one: 1 -> 2" in result.out
 
 
@@ -360,7 +363,7 @@ def test_stage_tests_come_from_the_base_and_the_work_tree_stays(tmp_path: Path, 
     assert (
         "note: stages/02-extra/ differs at the head; the gate ran the base's version" in result.out
     )
-    assert "temporary checkout of the head with the base's stage tests" in result.out
+    assert "checks that read files ran in a temporary checkout of the head" in result.out
     assert repo.status() == before
     assert repo.read("switch.txt") == "on\n"
     assert repo.git("worktree", "list").count("\n") == 1

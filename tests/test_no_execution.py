@@ -398,7 +398,7 @@ def test_text_from_the_files_cannot_pose_as_a_workflow_command(
         assert all(line.startswith("::error file=migration.yaml,") for line in lines), lines
         if command[0] == "check":
             assert lines, "the failing check's own annotation must stay a command"
-            assert ":\u200b:warning file=x::injected" in result.out
+            assert ":\u2236warning file=x::injected" in result.out
 
 
 def test_a_file_name_from_the_repository_cannot_pose_as_a_workflow_command(
@@ -439,4 +439,4 @@ def test_a_command_split_across_writes_is_defused() -> None:
     for piece in ("ab", "c\n  ::warn", "ing::x\n", ours + "\n", "::notice::tail"):
         stream.write(piece)
     stream.flush()
-    assert sink.getvalue() == ("abc\n  :\u200b:warning::x\n" + ours + "\n" + ":\u200b:notice::tail")
+    assert sink.getvalue() == ("abc\n  :\u2236warning::x\n" + ours + "\n" + ":\u2236notice::tail")

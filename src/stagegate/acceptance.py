@@ -77,6 +77,7 @@ def run_checks(
     *,
     root: Path | None = None,
     evaluated_at: Migration | None = None,
+    tests: Path | None = None,
     observer: Observer | None = None,
     fail_fast: bool = False,
 ) -> list[Result]:
@@ -84,11 +85,19 @@ def run_checks(
 
     ``evaluated_at`` is the migration whose producers, consumers and releases the
     checks look at; by default the one the checks come from. ``verify-pr`` uses it
-    to run the base's checks against the head's items. ``observer`` is told of each
-    stage and check as it runs; ``fail_fast`` stops after the first failing check."""
+    to run the base's checks against the head's items, and then ``migration`` is also
+    the checks' baseline (``Context.baseline``); ``tests``: the base's test copy.
+    ``observer`` is told of each stage and check as it runs; ``fail_fast`` stops after
+    the first failing check."""
     subject = evaluated_at or migration
     registry = kinds()
-    ctx = Context(subject, stage, root if root is not None else subject.root)
+    ctx = Context(
+        subject,
+        stage,
+        root if root is not None else subject.root,
+        baseline=migration if evaluated_at is not None else None,
+        tests=tests,
+    )
     results: list[Result] = []
     if observer is not None:
         observer.stage_started(stage)

@@ -374,14 +374,16 @@ def search(
     *,
     root: Path | None = None,
     blame: bool = False,
+    exclude: Sequence[str] = (),
 ) -> Report:
     """Audit the work tree holding ``root`` (default: the migration's folder) at ``stage``.
 
     One ``git grep`` for every string, one ``git ls-files`` per legacy.paths entry and
     the ``git rev-parse`` that finds the top folder, all running side by side.
-    ``blame``: add who last changed each finding's line (``git blame``)."""
+    ``blame``: add who last changed each finding's line (``git blame``). ``exclude``:
+    more files (relative to the folder) never searched."""
     folder = root if root is not None else migration.root
-    skip = exclusions(migration)
+    skip = exclusions(migration) + [gitrepo.pathspec(p, exclude=True) for p in exclude]
     strings = searched(migration, stage)
     entries = list(
         dict.fromkeys(p for item, _ in retirements(migration) for p in item.legacy.paths)
@@ -403,7 +405,7 @@ def search(
             listings[entry] = gitrepo.start_ls_files(folder, include, skip)
             started.append(listings[entry])
         tree = where.result()
-        hits = grep.result() if grep is not None else []
+        hits = gitrepo.text_hits(tree.top, grep.result()) if grep is not None else []
         paths = {
             entry: [raw for raw in pending.result() if os.path.lexists(tree.top / os.fsdecode(raw))]
             for entry, pending in listings.items()

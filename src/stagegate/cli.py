@@ -534,6 +534,11 @@ def _writable_file(_ctx: click.Context, _param: click.Parameter, value: str | No
     path, folder = Path(value), Path(value).parent
     if path.is_dir():
         raise click.BadParameter(f"{value} is a folder; name a file to write.")
+    if path.exists() and not path.is_file():
+        raise click.BadParameter(
+            f"{value} is not a regular file (a named pipe or a device?); stagegate writes "
+            "only regular files: name a file to write."
+        )
     if not folder.is_dir():
         raise click.BadParameter(
             f"folder {folder} does not exist; create it, or name a file elsewhere."

@@ -652,18 +652,59 @@ def start_grep(
     folder: Path, strings: Iterable[str], pathspecs: Sequence[str], *, every_line: bool = False
 ) -> Pending[list[GrepHit]]:
     """One ``git grep`` for all ``strings`` (fixed, case-sensitive) in the files git tracks
-    in the work tree, binary files skipped. The strings come on stdin (``-f -``): any
-    number of them fit, and none is read as an option. None may be empty or hold a
-    line break (an empty pattern would match every line). ``every_line``: report every
-    line of those files instead (for a search git cannot narrow)."""
+    in the work tree. The strings come on stdin (``-f -``): any number of them fit, and
+    none is read as an option. None may be empty or hold a line break (an empty pattern
+    would match every line). ``every_line``: report every line of those files instead
+    (for a search git cannot narrow).
+
+    Every file is searched as text (``--text``), whatever ``.gitattributes`` says: a
+    ``*.yml -diff`` or ``binary`` attribute must not hide a file from the audit. Files
+    that really are binary are left out afterwards by their content (``text_hits``)."""
     patterns = b"".join(s.encode("utf-8") + b"\n" for s in strings)
     select = ["-e", ""] if every_line else ["-f", "-"]
     args = [
         "-c", "grep.column=false",
-        "grep", "-z", "-n", "-I", "-F", "--no-color", "--full-name", *select,
-        "--", *pathspecs,
+        "grep", "-z", "-n", "--text", "--no-textconv", "-F", "--no-color", "--full-name",
+        *select, "--", *pathspecs,
     ]  # fmt: skip
     return Pending(args, folder, parse_grep, ok=(0, 1), stdin=None if every_line else patterns)
+
+
+BINARY_PROBE = 8000
+"""Bytes git reads to tell a binary file by its content (a NUL among them)."""
+
+
+def _is_text(path: Path) -> bool:
+    """Whether a tracked file reads as text; a symbolic link (git searched its target's
+    name) or anything but a regular file counts as text and is never followed."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return True
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return True
+        return b"\0" not in os.read(fd, BINARY_PROBE)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def text_hits(top: Path, hits: Sequence[GrepHit]) -> list[GrepHit]:
+    """``hits`` without those in binary files, decided by content as git does (a NUL in
+    the first 8,000 bytes), never by attributes. ``top``: the work tree's top folder."""
+    verdict: dict[bytes, bool] = {}
+    kept = []
+    for hit in hits:
+        if hit.path not in verdict:
+            verdict[hit.path] = _is_text(top / os.fsdecode(hit.path))
+        if verdict[hit.path]:
+            kept.append(hit)
+    return kept
 
 
 def _names(out: bytes) -> list[bytes]:

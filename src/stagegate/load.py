@@ -185,7 +185,13 @@ class ValidCache:
     def _document_path(self, raw: bytes) -> Path | None:
         if self.directory is None:
             return None
-        digest = _digest(__version__.encode() + b"\0" + raw).hexdigest()
+        from .checks import fingerprint
+
+        # stagegate's own modules are part of the key, as for the validation cache: a
+        # parse stored by an older parser must not be read back by a newer one
+        digest = _digest(
+            __version__.encode() + b"\0" + fingerprint().encode() + b"\0" + raw
+        ).hexdigest()
         return self.directory / "documents" / f"{digest}.json"
 
     def document(self, raw: bytes, file: str) -> Document | None:
@@ -719,8 +725,28 @@ def _read_stages(
         return problems, []
     try:
         entries = source.listdir(stages_dir)
-    except (FileNotFoundError, NotADirectoryError):
+    except NotADirectoryError:
+        problems.append(
+            Problem(
+                where,
+                f"stages_dir {stages_dir!r} is a file, not a folder; name the folder that holds "
+                "the stage files (NN-slug.yaml).",
+                "$.stages_dir",
+            )
+        )
+        return problems, []
+    except FileNotFoundError:
         entries = []
+        if "stages_dir" in doc.data:
+            problems.append(
+                Problem(
+                    where,
+                    f"stages_dir {stages_dir!r}: no such folder; create it with the stage files "
+                    "(NN-slug.yaml), or fix stages_dir.",
+                    "$.stages_dir",
+                )
+            )
+            return problems, []
     found: dict[int, tuple[str, str]] = {}
     for name, is_dir in sorted(entries):
         if is_dir:
@@ -935,6 +961,8 @@ class _Builder:
             from .ciflags import problems as ci_problems
 
             self.problems += ci_problems(migration, self.doc)
+        else:  # what depends on more than the files' bytes (links on disk) is never cached
+            self._check_args(migration, only_uncached=True)
         return migration
 
     # -- items
@@ -1302,12 +1330,14 @@ class _Builder:
                         f"{{name: TEMPLATE, kind: {kind}}} to give it that kind{hint}",
                     )
 
-    def _check_args(self, migration: Migration) -> None:
+    def _check_args(self, migration: Migration, *, only_uncached: bool = False) -> None:
         from .checks import kinds
 
         registry = kinds()
         for check in (*migration.invariants, *(c for s in migration.stages for c in s.acceptance)):
             module = registry.get(check.kind)
+            if only_uncached and not getattr(module, "VALIDATE_UNCACHED", False):
+                continue
             validate = getattr(module, "validate", None)
             if validate is not None:
                 self.problems.extend(validate(migration, check))

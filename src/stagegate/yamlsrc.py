@@ -167,6 +167,8 @@ def parse(text: str, file: str) -> Document:
     documents = 0
     root_set = False
 
+    aliased = False
+
     def count(weight: int, mark: tuple[int, int]) -> None:
         nonlocal total
         total += weight
@@ -174,7 +176,10 @@ def parse(text: str, file: str) -> Document:
             raise fail(
                 mark,
                 f"more than {MAX_NODES:,} values after expanding aliases; "
-                "this looks like an alias bomb; write the values out or use fewer aliases.",
+                "this looks like an alias bomb; write the values out or use fewer aliases."
+                if aliased
+                else f"more than {MAX_NODES:,} values, the limit for one file; "
+                "split the migration or remove generated content.",
             )
 
     def place(value: Any, mark: tuple[int, int], weight: int, is_key_ok: bool) -> None:
@@ -233,6 +238,12 @@ def parse(text: str, file: str) -> Document:
                 if is_key:
                     value: Any = event.value
                     _check_tag(event.tag, ("str",), mark, fail)
+                    if event.value in _NULL and not event.style and event.tag in (None, ""):
+                        raise fail(
+                            mark,
+                            f"the key {event.value or '(empty)'!r} is YAML's null, not a name; "
+                            "quote it if you mean the text, or remove the entry.",
+                        )
                 else:
                     value = _scalar(event, mark, fail)
                     if event.style in ("'", '"'):
@@ -278,6 +289,7 @@ def parse(text: str, file: str) -> Document:
                         f"{event.anchor} first.",
                     )
                 value, weight = anchors[event.anchor]
+                aliased = True
                 count(weight, mark)
                 is_key = (
                     bool(stack) and isinstance(stack[-1].container, dict) and stack[-1].key is None
@@ -306,6 +318,14 @@ def parse(text: str, file: str) -> Document:
         where = getattr(exc, "problem_mark", None)
         line, col = (where.line + 1, where.column + 1) if where else (1, 1)
         detail = " ".join(str(exc).split())
+        position = getattr(exc, "position", None)  # a ReaderError: a character not allowed
+        if where is None and isinstance(position, int) and 0 <= position <= len(text):
+            line = text.count("\n", 0, position) + 1
+            col = position - (text.rfind("\n", 0, position) + 1) + 1
+            char = getattr(exc, "character", None)
+            if isinstance(char, str | int):
+                code = ord(char) if isinstance(char, str) else char
+                detail = f"the character U+{code:04X} (a control character) is not allowed in YAML"
         raise InvalidInput(
             [
                 Problem(

@@ -44,10 +44,29 @@ class Context:
     stage: int
     root: Path = field(default_factory=Path)
     timeout: float = 600.0
+    baseline: Migration | None = None
+    """verify-pr: the base's migration, which supplies what the checks measure against
+    (continuity baselines, audit settings, legacy entries, test folders); None: the
+    migration itself."""
+    tests: Path | None = None
+    """verify-pr: the top of the base's test copy (``overlay``), from which ``pytest``
+    checks run; None: they run the files in ``root``."""
 
     @property
     def plan(self) -> Plan:
         return resolve(self.migration, self.stage)
+
+    @property
+    def reference(self) -> Migration:
+        """The migration whose data the checks measure against."""
+        return self.migration if self.baseline is None else self.baseline
+
+    def baseline_plan(self, stage: int) -> Plan:
+        """The plan at ``stage`` to compare with: the baseline's where it has reached
+        ``stage`` (a pull request cannot rewrite what was rolled out), else this one's."""
+        if self.baseline is not None and stage <= self.baseline.stage:
+            return resolve(self.baseline, stage)
+        return resolve(self.migration, stage)
 
     def plan_at(self, stage: int) -> Plan:
         return resolve(self.migration, stage)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..model import Check
@@ -40,27 +42,61 @@ def bounded(
     killed: a script's children would otherwise keep running (and holding the output
     pipe) after the script itself is gone. stdout and stderr are one stream, in the
     order the command wrote them."""
-    proc = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=None if env is None else dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-    )
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, output or ""
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
+    with _signals_interrupt():
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
         try:
-            output, _ = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # something left the group and kept the pipe
-            output = ""
-        return None, output or ""
+            output, _ = proc.communicate(timeout=timeout)
+            return proc.returncode, output or ""
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            try:
+                output, _ = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # something left the group and kept the pipe
+                output = ""
+            return None, output or ""
+        except BaseException:
+            # Interrupted (SIGINT, SIGTERM): the command's own session would outlive us.
+            _kill_group(proc)
+            with contextlib.suppress(BaseException):
+                proc.wait(timeout=5)
+            raise
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (or SIGHUP) arrived while a command ran: stop like Ctrl-C, after the command."""
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """Inside the block, SIGTERM and SIGHUP raise ``Terminated`` (SIGINT already raises
+    KeyboardInterrupt), so that the command's process group is killed on the way out
+    instead of being left running when stagegate is stopped."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise Terminated(signal.Signals(signum).name)
+
+    kept = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            kept[sig] = signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
@@ -74,8 +110,13 @@ def run(ctx: Context, check: Check) -> list[Result]:
     argv = [str(a) for a in check.args["run"]]
     timeout = float(check.args.get("timeout", ctx.timeout))
     shown = shlex.join(argv)  # pasteable back into a shell
+    env = None
+    if ctx.baseline is not None:  # verify-pr: nothing of the head tree may stand in for it
+        from ..overlay import safe_path_env
+
+        env = safe_path_env(os.environ)
     try:
-        code, output = bounded(argv, cwd=ctx.root, timeout=timeout)
+        code, output = bounded(argv, cwd=ctx.root, timeout=timeout, env=env)
     except FileNotFoundError:
         finding = Finding(f"command {argv[0]!r} not found; install it or fix `run`.", check.loc)
         return [result(ctx, check, [finding], "")]

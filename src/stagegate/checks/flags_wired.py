@@ -144,7 +144,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     def shown(ref: Ref) -> str:
         return repr(ref) if isinstance(ref, str) else label(ref)
 
-    migration, stage = ctx.migration, ctx.stage
+    migration, stage = ctx.reference, ctx.stage  # verify-pr: the base's flags and references
     values = flag_table(migration)[stage]
     flipped: list[Flag] = []
     settled: list[Flag] = []
@@ -163,7 +163,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
         )
         started.append(listing)
         tree = where.result()
-        hits = grep.result() if grep is not None else []
+        hits = gitrepo.text_hits(tree.top, grep.result()) if grep is not None else []
         workflows = listing.result()
     except BaseException:
         for pending in started:

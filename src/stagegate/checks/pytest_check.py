@@ -25,6 +25,9 @@ ARGS = {
     "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds (default 600)."},
 }
 REQUIRED: list[str] = []
+VALIDATE_UNCACHED = True
+"""``validate`` follows symbolic links on disk, which the validation cache's key (the
+files' bytes) does not cover: it runs on every load."""
 
 
 def _escapes(root: Path, rel: str) -> bool:
@@ -47,26 +50,52 @@ def validate(migration: Migration, check: Check) -> list[Problem]:
     return []
 
 
-def target(ctx: Context, check: Check) -> str | None:
+def pytest_target(migration: Migration, stage: int, check: Check) -> str | None:
+    """The path a pytest check runs, relative to the migration's folder; None at stage 0."""
     rel = check.args.get("path")
     if rel is not None:
         return str(rel)
-    definition = ctx.migration.stage_def(ctx.stage)
+    definition = migration.stage_def(stage)
     if definition is None:
         return None
-    return f"{ctx.migration.stages_dir}/{definition.dirname}"
+    return f"{migration.stages_dir}/{definition.dirname}"
+
+
+def target(ctx: Context, check: Check) -> str | None:
+    """What the check runs: in verify-pr, the base's folder for the stage (``ctx.reference``),
+    wherever the head moved its stages."""
+    return pytest_target(ctx.reference, ctx.stage, check)
+
+
+def _argv(rel: str, where: Path | None) -> list[str]:
+    """``python -m pytest`` on ``rel``; with ``where`` (the base's test copy), on the copy,
+    in safe-path mode (``-P``: neither the working folder nor a script's folder is put
+    first on ``sys.path``, so a ``pytest.py`` of the head is not what runs)."""
+    # `-p stagegate` loads the fixture even where PYTEST_DISABLE_PLUGIN_AUTOLOAD is set;
+    # a path starting with '-' must not read as an option.
+    shown = f"./{rel}" if rel.startswith("-") else rel
+    python = [sys.executable, "-P"] if where is not None else [sys.executable]
+    return [
+        *python,
+        *("-m", "pytest", "-q", "--no-header"),
+        *("-p", "no:cacheprovider", "-p", "stagegate"),
+        str(where / rel) if where is not None else shown,
+    ]
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
     rel = target(ctx, check)
     if rel is None:
         return [result(ctx, check, [], "stage 0 has no stage folder; nothing to run")]
-    if _escapes(ctx.root, rel):
+    files = ctx.tests if ctx.tests is not None else ctx.root
+    if _escapes(files, rel):
         finding = Finding(f"pytest path {rel!r} leads outside the repository; refused.", check.loc)
         return [result(ctx, check, [finding], "")]
-    if not (ctx.root / rel).exists():
+    if not (files / rel).exists():
+        where = " at the base" if ctx.tests is not None else ""
         finding = Finding(
-            f"{rel}/ does not exist; create it with the stage's tests (test_*.py) or give `path`.",
+            f"{rel}/ does not exist{where}; create it with the stage's tests (test_*.py) or "
+            "give `path`.",
             check.loc,
         )
         return [result(ctx, check, [finding], "")]
@@ -81,16 +110,13 @@ def run(ctx: Context, check: Check) -> list[Result]:
         return [result(ctx, check, [finding], "")]
     timeout = float(check.args.get("timeout", ctx.timeout))
     env = dict(os.environ)
+    if ctx.tests is not None:
+        from ..overlay import safe_path_env
+
+        env = safe_path_env(env)
     env["STAGEGATE_FILE"] = str((ctx.root / Path(ctx.migration.file).name).resolve())
     env["STAGEGATE_STAGE"] = str(ctx.stage)
-    # `-p stagegate` loads the fixture even where PYTEST_DISABLE_PLUGIN_AUTOLOAD is set;
-    # a path starting with '-' must not read as an option.
-    argv = [
-        *(sys.executable, "-m", "pytest", "-q", "--no-header"),
-        *("-p", "no:cacheprovider", "-p", "stagegate"),
-        f"./{rel}" if rel.startswith("-") else rel,
-    ]
-    code, output = bounded(argv, cwd=ctx.root, env=env, timeout=timeout)
+    code, output = bounded(_argv(rel, ctx.tests), cwd=ctx.root, env=env, timeout=timeout)
     if code is None:
         finding = Finding(
             f"pytest {rel} did not finish within {timeout:g} s; it was stopped:\n{tail(output)}",

@@ -147,15 +147,20 @@ def _missing(
 ) -> Iterable[Finding]:
     m = ctx.migration
     plan = ctx.plan_at(stage)
+    then = ctx.baseline_plan(baseline)
     active = {p.id for p in plan.producers}
     planned = [expected[n] for n in sorted(names)]
     groups: dict[tuple[str, str, int], list[Row]] = defaultdict(list)
     for entry in planned:
         groups[(entry.row.producer, entry.row.template.text, entry.stage)].append(entry.row)
     for (pid, template, origin), group in groups.items():
-        producer = m.producers[pid]
-        total = sum(1 for r in ctx.plan_at(origin).rows(producer) if r.template.text == template)
-        if pid not in active:
+        source_plan = then if origin == baseline else ctx.plan_at(origin)
+        producer = source_plan.migration.producers[pid]
+        total = sum(1 for r in source_plan.rows(producer) if r.template.text == template)
+        if pid not in m.producers:
+            why = f"producer {pid} {where(producer)} is no longer declared"
+        elif pid not in active:
+            producer = m.producers[pid]
             why = f"producer {pid} {where(producer)} is off {ctx.cause(producer, stage)}"
         else:
             why = (
@@ -297,9 +302,11 @@ def _kinds(
     rows: list[Row],
     stage: int,
     seen: set[tuple[str, str, str]],
+    plan: Plan | None = None,
 ) -> list[Finding]:
     """Rows of a kind the release may not take (``kinds: [wheel]``), each template once per
-    check (``seen``: the (release, producer, template) reported already)."""
+    check (``seen``: the (release, producer, template) reported already). ``plan``: the
+    plan the rows come from (verify-pr's baseline is the base's), default the stage's."""
     if release.kinds is None:
         return []
     allowed = set(release.kinds)
@@ -309,8 +316,9 @@ def _kinds(
         if (release.id, pid, template) in seen:
             continue
         seen.add((release.id, pid, template))
-        producer = ctx.migration.producers[pid]
-        total = sum(1 for r in ctx.plan_at(stage).rows(producer) if r.template.text == template)
+        source = plan or ctx.plan_at(stage)
+        producer = source.migration.producers[pid]
+        total = sum(1 for r in source.rows(producer) if r.template.text == template)
         tpl = group[0].template
         out.append(
             Finding(
@@ -335,7 +343,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if baseline > ctx.stage:
         return [result(ctx, check, [], f"applies from stage {baseline} on")]
     now = claimants(ctx.plan, tag)
-    then = claimants(ctx.plan_at(baseline), tag)
+    then = claimants(ctx.baseline_plan(baseline), tag)  # verify-pr: the base's, where reached
     findings: list[Finding] = []
     for stage, found in ((ctx.stage, now), (baseline, then)):
         if len(found) != 1:
@@ -358,11 +366,13 @@ def run(ctx: Context, check: Check) -> list[Result]:
             return None
         return found[0], release_selection(found[0], pool(ctx.plan_at(stage), found[0]))
 
-    base_selection = release_selection(before, pool(ctx.plan_at(baseline), before))
+    base_selection = release_selection(before, pool(ctx.baseline_plan(baseline), before))
     current = release_selection(release, pool(ctx.plan, release))
     kinds_seen: set[tuple[str, str, str]] = set()
     findings += _kinds(ctx, release, current, ctx.stage, kinds_seen)
-    findings += _kinds(ctx, before, base_selection, baseline, kinds_seen)
+    findings += _kinds(
+        ctx, before, base_selection, baseline, kinds_seen, ctx.baseline_plan(baseline)
+    )
 
     # the plan at each stage: the selection at `since`, then each stage's release_changes
     plans: dict[int, Expected] = {baseline: {r.name: Planned(r, baseline) for r in base_selection}}

@@ -17,8 +17,12 @@ REQUIRED: list[str] = []
 
 def run(ctx: Context, check: Check) -> list[Result]:
     from ..audit import search
+    from ..overlay import own_stage_files
 
-    report = search(ctx.migration, ctx.stage, root=ctx.root)
+    # verify-pr: the base's legacy entries and audit.ignore, searched in the head's tree
+    # (the head's own migration files, wherever it moved them, name references on purpose).
+    also = () if ctx.baseline is None else own_stage_files(ctx.migration)
+    report = search(ctx.reference, ctx.stage, root=ctx.root, exclude=also)
     findings = []
     for leftover in report.findings:
         item, place = leftover.item, leftover.place

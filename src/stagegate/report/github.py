@@ -6,15 +6,51 @@ import contextlib
 import os
 import re
 import sys
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import Loc
 
+# How the Actions runner finds workflow commands in a step's output (actions/runner,
+# ActionCommand.TryParseV2 and TryParse): it reads the output line by line, a line
+# ending at "\n", "\r" or "\r\n"; a line is a command when, after every leading
+# Unicode white-space character is trimmed, it starts with "::" (and names a command
+# before a second "::"), or when it holds the legacy "##[" (and a "]" after it)
+# anywhere. The comparisons are .NET's culture-sensitive ones, which may skip
+# characters without weight (zero-width spaces, joiners, controls): so stagegate
+# treats those as invisible too, and breaks a command with a character that has
+# weight of its own.
+LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
+_SOFT = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Mn", "Me", "Zs", "Zl", "Zp"})
+RATIO = "\u2236"  # U+2236 RATIO: looks like a colon; not one to the runner
+SHARP = "\u266f"  # U+266F MUSIC SHARP SIGN: looks like a hash; not one to the runner
+
+
+def soft(char: str) -> bool:
+    """Whether the runner may pass over ``char`` (white space, or a character without
+    weight in a culture-sensitive comparison)."""
+    return char.isspace() or unicodedata.category(char) in _SOFT
+
+
+def _skip_soft(text: str, at: int) -> int:
+    while at < len(text) and soft(text[at]):
+        at += 1
+    return at
+
+
+def _v2_colon(line: str) -> int | None:
+    """Where the second colon of a leading ``::`` is (soft characters skipped), if any."""
+    first = _skip_soft(line, 0)
+    if first >= len(line) or line[first] != ":":
+        return None
+    second = _skip_soft(line, first + 1)
+    return second if second < len(line) and line[second] == ":" else None
+
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _defuse_legacy(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:
@@ -38,18 +74,39 @@ def annotation(level: str, message: str, loc: Loc | None = None, title: str | No
     return line
 
 
-def defuse(line: str) -> str:
-    """``line``, unable to act as a workflow command unless stagegate made it one.
+def _defuse_legacy(text: str) -> str:
+    """Every ``##[`` (soft characters between) with its second hash made SHARP."""
+    if "#" not in text:
+        return text
+    chars = list(text)
+    at = text.find("#")
+    while at >= 0:
+        second = _skip_soft(text, at + 1)
+        if second < len(text) and text[second] == "#":
+            bracket = _skip_soft(text, second + 1)
+            if bracket < len(text) and text[bracket] == "[":
+                chars[second] = SHARP
+        at = text.find("#", at + 1)
+    return "".join(chars)
 
-    The Actions runner runs any output line that starts with ``::`` (after white
-    space) as a command: a stage title or file name holding a line break followed
-    by ``::warning::`` or ``::stop-commands::`` would otherwise speak for stagegate.
-    A zero-width space between the colons keeps the text as it reads."""
-    body = line.lstrip(" \t")
-    if not body.startswith("::") or line.rstrip("\r") in _EMITTED:
+
+def defuse_line(line: str) -> str:
+    """One output line (no line break in it), unable to act as a workflow command
+    unless stagegate made it one: the second colon of a leading ``::`` becomes RATIO
+    and the second hash of every ``##[`` becomes SHARP; it reads as before."""
+    if line in _EMITTED:
         return line
-    cut = len(line) - len(body)
-    return line[:cut] + ":\u200b:" + body[2:]
+    line = _defuse_legacy(line)
+    colon = _v2_colon(line)
+    return line if colon is None else line[:colon] + RATIO + line[colon + 1 :]
+
+
+def defuse(text: str) -> str:
+    """``text``, any number of lines, with every line defused (see ``defuse_line``);
+    its line breaks are kept as they are."""
+    parts = LINE_BREAK.split(text)
+    parts[::2] = [defuse_line(part) for part in parts[::2]]
+    return "".join(parts)
 
 
 class GuardedStream:
@@ -62,15 +119,16 @@ class GuardedStream:
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        lines = (self._partial + text).split("\n")
-        self._partial = lines.pop()
-        if lines:
-            self._stream.write("\n".join(defuse(line) for line in lines) + "\n")
+        parts = LINE_BREAK.split(self._partial + text)
+        self._partial = parts.pop()
+        if parts:
+            parts[::2] = [defuse_line(part) for part in parts[::2]]
+            self._stream.write("".join(parts))
         return len(text)
 
     def flush(self) -> None:
         if self._partial:
-            self._stream.write(defuse(self._partial))
+            self._stream.write(defuse_line(self._partial))
             self._partial = ""
         self._stream.flush()
 
