@@ -830,3 +830,23 @@ def test_a_stage_title_in_the_pull_request_description_reads_as_written(
     text = body.read_text()
     assert text.startswith("## demo: stage 0 → 1: Use \\`new\\*\\` &lt;b&gt;wheels&lt;/b&gt;\n")
     assert "`new*`" not in text and "<b>" not in text
+
+
+def test_verify_pr_and_advance_say_a_long_check_is_still_running(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stagegate.report import live
+
+    monkeypatch.setattr(live, "HEARTBEAT_SECONDS", 0.2)
+    staged(tmp_path, command("import time; time.sleep(0.9)"))
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    advanced = sg("advance", cwd=tmp_path)
+    assert advanced.code == 0, advanced.output
+    assert "  ..    stage 1: command timeout=60: still running after 0.20 s" in advanced.out
+    git(tmp_path, "commit", "-q", "-am", "flip")
+    verdict = sg("verify-pr", "--base", "HEAD~1", "--format", "json", cwd=tmp_path)
+    assert verdict.code == 0, verdict.output
+    json.loads(verdict.out)  # standard output is still the one object
+    assert "still running after 0.20 s" in verdict.err
