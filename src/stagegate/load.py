@@ -600,6 +600,9 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
 MAX_PRUNE_ROUNDS = 20
 """Rounds of cutting out what the schema refuses before the meaning checks give up on a file."""
 _ITEM_SECTIONS = ("axes", "flags", "producers", "consumers", "releases")
+_CHECK_LISTS = ("invariants", "acceptance")
+_NEUTRAL_CHECK = {"check": "unique-artifacts"}
+"""Stands in for a refused check: no arguments, no meaning checks of its own."""
 _PLACEHOLDERS: dict[str, Any] = {"version": 1, "migration": "migration", "stage": 0, "title": ""}
 
 
@@ -655,6 +658,9 @@ def _cut(
             except (KeyError, IndexError, TypeError):
                 return  # cut already with an enclosing value
         last = path[-1]
+        if isinstance(parent, list) and len(path) == 2 and path[0] in _CHECK_LISTS:
+            parent[last] = dict(_NEUTRAL_CHECK)  # keeps its siblings' places and meaning checks
+            return
         if isinstance(parent, list):
             path = path[:-1]  # removing one element would shift its siblings' locations
             continue
