@@ -1473,13 +1473,22 @@ class _Builder:
                     )
 
     def _check_args(self, migration: Migration, *, only_uncached: bool = False) -> None:
+        checks = (*migration.invariants, *(c for s in migration.stages for c in s.acceptance))
+        if only_uncached:
+            # only the kinds whose validation reads more than the files' bytes, imported
+            # only when the migration has such a check (the cached path stays fast)
+            if any(c.kind == "pytest" for c in checks):
+                from .checks import pytest_check
+
+                for check in checks:
+                    if check.kind == pytest_check.KIND:
+                        self.problems.extend(pytest_check.validate(migration, check))
+            return
         from .checks import kinds
 
         registry = kinds()
-        for check in (*migration.invariants, *(c for s in migration.stages for c in s.acceptance)):
+        for check in checks:
             module = registry.get(check.kind)
-            if only_uncached and not getattr(module, "VALIDATE_UNCACHED", False):
-                continue
             validate = getattr(module, "validate", None)
             if validate is not None:
                 self.problems.extend(validate(migration, check))
