@@ -323,6 +323,10 @@ def test_verify_pr_takes_the_targets_release_changes_from_the_base(
         "FAIL  target-unchanged: this pull request flips to stage 1 and also edits" in widened.out
     )
     assert "$.release_changes[0].add[1] added" in widened.out
+    # the checks ran with the base's planned change: the head's extra glob, which adds
+    # nothing, is not what judged the flip
+    assert "ok    checks-pass" in widened.out, widened.out
+    assert "adds nothing" not in widened.out
 
     # once stage 1 is past, its release_changes are part of what was rolled out
     repo.git("checkout", "-q", "main")

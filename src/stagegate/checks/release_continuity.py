@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import Problem
 from ..match import RowIndex, index, plain_selector, release_selection, selected, tag_claimed
-from ..model import Check, Migration, Release, ReleaseChange, Template
+from ..model import Check, Migration, Release, ReleaseChange, Stage, Template
 from ..resolve import Plan, Row
 from ..words import counted
 from ._base import Context, Finding, Result, result, where
@@ -226,9 +226,16 @@ def _applies(plan: Plan, change: ReleaseChange, tag: str) -> bool:
     return len(claiming) == 1 and tag_claimed(claiming[0], change.tag)
 
 
+def _definition(ctx: Context, stage: int) -> Stage | None:
+    """The definition of ``stage`` whose release_changes count: verify-pr's base's, where
+    the base defines it (a pull request cannot plan its own way through a check)."""
+    definition = ctx.reference.stage_def(stage)
+    return definition if definition is not None else ctx.migration.stage_def(stage)
+
+
 def changes_at(ctx: Context, stage: int, tag: str) -> list[ReleaseChange]:
     """The release_changes of ``stage`` that apply to the release claiming ``tag``."""
-    definition = ctx.migration.stage_def(stage)
+    definition = _definition(ctx, stage)
     if definition is None:
         return []
     plan = ctx.plan_at(stage)
@@ -273,7 +280,7 @@ def _step(
 def _idle_finding(
     ctx: Context, release: Release, stage: int, kind: str, glob: Template, change: ReleaseChange
 ) -> Finding:
-    definition = ctx.migration.stage_def(stage)
+    definition = _definition(ctx, stage)
     file = definition.file if definition else "?"
     if kind == "drop":
         what = (
