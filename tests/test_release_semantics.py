@@ -549,3 +549,29 @@ def test_the_two_toolings_story_passes_when_modelled_with_one_tooling(
     assert sg("check", "--all", cwd=root).code == 0
     (root / "migration.yaml").write_text(text.replace("tooling: both", "tooling: control"))
     assert sg("check", "--all", cwd=root).code == 1
+
+
+def test_verify_pr_holds_a_flip_to_the_bases_release_kinds(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pin_git(monkeypatch)
+    fixed = KINDS.replace(
+        'select: ["core*"]', 'select: ["core*"]\n    exclude: ["*-tests", "core-docs-*"]'
+    )
+    root = make(tmp_path, fixed, "stage: 1\ntitle: Nothing changes\n")
+    repo = Repo(root)
+    repo.git("init", "-q", "-b", "main")
+    repo.commit("The migration")
+    repo.git("checkout", "-q", "-b", "lift")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    # the same names (continuity holds), but one is no wheel now, and the rule is lifted
+    repo.edit(
+        "migration.yaml",
+        '{py}-{platform}-{sha}", kind: wheel}',
+        '{py}-{platform}-{sha}", kind: tests}',
+    )
+    repo.edit("migration.yaml", "    kinds: [wheel]\n", "")
+    repo.commit("Flip, and let the release take every kind")
+    verdict = sg("verify-pr", "--base", "main", cwd=repo.root)
+    assert verdict.code == 1
+    assert "takes only kinds wheel, but at stage 1 selects" in verdict.out

@@ -303,6 +303,15 @@ def _idle_finding(
 # --------------------------------------------------------------------------- kinds
 
 
+def allowed_kinds(ctx: Context, release: Release) -> tuple[str, ...] | None:
+    """The kinds a release may take: verify-pr's base's, where the base gives the release
+    kinds (a pull request cannot lift the rule that judges it), else its own."""
+    based = ctx.reference.releases.get(release.id)
+    if based is not None and based.kinds is not None:
+        return based.kinds
+    return release.kinds
+
+
 def _kinds(
     ctx: Context,
     release: Release,
@@ -314,9 +323,10 @@ def _kinds(
     """Rows of a kind the release may not take (``kinds: [wheel]``), each template once per
     check (``seen``: the (release, producer, template) reported already). ``plan``: the
     plan the rows come from (verify-pr's baseline is the base's), default the stage's."""
-    if release.kinds is None:
+    kinds = allowed_kinds(ctx, release)
+    if kinds is None:
         return []
-    allowed = set(release.kinds)
+    allowed = set(kinds)
     wrong = [row for row in rows if row.template.kind not in allowed]
     out = []
     for (pid, template), group in _group(wrong).items():
@@ -330,7 +340,7 @@ def _kinds(
         out.append(
             Finding(
                 f"release {release.id} {where(release)} takes only kinds "
-                f"{', '.join(release.kinds)}, but at stage {stage} selects "
+                f"{', '.join(kinds)}, but at stage {stage} selects "
                 f"{_rows_phrase(group, total)} of kind {tpl.kind!r} (template {template} at "
                 f"{tpl.loc.file}:{tpl.loc.line}) from producer {pid} {where(producer)}, "
                 f"via glob {_glob_for(release, group[0])!r}: add an exclude or narrow the glob "
