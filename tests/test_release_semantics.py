@@ -575,3 +575,22 @@ def test_verify_pr_holds_a_flip_to_the_bases_release_kinds(
     verdict = sg("verify-pr", "--base", "main", cwd=repo.root)
     assert verdict.code == 1
     assert "takes only kinds wheel, but at stage 1 selects" in verdict.out
+
+
+def test_verify_pr_applies_the_bases_tooling_as_well_as_the_heads(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pin_git(monkeypatch)
+    root = make(tmp_path, NO313.replace("TOOLING", "control"), DROP_313)
+    repo = Repo(root)
+    repo.git("init", "-q", "-b", "main")
+    repo.commit("The migration")
+    repo.git("checkout", "-q", "-b", "tag-only")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    text = repo.read("migration.yaml").replace("tooling: control", "tooling: tag")
+    repo.write("migration.yaml", text)
+    repo.commit("Flip, and say the release runs only the tag's tooling")
+    verdict = sg("verify-pr", "--base", "main", cwd=repo.root)
+    assert verdict.code == 1
+    assert "with tooling: both, today's tooling run on a run built at stage 0" in verdict.out
+    assert sg("check", cwd=repo.root).code == 0  # the head's own claim alone passes

@@ -303,6 +303,15 @@ def _idle_finding(
 # --------------------------------------------------------------------------- kinds
 
 
+def effective_tooling(ctx: Context, release: Release) -> str:
+    """The tooling whose checks apply: under verify-pr, those of the base's tooling for
+    the release as well as the head's (``tag`` and ``control`` together are ``both``)."""
+    based = ctx.reference.releases.get(release.id)
+    if based is None or based.tooling == release.tooling:
+        return release.tooling
+    return "both"  # they differ: the checks of each apply
+
+
 def allowed_kinds(ctx: Context, release: Release) -> tuple[str, ...] | None:
     """The kinds a release may take: verify-pr's base's, where the base gives the release
     kinds (a pull request cannot lift the rule that judges it), else its own."""
@@ -414,14 +423,14 @@ def run(ctx: Context, check: Check) -> list[Result]:
     findings += _compare(ctx, release, current, expected, ctx.stage, baseline, changed, dropped)
     if release.expect is not None:
         findings += _expectations(ctx, release, current)
-    if release.tooling in ("control", "both"):
+    tooling = effective_tooling(ctx, release)
+    if tooling in ("control", "both"):
         # a tag cut at an earlier stage ships what was planned then, whatever tooling runs
         for stage in range(baseline, ctx.stage):
             older = release_selection(release, pool(ctx.plan_at(stage), release))
             gone = {name: at for name, at in dropped.items() if at <= stage}
             prefix = (
-                f"with tooling: {release.tooling}, today's tooling run on a run built at "
-                f"stage {stage}: "
+                f"with tooling: {tooling}, today's tooling run on a run built at stage {stage}: "
             )
             for finding in (
                 *_compare(
@@ -430,7 +439,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
                 *_kinds(ctx, release, older, stage, kinds_seen),
             ):
                 findings.append(Finding(prefix + finding.message, finding.loc))
-    if release.tooling == "both":
+    if tooling == "both":
         for stage in range(baseline + 1, ctx.stage):
             own = tag_tooling(stage)
             prefix = (
