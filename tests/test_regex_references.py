@@ -337,3 +337,11 @@ def test_hostile_expressions_fall_back_to_reading_every_line_without_failing(
     findings = report["findings"]
     assert isinstance(findings, list)
     assert [f["line"] for f in findings if f["reference"].startswith("{regex")] == [4, 6, 7]
+
+
+def test_a_long_line_is_shown_around_where_the_regex_matched(tmp_path: Path, sg: Sg) -> None:
+    long = "      - run: echo " + "x" * 400 + " && gh run download $ID -p cuda-python-wheel\n"
+    root = make(tmp_path, workflow="jobs:\n  test:\n    steps:\n" + long)
+    result = sg("check", "--stage", "1", cwd=root)
+    assert result.code == 1
+    assert "-p cuda-python-wheel" in result.out
