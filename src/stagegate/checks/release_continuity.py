@@ -427,16 +427,16 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if tooling in ("control", "both"):
         # a tag cut at an earlier stage ships what was planned then, whatever tooling runs
         for stage in range(baseline, ctx.stage):
-            older = release_selection(release, pool(ctx.plan_at(stage), release))
+            taken = release_selection(release, pool(ctx.plan_at(stage), release))
             gone = {name: at for name, at in dropped.items() if at <= stage}
             prefix = (
                 f"with tooling: {tooling}, today's tooling run on a run built at stage {stage}: "
             )
             for finding in (
                 *_compare(
-                    ctx, release, older, plans[stage], stage, baseline, changed, gone, older=True
+                    ctx, release, taken, plans[stage], stage, baseline, changed, gone, older=True
                 ),
-                *_kinds(ctx, release, older, stage, kinds_seen),
+                *_kinds(ctx, release, taken, stage, kinds_seen),
             ):
                 findings.append(Finding(prefix + finding.message, finding.loc))
     if tooling == "both":
