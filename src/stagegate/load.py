@@ -1010,7 +1010,8 @@ class _Builder:
         for name, values in spec.get("axes", {}).items():
             declared = self.axes.get(name)
             if declared is None:
-                hint = _suggest(name, self.axes)
+                finite = ", ".join(n for n, a in self.axes.items() if not a.is_open)
+                hint = _suggest(name, self.axes) or f"; the finite axes are: {finite or 'none'}"
                 self.problem(
                     self.doc,
                     (*path, "axes", name),
