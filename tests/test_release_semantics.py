@@ -594,3 +594,19 @@ def test_verify_pr_applies_the_bases_tooling_as_well_as_the_heads(
     assert verdict.code == 1
     assert "with tooling: both, today's tooling run on a run built at stage 0" in verdict.out
     assert sg("check", cwd=repo.root).code == 0  # the head's own claim alone passes
+
+
+def test_a_planned_change_no_check_holds_is_a_located_error(tmp_path: Path, sg: Sg) -> None:
+    unchecked = WHEELS.replace("invariants:\n  - check: release-continuity\n    tag: v1.0.0\n", "")
+    result = sg("validate", cwd=make(tmp_path / "none", unchecked, ADD_315))
+    assert result.code == 2
+    assert (
+        "stages/01-step.yaml:6:10: $.release_changes[0].tag: no release-continuity check holds "
+        "this planned change"
+    ) in result.err
+    # a check from a `since` at or above the stage does not hold it either
+    late = WHEELS.replace("    tag: v1.0.0\n", "    tag: v1.0.0\n    since: 1\n")
+    assert sg("validate", cwd=make(tmp_path / "late", late, ADD_315)).code == 2
+    # a check of another tag of the same release, in the stage's own acceptance, does
+    own = ADD_315 + "acceptance:\n  - check: release-continuity\n    tag: v1.2.3\n"
+    assert sg("validate", cwd=make(tmp_path / "own", unchecked, own)).code == 0
