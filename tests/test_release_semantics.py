@@ -610,3 +610,71 @@ def test_a_planned_change_no_check_holds_is_a_located_error(tmp_path: Path, sg: 
     # a check of another tag of the same release, in the stage's own acceptance, does
     own = ADD_315 + "acceptance:\n  - check: release-continuity\n    tag: v1.2.3\n"
     assert sg("validate", cwd=make(tmp_path / "own", unchecked, own)).code == 0
+
+
+def _random_migration(seed: int) -> tuple[str, list[dict[str, bool]], list[list[tuple[str, int]]]]:
+    """Six producers, each behind a flag; three stages flip random flags. Returns the
+    migration body, each stage's `set`, and the planned changes that match it exactly."""
+    import random
+
+    rng = random.Random(seed)
+    defaults = [rng.random() < 0.5 for _ in range(6)]
+    flags = "".join(
+        f"  f{i}:\n    summary: Build pkg-v{i}.\n    default: {str(d).lower()}\n"
+        for i, d in enumerate(defaults)
+    )
+    producers = "".join(
+        f'  p{i}:\n    when: f{i}\n    artifacts: ["pkg-v{i}-{{sha}}"]\n' for i in range(6)
+    )
+    body = (
+        'version: 1\nmigration: random\nstage: 0\naxes:\n  sha: {pattern: "[0-9a-f]{40}"}\n'
+        f"flags:\n{flags}producers:\n{producers}"
+        '  always:\n    artifacts: ["pkg-base-{sha}"]\n'
+        'releases:\n  rel:\n    tags: ["v1.*"]\n    select: ["pkg-*"]\n'
+        "invariants:\n  - check: release-continuity\n    tag: v1.0.0\n"
+    )
+    values = list(defaults)
+    sets, changes = [], []
+    for _ in range(3):
+        flips = {i: not values[i] for i in rng.sample(range(6), rng.randint(1, 3))}
+        sets.append({f"f{i}": v for i, v in flips.items()})
+        changes.append([("add" if v else "drop", i) for i, v in sorted(flips.items())])
+        for i, v in flips.items():
+            values[i] = v
+    return body, sets, changes
+
+
+def _stage_text(number: int, flips: dict[str, bool], changes: list[tuple[str, int]]) -> str:
+    text = f"stage: {number}\ntitle: Step {number}\nset:\n"
+    text += "".join(f"  {name}: {str(v).lower()}\n" for name, v in flips.items())
+    if changes:
+        text += "release_changes:\n  - tag: v1.0.0\n"
+        for key in ("add", "drop"):
+            globs = [f"pkg-v{i}-*" for k, i in changes if k == key]
+            if globs:
+                text += f"    {key}: {json.dumps(globs)}\n"
+    return text
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_exact_planned_changes_pass_and_leaving_any_one_out_fails_at_its_stage(
+    tmp_path: Path, sg: Sg, seed: int
+) -> None:
+    body, sets, changes = _random_migration(seed)
+    stages = [_stage_text(n, sets[n - 1], changes[n - 1]) for n in (1, 2, 3)]
+    root = tmp_path / "exact"
+    (root / "stages").mkdir(parents=True)
+    (root / "migration.yaml").write_text(body)
+    for n, text in enumerate(stages, start=1):
+        (root / "stages" / f"{n:02d}-step.yaml").write_text(text)
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 0, result.output
+    for n in (1, 2, 3):
+        for left_out in range(len(changes[n - 1])):
+            fewer = [c for j, c in enumerate(changes[n - 1]) if j != left_out]
+            (root / "stages" / f"{n:02d}-step.yaml").write_text(_stage_text(n, sets[n - 1], fewer))
+            report = results(sg, root)
+            ok = {r["stage"]: r["ok"] for r in report}
+            assert ok[n] is False, (seed, n, left_out)
+            assert all(ok[s] for s in range(n)), (seed, n, left_out)
+        (root / "stages" / f"{n:02d}-step.yaml").write_text(stages[n - 1])
