@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parent.parent
 STAGEGATE = str(Path(sys.executable).parent / "stagegate")
 STAGE = 7
 TARGET = 1.5
+BLAME_TARGET = 2.0
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Bench",
     "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -204,7 +205,16 @@ def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
             env=env,
             target=TARGET,
             runs=runs,
-        )
+        ),
+        paired(
+            f"stagegate audit --blame / audit, {files:,} files",
+            [*subject, "--blame"],
+            subject,
+            cwd=top,
+            env=env,
+            target=BLAME_TARGET,
+            runs=runs,
+        ),
     ]
 
 
@@ -354,10 +364,10 @@ def search_only(
     )
 
 
-def _show(figure: Figure, runs: int, baseline: str) -> None:
+def _show(figure: Figure, runs: int, ours: str, theirs: str) -> None:
     print(figure.name)
-    print(f"  stagegate audit  {figure.subject * 1000:7.1f} ms (median of {runs})")
-    print(f"  {baseline:<16} {figure.baseline * 1000:7.1f} ms")
+    print(f"  {ours:<16} {figure.subject * 1000:7.1f} ms (median of {runs})")
+    print(f"  {theirs:<16} {figure.baseline * 1000:7.1f} ms")
     print(
         f"  ratio            {figure.ratio:7.2f}x (median of paired runs; target "
         f"{figure.target:g}x: {'ok' if figure.ok else 'OVER'})   peak RSS "
@@ -371,20 +381,23 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--only", choices=("strings", "regex"), help="run one figure only")
     args = parser.parse_args(argv)
-    figures: list[tuple[Figure, str]] = []
+    figures: list[tuple[Figure, str, str]] = []
     # ignore_cleanup_errors: a `git gc --auto` that a commit left running may still write
     with tempfile.TemporaryDirectory(
         prefix="stagegate-bench-audit-", ignore_cleanup_errors=True
     ) as tmp:
         if args.only != "regex":
-            (figure,) = audit_figures(Path(tmp), args.files, args.runs)
-            figures.append((figure, "git grep -F"))
+            plain, blame = audit_figures(Path(tmp), args.files, args.runs)
+            figures += [(plain, "stagegate audit", "git grep -F"), (blame, "audit --blame", "audit")]
         if args.only != "strings":
-            figures += [(f, "git grep -P") for f in regex_figures(Path(tmp), args.files, args.runs)]
+            figures += [
+                (f, "stagegate audit", "git grep -P")
+                for f in regex_figures(Path(tmp), args.files, args.runs)
+            ]
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}")
-    for figure, baseline in figures:
-        _show(figure, args.runs, baseline)
-    return 0 if all(f.ok for f, _ in figures) else 1
+    for figure, ours, theirs in figures:
+        _show(figure, args.runs, ours, theirs)
+    return 0 if all(f.ok for f, _, _ in figures) else 1
 
 
 if __name__ == "__main__":

@@ -71,6 +71,8 @@ def plan_text(plan: Plan, *, show_rows: bool = False) -> str:
             notes = ["required" if item.required else "optional"]
             if item.from_:
                 notes.append("from " + ", ".join(item.from_))
+            if item.exclude:
+                notes.append("minus " + ", ".join(t.text for t in item.exclude))
             lines.append(f"    {item.select.text}  ({'; '.join(notes)})")
     lines += ["", f"releases ({len(plan.releases)} active)"]
     for release in plan.releases:
@@ -136,6 +138,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                     "select": i.select.text,
                     "required": i.required,
                     "from": list(i.from_) if i.from_ else None,
+                    "exclude": [t.text for t in i.exclude],
                 }
                 for i in c.inputs
             ]
