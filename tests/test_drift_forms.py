@@ -327,6 +327,8 @@ def test_inputs_of_a_workflow_that_starts_a_run(sg: Sg, tmp_path: Path) -> None:
         '{\n            echo "OTHER=1"\n            echo "NAME=cu12-python312-linux-64"\n          } >> "$GITHUB_ENV"',
         '{ echo "NAME=cu12-python312-linux-64"; } >> $GITHUB_ENV',
         'echo "NAME=cu12-python312-linux-64" >> "${GITHUB_ENV}"',
+        'PY=312\n          cat >> "$GITHUB_ENV" <<EOF\n          OTHER=x\n          NAME=cu12-python${PY}-linux-64\n          EOF',
+        "tee -a $GITHUB_ENV <<'EOF'\n          NAME=cu12-python312-linux-64\n          EOF",
     ],
 )
 def test_github_env_write_shapes(sg: Sg, tmp_path: Path, script: str) -> None:

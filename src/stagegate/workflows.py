@@ -1411,6 +1411,8 @@ class _Shell:
         self.vars: dict[str, Value] = {}
         self.pending: list[tuple[Transfer, str | None]] = []
         self.groups: list[list[tuple[int, list[str]]]] = []
+        self.heredocs: dict[int, list[tuple[int, str]]] = {}
+        """Line of a command -> its here-document's lines (as one shell word each)."""
         """This script's pattern downloads (with their -D folder), held until its end so
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
         base = doc.loc(path)
@@ -1622,7 +1624,7 @@ class _Shell:
             while line.endswith("\\") and i + 1 < len(lines):
                 i += 1
                 line = line[:-1] + " " + lines[i]
-            heredoc = re.search(r"(?<!<)<<(?!<)-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)", line)
+            heredoc = re.search(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)", line)
             marked = self.substitute(line, start)
             words: list[str] | None = None
             for extra in range(20):
@@ -1638,10 +1640,22 @@ class _Shell:
                     marked += "\n" + self.substitute(lines[i], i)
             i += 1
             if heredoc:
-                end = heredoc.group(1)
+                end = heredoc.group(2)
+                body: list[tuple[int, str]] = []
                 while i < len(lines) and lines[i].strip() != end:
+                    # a quoted delimiter ('EOF') keeps the body literal; else $VAR expands
+                    text = lines[i].strip()
+                    body.append(
+                        (
+                            i,
+                            "'" + text.replace("'", "'\\''") + "'"
+                            if heredoc.group(1)
+                            else self.substitute('"' + text.replace('"', '\\"') + '"', i),
+                        )
+                    )
                     i += 1
                 i += 1
+                self.heredocs[start] = body
             if words is None:
                 if "gh run download" in line:
                     self.reader.note_unresolved(
@@ -1728,6 +1742,17 @@ class _Shell:
                     self.vars[match.group(1)] = _annotate(value, self.loc(line_no), match.group(1))
             return
         redirect = _redirect_target(words)
+        if head == "tee" and redirect is None:
+            redirect = next((w for w in words[1:] if not w.startswith("-") and w != "<<"), None)
+        if (
+            head in ("cat", "tee")
+            and line_no in self.heredocs
+            and redirect is not None
+            and self.value(redirect) == _ENV_FILE
+        ):
+            for at, word in self.heredocs[line_no]:
+                self.env_write(at, _shell_words(word))
+            return
         if head == "echo" and redirect is not None and self.value(redirect) == _ENV_FILE:
             self.env_write(line_no, words[1 : words.index(">>") if ">>" in words else len(words)])
             return
@@ -1880,6 +1905,15 @@ class _Shell:
                     ),
                     folder,
                 )
+
+
+def _shell_words(text: str) -> list[str]:
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:
+        return []
 
 
 def _tee_as_append(words: list[str]) -> list[str]:
