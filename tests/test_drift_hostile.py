@@ -351,11 +351,12 @@ def test_mutated_workflows_give_a_verdict_and_init_then_drift_passes(
     assert not list(tmp_path.rglob("PWNED"))  # `$(touch PWNED)` in a script never ran
 
 
-_TOKENS = (
+_WORDS = (
     'gh run download -n -p -D dir "$X" \'a b\' $( ) ` ${ } { ; && || | tee -a "$GITHUB_ENV" >> << EOF'
     " 'EOF' for x in do done while rm -rf dir/*-tests echo \"K=V\" X=1 X=$(y) \\ \" ' # $1 $@ ${X:-d}"
     " (( )) cat if then fi [[ ]] !"
-).split(" ") + ["${{ matrix.py }}", "${{ env.X }}", "\n", "\n"]
+)
+_TOKENS = [*_WORDS.split(" "), "${{ matrix.py }}", "${{ env.X }}", "\n", "\n"]
 
 
 def test_random_scripts_give_a_verdict(sg: Sg, root: Path) -> None:
