@@ -1354,6 +1354,8 @@ def _partial_match(row: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
 # --------------------------------------------------------------------------- shell
 
 _SENTINEL = re.compile("\ue000([0-9]+)\ue001")
+_EXPANSION = re.compile(r"(#)?([A-Za-z_][A-Za-z0-9_]*)(?:(//|/|##|#|%%|%|:-|-)(.*))?", re.S)
+"""The parameter expansions the shell reader evaluates: ${#X}, ${X//a/b}, ${X#a}, ${X:-d}."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 _KEYWORDS = frozenset(
@@ -1585,8 +1587,11 @@ class _Shell:
                     end = line.find("}", i)
                     end = len(line) - 1 if end < 0 else end
                     inner = line[i + 2 : end]
+                    expansion = _EXPANSION.fullmatch(inner)
                     if _NAME.fullmatch(inner):
                         out.append(self.sentinel(("var", inner)))
+                    elif expansion:
+                        out.append(self.sentinel(("expand", inner, line[i : end + 1])))
                     else:
                         out.append(
                             self.sentinel(
@@ -1683,13 +1688,57 @@ class _Shell:
         for match in _SENTINEL.finditer(word):
             pieces.append(word[pos : match.start()])
             entry = self.table[int(match.group(1))]
-            if isinstance(entry, tuple):
+            if isinstance(entry, tuple) and entry[0] == "expand":
+                pieces.append(self.expand(entry[1], entry[2]))
+            elif isinstance(entry, tuple):
                 pieces.append(self.variable(entry[1]))
             else:
                 pieces.append(entry)
             pos = match.end()
         pieces.append(word[pos:])
         return concat(pieces)
+
+    def expand(self, inner: str, written: str) -> Value:
+        """``${X//a/b}``, ``${X/a/b}``, ``${X#a}``, ``${X%a}`` (and ``##``, ``%%``),
+        ``${X:-d}``, ``${#X}``: string operations on a known value, with literal patterns
+        (a pattern with shell wildcards, or a value stagegate does not know, is unknown)."""
+        match = _EXPANSION.fullmatch(inner)
+        assert match is not None
+        length, name, op, arg = match.group(1), match.group(2), match.group(3), match.group(4)
+        value = self.variable(name)
+        if length:
+            return (
+                str(len(value))
+                if isinstance(value, str)
+                else Unknown(written, f"{written}: the length of a value stagegate does not know")
+            )
+        if op in (":-", "-"):
+            unset = (
+                name not in self.vars
+                and self.scope.env_value(name) is NotImplemented
+                and self.reader.bound(f"env.{name}", self.scope) is NotImplemented
+                and name not in self.reader.env_writers
+                and not name.startswith("GITHUB_")
+            )
+            if unset or (op == ":-" and value == ""):
+                if "$" in (arg or "") or "`" in (arg or ""):
+                    return Unknown(written, f"{written}: a default stagegate does not compute")
+                return arg or ""
+            return value
+        if not isinstance(value, str):
+            return Unknown(
+                written, f"{written}: a string operation on a value stagegate does not know"
+            )
+        if set(arg or "") & set("*?[]\\$`"):
+            return Unknown(written, f"{written}: a pattern with shell wildcards")
+        if op in ("//", "/"):
+            old, _, new = (arg or "").partition("/")
+            if not old:
+                return value
+            return value.replace(old, new) if op == "//" else value.replace(old, new, 1)
+        if op in ("#", "##"):
+            return value.removeprefix(arg or "")
+        return value.removesuffix(arg or "")
 
     def variable(self, name: str) -> Value:
         """A shell variable: a bind for this job or file, then the script's own known
@@ -1992,7 +2041,7 @@ def _unmark(word: str, shell: _Shell) -> str:
     def back(match: re.Match[str]) -> str:
         entry = shell.table[int(match.group(1))]
         if isinstance(entry, tuple):
-            return "$" + str(entry[1])
+            return str(entry[2]) if entry[0] == "expand" else "$" + str(entry[1])
         return shown(entry)
 
     return _SENTINEL.sub(back, word)
