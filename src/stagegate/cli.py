@@ -6,9 +6,10 @@ the glob engine) are imported inside the commands that need them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -406,6 +407,18 @@ def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
     return None
 
 
+@contextlib.contextmanager
+def _watching(fmt: str) -> Iterator[None]:
+    """While a command that prints its report at the end runs its checks: the live line on
+    a terminal, a line every 30 s in a log (on standard error for JSON)."""
+    from .acceptance import observing
+    from .report.live import Live
+
+    write, tty = _writer(err=fmt == "json")
+    with Live(None, write, tty=tty, show_results=False) as live, observing(live):
+        yield
+
+
 def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
     """A write-and-flush to standard output (or error), and whether it is a terminal."""
     stream = sys.stderr if err else sys.stdout
@@ -415,7 +428,8 @@ def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
         stream.flush()
 
     isatty = getattr(stream, "isatty", None)
-    return write, bool(isatty and isatty())
+    # a dumb terminal cannot erase a line: it gets the log's heartbeat instead
+    return write, bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
 @cli.command()
@@ -579,7 +593,9 @@ def advance(ctx: Context, to: int | None, dry_run: bool, pr_body: str | None, fm
     """Set `stage:` to the next stage (or N) once its checks pass; only that line changes."""
     from .flip import advance as run
 
-    return _flip_report(run(ctx.file, to=to, dry_run=dry_run), "advance", pr_body, fmt)
+    with _watching(fmt):
+        flip = run(ctx.file, to=to, dry_run=dry_run)
+    return _flip_report(flip, "advance", pr_body, fmt)
 
 
 @cli.command()
@@ -593,7 +609,9 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
     """Set `stage:` one lower; refused where the current stage is not reversible."""
     from .flip import rollback as run
 
-    return _flip_report(run(ctx.file, dry_run=dry_run), "rollback", pr_body, fmt)
+    with _watching(fmt):
+        flip = run(ctx.file, dry_run=dry_run)
+    return _flip_report(flip, "rollback", pr_body, fmt)
 
 
 @cli.command("verify-pr")
@@ -623,7 +641,8 @@ def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     from .report.plans import dumps
 
     try:
-        verdict = verify(ctx.file, base, head)
+        with _watching(fmt):
+            verdict = verify(ctx.file, base, head)
     except StagegateError as error:
         if fmt == "github":
             from .report.github import annotation
@@ -652,6 +671,8 @@ def _verdict_changes(verdict: Any) -> dict[str, set[int]] | None:
     try:
         repo, _path = open_migration(verdict.file)
         base, head = verdict.base.commit, verdict.head.commit
+        if head != repo.head() or repo.tracked_changes():
+            return None  # the lines are read from the work tree: it must be the head
         return repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
     except GitError:
         return None

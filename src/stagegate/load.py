@@ -55,7 +55,7 @@ MAX_STAGES = 999
 """Most stage files a migration may have."""
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 """Most bytes the migration file and its stage files may hold together."""
-MAX_CHECK_RUNS = 10_000
+MAX_CHECK_RUNS = 50_000
 """Most check runs ``check --all`` may make: invariants at every stage, plus each stage's own."""
 
 
@@ -296,10 +296,23 @@ def _validator_class() -> Any:
         """JSON Schema counts 1.0 as an integer; a stage or `since` written 1.0 is a slip."""
         return isinstance(instance, int) and not isinstance(instance, bool)
 
+    def pattern(
+        validator: Any, wanted: str, instance: Any, _schema: Any
+    ) -> Iterator[jsonschema.ValidationError]:
+        """ECMA-262's ``$``, as JSON Schema means it: the end of the text. Python's also
+        matches before a final line break, which let ``"name\n"`` pass as an id."""
+        if not validator.is_type(instance, "string"):
+            return
+        compiled = (
+            wanted[:-1] + r"\Z" if wanted.endswith("$") and not wanted.endswith("\\$") else wanted
+        )
+        if re.search(compiled, instance) is None:
+            yield jsonschema.ValidationError(f"{instance!r} does not match {wanted!r}")
+
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine("integer", is_integer)
     extend: Any = jsonschema.validators.extend
-    return extend(base, {"uniqueItems": unique_items}, type_checker=checker)
+    return extend(base, {"uniqueItems": unique_items, "pattern": pattern}, type_checker=checker)
 
 
 def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
@@ -587,6 +600,9 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
 MAX_PRUNE_ROUNDS = 20
 """Rounds of cutting out what the schema refuses before the meaning checks give up on a file."""
 _ITEM_SECTIONS = ("axes", "flags", "producers", "consumers", "releases")
+_CHECK_LISTS = ("invariants", "acceptance")
+_NEUTRAL_CHECK = {"check": "unique-artifacts"}
+"""Stands in for a refused check: no arguments, no meaning checks of its own."""
 _PLACEHOLDERS: dict[str, Any] = {"version": 1, "migration": "migration", "stage": 0, "title": ""}
 
 
@@ -642,6 +658,9 @@ def _cut(
             except (KeyError, IndexError, TypeError):
                 return  # cut already with an enclosing value
         last = path[-1]
+        if isinstance(parent, list) and len(path) == 2 and path[0] in _CHECK_LISTS:
+            parent[last] = dict(_NEUTRAL_CHECK)  # keeps its siblings' places and meaning checks
+            return
         if isinstance(parent, list):
             path = path[:-1]  # removing one element would shift its siblings' locations
             continue
@@ -1169,6 +1188,10 @@ class _Builder:
                     from_=self._producer_refs((*ipath, "from"), item["from"])
                     if "from" in item
                     else None,
+                    exclude=tuple(
+                        self._template((*ipath, "exclude", j), t, kind="plain")
+                        for j, t in enumerate(item.get("exclude", ()))
+                    ),
                     loc=self.doc.loc(ipath),
                     axes=tuple(own.values()),
                 )

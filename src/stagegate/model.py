@@ -80,6 +80,7 @@ class Input:
     select: Template
     required: bool = True
     from_: tuple[str, ...] | None = None
+    exclude: tuple[Template, ...] = ()  # plain globs the job drops after downloading
     loc: Loc
     axes: tuple[Axis, ...] = ()  # its consumer's own axes
 
