@@ -568,6 +568,54 @@ def test_blame_names_the_commit_author_and_age(sg: Callable[..., Any], repo: Pat
     assert "last changed: not committed yet" in text
 
 
+def test_blame_of_files_changed_since_head_follows_the_work_tree(
+    sg: Callable[..., Any], repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files unchanged since HEAD are blamed at HEAD (no index to load); a file edited in
+    the work tree, or staged, is blamed as it is, so its line numbers and its new lines
+    stay right. HEAD's blobs and the work-tree files' hashes tell which is which."""
+    from stagegate import gitrepo
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    versions = repo / "ci/versions.yml"
+    versions.write_text("# 12.9.x, new\n" + versions.read_text())  # line 11 is now line 12
+    staged = repo / ".github/workflows/backport.yml"
+    staged.write_text("# backport_branch, staged\n" + staged.read_text())
+    git(repo, "add", str(staged))
+    spawned: list[list[str]] = []
+    spawn = gitrepo._spawn
+
+    def recording(args: Any, cwd: Path, *, stdin: bool = False) -> Any:
+        spawned.append([a if isinstance(a, str) else os.fsdecode(a) for a in args])
+        return spawn(args, cwd, stdin=stdin)
+
+    monkeypatch.setattr(gitrepo, "_spawn", recording)
+    code, report = audit_json(sg, repo, "--stage", "2", "--blame")
+    assert code == 1
+    blamed = {(f["file"], f["line"]): f["blame"] for f in report["findings"] if f["line"]}
+    assert blamed[("ci/versions.yml", 1)]["commit"] is None
+    assert blamed[("ci/versions.yml", 12)]["commit"] == head
+    assert blamed[(".github/workflows/backport.yml", 1)]["commit"] is None
+    assert blamed[(".github/workflows/backport.yml", 23)]["commit"] == head
+    assert blamed[(".github/workflows/build-wheel.yml", 34)]["commit"] == head
+    assert sum(args[0] == "hash-object" for args in spawned) == 1
+    blames = {args[-1]: args for args in spawned if args[0] == "blame"}
+    assert "HEAD" in blames[".github/workflows/build-wheel.yml"]
+    assert "HEAD" not in blames["ci/versions.yml"]
+    assert "HEAD" not in blames[".github/workflows/backport.yml"]
+
+
+def test_blame_in_a_repository_without_commits(sg: Callable[..., Any], tmp_path: Path) -> None:
+    top = tmp_path / "fresh"
+    shutil.copytree(FIXTURE, top)
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    code, report = audit_json(sg, top, "--stage", "2", "--blame")
+    assert code == 1
+    lines = [f for f in report["findings"] if f["line"]]
+    assert lines and all(f["blame"]["commit"] is None for f in lines)
+
+
 # --------------------------------------------------------------------------- errors
 
 
