@@ -421,7 +421,7 @@ def test_one_validate_run_lists_every_problem_of_a_newcomers_files(tmp_path: Pat
     assert result.code == 2
     assert result.err.splitlines() == [
         "migration.yaml:18:5: $.producers.old.colour: unknown key 'colour'; expected one of: "
-        "artifacts, axes, legacy, paths, run, summary, when",
+        "artifacts, axes, jobs, legacy, paths, run, summary, when",
         "migration.yaml:21:21: $.producers.new.when: unexpected character '&'; expressions use "
         "flag names, not, and, or, true, false and parentheses.",
         "migration.yaml:28:16: $.consumers.tests.inputs[0].from[0]: unknown producer 'olde'; "
