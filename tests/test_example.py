@@ -346,3 +346,18 @@ def test_drift_at_stage_0_on_the_stage_7_tree_fails(
     assert code == 1
     kinds = {f["kind"] for f in report["findings"]}
     assert {"undeclared-upload", "missing-upload"} <= kinds
+
+
+def test_drift_on_the_stage_0_tree_holds_until_stage_3_asks_for_the_cuda12_uploads(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    """Stages 1 and 2 change nothing drift reads; flipping to 3 without its workflow
+    change is caught: the model's new producer has no upload."""
+    root = example_on_tree(tmp_path / "cuda-python")
+    for stage in (1, 2):
+        code, report = drift(sg, root, stage)
+        assert code == 0 and report["findings"] == [], (stage, report["findings"])
+    code, report = drift(sg, root, 3)
+    assert code == 1
+    assert kinds_and_items(report) == {("missing-upload", "bindings-cu12")}
+    assert len(report["findings"]) == 2  # the wheels and their Cython tests
