@@ -727,21 +727,23 @@ def test_graph_draws_runs_as_boxes_rows_per_template_and_a_legend(example: Path,
     assert "[run " not in out  # two nodes no longer differ only by a suffix
     assert '  subgraph run_12_9_x["run 12.9.x"]' in out
     assert '    subgraph p_bindings_cu12_branch["bindings-cu12-branch"]' in out
-    assert '[/"cuda-bindings-python{py}-cuda13.4.1-{platform}-{sha} · 18 rows"/]' in out
+    assert '[/"cuda-bindings-python{py}-cuda13.3.0-{platform}-{sha} · 24 rows"/]' in out
     assert '[/"cuda-pathfinder-wheel"/]' in out  # one row: no count
     assert '  subgraph legend["legend"]' in out and "optional input" in out
-    assert "p_core_per_major_tests --> c_docs" in out  # every template of it: one edge
+    assert "p_core_per_major_tests --> c_docs_release" in out  # every template of it: one edge
     edges = [line for line in out.splitlines() if re.search(r" (-->|-\.->|==>) ", line)]
-    assert len(edges) - 3 < 58 * 0.6  # the legend's 3 aside; was one edge per template
+    assert len(edges) - 3 < 54 * 0.6  # the legend's 3 aside; was one edge per template
     assert "legend" not in sg("graph", "--stage", "4", "--no-legend", cwd=example).out
 
 
 def test_graph_of_one_neighbourhood(example: Path, sg: Sg) -> None:
-    out = sg("graph", "--stage", "4", "--consumer", "docs", "--no-legend", cwd=example).out
-    assert "c_docs" in out and "c_sdist_tests" not in out
-    assert "p_bindings_cu13" in out and "p_pathfinder" not in out
+    out = sg(
+        "graph", "--stage", "4", "--consumer", "core-build-cu12-half", "--no-legend", cwd=example
+    ).out
+    assert "c_core_build_cu12_half" in out and "c_docs" not in out
+    assert "p_bindings_cu12" in out and "p_pathfinder" not in out and "p_bindings_cu13" not in out
     producer = sg("graph", "--stage", "4", "--producer", "pathfinder", cwd=example).out
-    assert "p_bindings_cu13" not in producer and "c_docs" not in producer
+    assert "p_bindings_cu13" not in producer and "c_core_build_cu12_half" not in producer
     assert "c_core_build_cu13_half" in producer
     release = sg(
         "graph",
