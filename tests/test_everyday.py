@@ -850,3 +850,20 @@ def test_verify_pr_and_advance_say_a_long_check_is_still_running(
     assert verdict.code == 0, verdict.output
     json.loads(verdict.out)  # standard output is still the one object
     assert "still running after 0.20 s" in verdict.err
+
+
+def test_annotations_land_on_the_changed_line_from_a_subfolder_too(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The action's `working-directory`, or a checkout in a folder of the workspace."""
+    pull_request(tmp_path / "repo" / "ci", '      - "pkg-13-*"', '      - "pkg-*"')
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    glob_line = RELEASING.replace('"pkg-13-*"', '"pkg-*"').splitlines().index('      - "pkg-*"') + 1
+    result = sg(
+        "check", "--stage", "1", "--format", "github", cwd=tmp_path / "repo" / "ci" / "stages"
+    )
+    found = annotations(result.out)
+    assert found and all(
+        f"file=repo/ci/migration.yaml,line={glob_line},col=7," in a for a in found
+    ), found

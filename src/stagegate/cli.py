@@ -383,6 +383,11 @@ def graph(
     return 0
 
 
+def shown_changes(top: Path, changed: dict[str, set[int]]) -> dict[str, set[int]]:
+    """Changed lines keyed by the files as stagegate shows them (from the current folder)."""
+    return {os.path.normpath(os.path.relpath(top / name)): lines for name, lines in changed.items()}
+
+
 def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
     """In a pull request's job (``$GITHUB_BASE_REF`` set): the lines the work tree changed
     since its merge base with the base branch, so that annotations land where the diff
@@ -401,7 +406,7 @@ def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
                 start = repo.merge_base(repo.resolve(ref), head, shown=(ref, "HEAD"))
             except GitError:
                 continue
-            return repo.changed_lines(start)
+            return shown_changes(repo.root, repo.changed_lines(start))
     except GitError:
         return None
     return None
@@ -673,7 +678,8 @@ def _verdict_changes(verdict: Any) -> dict[str, set[int]] | None:
         base, head = verdict.base.commit, verdict.head.commit
         if head != repo.head() or repo.tracked_changes():
             return None  # the lines are read from the work tree: it must be the head
-        return repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
+        changed = repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
+        return shown_changes(repo.root, changed)
     except GitError:
         return None
 
