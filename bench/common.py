@@ -22,10 +22,29 @@ class Figure:
     ratio: float
     target: float
     peak_mib: float  # of the subject
+    peak_target: float = float("inf")  # MiB the subject's peak memory must stay under
+    seconds_target: float = float("inf")  # seconds the subject's median must stay under
 
     @property
     def ok(self) -> bool:
-        return self.ratio <= self.target
+        return (
+            self.ratio <= self.target
+            and self.peak_mib < self.peak_target
+            and self.subject < self.seconds_target
+        )
+
+    @property
+    def target_text(self) -> str:
+        shown = [f"{self.target:.3g}x"] if self.target != float("inf") else []
+        if self.peak_target != float("inf"):
+            shown.append(f"<{self.peak_target:g}MiB")
+        if self.seconds_target != float("inf"):
+            shown.append(f"<{self.seconds_target:g}s")
+        return " ".join(shown) or "-"
+
+    @property
+    def judged(self) -> bool:
+        return self.target_text != "-"
 
 
 def environment(work: Path) -> dict[str, str]:
@@ -53,6 +72,49 @@ def timed(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[float, f
             message = err.read().decode("utf-8", "replace")
             raise SystemExit(f"benchmark command failed ({code}): {' '.join(argv)}\n{message}")
         return elapsed, usage.ru_maxrss / 1024, out.read()
+
+
+@dataclass
+class Case:
+    """One command measured in rounds beside others: its times and peak memory."""
+
+    name: str
+    argv: Sequence[str]
+    times: list[float]
+    peaks: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def peak(self) -> float:
+        return max(self.peaks)
+
+
+def rounds(
+    cases: Sequence[tuple[str, Sequence[str]]],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    runs: int,
+    warmup: int = 1,
+) -> list[Case]:
+    """Run every case once per round, round after round (A B C A B C ...), so that machine
+    noise hits all of them alike; ``ratio`` then pairs two cases round by round."""
+    measured = [Case(name, argv, [], []) for name, argv in cases]
+    for number in range(warmup + runs):
+        for case in measured:
+            elapsed, peak, _ = timed(case.argv, cwd, env)
+            if number >= warmup:
+                case.times.append(elapsed)
+                case.peaks.append(peak)
+    return measured
+
+
+def ratio(subject: Case, baseline: Case) -> float:
+    """The median of the per-round ratios."""
+    return statistics.median(s / b for s, b in zip(subject.times, baseline.times, strict=True))
 
 
 def paired(

@@ -6,12 +6,14 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
 from . import globs
 from .checks import kinds
 from .checks._base import Context, Result
+from .checks._pytest_session import shared_session
 from .errors import TooComplex
 from .model import Check, Migration
 from .templates import row_count
@@ -34,6 +36,12 @@ of 100 copies of a small one about 330,000 (bench/run.py)."""
 
 def work_limit(migration: Migration, stages: int = 1) -> int:
     """The work budget of checking ``stages`` stages of ``migration``: base plus a share per row."""
+    return min(MAX_WORK_CEILING, globs.MAX_WORK + WORK_PER_ROW * _rows(migration) * stages)
+
+
+@lru_cache(maxsize=8)
+def _rows(migration: Migration) -> int:
+    """Artifact and select rows of ``migration`` (once per load: each stage asks)."""
     from .resolve import item_axes
 
     rows = sum(
@@ -46,7 +54,7 @@ def work_limit(migration: Migration, stages: int = 1) -> int:
         for c in migration.consumers.values()
         for i in c.inputs
     )
-    return min(MAX_WORK_CEILING, globs.MAX_WORK + WORK_PER_ROW * rows * stages)
+    return rows
 
 
 class Observer(Protocol):
@@ -158,7 +166,9 @@ def run_all(
     """Every stage 0..last, each evaluated at itself (``fail_fast``: up to the first failure)."""
     results: list[Result] = []
     # one budget for the whole run, so that running stage after stage cannot multiply it
-    with globs.budget(work_limit(migration, migration.last + 1)):
+    # and one pytest session for the stages' pytest checks, where they can share one
+    shared = shared_session(migration, root if root is not None else migration.root)
+    with globs.budget(work_limit(migration, migration.last + 1)), shared:
         for stage in range(migration.last + 1):
             found = run_checks(migration, stage, root=root, observer=observer, fail_fast=fail_fast)
             results.extend(found)

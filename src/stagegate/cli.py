@@ -709,6 +709,82 @@ def schema(stage_file: bool) -> int:
     return 0
 
 
+@cli.command()
+@stage_option("Compare at this stage (default: the current stage).")
+@click.option(
+    "--strict", is_flag=True, help="Fail (exit 1) on values that cannot be evaluated too."
+)
+@format_option()
+@pass_ctx
+def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
+    """The model against the real workflows: undeclared or missing uploads, other selections."""
+    from .drift import as_json, failed, text
+    from .drift import drift as compare
+    from .report.github import annotation, write_summary
+
+    migration = ctx.migration()
+    result = compare(migration, ctx.stage(stage))
+    bad = failed(result, strict)
+    if fmt == "json":
+        from .report.plans import dumps
+
+        click.echo(dumps(as_json(result)))
+        return 1 if bad else 0
+    if fmt == "github":
+        for finding in result.findings:
+            click.echo(
+                annotation(
+                    "error", finding.message, finding.loc, f"stagegate drift: {finding.kind}"
+                )
+            )
+        for u in result.reading.unresolved:
+            click.echo(
+                annotation(
+                    "error" if strict else "warning",
+                    f"unresolved {u.expression}: {u.reason}",
+                    u.loc,
+                    "stagegate drift: unresolved",
+                )
+            )
+    report = text(result, strict=strict)
+    click.echo(report)
+    if fmt == "github":
+        write_summary(f"### stagegate drift (stage {result.stage})\n\n```\n{report}\n```")
+    return 1 if bad else 0
+
+
+@cli.command()
+@click.option(
+    "--from-workflows",
+    "from_workflows",
+    is_flag=True,
+    help="Fill axes, producers, consumers and releases from .github/workflows (drift passes at once).",
+)
+@click.option("--force", is_flag=True, help="Replace an existing migration file.")
+@pass_ctx
+def init(ctx: Context, from_workflows: bool, force: bool) -> int:
+    """Write a starting migration.yaml and an empty stages/ folder."""
+    from .scaffold import init as write
+
+    written = write(ctx.file, from_workflows=from_workflows, force=force)
+    click.echo(f"wrote {written[0]} (stage 0) and {written[1]}/; next: stagegate validate")
+    return 0
+
+
+@cli.command("new-stage")
+@click.argument("title")
+@pass_ctx
+def new_stage(ctx: Context, title: str) -> int:
+    """Add the next numbered stage file, with a commented skeleton."""
+    from .scaffold import new_stage as write
+
+    path = write(ctx.migration(), title)
+    click.echo(
+        f"wrote {path}; set its flags, then: stagegate check --stage {ctx.migration().last + 1}"
+    )
+    return 0
+
+
 @cli.command("flags")
 @stage_option()
 @format_option(("text", "json", "github", "env"))

@@ -769,8 +769,44 @@ def parse_blame(out: bytes) -> dict[int, BlameLine]:
     return found
 
 
-def blame_lines(tree: Worktree, path: bytes, lines: Iterable[int]) -> dict[int, BlameLine]:
-    """Blame ``lines`` of the work-tree file ``path`` in one ``git blame`` run.
+def changed_since_head(tree: Worktree, paths: Iterable[bytes]) -> frozenset[bytes]:
+    """Which of ``paths`` (raw, from the top) hold other content in the work tree than in
+    HEAD: every one of them without a commit. Two processes side by side, neither reading
+    the index: ``git cat-file --batch-check`` names HEAD's blob of each path, ``git
+    hash-object --stdin-paths`` hashes the work-tree file as ``git add`` would. Where the
+    two agree, a blame of HEAD says what a blame of the work tree says, without loading
+    the index (at 300,000 files a work-tree blame spends about 125 ms on it, a blame of
+    HEAD about 2 ms). A path these line-based commands cannot take (a line break in it),
+    or any failure, counts as changed: it is blamed in the work tree, as before."""
+    wanted = sorted(set(paths))
+    plain = [p for p in wanted if b"\n" not in p and b"\r" not in p]
+    if not plain:
+        return frozenset(wanted)
+
+    asks = [
+        (
+            ["cat-file", "--batch-check=%(objectname)"],
+            b"".join(b"HEAD:" + p + b"\n" for p in plain),
+        ),
+        (["hash-object", "--stdin-paths"], b"".join(p + b"\n" for p in plain)),
+    ]
+    procs = [(args, data, _spawn(args, tree.top, stdin=True)) for args, data in asks]
+    answers = []
+    for _args, data, proc in procs:  # communicate: writes and reads at once, never stuck
+        out, _err = proc.communicate(data)
+        answers.append(out.split(b"\n") if proc.returncode == 0 else None)
+    theirs, ours = answers
+    if theirs is None or ours is None:
+        return frozenset(wanted)
+    same = {p for p, a, b in zip(plain, theirs, ours, strict=False) if a and a == b}
+    return frozenset(p for p in wanted if p not in same)
+
+
+def blame_lines(
+    tree: Worktree, path: bytes, lines: Iterable[int], *, at_head: bool = False
+) -> dict[int, BlameLine]:
+    """Blame ``lines`` of the work-tree file ``path`` in one ``git blame`` run (``-L`` per
+    line); ``at_head``: of HEAD's version, for a file whose content is HEAD's.
 
     A file with no committed history (only added to the index, or no commit yet)
     comes back as not committed, line by line."""
@@ -778,6 +814,8 @@ def blame_lines(tree: Worktree, path: bytes, lines: Iterable[int]) -> dict[int, 
     args: list[str | bytes] = ["blame", "--line-porcelain"]
     for n in wanted:
         args += ["-L", f"{n},{n}"]
+    if at_head:
+        args.append("HEAD")
     args += ["--", path]
     proc = _spawn(args, tree.top)
     out, err = proc.communicate()
@@ -792,15 +830,22 @@ def blame_lines(tree: Worktree, path: bytes, lines: Iterable[int]) -> dict[int, 
 def blame_many(
     tree: Worktree, wanted: Mapping[bytes, Iterable[int]]
 ) -> dict[tuple[bytes, int], BlameLine]:
-    """Blame many files side by side: one ``git blame`` per file, a few at a time."""
+    """Blame many files side by side: one ``git blame`` per file, a few at a time, of HEAD's
+    version for a file unchanged since HEAD (``changed_since_head``)."""
     from concurrent.futures import ThreadPoolExecutor
 
     items = sorted((path, sorted(set(lines))) for path, lines in wanted.items())
     if not items:
         return {}
+    edited = changed_since_head(tree, wanted)
     workers = max(1, min(len(items), 2 * (os.cpu_count() or 2)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda item: blame_lines(tree, item[0], item[1]), items))
+        results = list(
+            pool.map(
+                lambda item: blame_lines(tree, item[0], item[1], at_head=item[0] not in edited),
+                items,
+            )
+        )
     return {
         (path, n): info
         for (path, _), found in zip(items, results, strict=True)

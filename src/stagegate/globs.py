@@ -42,6 +42,7 @@ __all__ = [
     "Rx",
     "TooMuchWork",
     "budget",
+    "charge",
     "check_glob",
     "check_regex",
     "intersects",
@@ -166,6 +167,13 @@ def budget(limit: int | None = None) -> Iterator[None]:
         yield
     finally:
         _budget.reset(token)
+
+
+def charge(units: int) -> None:
+    """Charge work done around the engine (answers looked up again, stage after stage)
+    to the running budget, so that the ceiling bounds a whole command however much of
+    its work the caches make cheap."""
+    _charge(units)
 
 
 def _charge(units: int) -> None:
@@ -1387,8 +1395,12 @@ def witness(*langs: Language, excluding: Sequence[Language] = ()) -> str | None:
     None if there is none. With no ``langs`` the intersection is every string.
     Raises PatternError if the question is too complex to decide.
     """
-    positive = tuple(dict.fromkeys(langs)) or (language([Glob("*")]),)
-    result = _witness(positive, tuple(dict.fromkeys(excluding)))
+    positive: tuple[Language, ...]
+    if len(langs) == 2 and langs[0] != langs[1]:  # the checks' question: one glob, one row
+        positive = langs
+    else:
+        positive = tuple(dict.fromkeys(langs)) or (language([Glob("*")]),)
+    result = _witness(positive, tuple(dict.fromkeys(excluding)) if excluding else ())
     if isinstance(result, PatternError):
         raise PatternError(result.message, result.column)
     return result

@@ -7,9 +7,10 @@ row of their finite axes. Release selects are plain globs with optional excludes
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
 from .errors import Loc, TooComplex
 from .globs import (
@@ -17,14 +18,17 @@ from .globs import (
     Language,
     PatternError,
     TooMuchWork,
+    charge,
     intersects,
     language,
     literal_prefix,
     matches,
 )
 from .model import Input, Migration, Release
-from .resolve import Plan, Row, glob_pieces, item_axes
+from .resolve import Plan, Row, glob_pieces, item_axes, resolve, rows
 from .templates import Assignment, assignments
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,4 +154,234 @@ def release_selection(release: Release, rows: RowIndex | Iterable[Row]) -> list[
 
 def tag_claimed(release: Release, tag: str) -> bool:
     """Whether a concrete tag matches one of the release's tag globs."""
-    return any(matches(plain_selector(t).language, tag) for t in release.tags)
+    return _claims(release.tags, tag)
+
+
+@lru_cache(maxsize=1 << 16)
+def _claims(tags: tuple[str, ...], tag: str) -> bool:
+    return any(matches(plain_selector(t).language, tag) for t in tags)
+
+
+# --------------------------------------------------------------------------- across stages
+#
+# A selection is a filter over rows: whether a glob selects a row does not depend on
+# which other rows exist. So what a glob selects at a stage is what it selects among
+# the rows of every producer of the runs it sees, active or not, restricted to the
+# active producers. The rows a glob may select are grouped by producer once per
+# migration (from the prefix index of all rows); each (glob, producer) question is
+# decided once, when that producer is first active; and a stage's selection is looked
+# up by the active producers among those groups. Consecutive stages differ by a few
+# flags, so `check --all` decides each distinct question once, not once per stage.
+
+
+class Universe:
+    """Every row of every producer in some runs, active or not, indexed once.
+
+    ``groups(prefix)`` lists the rows a glob with that literal prefix may select, by
+    producer, in the order a stage's own index would list them: rows are kept producer
+    by producer in declaration order, as a plan lists them, so filtering these groups by
+    the active producers gives exactly the candidates of the stage's index."""
+
+    __slots__ = ("_groups", "index", "owners")
+
+    def __init__(self, ev: Evaluation, runs: frozenset[str] | None) -> None:
+        producers = [p for p in ev.migration.producers.values() if runs is None or p.run in runs]
+        self.index = RowIndex(row for p in producers for row in ev.rows(p.id))
+        self._groups: dict[str, tuple[tuple[str, tuple[int, ...]], ...]] = {}
+
+    def groups(self, prefix: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """Candidate positions for ``prefix``, grouped by producer, in position order."""
+        found = self._groups.get(prefix)
+        if found is None:
+            grouped: dict[str, list[int]] = {}
+            rows_ = self.index.rows
+            for position in self.index.candidates(prefix):
+                grouped.setdefault(rows_[position].producer, []).append(position)
+            found = tuple((pid, tuple(ps)) for pid, ps in grouped.items())
+            self._groups[prefix] = found
+        return found
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Selection:
+    """What a release's tooling downloads at one state: rows, their names and producers."""
+
+    rows: list[Row]
+    by_name: dict[str, Row]
+    producers: frozenset[str]
+
+
+class Evaluation:
+    """The answers of one migration's checks that do not depend on the stage, and those
+    that depend only on the active producers a glob can see, computed once per distinct
+    input and shared by every stage and every check that asks (see above).
+
+    Exact: each stage's answer is the one its own index would give, in the same order;
+    only the work of finding it again is saved."""
+
+    def __init__(self, migration: Migration) -> None:
+        self.migration = migration
+        self._active: dict[int, frozenset[str]] = {}
+        self._rows: dict[str, tuple[Row, ...]] = {}
+        self._releases: dict[int, frozenset[str]] = {}
+        self._universes: dict[frozenset[str] | None, Universe] = {}
+        self._selectors: dict[int, tuple[Input, tuple[Selector, ...]]] = {}
+        self._release_specs: dict[str, tuple[tuple[Selector, ...], tuple[Language, ...]]] = {}
+        self._hits: dict[tuple[int, int, str], tuple[Row, ...]] = {}
+        self._selections: dict[tuple[object, ...], object] = {}
+        self._release_rows: dict[tuple[str, int], Selection] = {}
+        self._claimants: dict[str, tuple[Release, ...]] = {}
+        self.clean: set[tuple[str, int]] = set()
+        """(check kind, id of an answer) pairs a check found nothing wrong with."""
+
+    def plan(self, stage: int) -> Plan:
+        return resolve(self.migration, stage)
+
+    def active(self, stage: int) -> frozenset[str]:
+        """Ids of the producers active at ``stage``."""
+        found = self._active.get(stage)
+        if found is None:
+            found = frozenset(p.id for p in self.plan(stage).producers)
+            self._active[stage] = found
+        return found
+
+    def active_releases(self, stage: int) -> frozenset[str]:
+        found = self._releases.get(stage)
+        if found is None:
+            found = frozenset(r.id for r in self.plan(stage).releases)
+            self._releases[stage] = found
+        return found
+
+    def rows(self, producer: str) -> tuple[Row, ...]:
+        """The producer's rows (``resolve.rows``), looked up by id instead of by record."""
+        found = self._rows.get(producer)
+        if found is None:
+            found = rows(self.migration, self.migration.producers[producer])
+            self._rows[producer] = found
+        return found
+
+    def universe(self, runs: frozenset[str] | None) -> Universe:
+        found = self._universes.get(runs)
+        if found is None:
+            found = Universe(self, runs)
+            self._universes[runs] = found
+        return found
+
+    def selectors(self, item: Input) -> tuple[Selector, ...]:
+        """The input's selectors, made once (``input_selectors``)."""
+        found = self._selectors.get(id(item))
+        if found is None or found[0] is not item:
+            found = (item, input_selectors(self.migration, item))
+            self._selectors[id(item)] = found
+        return found[1]
+
+    def hits(
+        self,
+        selector: Selector,
+        universe: Universe,
+        active: frozenset[str],
+        exclude: tuple[Language, ...] = (),
+    ) -> list[Row]:
+        """``selected(selector, <the active rows of the universe>, exclude)``, from the
+        answers per (selector, producer) decided so far and those still missing."""
+        out: list[Row] = []
+        pool = universe.index
+        for pid, positions in universe.groups(selector.prefix):
+            if pid not in active:
+                continue
+            key = (id(selector), id(exclude), pid)
+            found = self._hits.get(key)
+            if found is None:
+                found = tuple(_decided(selector, pool, positions, exclude))
+                self._hits[key] = found
+            out.extend(found)
+        return out
+
+    def remember(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
+        """The value made once for ``key`` (ids in it must be of objects this keeps)."""
+        found = self._selections.get(key)
+        if found is None:
+            found = make()
+            self._selections[key] = found
+        return found  # type: ignore[return-value]
+
+    def state(self, candidates: tuple[str, ...], active: frozenset[str]) -> tuple[str, ...]:
+        """The active producers among ``candidates``: what a selection at a stage depends on.
+
+        The look-up is charged to the work budget (a unit per eight candidates), so that
+        many stages of many rows stay bounded even when every answer is cached."""
+        charge(len(candidates) // 8 + 1)
+        return tuple(pid for pid in candidates if pid in active)
+
+    def release_spec(self, release: Release) -> tuple[tuple[Selector, ...], tuple[Language, ...]]:
+        """The release's select globs as selectors and its exclude globs as languages."""
+        found = self._release_specs.get(release.id)
+        if found is None:
+            found = (
+                tuple(plain_selector(t.text, t.loc) for t in release.select),
+                tuple(plain_selector(t.text).language for t in release.exclude),
+            )
+            self._release_specs[release.id] = found
+        return found
+
+    def release_rows(self, release: Release, stage: int) -> Selection:
+        """``release_selection(release, <its run's rows at stage>)``, shared by the stages
+        whose active producers among the release's candidates are the same."""
+        memo_key = (release.id, stage)
+        found = self._release_rows.get(memo_key)
+        if found is not None:
+            return found
+        universe = self.universe(frozenset({release.run}))
+        selectors, excludes = self.release_spec(release)
+        active = self.active(stage)
+        candidates = self.remember(
+            ("release-candidates", release.id),
+            lambda: tuple(
+                dict.fromkeys(pid for s in selectors for pid, _ in universe.groups(s.prefix))
+            ),
+        )
+        state = self.state(candidates, active)
+
+        def make() -> Selection:
+            chosen: dict[tuple[str, str], Row] = {}
+            for selector in selectors:
+                for row in self.hits(selector, universe, active, excludes):
+                    chosen.setdefault((row.producer, row.name), row)
+            picked = list(chosen.values())
+            return Selection(
+                picked, {row.name: row for row in picked}, frozenset(r.producer for r in picked)
+            )
+
+        found = self.remember(("release", release.id, state), make)
+        self._release_rows[memo_key] = found
+        return found
+
+    def claimants(self, tag: str, stage: int) -> list[Release]:
+        """The active releases at ``stage`` whose tags match ``tag``, in declared order."""
+        every = self._claimants.get(tag)
+        if every is None:
+            every = tuple(r for r in self.migration.releases.values() if tag_claimed(r, tag))
+            self._claimants[tag] = every
+        active = self.active_releases(stage)
+        return [r for r in every if r.id in active]
+
+
+def _decided(
+    selector: Selector, pool: RowIndex, positions: Sequence[int], exclude: Sequence[Language]
+) -> Iterable[Row]:
+    for position in positions:
+        row = pool.rows[position]
+        try:
+            hit = intersects(selector.language, pool.language(position), excluding=exclude)
+        except TooMuchWork:
+            raise
+        except PatternError as exc:
+            raise _undecidable(selector, row, bool(exclude), exc) from None
+        if hit:
+            yield row
+
+
+@lru_cache(maxsize=8)
+def evaluation(migration: Migration) -> Evaluation:
+    """The cross-stage answers of ``migration`` (compared by identity: one per load)."""
+    return Evaluation(migration)

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from .records import record
 
 MAX_ROWS = 10_000
-MAX_TOTAL_ROWS = 50_000
+MAX_TOTAL_ROWS = 100_000
 """Most rows all artifact templates (and, apart, all consumer selects) may expand to."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..match import evaluation
 from ..model import Check, Consumer, Input
 from ..resolve import since
 from ..templates import format_assignment
@@ -71,13 +72,18 @@ def run(ctx: Context, check: Check) -> list[Result]:
         return [result(ctx, check, [chosen], "")]
     findings: list[Finding] = []
     checked = 0
+    clean = evaluation(ctx.migration).clean
     for consumer in chosen:
         for item in consumer.inputs:
             if not item.required:
                 continue
-            empty = [sel for sel, rows in selections(ctx.plan, item, only_from=True) if not rows]
             checked += 1
+            found = selections(ctx.plan, item, only_from=True)
+            if (KIND, id(found)) in clean:  # the same answer passed at an earlier stage
+                continue
+            empty = [sel for sel, rows in found if not rows]
             if not empty:
+                clean.add((KIND, id(found)))
                 continue
             rows = row_list([format_assignment(sel.assignment) for sel in empty])
             scope = (

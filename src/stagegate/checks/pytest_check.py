@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import Problem
 from ..model import Check, Migration
 from ._base import Context, Finding, Result, result
+from ._pytest_session import summary as shared_summary
 from .command import bounded, tail
 
 KIND = "pytest"
@@ -108,6 +109,9 @@ def run(ctx: Context, check: Check) -> list[Result]:
             check.loc,
         )
         return [result(ctx, check, [finding], "")]
+    shared = shared_summary(ctx, rel)  # check --all: passed in the stages' one session
+    if shared is not None:
+        return [result(ctx, check, [], f"pytest {rel}: {shared}")]
     timeout = float(check.args.get("timeout", ctx.timeout))
     env = dict(os.environ)
     if ctx.tests is not None:

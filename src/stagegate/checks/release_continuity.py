@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import Problem
-from ..match import RowIndex, index, plain_selector, release_selection, selected, tag_claimed
+from ..match import Evaluation, RowIndex, evaluation, index, plain_selector, selected, tag_claimed
 from ..model import Check, Migration, Release, ReleaseChange, Template
 from ..resolve import Plan, Row
 from ..words import counted
@@ -51,7 +51,13 @@ def validate(migration: Migration, check: Check) -> list[Problem]:
 
 
 def claimants(plan: Plan, tag: str) -> list[Release]:
-    return [r for r in plan.releases if tag_claimed(r, tag)]
+    return evaluation(plan.migration).claimants(tag, plan.stage)
+
+
+def _selection(plan: Plan, release: Release) -> list[Row]:
+    """``release_selection(release, pool(plan, release))``, made once per state of what the
+    release's globs can see and shared by the stages and checks in it (``match.Evaluation``)."""
+    return evaluation(plan.migration).release_rows(release, plan.stage).rows
 
 
 def pool(plan: Plan, release: Release) -> RowIndex:
@@ -206,6 +212,8 @@ def _compare(
 ) -> list[Finding]:
     """``older``: the rows are what a release selects from a run built at an earlier stage."""
     names = {row.name: row for row in rows}
+    if names.keys() == expected.keys():
+        return []
     extra = [row for row in rows if row.name not in expected]
     missing = set(expected) - set(names)
     return [
@@ -229,7 +237,7 @@ def _applies(plan: Plan, change: ReleaseChange, tag: str) -> bool:
 def changes_at(ctx: Context, stage: int, tag: str) -> list[ReleaseChange]:
     """The release_changes of ``stage`` that apply to the release claiming ``tag``."""
     definition = ctx.migration.stage_def(stage)
-    if definition is None:
+    if definition is None or not definition.release_changes:
         return []
     plan = ctx.plan_at(stage)
     return [c for c in definition.release_changes if _applies(plan, c, tag)]
@@ -364,10 +372,10 @@ def run(ctx: Context, check: Check) -> list[Result]:
         found = claimants(ctx.plan_at(stage), tag)
         if len(found) != 1:
             return None
-        return found[0], release_selection(found[0], pool(ctx.plan_at(stage), found[0]))
+        return found[0], _selection(ctx.plan_at(stage), found[0])
 
-    base_selection = release_selection(before, pool(ctx.baseline_plan(baseline), before))
-    current = release_selection(release, pool(ctx.plan, release))
+    base_selection = _selection(ctx.baseline_plan(baseline), before)
+    current = _selection(ctx.plan, release)
     kinds_seen: set[tuple[str, str, str]] = set()
     findings += _kinds(ctx, release, current, ctx.stage, kinds_seen)
     findings += _kinds(
@@ -375,32 +383,40 @@ def run(ctx: Context, check: Check) -> list[Result]:
     )
 
     # the plan at each stage: the selection at `since`, then each stage's release_changes
-    plans: dict[int, Expected] = {baseline: {r.name: Planned(r, baseline) for r in base_selection}}
+    # (without release_changes in baseline+1..stage, the plan is the selection at `since`)
+    first = _first_plan(ctx, base_selection, baseline)
+    unchanged = _unchanged(ctx.migration, baseline, ctx.stage)
+    plans: dict[int, Expected] = _Plans(first) if unchanged else {baseline: first}
     steps: dict[int, list[ReleaseChange]] = {}
     dropped: dict[str, int] = {}
     changed = False
-    for stage in range(baseline + 1, ctx.stage + 1):
+    for stage in range(baseline + 1, ctx.stage + 1) if not unchanged else ():
         steps[stage] = changes_at(ctx, stage, tag)
         changed = changed or bool(steps[stage])
         if stage == ctx.stage:
             selection = current
         elif steps[stage]:
             own = tag_tooling(stage)
-            selection = (
-                own[1] if own else release_selection(release, pool(ctx.plan_at(stage), release))
-            )
+            selection = own[1] if own else _selection(ctx.plan_at(stage), release)
         else:
             selection = []
         plans[stage], idle = _step(plans[stage - 1], steps[stage], selection, stage, dropped)
         findings += [_idle_finding(ctx, release, stage, k, g, c) for c, k, g in idle]
     expected = plans[ctx.stage]
     findings += _compare(ctx, release, current, expected, ctx.stage, baseline, changed, dropped)
-    if release.expect is not None:
+    if release.expect is not None and {r.producer for r in current} != set(release.expect):
         findings += _expectations(ctx, release, current)
     if release.tooling in ("control", "both"):
-        # a tag cut at an earlier stage ships what was planned then, whatever tooling runs
-        for stage in range(baseline, ctx.stage):
-            older = release_selection(release, pool(ctx.plan_at(stage), release))
+        # a tag cut at an earlier stage ships what was planned then, whatever tooling runs;
+        # with one plan for all of them and no kinds, only stages that select other names
+        # than the plan can fail, and those are found once per (release, plan)
+        built = (
+            _differing(evaluation(ctx.migration), release, first, baseline, ctx.stage)
+            if unchanged and release.kinds is None
+            else range(baseline, ctx.stage)
+        )
+        for stage in built:
+            older = _selection(ctx.plan_at(stage), release)
             gone = {name: at for name, at in dropped.items() if at <= stage}
             prefix = (
                 f"with tooling: {release.tooling}, today's tooling run on a run built at "
@@ -439,6 +455,55 @@ def run(ctx: Context, check: Check) -> list[Result]:
             ):
                 findings.append(Finding(prefix + finding.message, finding.loc))
     return [result(ctx, check, findings, _ok(release, plans, baseline, ctx.stage))]
+
+
+class _Plans(dict[int, Expected]):
+    """The plan at every stage, where no stage changes it: the plan at `since`."""
+
+    def __init__(self, first: Expected) -> None:
+        super().__init__()
+        self.first = first
+
+    def __missing__(self, stage: int) -> Expected:
+        return self.first
+
+
+def _first_plan(ctx: Context, selection: list[Row], baseline: int) -> Expected:
+    """The plan at `since`: its selection's names. One object per selection, so that what
+    is found against it (``_differing``) serves every check that starts from it."""
+    kept, plan = evaluation(ctx.migration).remember(
+        ("first-plan", id(selection), baseline),
+        lambda: (selection, {r.name: Planned(r, baseline) for r in selection}),
+    )
+    assert kept is selection
+    return plan
+
+
+def _unchanged(migration: Migration, baseline: int, stage: int) -> bool:
+    """Whether no stage in ``baseline + 1..stage`` declares release_changes."""
+    changing: tuple[int, ...] = evaluation(migration).remember(
+        ("changing-stages",),
+        lambda: tuple(
+            k for k, definition in enumerate(migration.stages, 1) if definition.release_changes
+        ),
+    )
+    return not any(baseline < k <= stage for k in changing)
+
+
+def _differing(
+    ev: Evaluation, release: Release, plan: Expected, baseline: int, stage: int
+) -> list[int]:
+    """The stages ``baseline..stage - 1`` at which the release selects other names than
+    ``plan``: each stage's selection is compared once per (release, plan), however many
+    later stages ask (``tooling: control`` looks back at every stage)."""
+    seen: list[int] = ev.remember(("control", release.id, id(plan), baseline), list)
+    differ: list[int] = ev.remember(("control-differ", release.id, id(plan), baseline), list)
+    names = plan.keys()
+    for k in range(baseline + len(seen), stage):
+        seen.append(k)
+        if ev.release_rows(release, k).by_name.keys() != names:
+            differ.append(k)
+    return [k for k in differ if k < stage]
 
 
 def _ok(release: Release, plans: dict[int, Expected], baseline: int, stage: int) -> str:

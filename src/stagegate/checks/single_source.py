@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..match import Selector, evaluation
 from ..model import Check, Consumer, Input
+from ..resolve import Row
 from ..templates import format_assignment
 from ..words import counted
 from . import _consumers
@@ -36,9 +38,16 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if isinstance(chosen, Finding):
         return [result(ctx, check, [chosen], "")]
     findings: list[Finding] = []
+    clean = evaluation(ctx.migration).clean
     for consumer in chosen:
         for item in consumer.inputs:
-            findings += _input_findings(ctx, consumer, item)
+            found = selections(ctx.plan, item)
+            if (KIND, id(found)) in clean:  # the same answer passed at an earlier stage
+                continue
+            culprits = _input_findings(ctx, consumer, item, found)
+            if not culprits:
+                clean.add((KIND, id(found)))
+            findings += culprits
     return [
         result(
             ctx,
@@ -49,7 +58,9 @@ def run(ctx: Context, check: Check) -> list[Result]:
     ]
 
 
-def _input_findings(ctx: Context, consumer: Consumer, item: Input) -> list[Finding]:
+def _input_findings(
+    ctx: Context, consumer: Consumer, item: Input, found: list[tuple[Selector, list[Row]]]
+) -> list[Finding]:
     """One finding per culprit, listing the rows it affects (not one per row)."""
     m = ctx.migration
     # The glob sees every artifact of the runs it downloads from; `from` states which
@@ -57,7 +68,7 @@ def _input_findings(ctx: Context, consumer: Consumer, item: Input) -> list[Findi
     outside: dict[str, list[tuple[str, str]]] = defaultdict(list)  # producer -> (row, name)
     several: dict[tuple[str, ...], list[str]] = defaultdict(list)  # producers -> rows
     nothing: list[str] = []
-    for selector, rows in selections(ctx.plan, item):
+    for selector, rows in found:
         label = format_assignment(selector.assignment)
         producers = producers_of(rows, m)
         inside = []

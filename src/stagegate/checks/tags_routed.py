@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..match import tag_claimed
+from ..match import evaluation, tag_claimed
 from ..model import Check
 from ..words import counted
 from ._base import Context, Finding, Result, result, where
@@ -23,7 +23,7 @@ REQUIRED = ["tags"]
 def run(ctx: Context, check: Check) -> list[Result]:
     findings = []
     for tag in check.args["tags"]:
-        claim = [r for r in ctx.plan.releases if tag_claimed(r, tag)]
+        claim = evaluation(ctx.migration).claimants(tag, ctx.stage)
         if len(claim) == 1:
             continue
         if claim:

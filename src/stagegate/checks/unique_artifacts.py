@@ -5,8 +5,10 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Iterator
+from functools import partial
 
-from ..globs import language, literal_prefix, witness
+from ..globs import PatternError, TooMuchWork, charge, language, literal_prefix, witness
+from ..match import Evaluation, evaluation
 from ..model import Check
 from ..resolve import Row
 from ..templates import format_assignment
@@ -33,7 +35,92 @@ def candidate_pairs(rows: list[Row]) -> Iterator[tuple[Row, Row]]:
             yield (rows[i], rows[j]) if i < j else (rows[j], rows[i])
 
 
+class Pairs:
+    """The candidate pairs among every row of one run's producers, active or not, grouped
+    by the two producers they come from (the first in declared order first).
+
+    Whether two rows can yield one name does not depend on the stage, so each group's
+    clashes are decided once, when both of its producers are first active together: a
+    stage whose active groups hold no clash passes exactly as a search of its own rows
+    would, and one with a clash is searched in full for its findings."""
+
+    __slots__ = ("clashes", "dense", "groups")
+
+    def __init__(self, rows: list[Row]) -> None:
+        groups: dict[tuple[str, str], list[tuple[Row, Row]]] = defaultdict(list)
+        self.dense = pair_count(rows) > DENSE * len(rows) + 10_000
+        if not self.dense:
+            for a, b in candidate_pairs(rows):
+                groups[(a.producer, b.producer)].append((a, b))
+        self.groups = groups
+        self.clashes: dict[tuple[str, str], bool] = {}
+
+    def clean(self, active: frozenset[str]) -> bool:
+        charge(len(self.groups) // 8 + 1)
+        for key, pairs in self.groups.items():
+            if key[0] not in active or key[1] not in active:
+                continue
+            clash = self.clashes.get(key)
+            if clash is None:
+                try:
+                    clash = any(
+                        witness(language(a.pieces), language(b.pieces)) is not None
+                        for a, b in pairs
+                    )
+                except TooMuchWork:
+                    raise
+                except PatternError:
+                    return False  # the full search reports it, at the pair it meets first
+                self.clashes[key] = clash
+            if clash:
+                return False
+        return True
+
+
+def _pairs(ev: Evaluation, run_name: str) -> Pairs:
+    producers = ev.migration.producers.values()
+    return Pairs([row for p in producers if p.run == run_name for row in ev.rows(p.id)])
+
+
+def _clean(ctx: Context) -> bool:
+    """Whether no two active rows of a run can yield one name, from the per-group answers."""
+    ev = evaluation(ctx.migration)
+    active = ev.active(ctx.stage)
+    runs = {p.run for p in ctx.plan.producers}
+    for run_name in sorted(runs):
+        pairs = ev.remember(("unique-pairs", run_name), partial(_pairs, ev, run_name))
+        if pairs.dense or not pairs.clean(active):
+            return False
+    return True
+
+
+def ev_clean(ctx: Context) -> bool:
+    """``_clean`` once per stage (several unique-artifacts checks at one stage share it)."""
+    return evaluation(ctx.migration).remember(("unique-clean", ctx.stage), partial(_clean, ctx))
+
+
+DENSE = 8
+"""Candidate pairs per row beyond which the rows are searched stage by stage as before
+(templates with no fixed text in front pair every row with every other: holding those
+pairs would cost memory in the square of the rows, and the work budget stops them)."""
+
+
+def pair_count(rows: list[Row]) -> int:
+    """How many pairs ``candidate_pairs`` yields, counted without making them."""
+    prefixes = sorted(literal_prefix(r.pieces) for r in rows)
+    return sum(
+        bisect.bisect_left(prefixes, p + "\U0010ffff", lo=k + 1) - k - 1
+        for k, p in enumerate(prefixes)
+    )
+
+
 def run(ctx: Context, check: Check) -> list[Result]:
+    if ev_clean(ctx):
+        ev = evaluation(ctx.migration)
+        total = sum(len(ev.rows(p.id)) for p in ctx.plan.producers)
+        return [
+            result(ctx, check, [], f"{total} artifact rows of active producers have distinct names")
+        ]
     by_run: dict[str, list[Row]] = defaultdict(list)
     for producer in ctx.plan.producers:
         by_run[producer.run].extend(ctx.plan.rows(producer))
