@@ -577,9 +577,15 @@ def test_blame_of_files_changed_since_head_follows_the_work_tree(
     from stagegate import gitrepo
 
     head = git(repo, "rev-parse", "HEAD").strip()
+
+    def line_of(path: Path, text: str) -> int:
+        return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
     versions = repo / "ci/versions.yml"
-    versions.write_text("# 12.9.x, new\n" + versions.read_text())  # line 11 is now line 12
     staged = repo / ".github/workflows/backport.yml"
+    unchanged = repo / ".github/workflows/build-wheel.yml"
+    old = {path: line_of(path, "backport_branch") for path in (versions, staged, unchanged)}
+    versions.write_text("# 12.9.x, new\n" + versions.read_text())  # each line moves down one
     staged.write_text("# backport_branch, staged\n" + staged.read_text())
     git(repo, "add", str(staged))
     spawned: list[list[str]] = []
@@ -594,10 +600,10 @@ def test_blame_of_files_changed_since_head_follows_the_work_tree(
     assert code == 1
     blamed = {(f["file"], f["line"]): f["blame"] for f in report["findings"] if f["line"]}
     assert blamed[("ci/versions.yml", 1)]["commit"] is None
-    assert blamed[("ci/versions.yml", 12)]["commit"] == head
+    assert blamed[("ci/versions.yml", old[versions] + 1)]["commit"] == head
     assert blamed[(".github/workflows/backport.yml", 1)]["commit"] is None
-    assert blamed[(".github/workflows/backport.yml", 23)]["commit"] == head
-    assert blamed[(".github/workflows/build-wheel.yml", 34)]["commit"] == head
+    assert blamed[(".github/workflows/backport.yml", old[staged] + 1)]["commit"] == head
+    assert blamed[(".github/workflows/build-wheel.yml", old[unchanged])]["commit"] == head
     assert sum(args[0] == "hash-object" for args in spawned) == 1
     blames = {args[-1]: args for args in spawned if args[0] == "blame"}
     assert "HEAD" in blames[".github/workflows/build-wheel.yml"]
