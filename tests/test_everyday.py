@@ -925,3 +925,10 @@ def test_annotations_land_on_the_changed_line_from_a_subfolder_too(
     assert found and all(
         f"file=repo/ci/migration.yaml,line={glob_line},col=7," in a for a in found
     ), found
+
+
+def test_a_file_option_without_its_value_says_so(tmp_path: Path, sg: Sg) -> None:
+    small(tmp_path)
+    result = sg("validate", "-f", cwd=tmp_path)
+    assert result.code == 2
+    assert "option -f needs a value: the migration file, e.g. -f ci/migration.yaml." in result.err

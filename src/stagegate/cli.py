@@ -115,7 +115,7 @@ _GROUP_VALUED = ("-f", "--file")
 """The group's options that take a value (the others are flags)."""
 
 
-def hoist_file(args: list[str], commands: Any) -> list[str]:
+def hoist_file(args: list[str], commands: Any, *, strict: bool = True) -> list[str]:
     """``args`` with a ``-f FILE`` given after the command moved before it, where click
     reads the group's options: ``validate -f ci/migration.yaml`` (pre-commit appends a
     hook's ``args:`` after its entry) is ``-f ci/migration.yaml validate``. A command
@@ -137,7 +137,13 @@ def hoist_file(args: list[str], commands: Any) -> list[str]:
         if arg == "--":
             kept += tail[j:]
             break
-        if arg in _GROUP_VALUED and j + 1 < len(tail):
+        if arg in _GROUP_VALUED:
+            if j + 1 == len(tail):
+                if not strict:  # completing `-f <TAB>`: click completes the value
+                    return args
+                raise click.UsageError(
+                    f"option {arg} needs a value: the migration file, e.g. {arg} ci/migration.yaml."
+                )
             moved += ["--file", tail[j + 1]]
             j += 2
             continue
@@ -156,7 +162,8 @@ class Group(click.Group):
     ``args:`` and most habits put it."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, hoist_file(list(args), self.commands))
+        strict = not ctx.resilient_parsing
+        return super().parse_args(ctx, hoist_file(list(args), self.commands, strict=strict))
 
 
 @click.group(
