@@ -13,6 +13,15 @@ stale: every string searched) and the one `git grep -F` that searches the same
 files for the same strings, and reports the median of each and the median of the
 paired ratios. Before timing it checks that the audit's findings are exactly the
 lines git grep reports.
+
+The second figure is the audit with `{regex: ...}` references (a small migration in
+`regex/` of the same kind of repository, whose one retired item has only regex
+references) against `git grep -P` for the same expressions: git's own regex engine
+doing the same search. The audit searches by the expressions' fixed texts with
+`git grep -F` and confirms each candidate line with Python's `re`; its findings must
+equal the lines git grep -P reports, attributed to each expression.
+
+    .venv/bin/python bench/audit.py --only regex
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Figure, environment, paired, timed
@@ -212,26 +222,186 @@ def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
     ]
 
 
+REGEX_TARGET = 1.2
+REGEXES = [
+    "cuda-python-wheel(?!-cuda)",
+    "LATEST_PRIOR_RUN_ID\\b",
+    "backport_?branch",
+    "12\\.9\\.x(?!-notes)",
+]
+REGEX_SPRINKLED = [
+    "cuda-python-wheel",
+    "cuda-python-wheel-cuda13.4.1",
+    "LATEST_PRIOR_RUN_ID",
+    "LATEST_PRIOR_RUN_IDS",
+    "backport_branch",
+    "backportbranch",
+    "12.9.x",
+    "12.9.x-notes",
+]
+REGEX_MIGRATION = """\
+version: 1
+migration: regex-bench
+stage: 0
+flags:
+  retired:
+    summary: The legacy item is gone.
+producers:
+  legacy:
+    when: not retired
+    artifacts: [legacy-wheel]
+    legacy:
+      references:
+{references}
+  current:
+    artifacts: [current-wheel]
+"""
+REGEX_STAGE = "stage: 1\ntitle: Retire the legacy item\nset:\n  retired: true\n"
+
+
+def pcre_available(work: Path) -> bool:
+    """Whether this git was built with PCRE (``git grep -P``)."""
+    probe = work / "pcre-probe"
+    probe.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=probe, check=True)
+    done = subprocess.run(["git", "grep", "-P", "x(?!y)"], cwd=probe, capture_output=True)
+    return done.returncode in (0, 1)
+
+
+def regex_lines(out: bytes, patterns: Sequence[str]) -> set[tuple[str, int, str]]:
+    """(file, line, reference label) for every expression in every line git grep printed."""
+    import re
+
+    found = set()
+    compiled = [(p, re.compile(p)) for p in patterns]
+    for record in out.split(b"\n"):
+        if not record:
+            continue
+        path, number, text = record.split(b"\0", 2)
+        line = text.removesuffix(b"\r").decode("utf-8", "surrogateescape")
+        for pattern, expression in compiled:
+            if expression.search(line):
+                name = path.decode("utf-8", "backslashreplace")
+                found.add((name, int(number), f"{{regex: {pattern}}}"))
+    return found
+
+
+def regex_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure]:
+    """The audit with regex references against git grep -P for the same expressions."""
+    from stagegate import audit, gitrepo
+    from stagegate.load import load
+
+    if not pcre_available(work):
+        print("git grep -P is unavailable (git without PCRE): no regex figure", file=sys.stderr)
+        return []
+    top = work / "regex-repo"
+    top.mkdir()
+    make_repository(top, files, REGEX_SPRINKLED, seed=11)
+    folder = top / "regex"
+    (folder / "stages").mkdir(parents=True)
+    references = "\n".join(f"        - {{regex: '{p}'}}" for p in REGEXES)
+    (folder / "migration.yaml").write_text(REGEX_MIGRATION.format(references=references))
+    (folder / "stages" / "01-retire.yaml").write_text(REGEX_STAGE)
+    env = environment(work)
+    git_env = {**os.environ, **GIT_ENV}
+    for args in (["add", "-A"], ["-c", "gc.auto=0", "commit", "-q", "-m", "regex migration"]):
+        subprocess.run(["git", *args], cwd=top, env=git_env, check=True)
+    migration = load(folder / "migration.yaml")
+    skip = [*audit.exclusions(migration), gitrepo.WHOLE_TREE]
+    subject = [STAGEGATE, "audit", "--stage", "1"]
+    patterns = [a for p in REGEXES for a in ("-e", p)]
+    baseline = ["git", "grep", "-P", "-n", "-z", "-I", "--no-color", "--full-name", *patterns]
+    baseline += ["--", *skip]
+
+    _, _, json_out = timed([*subject, "--format", "json"], folder, env)
+    _, _, grep_out = timed(baseline, folder, env)
+    findings = json.loads(json_out)["findings"]
+    ours = {(f["file"], f["line"], f["reference"]) for f in findings if f["line"]}
+    theirs = regex_lines(grep_out, REGEXES)
+    if ours != theirs:
+        raise SystemExit(
+            f"the audit's regex findings differ from git grep -P's: {len(ours - theirs)} only "
+            f"in the audit, {len(theirs - ours)} only in git grep"
+        )
+    print(f"regex findings equal git grep -P's: {len(ours)} (file, line, regex)", file=sys.stderr)
+    return [
+        search_only(migration, folder, baseline, env, runs),
+        paired(
+            f"stagegate audit, {len(REGEXES)} regex references / git grep -P, {files:,} files",
+            subject,
+            baseline,
+            cwd=folder,
+            env=env,
+            target=REGEX_TARGET,
+            runs=runs,
+        ),
+    ]
+
+
+def search_only(
+    migration: Any, folder: Path, baseline: Sequence[str], env: dict[str, str], runs: int
+) -> Figure:
+    """The search itself, without the start-up of a process: ``audit.search`` in this
+    process (the migration loaded once) against the git grep -P process, paired."""
+    import statistics
+    import time
+
+    from stagegate import audit
+
+    ours, theirs, ratios = [], [], []
+    for _ in range(runs + 2):
+        start = time.perf_counter()
+        audit.search(migration, 1, root=folder)
+        s = time.perf_counter() - start
+        b, _, _ = timed(baseline, folder, env)
+        ours.append(s)
+        theirs.append(b)
+        ratios.append(s / b)
+    ours, theirs, ratios = ours[2:], theirs[2:], ratios[2:]  # the first two warm up
+    return Figure(
+        "  the search alone (audit.search in-process) / git grep -P",
+        statistics.median(ours),
+        statistics.median(theirs),
+        statistics.median(ratios),
+        REGEX_TARGET,
+        0.0,
+    )
+
+
+def _show(figure: Figure, runs: int, ours: str, theirs: str) -> None:
+    print(figure.name)
+    print(f"  {ours:<16} {figure.subject * 1000:7.1f} ms (median of {runs})")
+    print(f"  {theirs:<16} {figure.baseline * 1000:7.1f} ms")
+    print(
+        f"  ratio            {figure.ratio:7.2f}x (median of paired runs; target "
+        f"{figure.target:g}x: {'ok' if figure.ok else 'OVER'})   peak RSS "
+        f"{figure.peak_mib:.1f} MiB"
+    )
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=20000)
     parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--only", choices=("strings", "regex"), help="run one figure only")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="stagegate-bench-audit-") as tmp:
-        figures = audit_figures(Path(tmp), args.files, args.runs)
+    figures: list[tuple[Figure, str, str]] = []
+    # ignore_cleanup_errors: a `git gc --auto` that a commit left running may still write
+    with tempfile.TemporaryDirectory(
+        prefix="stagegate-bench-audit-", ignore_cleanup_errors=True
+    ) as tmp:
+        if args.only != "regex":
+            plain, blame = audit_figures(Path(tmp), args.files, args.runs)
+            figures += [(plain, "stagegate audit", "git grep -F"), (blame, "audit --blame", "audit")]
+        if args.only != "strings":
+            figures += [
+                (f, "stagegate audit", "git grep -P")
+                for f in regex_figures(Path(tmp), args.files, args.runs)
+            ]
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}")
-    for figure, (ours, theirs) in zip(
-        figures, [("stagegate audit", "git grep -F"), ("audit --blame", "audit")], strict=True
-    ):
-        print(figure.name)
-        print(f"  {ours:<16} {figure.subject * 1000:7.1f} ms (median of {args.runs})")
-        print(f"  {theirs:<16} {figure.baseline * 1000:7.1f} ms")
-        print(
-            f"  ratio            {figure.ratio:7.2f}x (median of paired runs; target "
-            f"{figure.target:g}x: {'ok' if figure.ok else 'OVER'})   peak RSS "
-            f"{figure.peak_mib:.1f} MiB"
-        )
-    return 0 if all(f.ok for f in figures) else 1
+    for figure, ours, theirs in figures:
+        _show(figure, args.runs, ours, theirs)
+    return 0 if all(f.ok for f, _, _ in figures) else 1
 
 
 if __name__ == "__main__":

@@ -25,6 +25,9 @@ def _isolated_cache(
     monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("STAGEGATE_TRACEBACK", raising=False)
+    # the file and the GitHub context come from the test, never from the shell running it
+    for name in ("STAGEGATE_FILE", "GITHUB_BASE_REF", "GITHUB_WORKSPACE", "GITHUB_SHA"):
+        monkeypatch.delenv(name, raising=False)
     yield
 
 

@@ -24,24 +24,34 @@ AUTHOR = ("Ada Builder", "ada@example.com")
 DATE = "2025-03-04T05:06:07Z"
 
 # Every leftover of the fixture at its retirement stage (2): (item, file, line, string);
-# a path leftover has line 0 and its legacy.paths entry.
+# a path leftover has line 0 and its legacy.paths entry. The tree has the structure of
+# cuda-python's CI at main cb56ab9f: the branch is read in build-wheel.yml, both wheel
+# test workflows, backport.yml, dependabot.yml and ci/versions.yml. The metapackage's
+# unversioned name is written unquoted there, so its quoted references find nothing.
 BEFORE = {
-    ("core-build-cu12-half-branch", ".github/workflows/build-wheel.yml", 35, "LATEST_PRIOR_RUN_ID"),
-    ("core-build-cu12-half-branch", ".github/workflows/build-wheel.yml", 37, "LATEST_PRIOR_RUN_ID"),
-    ("core-build-cu12-half-branch", ".github/workflows/build-wheel.yml", 38, "LATEST_PRIOR_RUN_ID"),
-    ("core-build-cu12-half-branch", ".github/workflows/build-wheel.yml", 41, "LATEST_PRIOR_RUN_ID"),
-    ("core-build-cu12-half-branch", ".github/workflows/build-wheel.yml", 46, "LATEST_PRIOR_RUN_ID"),
+    ("core-build-cu12-half-branch", ".github/workflows/build-wheel.yml", 159, "LATEST_PRIOR_RUN_ID"),
+    ("core-build-cu12-half-branch", ".github/workflows/build-wheel.yml", 161, "LATEST_PRIOR_RUN_ID"),
+    ("core-build-cu12-half-branch", ".github/workflows/test-wheel-linux.yml", 118, "LATEST_PRIOR_RUN_ID"),
+    ("core-build-cu12-half-branch", ".github/workflows/test-wheel-linux.yml", 120, "LATEST_PRIOR_RUN_ID"),
+    ("core-build-cu12-half-branch", ".github/workflows/test-wheel-linux.yml", 126, "LATEST_PRIOR_RUN_ID"),
+    ("core-build-cu12-half-branch", ".github/workflows/test-wheel-windows.yml", 115, "LATEST_PRIOR_RUN_ID"),
+    ("core-build-cu12-half-branch", ".github/workflows/test-wheel-windows.yml", 117, "LATEST_PRIOR_RUN_ID"),
+    ("core-build-cu12-half-branch", ".github/workflows/test-wheel-windows.yml", 123, "LATEST_PRIOR_RUN_ID"),
+    ("bindings-cu12-branch", ".github/dependabot.yml", 9, "12.9.x"),
+    ("bindings-cu12-branch", ".github/dependabot.yml", 12, "12.9.x"),
+    ("bindings-cu12-branch", ".github/dependabot.yml", 12, "backport_branch"),
     ("bindings-cu12-branch", ".github/workflows/backport.yml", 0, ".github/workflows/backport.yml"),
-    ("bindings-cu12-branch", ".github/workflows/backport.yml", 22, "backport_branch"),
-    ("bindings-cu12-branch", ".github/workflows/backport.yml", 22, "BACKPORT_BRANCH"),
-    ("bindings-cu12-branch", ".github/workflows/backport.yml", 27, "BACKPORT_BRANCH"),
-    ("bindings-cu12-branch", ".github/workflows/build-wheel.yml", 34, "backport_branch"),
-    ("bindings-cu12-branch", ".github/workflows/build-wheel.yml", 34, "BACKPORT_BRANCH"),
-    ("bindings-cu12-branch", ".github/workflows/build-wheel.yml", 35, "BACKPORT_BRANCH"),
-    ("bindings-cu12-branch", "ci/versions.yml", 11, "backport_branch"),
-    ("bindings-cu12-branch", "ci/versions.yml", 11, "12.9.x"),
-    ("metapackage-unversioned", ".github/workflows/test-wheel-linux.yml", 19, 'cuda-python-wheel"'),
-    ("metapackage-unversioned", "ci/tools/download-wheels", 11, 'cuda-python-wheel"'),
+    ("bindings-cu12-branch", ".github/workflows/backport.yml", 32, "backport_branch"),
+    ("bindings-cu12-branch", ".github/workflows/backport.yml", 48, "BACKPORT_BRANCH"),
+    ("bindings-cu12-branch", ".github/workflows/backport.yml", 48, "backport_branch"),
+    ("bindings-cu12-branch", ".github/workflows/backport.yml", 52, "BACKPORT_BRANCH"),
+    ("bindings-cu12-branch", ".github/workflows/backport.yml", 57, "BACKPORT_BRANCH"),
+    ("bindings-cu12-branch", ".github/workflows/build-wheel.yml", 157, "backport_branch"),
+    ("bindings-cu12-branch", ".github/workflows/ci.yml", 10, "12.9.x"),
+    ("bindings-cu12-branch", ".github/workflows/test-wheel-linux.yml", 60, "backport_branch"),
+    ("bindings-cu12-branch", ".github/workflows/test-wheel-windows.yml", 113, "backport_branch"),
+    ("bindings-cu12-branch", "ci/versions.yml", 5, "12.9.x"),
+    ("bindings-cu12-branch", "ci/versions.yml", 5, "backport_branch"),
 }  # fmt: skip
 
 
@@ -77,26 +87,45 @@ def commit_all(top: Path, message: str) -> None:
     git(top, "commit", "-q", "-m", message)
 
 
+def cut(path: Path, start: str, end: str) -> None:
+    """Delete the lines from the one starting with ``start`` up to (not including) ``end``."""
+    text = path.read_text()
+    path.write_text(text[: text.index(start)] + text[text.index(end) :])
+
+
 def clean_up(top: Path) -> None:
     """What stage 2's pull request does: remove every leftover of the retired items."""
     (top / ".github/workflows/backport.yml").unlink()
     versions = top / "ci/versions.yml"
-    versions.write_text(versions.read_text().split("\n# The maintenance branch")[0] + "\n")
-    workflow = top / ".github/workflows/build-wheel.yml"
-    text = workflow.read_text()
-    start = text.index("      - name: Look up the newest successful run of the backport branch")
-    end = text.index("      - name: Build cuda.core against both bindings lines")
-    workflow.write_text(text[:start] + text[end:])
-    tool = top / "ci/tools/download-wheels"
-    tool.write_text(
-        tool.read_text().replace(
-            'PATTERN="cuda-python-wheel"', 'PATTERN="cuda-python-wheel-cuda${TOOLKIT}"'
+    versions.write_text(
+        "\n".join(
+            line for line in versions.read_text().splitlines() if "backport_branch" not in line
+        )
+        + "\n"
+    )
+    dependabot = top / ".github/dependabot.yml"
+    dependabot.write_text(dependabot.read_text().split("\n  # The same updates")[0] + "\n")
+    ci = top / ".github/workflows/ci.yml"
+    ci.write_text(
+        ci.read_text().replace(
+            " whether it targets main or a\n      # backport branch such as 12.9.x,", ""
         )
     )
-    tests = top / ".github/workflows/test-wheel-linux.yml"
-    tests.write_text(
-        tests.read_text().replace('"cuda-python-wheel"', '"cuda-python-wheel-cuda13.4.1"')
+    workflows = top / ".github/workflows"
+    cut(
+        workflows / "build-wheel.yml",
+        "      # Core's CUDA 12 half needs CUDA 12 bindings",
+        "      # Core's CUDA 12 half, against",
     )
+    for name in ("test-wheel-linux.yml", "test-wheel-windows.yml"):
+        cut(
+            workflows / name,
+            "      # A row testing another CUDA major",
+            "      - name: Download cuda.bindings Cython tests",
+        )
+    linux = workflows / "test-wheel-linux.yml"
+    cut(linux, "      OLD_BRANCH: ", "    steps:")
+    cut(linux, "\n          OLD_BRANCH=$(yq", "\n\n  test:")
 
 
 def audit_json(sg: Callable[..., Any], top: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -116,7 +145,7 @@ def test_leftovers_fail_the_audit_with_file_and_line(sg: Callable[..., Any], rep
     assert result.code == 1
     for _item, file, line, _string in BEFORE:
         assert (f"{file}:{line}:" if line else f"{file}  (file") in result.out
-    assert "FAIL: 16 leftovers of retired items" in result.out
+    assert "FAIL: 23 leftovers of retired items" in result.out
     assert (
         "consumer core-build-cu12-half-branch  (retired at stage 1; migration.yaml:" in result.out
     )
@@ -149,7 +178,7 @@ def test_a_line_holding_two_references_counts_for_each(sg: Callable[..., Any], r
     on_line = [
         f["reference"]
         for f in report["findings"]
-        if (f["file"], f["line"]) == ("ci/versions.yml", 11)
+        if (f["file"], f["line"]) == ("ci/versions.yml", 5)
     ]
     assert sorted(on_line) == ["12.9.x", "backport_branch"]
 
@@ -184,13 +213,12 @@ def test_stale_flags_are_listed_with_their_references(sg: Callable[..., Any], re
     assert set(stale) == {"same-run-cu12", "legacy-branch-source", "unversioned-metapackage-name"}
     assert stale["same-run-cu12"]["value"] is True and stale["same-run-cu12"]["since"] == 1
     assert [(r["file"], r["line"]) for r in stale["legacy-branch-source"]["references"]] == [
-        (".github/workflows/build-wheel.yml", 14),
-        (".github/workflows/build-wheel.yml", 32),
+        (".github/workflows/build-wheel.yml", 25),
     ]
     assert stale["unversioned-metapackage-name"]["references"] == []
     text = sg("audit", "--stage", "2", cwd=repo).out
     assert "legacy-branch-source = false from stage 2 on (USE_PRIOR_BRANCH_ARTIFACTS)" in text
-    assert ".github/workflows/build-wheel.yml:32: if: ${{ env.USE_PRIOR_BRANCH_ARTIFACTS" in text
+    assert '.github/workflows/build-wheel.yml:25: USE_PRIOR_BRANCH_ARTIFACTS: "true"' in text
 
 
 def test_after_the_cleanup_audit_and_check_pass(sg: Callable[..., Any], repo: Path) -> None:
@@ -201,9 +229,7 @@ def test_after_the_cleanup_audit_and_check_pass(sg: Callable[..., Any], repo: Pa
     assert result.code == 0, result.output
     assert "ok: nothing retired at or before stage 2 is left." in result.out
     # stale flags are information, and still listed
-    assert (
-        "same-run-cu12 = true from stage 1 on (CU12_BINDINGS_SOURCE): 2 places left" in result.out
-    )
+    assert "same-run-cu12 = true from stage 1 on (CU12_BINDINGS_SOURCE): 1 place left" in result.out
     checked = sg("check", "--stage", "2", cwd=repo)
     assert checked.code == 0, checked.output
     assert "retired: nothing retired at or before stage 2 is left" in checked.out
@@ -222,7 +248,7 @@ def test_the_retired_check_reports_each_leftover_where_it_is(
     assert places == {(file, line or 1) for _item, file, line, _s in BEFORE}
     assert any(
         "producer bindings-cu12-branch (retired at stage 2): 'backport_branch' is still in "
-        "ci/versions.yml:11" in f["message"]
+        "ci/versions.yml:5" in f["message"]
         for f in retired["findings"]
     )
 
@@ -248,10 +274,14 @@ def test_an_earlier_stage_fails_only_for_what_it_retired(
     burndown = {b["item"]: b for b in report["burndown"]}
     assert set(burndown) == {"bindings-cu12-branch", "metapackage-unversioned"}
     assert burndown["bindings-cu12-branch"]["retired_at"] == 2
-    assert burndown["bindings-cu12-branch"]["remaining"] == 9
+    assert burndown["bindings-cu12-branch"]["remaining"] == 15
     assert burndown["bindings-cu12-branch"]["files"] == [
-        {"file": ".github/workflows/backport.yml", "count": 4},
-        {"file": ".github/workflows/build-wheel.yml", "count": 3},
+        {"file": ".github/dependabot.yml", "count": 3},
+        {"file": ".github/workflows/backport.yml", "count": 6},
+        {"file": ".github/workflows/build-wheel.yml", "count": 1},
+        {"file": ".github/workflows/ci.yml", "count": 1},
+        {"file": ".github/workflows/test-wheel-linux.yml", "count": 1},
+        {"file": ".github/workflows/test-wheel-windows.yml", "count": 1},
         {"file": "ci/versions.yml", "count": 2},
     ]
     assert [s["flag"] for s in report["stale_flags"]] == ["same-run-cu12"]
@@ -262,8 +292,9 @@ def test_before_any_retirement_the_burndown_is_information(
 ) -> None:
     result = sg("audit", cwd=repo)  # the current stage: 0
     assert result.code == 0
-    assert "stage 1  consumer core-build-cu12-half-branch: 5 left in 1 file" in result.out
-    assert "stage 2  producer metapackage-unversioned: 2 left in 2 files" in result.out
+    assert "stage 1  consumer core-build-cu12-half-branch: 8 left in 3 files" in result.out
+    # The 12 unquoted cuda-python-wheel lines escape the quoted references.
+    assert "stage 2  producer metapackage-unversioned: nothing left" in result.out
 
 
 # --------------------------------------------------------------------------- exactly git grep
@@ -488,7 +519,7 @@ def test_github_format_annotates_each_leftover_and_writes_a_summary(
     errors = [line for line in result.out.splitlines() if line.startswith("::error ")]
     assert len(errors) == len(BEFORE)
     assert any(
-        line.startswith("::error file=ci/versions.yml,line=11,col=1,")
+        line.startswith("::error file=ci/versions.yml,line=5,col=1,")
         and "'backport_branch'" in line
         for line in errors
     )
@@ -496,29 +527,29 @@ def test_github_format_annotates_each_leftover_and_writes_a_summary(
         line.startswith("::error file=.github/workflows/backport.yml,line=1,") for line in errors
     )
     notices = [line for line in result.out.splitlines() if line.startswith("::notice ")]
-    assert any("file=.github/workflows/build-wheel.yml,line=32," in n for n in notices)
+    assert any("file=.github/workflows/build-wheel.yml,line=25," in n for n in notices)
     written = summary.read_text()
     assert "### stagegate audit (stage 2 of 2: Legacy retirement)" in written
-    assert "| producer bindings-cu12-branch | 2 | `ci/versions.yml:11` | `12.9.x` |" in written
+    assert "| producer bindings-cu12-branch | 2 | `ci/versions.yml:5` | `12.9.x` |" in written
 
 
 def test_markdown_format_prints_the_tables(sg: Callable[..., Any], repo: Path) -> None:
     result = sg("audit", "--format", "markdown", cwd=repo)
     assert result.code == 0
     assert "**Burndown**" in result.out
-    assert "| consumer core-build-cu12-half-branch | 1 | 5 |" in result.out
+    assert "| consumer core-build-cu12-half-branch | 1 | 8 |" in result.out
 
 
 def test_blame_names_the_commit_author_and_age(sg: Callable[..., Any], repo: Path) -> None:
     head = git(repo, "rev-parse", "HEAD").strip()
     edited = repo / "ci/tools/download-wheels"
-    edited.write_text(edited.read_text().replace("  all) ", "  everything) "))  # not committed
+    edited.write_text(edited.read_text().replace('"all"', '"everything"'))  # not committed
     (repo / "ci/new.sh").write_text("echo 12.9.x\n")
     git(repo, "add", "ci/new.sh")  # staged, never committed
     code, report = audit_json(sg, repo, "--stage", "2", "--blame")
     assert code == 1
     blamed = {(f["file"], f["line"]): f.get("blame") for f in report["findings"]}
-    committed = blamed[("ci/versions.yml", 11)]
+    committed = blamed[("ci/versions.yml", 5)]
     assert committed is not None
     assert committed["commit"] == head
     assert committed["author"] == AUTHOR[0] and committed["email"] == AUTHOR[1]
@@ -546,9 +577,15 @@ def test_blame_of_files_changed_since_head_follows_the_work_tree(
     from stagegate import gitrepo
 
     head = git(repo, "rev-parse", "HEAD").strip()
+
+    def line_of(path: Path, text: str) -> int:
+        return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
     versions = repo / "ci/versions.yml"
-    versions.write_text("# 12.9.x, new\n" + versions.read_text())  # line 11 is now line 12
     staged = repo / ".github/workflows/backport.yml"
+    unchanged = repo / ".github/workflows/build-wheel.yml"
+    old = {path: line_of(path, "backport_branch") for path in (versions, staged, unchanged)}
+    versions.write_text("# 12.9.x, new\n" + versions.read_text())  # each line moves down one
     staged.write_text("# backport_branch, staged\n" + staged.read_text())
     git(repo, "add", str(staged))
     spawned: list[list[str]] = []
@@ -563,10 +600,10 @@ def test_blame_of_files_changed_since_head_follows_the_work_tree(
     assert code == 1
     blamed = {(f["file"], f["line"]): f["blame"] for f in report["findings"] if f["line"]}
     assert blamed[("ci/versions.yml", 1)]["commit"] is None
-    assert blamed[("ci/versions.yml", 12)]["commit"] == head
+    assert blamed[("ci/versions.yml", old[versions] + 1)]["commit"] == head
     assert blamed[(".github/workflows/backport.yml", 1)]["commit"] is None
-    assert blamed[(".github/workflows/backport.yml", 23)]["commit"] == head
-    assert blamed[(".github/workflows/build-wheel.yml", 34)]["commit"] == head
+    assert blamed[(".github/workflows/backport.yml", old[staged] + 1)]["commit"] == head
+    assert blamed[(".github/workflows/build-wheel.yml", old[unchanged])]["commit"] == head
     assert sum(args[0] == "hash-object" for args in spawned) == 1
     blames = {args[-1]: args for args in spawned if args[0] == "blame"}
     assert "HEAD" in blames[".github/workflows/build-wheel.yml"]
@@ -611,7 +648,7 @@ def test_a_legacy_path_outside_the_repository_is_invalid_input(
         result = sg(*args, cwd=repo)
         assert result.code == 2
         assert (
-            "migration.yaml:36:3: producer bindings-cu12-branch: legacy path '../elsewhere.yml'"
+            "migration.yaml:37:3: producer bindings-cu12-branch: legacy path '../elsewhere.yml'"
             in result.err
         )
 

@@ -660,3 +660,18 @@ def test_mutated_inputs_end_cleanly_in_flags_flag_and_matrix(
     for name in ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY"):
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
     test_fuzz.run_cases(chunk, tmp_path)
+
+
+def test_matrix_uses_the_axis_values_a_producer_narrows_or_replaces(tmp_path: Path, sg: Sg) -> None:
+    text = MIGRATION.replace(
+        "  cu12:\n    when: local-cu12\n",
+        '  cu12:\n    when: local-cu12\n    axes: {py: ["39", "310", "311"]}\n',
+    )
+    root = make(tmp_path, text)
+    result = sg("matrix", "cu12", cwd=root)
+    assert result.code == 0, result.output
+    rows = json.loads(result.out)["include"]
+    assert [(row["py"], row["platform"]) for row in rows] == [
+        (py, platform) for py in ("39", "310", "311") for platform in ("linux-64", "win-64")
+    ]
+    assert len(json.loads(sg("matrix", "cu13", cwd=root).out)["include"]) == 4

@@ -803,3 +803,50 @@ def test_a_file_after_the_command_is_moved_before_it(args: list[str], expected: 
     forceful = click.Command("forceful", params=[click.Option(["-f", "--force"], is_flag=True)])
     commands = {**cli.commands, "forceful": forceful}
     assert hoist_file(args, commands) == expected
+
+
+def test_a_refused_check_does_not_hide_its_neighbours_problems(tmp_path: Path, sg: Sg) -> None:
+    stage = NEWCOMER_STAGE.replace("yes", "true").replace(
+        "acceptance:\n", "acceptance:\n  - check: release-continuity\n    tag: [v1.0]\n"
+    )
+    lines = sg("validate", cwd=newcomer(tmp_path, stage=stage)).err.splitlines()
+    assert any(
+        "stages/01-new.yaml:7:10: $.acceptance[0].tag: must be a string" in x for x in lines
+    ), lines
+    assert any(
+        "stages/01-new.yaml:8:5: release-continuity since: 9 is beyond" in x for x in lines
+    ), lines
+
+
+def test_a_stage_title_in_the_pull_request_description_reads_as_written(
+    tmp_path: Path, sg: Sg
+) -> None:
+    small(tmp_path)
+    (tmp_path / "stages" / "01-on.yaml").write_text(
+        STAGE.replace("Turn it on", "Use `new*` <b>wheels</b>")
+    )
+    body = tmp_path / "pr.md"
+    assert sg("advance", "--dry-run", "--pr-body", str(body), cwd=tmp_path).code == 0
+    text = body.read_text()
+    assert text.startswith("## demo: stage 0 → 1: Use \\`new\\*\\` &lt;b&gt;wheels&lt;/b&gt;\n")
+    assert "`new*`" not in text and "<b>" not in text
+
+
+def test_verify_pr_and_advance_say_a_long_check_is_still_running(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stagegate.report import live
+
+    monkeypatch.setattr(live, "HEARTBEAT_SECONDS", 0.2)
+    staged(tmp_path, command("import time; time.sleep(0.9)"))
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    advanced = sg("advance", cwd=tmp_path)
+    assert advanced.code == 0, advanced.output
+    assert "  ..    stage 1: command timeout=60: still running after 0.20 s" in advanced.out
+    git(tmp_path, "commit", "-q", "-am", "flip")
+    verdict = sg("verify-pr", "--base", "HEAD~1", "--format", "json", cwd=tmp_path)
+    assert verdict.code == 0, verdict.output
+    json.loads(verdict.out)  # standard output is still the one object
+    assert "still running after 0.20 s" in verdict.err

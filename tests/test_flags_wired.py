@@ -409,3 +409,19 @@ def test_a_flip_the_migration_is_past_may_lose_its_readers_once_the_flag_is_sett
         code, findings = check(sg, top, "--stage", "1")
         assert code == 1
         assert "'USE_LOCAL' is in no file git tracks" in findings[0]["message"]
+
+
+def test_a_regex_reference_counts_where_it_matches(tmp_path: Path, sg: Sg) -> None:
+    migration = MIGRATION.replace(
+        "references: [USE_LOCAL]", "references: [{regex: 'USE_LOCAL(?!_OLD)'}]"
+    )
+    top = make(tmp_path, {**WIRED, "ci/build.sh": "echo $USE_LOCAL_OLD\n"}, migration=migration)
+    code, findings = check(sg, top, "--stage", "1")
+    assert code == 1
+    assert (
+        "its reference {regex: USE_LOCAL(?!_OLD)} is in no file git tracks"
+        in findings[0]["message"]
+    )
+    (top / "ci" / "build.sh").write_text("echo $USE_LOCAL\n")
+    git(top, "add", "-A")
+    assert check(sg, top, "--stage", "1") == (0, [])

@@ -107,6 +107,13 @@ def _link_to_passing_tests(repo: Repo) -> None:
     _link_stage_folder(repo, "../ok_tests")
 
 
+def _stage_folder_as_a_file(repo: Repo) -> None:
+    import shutil
+
+    shutil.rmtree(repo.root / STAGE1)
+    repo.write(STAGE1, PASSING_TEST)
+
+
 def _link_stages_dir(repo: Repo) -> None:
     import shutil
 
@@ -133,6 +140,11 @@ ATTACKS: dict[str, Callable[[Repo], None]] = {
     "the stage folder linked to the root": _link_to_the_root,
     "the stage folder linked to passing tests": _link_to_passing_tests,
     "the stages folder linked elsewhere": _link_stages_dir,
+    "the stage folder deleted": lambda r: r.git("rm", "-rq", STAGE1) and None,
+    "the stage folder replaced by a file": _stage_folder_as_a_file,
+    "a pytest.ini with a plugin at the root": lambda r: (
+        r.write("pytest.ini", "[pytest]\naddopts = -p no:stagegate --co\n") and None
+    ),
 }
 
 
@@ -186,14 +198,15 @@ def test_narrowing_a_release_at_stage_0_and_at_the_target_alike_is_refused(
     repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
     repo.edit(
         "migration.yaml",
-        'select: ["cuda-bindings*"]\n    exclude: ["*-tests"]\n    expect: [bindings-cu13]',
-        'select: ["cuda-bindings-python312*"]\n    exclude: ["*-tests"]\n'
+        'select: ["cuda-bindings*"]\n    exclude: ["*-tests", "*python315*"]\n    kinds: [wheel]\n'
         "    expect: [bindings-cu13]",
+        'select: ["cuda-bindings-python312*"]\n    exclude: ["*-tests", "*python315*"]\n'
+        "    kinds: [wheel]\n    expect: [bindings-cu13]",
     )
     repo.edit(
         "migration.yaml",
-        'select: ["cuda-bindings-python*-cuda13.4.1-*"]',
-        'select: ["cuda-bindings-python312-cuda13.4.1-*"]',
+        'select: ["cuda-bindings-python*-cuda13.3.0-*"]',
+        'select: ["cuda-bindings-python312-cuda13.3.0-*"]',
     )
     repo.commit("Flip to stage 1, and ship only Python 3.12 from now on and at stage 0")
     head_check = sg("check", "--stage", "1", cwd=repo.root)
@@ -201,7 +214,7 @@ def test_narrowing_a_release_at_stage_0_and_at_the_target_alike_is_refused(
     result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
     assert result.code == 1, result.output
     assert "FAIL  release-continuity tag=v13.4.2" in result.out
-    assert "no longer selects 15 rows of cuda-bindings-python{py}-cuda13.4.1-{platform}-{sha}" in (
+    assert "no longer selects 15 rows of cuda-bindings-python{py}-cuda13.3.0-{platform}-{sha}" in (
         result.out
     )
     assert "verify-pr: refused (rule checks-pass" in result.out
@@ -261,6 +274,7 @@ RETIRED_ATTACKS: dict[str, Callable[[Repo], None]] = {
     "binary": _attributes("ci/release.yml binary\n"),
     "* -text": _attributes("* -text\n"),
     "diff=nothing": _attributes("*.yml diff=nothing\n"),
+    "a folder's own attributes": lambda r: r.write("ci/.gitattributes", "* binary\n") and None,
     "the stages moved": _move_stages_into_ci,
 }
 
@@ -383,3 +397,56 @@ def test_a_program_of_the_head_cannot_stand_in_for_one_on_a_relative_path(
     result = sg("verify-pr", "--base", base, cwd=repo.root)
     assert result.code == 1, result.output
     assert "FAIL  command: 1 problem" in result.out
+
+
+def test_flags_wired_reads_the_base_references(tmp_path: Path, sg: Sg) -> None:
+    """Dropping a flag's references in the pull request does not make its flip wired."""
+    repo = init(tmp_path / "repo")
+    write_small(repo.root)
+    repo.edit(
+        "migration.yaml",
+        "    summary: Build the extra wheels.\n",
+        "    summary: Build the extra wheels.\n    references: [BUILD_EXTRA]\n",
+    )
+    repo.edit("stages/02-extra.yaml", "acceptance:\n", "acceptance:\n  - check: flags-wired\n")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    base = repo.commit("At stage 1; stage 2 flips extra, which CI reads as BUILD_EXTRA")
+    repo.edit("migration.yaml", "stage: 1\n", "stage: 2\n")
+    repo.commit("Flip to stage 2, with nothing reading BUILD_EXTRA")
+    honest = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert honest.code == 1, honest.output
+    assert "FAIL  flags-wired" in honest.out
+    repo.edit("migration.yaml", "    references: [BUILD_EXTRA]\n", "")
+    repo.commit("... and no references to look for")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "FAIL  flags-wired" in result.out
+    assert "BUILD_EXTRA" in result.out
+
+
+def test_a_migration_in_a_subfolder_runs_its_base_stage_tests(tmp_path: Path, sg: Sg) -> None:
+    """The copy keeps the repository's layout: the top's conftest.py still applies."""
+    repo = init(tmp_path / "repo")
+    write_small(repo.root / "ci")
+    repo.edit("ci/stages/01-narrow.yaml", "acceptance:\n", "acceptance:\n  - check: pytest\n")
+    repo.write("conftest.py", "import pytest\n\n\n@pytest.fixture\ndef answer():\n    return 42\n")
+    repo.write(
+        "ci/stages/01-narrow/test_one.py",
+        "from pathlib import Path\n\n\ndef test_one(answer, stagegate):\n"
+        "    assert answer == 42 and stagegate.stage == 1\n"
+        "    assert Path('ready.txt').read_text() == 'yes\\n'\n",
+    )
+    base = repo.commit("A migration under ci/ whose stage 1 test reads ci/ready.txt")
+    repo.edit("ci/migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.write("ci/ready.txt", "yes\n")
+    repo.commit("Flip to stage 1, ready")
+    honest = sg("-f", "ci/migration.yaml", "verify-pr", "--base", base, cwd=repo.root)
+    assert honest.code == 0, honest.output
+    assert "ok    pytest: pytest stages/01-narrow: 1 passed" in honest.out
+    repo.write("ci/ready.txt", "no\n")
+    repo.write("ci/pytest.py", FAKE_PYTEST)
+    repo.write("pytest.py", FAKE_PYTEST)
+    repo.commit("Not ready, and pytest.py beside it")
+    result = sg("-f", "ci/migration.yaml", "verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "pytest stages/01-narrow failed (1 failed" in result.out

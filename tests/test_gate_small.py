@@ -142,3 +142,15 @@ def test_a_stopped_stagegate_stops_its_command_check(sig: int, tmp_path: Path) -
     else:
         os.kill(grandchild, signal.SIGKILL)
         pytest.fail("the command's child kept running after stagegate stopped")
+
+
+def test_a_name_ending_in_a_line_break_is_not_an_id(tmp_path: Path, sg: Sg) -> None:
+    """JSON Schema's ``$`` is the end of the text; Python's also matched before a final
+    line break, so ``"extras\\n"`` passed as a producer id and ``"narrow\\n"`` as a flag."""
+    write_small(tmp_path)
+    text = SMALL.replace("  extras:\n", '  "extras\\n":\n').replace("  final:\n", '  "final\\n":\n')
+    (tmp_path / "migration.yaml").write_text(text)
+    result = sg("validate", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "$.producers['extras\\n']: 'extras\\n' is not a valid id" in result.err
+    assert "$.flags['final\\n']: 'final\\n' is not a valid flag name" in result.err

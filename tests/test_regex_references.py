@@ -316,3 +316,24 @@ def test_the_stories_fixed_strings_alone_find_none_of_the_unquoted_leftovers(
     git(root, "commit", "-q", "-m", "tree")
     result = sg("check", "--all", cwd=root)
     assert result.code == 0, result.output
+
+
+def test_hostile_expressions_fall_back_to_reading_every_line_without_failing(
+    tmp_path: Path, sg: Sg
+) -> None:
+    many = "(" + "|".join(f"{chr(0x4E00 + i)}{i}y" for i in range(200)) + ")"
+    assert literals(many) is None  # 200 alternatives: more than a prefilter may hold
+    assert literals("(" + "|".join(f"x{i}y" for i in range(200)) + ")") == ("x",)
+    deep = "(" * 400 + "wheel" + ")" * 400
+    assert regex_problem(deep) is None or regex_problem(deep) is not None  # never raises
+    assert literals(deep) in (None, ("wheel",))
+    newline = "cuda-python-wheel\n"
+    assert literals(newline) is None
+    migration = MIGRATION.replace(
+        "{regex: 'cuda-python-wheel(?!-cuda)'}", "{regex: '(?:x1y|x2y|cuda-python-wheel)(?!-cuda)'}"
+    )
+    root = make(tmp_path, migration)
+    _, report = audit(sg, root)
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    assert [f["line"] for f in findings if f["reference"].startswith("{regex")] == [4, 6, 7]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -72,6 +74,21 @@ class Observer(Protocol):
         """``check`` gave ``results`` after ``seconds`` of wall-clock time."""
 
 
+_WATCHING: ContextVar[Observer | None] = ContextVar("stagegate_observer", default=None)
+
+
+@contextlib.contextmanager
+def observing(observer: Observer) -> Iterator[None]:
+    """Inside the block, every ``run_checks`` not given an observer tells ``observer``: how
+    a command that runs checks deep inside (``advance``, ``verify-pr``) shows that a long
+    check is still running, without every layer passing the observer along."""
+    token = _WATCHING.set(observer)
+    try:
+        yield
+    finally:
+        _WATCHING.reset(token)
+
+
 def checks_at(migration: Migration, stage: int) -> tuple[Check, ...]:
     """The invariants plus the stage's own acceptance (stage 0 has only invariants)."""
     definition = migration.stage_def(stage)
@@ -98,6 +115,7 @@ def run_checks(
     ``observer`` is told of each stage and check as it runs; ``fail_fast`` stops after
     the first failing check."""
     subject = evaluated_at or migration
+    observer = observer if observer is not None else _WATCHING.get()
     registry = kinds()
     ctx = Context(
         subject,

@@ -6,9 +6,10 @@ the glob engine) are imported inside the commands that need them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -406,6 +407,18 @@ def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
     return None
 
 
+@contextlib.contextmanager
+def _watching(fmt: str) -> Iterator[None]:
+    """While a command that prints its report at the end runs its checks: the live line on
+    a terminal, a line every 30 s in a log (on standard error for JSON)."""
+    from .acceptance import observing
+    from .report.live import Live
+
+    write, tty = _writer(err=fmt == "json")
+    with Live(None, write, tty=tty, show_results=False) as live, observing(live):
+        yield
+
+
 def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
     """A write-and-flush to standard output (or error), and whether it is a terminal."""
     stream = sys.stderr if err else sys.stdout
@@ -415,7 +428,8 @@ def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
         stream.flush()
 
     isatty = getattr(stream, "isatty", None)
-    return write, bool(isatty and isatty())
+    # a dumb terminal cannot erase a line: it gets the log's heartbeat instead
+    return write, bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
 @cli.command()
@@ -579,7 +593,9 @@ def advance(ctx: Context, to: int | None, dry_run: bool, pr_body: str | None, fm
     """Set `stage:` to the next stage (or N) once its checks pass; only that line changes."""
     from .flip import advance as run
 
-    return _flip_report(run(ctx.file, to=to, dry_run=dry_run), "advance", pr_body, fmt)
+    with _watching(fmt):
+        flip = run(ctx.file, to=to, dry_run=dry_run)
+    return _flip_report(flip, "advance", pr_body, fmt)
 
 
 @cli.command()
@@ -593,7 +609,9 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
     """Set `stage:` one lower; refused where the current stage is not reversible."""
     from .flip import rollback as run
 
-    return _flip_report(run(ctx.file, dry_run=dry_run), "rollback", pr_body, fmt)
+    with _watching(fmt):
+        flip = run(ctx.file, dry_run=dry_run)
+    return _flip_report(flip, "rollback", pr_body, fmt)
 
 
 @cli.command("verify-pr")
@@ -623,7 +641,8 @@ def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     from .report.plans import dumps
 
     try:
-        verdict = verify(ctx.file, base, head)
+        with _watching(fmt):
+            verdict = verify(ctx.file, base, head)
     except StagegateError as error:
         if fmt == "github":
             from .report.github import annotation
@@ -652,6 +671,8 @@ def _verdict_changes(verdict: Any) -> dict[str, set[int]] | None:
     try:
         repo, _path = open_migration(verdict.file)
         base, head = verdict.base.commit, verdict.head.commit
+        if head != repo.head() or repo.tracked_changes():
+            return None  # the lines are read from the work tree: it must be the head
         return repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
     except GitError:
         return None
@@ -679,6 +700,82 @@ def schema(stage_file: bool) -> int:
     from .report.plans import dumps
 
     click.echo(dumps(compose("stage" if stage_file else "migration")))
+    return 0
+
+
+@cli.command()
+@stage_option("Compare at this stage (default: the current stage).")
+@click.option(
+    "--strict", is_flag=True, help="Fail (exit 1) on values that cannot be evaluated too."
+)
+@format_option()
+@pass_ctx
+def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
+    """The model against the real workflows: undeclared or missing uploads, other selections."""
+    from .drift import as_json, failed, text
+    from .drift import drift as compare
+    from .report.github import annotation, write_summary
+
+    migration = ctx.migration()
+    result = compare(migration, ctx.stage(stage))
+    bad = failed(result, strict)
+    if fmt == "json":
+        from .report.plans import dumps
+
+        click.echo(dumps(as_json(result)))
+        return 1 if bad else 0
+    if fmt == "github":
+        for finding in result.findings:
+            click.echo(
+                annotation(
+                    "error", finding.message, finding.loc, f"stagegate drift: {finding.kind}"
+                )
+            )
+        for u in result.reading.unresolved:
+            click.echo(
+                annotation(
+                    "error" if strict else "warning",
+                    f"unresolved {u.expression}: {u.reason}",
+                    u.loc,
+                    "stagegate drift: unresolved",
+                )
+            )
+    report = text(result, strict=strict)
+    click.echo(report)
+    if fmt == "github":
+        write_summary(f"### stagegate drift (stage {result.stage})\n\n```\n{report}\n```")
+    return 1 if bad else 0
+
+
+@cli.command()
+@click.option(
+    "--from-workflows",
+    "from_workflows",
+    is_flag=True,
+    help="Fill axes, producers, consumers and releases from .github/workflows (drift passes at once).",
+)
+@click.option("--force", is_flag=True, help="Replace an existing migration file.")
+@pass_ctx
+def init(ctx: Context, from_workflows: bool, force: bool) -> int:
+    """Write a starting migration.yaml and an empty stages/ folder."""
+    from .scaffold import init as write
+
+    written = write(ctx.file, from_workflows=from_workflows, force=force)
+    click.echo(f"wrote {written[0]} (stage 0) and {written[1]}/; next: stagegate validate")
+    return 0
+
+
+@cli.command("new-stage")
+@click.argument("title")
+@pass_ctx
+def new_stage(ctx: Context, title: str) -> int:
+    """Add the next numbered stage file, with a commented skeleton."""
+    from .scaffold import new_stage as write
+
+    path = write(ctx.migration(), title)
+    click.echo(
+        f"wrote {path}; set its flags, then: stagegate check --stage {ctx.migration().last + 1}"
+    )
     return 0
 
 

@@ -264,7 +264,9 @@ def _locked(path: Path, target: Path) -> Iterator[_Held | None]:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
-                except BlockingIOError:
+                except OSError as exc:
+                    if not isinstance(exc, BlockingIOError):
+                        break  # a file system without locks: the compare-and-swap still holds
                     if time.monotonic() > deadline:
                         raise Refused(
                             f"{path} is being written by another process (locked for more "

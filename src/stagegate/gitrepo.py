@@ -198,7 +198,8 @@ class Repository:
         shows them."""
         import re
 
-        args = ["-U0", "--no-color", "--no-ext-diff", "--no-renames", base]
+        args = ["-U0", "--no-color", "--no-ext-diff", "--no-renames"]
+        args += ["--src-prefix=a/", "--dst-prefix=b/", base]  # whatever diff.noprefix says
         with _translated(f"compare with {base[:12]}"):
             out = self.repo.git.diff(*args, *([head] if head else []))
         changed: dict[str, set[int]] = {}

@@ -19,10 +19,13 @@ from .errors import InvalidInput, Loc, Problem, UsageError
 from .expr import ExprError
 from .expr import parse as parse_expr
 from .model import (
+    DEFAULT_WORKFLOW_PATHS,
+    Bind,
     Check,
     Consumer,
     Flag,
     Input,
+    JobRef,
     Legacy,
     Migration,
     Producer,
@@ -32,6 +35,7 @@ from .model import (
     ReleaseChange,
     Stage,
     Template,
+    WorkflowSettings,
 )
 from .records import record, replace
 from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, TemplateError, row_count, split
@@ -40,6 +44,13 @@ from .yamlsrc import Path as DocPath
 
 STAGE_FILE = re.compile(r"(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9-]*)\.yaml")
 _LOOKS_LIKE_STAGE = re.compile(r"[0-9]+[-_].*\.ya?ml")
+_BIND_KEY = re.compile(
+    r"(?:[^\s#]+(?:#[A-Za-z_][A-Za-z0-9_-]*)? +)?"
+    r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_*][A-Za-z0-9_*-]*)+"
+)
+"""A context path that `workflows.bind` may give a value (env.NAME, steps.ID.outputs.NAME),
+optionally after the file or PATH#JOB it holds in and a space."""
+_JOB_REF = re.compile(r"[^#\s]+#[A-Za-z_][A-Za-z0-9_-]*")
 MAX_STAGES = 999
 """Most stage files a migration may have."""
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
@@ -288,10 +299,23 @@ def _validator_class() -> Any:
         """JSON Schema counts 1.0 as an integer; a stage or `since` written 1.0 is a slip."""
         return isinstance(instance, int) and not isinstance(instance, bool)
 
+    def pattern(
+        validator: Any, wanted: str, instance: Any, _schema: Any
+    ) -> Iterator[jsonschema.ValidationError]:
+        """ECMA-262's ``$``, as JSON Schema means it: the end of the text. Python's also
+        matches before a final line break, which let ``"name\n"`` pass as an id."""
+        if not validator.is_type(instance, "string"):
+            return
+        compiled = (
+            wanted[:-1] + r"\Z" if wanted.endswith("$") and not wanted.endswith("\\$") else wanted
+        )
+        if re.search(compiled, instance) is None:
+            yield jsonschema.ValidationError(f"{instance!r} does not match {wanted!r}")
+
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine("integer", is_integer)
     extend: Any = jsonschema.validators.extend
-    return extend(base, {"uniqueItems": unique_items}, type_checker=checker)
+    return extend(base, {"uniqueItems": unique_items, "pattern": pattern}, type_checker=checker)
 
 
 def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
@@ -579,6 +603,9 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
 MAX_PRUNE_ROUNDS = 20
 """Rounds of cutting out what the schema refuses before the meaning checks give up on a file."""
 _ITEM_SECTIONS = ("axes", "flags", "producers", "consumers", "releases")
+_CHECK_LISTS = ("invariants", "acceptance")
+_NEUTRAL_CHECK = {"check": "unique-artifacts"}
+"""Stands in for a refused check: no arguments, no meaning checks of its own."""
 _PLACEHOLDERS: dict[str, Any] = {"version": 1, "migration": "migration", "stage": 0, "title": ""}
 
 
@@ -634,6 +661,9 @@ def _cut(
             except (KeyError, IndexError, TypeError):
                 return  # cut already with an enclosing value
         last = path[-1]
+        if isinstance(parent, list) and len(path) == 2 and path[0] in _CHECK_LISTS:
+            parent[last] = dict(_NEUTRAL_CHECK)  # keeps its siblings' places and meaning checks
+            return
         if isinstance(parent, list):
             path = path[:-1]  # removing one element would shift its siblings' locations
             continue
@@ -948,6 +978,7 @@ class _Builder:
             stages=stages,
             file=self.doc.file,
             root=self.root,
+            workflows=self._workflows(),
         )
         if not self.trusted:
             from .audit import problems as audit_problems
@@ -1160,6 +1191,10 @@ class _Builder:
                     from_=self._producer_refs((*ipath, "from"), item["from"])
                     if "from" in item
                     else None,
+                    exclude=tuple(
+                        self._template((*ipath, "exclude", j), t, kind="plain")
+                        for j, t in enumerate(item.get("exclude", ()))
+                    ),
                     loc=self.doc.loc(ipath),
                     axes=tuple(own.values()),
                 )
@@ -1202,6 +1237,119 @@ class _Builder:
             run=spec.get("run", "this"),
             legacy=self._legacy(path, spec),
             loc=self.doc.key_loc(path),
+        )
+
+    # -- workflows (stagegate drift)
+
+    def _workflows(self) -> WorkflowSettings:
+        """`workflows.paths`, `workflows.bind` and every item's `jobs`, checked for form."""
+        section = self.data.get("workflows", {})
+        paths = tuple(section.get("paths", DEFAULT_WORKFLOW_PATHS))
+        for i, text in enumerate(section.get("paths", ())):
+            posix = PurePosixPath(text)
+            if posix.is_absolute() or ".." in posix.parts or os.path.isabs(text):
+                self.problem(
+                    self.doc,
+                    ("workflows", "paths", i),
+                    f"{text!r} leads outside the folder of the migration file; "
+                    "use a glob relative to it, such as '.github/workflows/*.yml'.",
+                )
+        bind: dict[str, Bind] = {}
+        for key, value in section.get("bind", {}).items():
+            path: DocPath = ("workflows", "bind", key)
+            if not _BIND_KEY.fullmatch(key):
+                self.problem(
+                    self.doc,
+                    path,
+                    f"{key[:60]!r} is not an expression stagegate can bind: write a context "
+                    "path such as env.NAME, matrix.KEY, inputs.NAME, github.sha or "
+                    "steps.ID.outputs.NAME.",
+                    self.doc.key_loc(path),
+                )
+                continue
+            loc = self.doc.loc(path)
+            if isinstance(value, str) and "${{" in value:
+                bind[key] = self._expression_bind(key, path, value)
+            elif isinstance(value, str):
+                bind[key] = Bind(
+                    key=key, text=self._template(path, value, kind="artifact"), loc=loc
+                )
+            else:
+                when, _text = self._when(path, value)
+                bind[key] = Bind(
+                    key=key,
+                    when=when,
+                    then=value.get("then", "true"),
+                    otherwise=value.get("else", "false"),
+                    loc=loc,
+                )
+        sha = self.axes.get("sha")
+        if "github.sha" not in bind and sha is not None and sha.is_open:
+            text = "{sha}"
+            bind["github.sha"] = Bind(
+                key="github.sha",
+                text=Template(text=text, parts=split(text), loc=self.doc.key_loc(("axes", "sha"))),
+                loc=self.doc.key_loc(("axes", "sha")),
+            )
+        jobs: dict[tuple[str, str], tuple[JobRef, ...]] = {}
+        for kind, section_name in (
+            ("producer", "producers"),
+            ("consumer", "consumers"),
+            ("release", "releases"),
+        ):
+            for item_id, spec in self.data.get(section_name, {}).items():
+                refs = []
+                for i, text in enumerate(spec.get("jobs", ())):
+                    jpath: DocPath = (section_name, item_id, "jobs", i)
+                    if not _JOB_REF.fullmatch(text):
+                        self.problem(
+                            self.doc,
+                            jpath,
+                            f"{text[:80]!r} is not a job: write PATH#JOB, the workflow file "
+                            "relative to the migration's folder and the job's id, e.g. "
+                            "'.github/workflows/build.yml#build'.",
+                        )
+                        continue
+                    refs.append(JobRef(text=text, loc=self.doc.loc(jpath)))
+                if refs:
+                    jobs[(kind, item_id)] = tuple(refs)
+        return WorkflowSettings(
+            paths=paths,
+            paths_loc=self.doc.key_loc(("workflows", "paths")) if "paths" in section else None,
+            bind=bind,
+            jobs=jobs,
+        )
+
+    def _expression_bind(self, key: str, path: DocPath, value: str) -> Bind:
+        """A bind whose text holds ``${{ }}`` expressions, evaluated where it is used."""
+        from . import ghexpr
+
+        try:
+            pieces = ghexpr.split_text(value)
+        except ghexpr.ExpressionError as exc:
+            self.problem(
+                self.doc,
+                path,
+                f"invalid expression: {exc.message}",
+                self.doc.text_loc(path, exc.column),
+            )
+            pieces = []
+        for piece, offset in pieces:
+            if piece.startswith("${{"):
+                try:
+                    ghexpr.parse(piece[3:-2])
+                except ghexpr.ExpressionError as exc:
+                    self.problem(
+                        self.doc,
+                        path,
+                        f"invalid expression: {exc.message}",
+                        self.doc.text_loc(path, offset + 3 + exc.column),
+                    )
+            else:
+                self._template(path, piece, kind="artifact")
+        loc = self.doc.loc(path)
+        return Bind(
+            key=key, text=Template(text=value, parts=(value,), loc=loc), expressions=True, loc=loc
         )
 
     # -- checks and stages

@@ -80,6 +80,7 @@ class Input:
     select: Template
     required: bool = True
     from_: tuple[str, ...] | None = None
+    exclude: tuple[Template, ...] = ()  # plain globs the job drops after downloading
     loc: Loc
     axes: tuple[Axis, ...] = ()  # its consumer's own axes
 
@@ -185,6 +186,7 @@ class Migration:
     stages: tuple[Stage, ...] = ()
     file: str  # the migration file as given (for messages)
     root: Path  # the directory holding migration.yaml; relative paths start here
+    workflows: WorkflowSettings = field(default_factory=lambda: WorkflowSettings())
 
     @property
     def last(self) -> int:
@@ -200,3 +202,56 @@ class Migration:
 
     def items(self) -> list[Item]:
         return [*self.producers.values(), *self.consumers.values(), *self.releases.values()]
+
+
+DEFAULT_WORKFLOW_PATHS = (
+    ".github/workflows/*.yml",
+    ".github/workflows/*.yaml",
+    ".github/actions/*/action.yml",
+)
+
+
+@record(kw_only=True)
+class JobRef:
+    """One `jobs` entry: ``path#job``, a real job the item stands for."""
+
+    text: str
+    loc: Loc
+
+    @property
+    def path(self) -> str:
+        return self.text.partition("#")[0]
+
+    @property
+    def job(self) -> str:
+        return self.text.partition("#")[2]
+
+
+@record(kw_only=True)
+class Bind:
+    """A `workflows.bind` entry: an expression's value given by the model.
+
+    Either text (a template with ``{axis}`` placeholders) or a flag expression, whose
+    value at the stage is ``then`` (default ``"true"``) or ``else`` (``"false"``)."""
+
+    key: str
+    text: Template | None = None
+    expressions: bool = False  # the text holds ${{ }} expressions, evaluated where it is used
+    when: Expr | None = None
+    then: str = "true"
+    otherwise: str = "false"
+    loc: Loc
+
+
+@record(kw_only=True)
+class WorkflowSettings:
+    """The `workflows` section, and the `jobs` of every producer, consumer and release."""
+
+    paths: tuple[str, ...] = DEFAULT_WORKFLOW_PATHS
+    paths_loc: Loc | None = None
+    bind: Mapping[str, Bind] = field(default_factory=_frozen)
+    jobs: Mapping[tuple[str, str], tuple[JobRef, ...]] = field(default_factory=_frozen)
+    """(kind, id) -> the item's `jobs` entries."""
+
+    def jobs_of(self, item: Item) -> tuple[JobRef, ...]:
+        return tuple(self.jobs.get((item.kind, item.id), ()))

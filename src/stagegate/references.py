@@ -124,7 +124,9 @@ def _node(op: Any, arg: Any, ignore_case: bool) -> tuple[_Set | None, _Set | Non
         exacts = [e for e, _ in infos]
         if all(e is not None for e in exacts):
             union: _Set = frozenset().union(*(e for e in exacts if e is not None))
-            return (union if len(union) <= MAX_LITERALS else None), _best([union])
+            if len(union) > MAX_LITERALS:
+                return None, None
+            return union, _best([union])
         required = [r if r is not None else e for e, r in infos]
         if any(r is None or not all(r) for r in required):
             return None, None
@@ -168,7 +170,10 @@ def literals(pattern: str) -> tuple[str, ...] | None:
     except (re.error, OverflowError, RecursionError, ValueError):
         return None
     ignore_case = bool(parsed.state.flags & re.IGNORECASE)
-    exact, required = _info(list(parsed), ignore_case)
+    try:
+        exact, required = _info(list(parsed), ignore_case)
+    except RecursionError:  # groups nested hundreds deep: search every line instead
+        return None
     found = _best([exact or frozenset(), required or frozenset()])
     if found is None or any(not text or "\n" in text or "\r" in text for text in found):
         return None

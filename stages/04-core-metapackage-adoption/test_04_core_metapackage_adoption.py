@@ -25,7 +25,7 @@ def test_core_cuda12_half_takes_the_local_artifacts(stage: StageUnderTest) -> No
     assert stage.changed == ["same-run-cu12"]
     assert not stage.active("core-build-cu12-half-branch")
     feeds = stage.feeds("core-build-cu12-half")
-    assert len(feeds) == 18
+    assert len(feeds) == 8 * 3
     assert set(map(tuple, feeds.values())) == {("bindings-cu12",)}
 
 
@@ -43,7 +43,7 @@ def test_core_cython_tests_are_built_once_per_major(stage: StageUnderTest) -> No
     per_major = []
     for major in ("cu12", "cu13"):
         names = stage.select(f"cuda-core-python*-{major}-tests")
-        assert len(names) == 18, major
+        assert len(names) == 8 * 3, major
         per_major += names
     # No single `-tests` artifact left for one major's outputs to overwrite the other's.
     assert sorted(per_major) == stage.select("cuda-core-python*-tests")
@@ -53,7 +53,7 @@ def test_the_metapackage_is_built_per_line_and_keeps_its_old_name(stage: StageUn
     assert stage.select("cuda-python-wheel*") == [
         "cuda-python-wheel",
         "cuda-python-wheel-cuda12.9.1",
-        "cuda-python-wheel-cuda13.4.1",
+        "cuda-python-wheel-cuda13.3.0",
     ]
     tag = "cuda-python@v13.4.2"
     assert stage.release(tag) == "cuda-python-13-exact"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from continuity import (
     TAG,
     release_text,
+    released,
     test_cuda13_release_fits_runs_of_every_earlier_stage,  # noqa: F401
     test_cuda13_release_selection_is_pinned,  # noqa: F401
 )
@@ -38,7 +39,7 @@ def test_cuda12_release_selection_is_pinned(stage: StageUnderTest, snapshot: Sna
 
 
 def test_main_releases_the_same_cuda12_names_from_its_own_run(stage: StageUnderTest) -> None:
-    local = sorted(n for n in stage.rows("bindings-cu12") if not n.endswith("-tests"))
+    local = released(stage.rows("bindings-cu12"))
     assert stage.release_sources(CU12_TAG) == {"bindings-cu12": local}
     before = stage.at(4)
     assert before.release_sources(CU12_TAG) == {"bindings-cu12-branch": local}
@@ -49,4 +50,5 @@ def test_main_releases_the_same_cuda12_names_from_its_own_run(stage: StageUnderT
 
 def test_cuda12_docs_are_built_from_main(stage: StageUnderTest) -> None:
     assert stage.active("docs-cu12")
-    assert stage.feeds("docs-cu12", 0) == {"": ["bindings-cu12"]}
+    assert stage.feeds("docs-cu12", 1) == {"": ["bindings-cu12"]}
+    assert stage.feeds("docs-cu12", 2) == {"": ["metapackage-cu12"]}

@@ -34,7 +34,7 @@ def test_the_unversioned_metapackage_name_is_gone(stage: StageUnderTest) -> None
     assert stage.select("cuda-python-wheel") == []
     tag = "cuda-python@v13.4.2"
     assert stage.release(tag) == "cuda-python-13-versioned"
-    assert stage.release_selects(tag) == ["cuda-python-wheel-cuda13.4.1"]
+    assert stage.release_selects(tag) == ["cuda-python-wheel-cuda13.3.0"]
     # The price stage 7's file states: tags built before stage 4 no longer release.
     assert stage.release_selects(tag, built_at=3) == []
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import Loc
-from ..match import RowIndex, Selector, evaluation, index
+from ..globs import Language
+from ..match import RowIndex, Selector, evaluation, index, plain_selector
 from ..model import Check, Consumer, Input, Item, Migration, Producer
 from ..resolve import Plan, Row, cause, resolve, since
 from ..words import counted
@@ -140,6 +141,11 @@ def visible_rows(plan: Plan, item: Input) -> RowIndex:
     return index(plan, input_runs(plan, item))
 
 
+def input_excludes(item: Input) -> list[Language]:
+    """The languages of the input's `exclude` globs: names its job deletes after downloading."""
+    return [plain_selector(t.text, t.loc).language for t in item.exclude]
+
+
 def selections(
     plan: Plan, item: Input, *, only_from: bool = False
 ) -> list[tuple[Selector, list[Row]]]:
@@ -160,12 +166,15 @@ def selections(
         ),
     )
     state = ev.state(candidates, active)
+    excluded: tuple[Language, ...] = ev.remember(
+        ("input-excludes", id(item)), lambda: tuple(input_excludes(item))
+    )
 
     def make() -> list[tuple[Selector, list[Row]]]:
         allowed = set(item.from_) if only_from and item.from_ is not None else None
         out = []
         for selector in selectors:
-            rows = ev.hits(selector, universe, active)
+            rows = ev.hits(selector, universe, active, excluded)
             out.append(
                 (selector, rows if allowed is None else [r for r in rows if r.producer in allowed])
             )

@@ -14,6 +14,7 @@ from ..checks._base import Result
 from ..model import Migration
 from ..resolve import Change, diff, resolve
 from ..words import counted
+from .github import md_text
 from .graph import _node_id, build, mermaid
 from .results import table as result_table
 
@@ -101,20 +102,21 @@ def markdown(
     ``results``: None when the checks were not run (verify-pr refuses a flip to a stage
     the base does not define before running any), so as not to claim they passed."""
     verb = "advance" if b > a else "rollback" if b < a else "no flip"
+    title = {s: md_text(migration.title(s)) for s in (a, b)}  # repository text, shown as written
     heading = (
-        f"## {migration.id}: stage {a} → {b}: {migration.title(b)}"
+        f"## {migration.id}: stage {a} → {b}: {title[b]}"
         if a != b
-        else f"## {migration.id}: stays at stage {b}: {migration.title(b)}"
+        else f"## {migration.id}: stays at stage {b}: {title[b]}"
     )
     lines = [heading, ""]
     target = migration.stage_def(b)
     if target is not None and target.outcome:
-        lines += [f"> {' '.join(target.outcome.split())}", ""]
+        lines += [f"> {md_text(' '.join(target.outcome.split()))}", ""]
     source = migration.stage_def(max(a, b))
     rows = [
         ("Flip", f"{verb}: `stage: {a}` → `stage: {b}` in {_code(migration.file)}"),
-        ("From", f"stage {a}: {migration.title(a)}"),
-        ("To", f"stage {b}: {migration.title(b)}"),
+        ("From", f"stage {a}: {title[a]}"),
+        ("To", f"stage {b}: {title[b]}"),
     ]
     if source is not None:
         rows.append(("Stage file", _code(source.file)))

@@ -178,7 +178,11 @@ def verdict_summary(verdict: Verdict) -> str:
         github.table(
             ("rule", "result", "details"),
             [
-                (r.rule, "pass" if r.ok else "**fail**", "; ".join((r.message, *r.details)))
+                (
+                    r.rule,
+                    "pass" if r.ok else "**fail**",
+                    github.md_message("; ".join((r.message, *r.details))),
+                )
                 for r in verdict.rules
             ],
         ),

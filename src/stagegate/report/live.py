@@ -42,7 +42,7 @@ class Live:
 
     def __init__(
         self,
-        migration: Migration,
+        migration: Migration | None,
         write: Callable[[str], None],
         *,
         tty: bool,
@@ -72,8 +72,11 @@ class Live:
         with self._lock:
             self._header_due = stage
             if self.show_results and not self.quiet:
-                self._emit(render.stage_header(self.migration, stage))
+                self._emit(self._header(stage))
                 self._header_due = None
+
+    def _header(self, stage: int) -> str:
+        return render.stage_header(self.migration, stage) if self.migration else f"stage {stage}"
 
     def check_started(self, stage: int, check: Check) -> None:
         with self._lock:
@@ -95,7 +98,7 @@ class Live:
                 if not self.show_results or (self.quiet and item.ok):
                     continue
                 if self._header_due is not None:
-                    self._emit(render.stage_header(self.migration, self._header_due))
+                    self._emit(self._header(self._header_due))
                     self._header_due = None
                 for line in render.result_lines(item, seconds):
                     self._emit(line)

@@ -71,6 +71,8 @@ def plan_text(plan: Plan, *, show_rows: bool = False) -> str:
             notes = ["required" if item.required else "optional"]
             if item.from_:
                 notes.append("from " + ", ".join(item.from_))
+            if item.exclude:
+                notes.append("minus " + ", ".join(t.text for t in item.exclude))
             lines.append(f"    {item.select.text}  ({'; '.join(notes)})")
     lines += ["", f"releases ({len(plan.releases)} active)"]
     for release in plan.releases:
@@ -110,7 +112,7 @@ def _inactive(plan: Plan) -> list[Item]:
 
 def plan_json(plan: Plan) -> dict[str, Any]:
     m = plan.migration
-    return {
+    data: dict[str, Any] = {
         "migration": m.id,
         "stage": plan.stage,
         "title": m.title(plan.stage),
@@ -136,6 +138,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                     "select": i.select.text,
                     "required": i.required,
                     "from": list(i.from_) if i.from_ else None,
+                    "exclude": [t.text for t in i.exclude],
                 }
                 for i in c.inputs
             ]
@@ -149,15 +152,18 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                 "expect": list(r.expect) if r.expect is not None else None,
                 "tooling": r.tooling,
                 "run": r.run,
-                "kinds": list(r.kinds) if r.kinds is not None else None,
-                "release_changes": [
-                    planned_json(p) for p in planned_changes(m, 0, plan.stage) if r.id in p.releases
-                ],
             }
             for r in plan.releases
         },
         "since": {f"{i.kind}:{i.id}": since(m, i.when, plan.stage) for i in plan.items()},
     }
+    for release in plan.releases:
+        path = data["release_paths"][release.id]
+        path["kinds"] = list(release.kinds) if release.kinds is not None else None
+        path["release_changes"] = [
+            planned_json(p) for p in planned_changes(m, 0, plan.stage) if release.id in p.releases
+        ]
+    return data
 
 
 def _items(items: Iterable[Item]) -> list[str]:
@@ -198,6 +204,12 @@ def planned_json(planned: PlannedChange) -> dict[str, Any]:
 
 
 def change_json(change: Change) -> dict[str, Any]:
+    out = _change_json(change)
+    out["release_changes"] = [planned_json(p) for p in change.release_changes]
+    return out
+
+
+def _change_json(change: Change) -> dict[str, Any]:
     return {
         "from": change.a,
         "to": change.b,
@@ -205,7 +217,6 @@ def change_json(change: Change) -> dict[str, Any]:
         "on": [{"kind": i.kind, "id": i.id} for i in change.on],
         "off": [{"kind": i.kind, "id": i.id} for i in change.off],
         "artifacts_added": list(change.names_added),
-        "release_changes": [planned_json(p) for p in change.release_changes],
         "artifacts_removed": list(change.names_removed),
     }
 
