@@ -141,17 +141,20 @@ def schema(kind: str) -> dict[str, Any]:
     return document
 
 
-MAX_CACHE_ENTRIES = 1000
-"""Entries kept per cache folder; past it, storing removes the older half."""
+MAX_CACHE_ENTRIES = 4 * (MAX_STAGES + 1)
+"""Entries kept per cache folder; past it, storing removes the older half. Four of the
+largest migrations fit (a bound of one migration's size made one of 999 stages evict its
+own entries at every run, and parse and store them all again)."""
 
 
 def _prune(folder: Path) -> None:
     """Keep a cache folder small: every edit of a migration file makes a new entry."""
     try:
+        with os.scandir(folder) as it:  # counted first: the entries are read, not stat'ed
+            if sum(1 for _ in it) <= MAX_CACHE_ENTRIES:
+                return
         with os.scandir(folder) as it:
             entries = [(entry.stat().st_mtime, entry.path) for entry in it]
-        if len(entries) <= MAX_CACHE_ENTRIES:
-            return
         for _mtime, path in sorted(entries)[: len(entries) // 2]:
             os.unlink(path)
     except OSError:
