@@ -1323,6 +1323,12 @@ class _Builder:
 
     def _expression_bind(self, key: str, path: DocPath, value: str) -> Bind:
         """A bind whose text holds ``${{ }}`` expressions, evaluated where it is used."""
+        loc = self.doc.loc(path)
+        found = Bind(
+            key=key, text=Template(text=value, parts=(value,), loc=loc), expressions=True, loc=loc
+        )
+        if self.trusted:  # validated when it was cached: the expression parser stays unloaded
+            return found
         from . import ghexpr
 
         try:
@@ -1348,10 +1354,7 @@ class _Builder:
                     )
             else:
                 self._template(path, piece, kind="artifact")
-        loc = self.doc.loc(path)
-        return Bind(
-            key=key, text=Template(text=value, parts=(value,), loc=loc), expressions=True, loc=loc
-        )
+        return found
 
     # -- checks and stages
 

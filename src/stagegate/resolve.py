@@ -227,8 +227,6 @@ class PlannedChange:
 
 def planned_changes(migration: Migration, a: int, b: int) -> tuple[PlannedChange, ...]:
     """The release_changes a move from stage ``a`` to ``b`` crosses, in the order crossed."""
-    from .match import tag_claimed
-
     forward = b >= a
     crossed = range(a + 1, b + 1) if forward else range(a, b, -1)
     out = []
@@ -238,6 +236,8 @@ def planned_changes(migration: Migration, a: int, b: int) -> tuple[PlannedChange
             continue
         plan = resolve(migration, number)
         for change in definition.release_changes:
+            from .match import tag_claimed  # the glob engine, only where a change is crossed
+
             claiming = tuple(r.id for r in plan.releases if tag_claimed(r, change.tag))
             out.append(PlannedChange(number, change, claiming, undone=not forward))
     return tuple(out)
