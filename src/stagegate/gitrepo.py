@@ -622,6 +622,13 @@ def _parse_tree(data: bytes, width: int) -> dict[str, tuple[int, str]]:
     return entries
 
 
+class _Escapes(Exception):
+    """A path leaves the commit's tree (``..`` above the top, or an absolute link).
+
+    Its own class, not ValueError: a ValueError while reading objects is a bug and
+    must not pass for a missing file."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Node:
     mode: int
@@ -661,7 +668,7 @@ class GitSource:
     def _walk(self, parts: list[str]) -> tuple[_Node, list[str]]:
         """Follow ``parts`` from the top of the tree: (object, its real path) or raise.
 
-        ValueError: the path leaves the repository; FileNotFoundError: it does not exist;
+        _Escapes: the path leaves the repository; FileNotFoundError: it does not exist;
         NotADirectoryError: a file is used as a folder."""
         pending = list(parts)
         done: list[str] = []
@@ -673,7 +680,7 @@ class GitSource:
                 continue
             if name == "..":
                 if not done:
-                    raise ValueError("leaves the repository")
+                    raise _Escapes("leaves the repository")
                 done.pop()
                 node = self._at(done)
                 continue
@@ -689,7 +696,7 @@ class GitSource:
                     raise FileNotFoundError("/".join([*done, name]))
                 target = self._blob(child).decode("utf-8", "surrogateescape")
                 if target.startswith("/"):
-                    raise ValueError("absolute symbolic link")
+                    raise _Escapes("absolute symbolic link")
                 pending = [p for p in target.split("/")] + pending
                 continue
             if child.type not in ("tree", "blob"):
@@ -709,7 +716,7 @@ class GitSource:
     def _get(self, rel: str) -> _Node:
         try:
             node, real = self._walk(self._parts(rel))
-        except ValueError:
+        except _Escapes:
             raise FileNotFoundError(rel) from None
         if not self._inside(real):
             raise FileNotFoundError(rel)
@@ -741,7 +748,7 @@ class GitSource:
     def escapes(self, rel: str) -> bool:
         try:
             _node, real = self._walk(self._parts(rel))
-        except ValueError:
+        except _Escapes:
             return True
         except (FileNotFoundError, NotADirectoryError):
             return False
