@@ -141,7 +141,11 @@ def make_repository(top: Path, files: int, strings: Sequence[str], seed: int = 7
         made += 1
         index += 1
     env = {**os.environ, **GIT_ENV}
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "synthetic"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "gc.auto=0", "commit", "-q", "-m", "synthetic"],
+    ):
         subprocess.run(["git", *args], cwd=top, env=env, check=True)
 
 

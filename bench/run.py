@@ -93,7 +93,11 @@ def example(work: Path) -> list[Figure]:
     env = environment(work)
     git = {**env, "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
            "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}  # fmt: skip
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "example"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "gc.auto=0", "commit", "-q", "-m", "example"],
+    ):
         subprocess.run(["git", *args], cwd=root, env=git, check=True, stdout=subprocess.DEVNULL)
     folders = sorted(str(p.relative_to(root)) for p in (root / "stages").iterdir() if p.is_dir())
     floor = [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", *folders]
@@ -353,7 +357,7 @@ def main(argv: Sequence[str]) -> int:
         )
         return 2
     figures: list[Figure] = []
-    with tempfile.TemporaryDirectory(prefix="stagegate-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="stagegate-bench-", ignore_cleanup_errors=True) as tmp:
         for group in chosen:
             directory = Path(tmp) / group
             directory.mkdir()

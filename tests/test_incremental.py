@@ -47,8 +47,9 @@ def _oracle_selections(plan: resolve.Plan, item: object, only_from: bool) -> lis
     pool = index(plan, _base.input_runs(plan, item))
     allowed = set(item.from_) if only_from and item.from_ is not None else None
     out = []
+    excluded = _base.input_excludes(item)
     for selector in input_selectors(plan.migration, item):
-        rows = selected(selector, pool)
+        rows = selected(selector, pool, excluded)
         out.append(
             (
                 selector.assignment,

@@ -80,7 +80,9 @@ def processes(root: Path) -> int:
 
 def pytest_lines(out: str) -> list[str]:
     return [
-        re.sub(r" in \d+\.\d+s", " in Xs", line) for line in out.splitlines() if "pytest " in line
+        re.sub(r" in \d+\.\d+s( \(\d+\.\d+ s\))?$", " in Xs", line)
+        for line in out.splitlines()
+        if "pytest " in line
     ]
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -95,6 +94,7 @@ class Running:
         timeout: float,
     ) -> None:
         import subprocess
+        import tempfile
         import time
 
         self.chosen = chosen
