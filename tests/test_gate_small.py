@@ -122,7 +122,13 @@ def test_a_stopped_stagegate_stops_its_command_check(sig: int, tmp_path: Path) -
     )
     exe = Path(sys.executable).parent / "stagegate"
     proc = subprocess.Popen(
-        [str(exe), "check"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [str(exe), "check"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        # as a shell's foreground job: a background job (CI runners, `cmd &`) inherits
+        # SIGINT ignored, and then Ctrl-C is rightly not delivered at all
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
