@@ -229,3 +229,18 @@ def test_defuse_breaks_each_payload_and_keeps_the_text(payload: str) -> None:
     out = defuse(text)
     assert live_commands(out) == []
     assert out.replace("\u2236", ":").replace("\u266f", "#") == text  # it reads the same
+
+
+def test_the_ascii_shortcut_of_soft_agrees_with_unicode_categories() -> None:
+    """``soft`` answers ASCII without loading unicodedata; over every code point it must
+    say what the categories say."""
+    import unicodedata
+
+    from stagegate.report.github import _SOFT, soft
+
+    wrong = [
+        hex(ord(c))
+        for c in map(chr, range(0x110000))
+        if soft(c) != (c.isspace() or unicodedata.category(c) in _SOFT)
+    ]
+    assert wrong == []

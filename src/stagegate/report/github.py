@@ -6,7 +6,6 @@ import contextlib
 import os
 import re
 import sys
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,7 +30,13 @@ SHARP = "\u266f"  # U+266F MUSIC SHARP SIGN: looks like a hash; not one to the r
 def soft(char: str) -> bool:
     """Whether the runner may pass over ``char`` (white space, or a character without
     weight in a culture-sensitive comparison)."""
-    return char.isspace() or unicodedata.category(char) in _SOFT
+    if char.isspace():
+        return True
+    if char.isascii():  # in ASCII, only the control characters (category Cc) are soft
+        return char < " " or char == "\x7f"
+    import unicodedata  # a C module: loaded only when non-ASCII text is printed
+
+    return unicodedata.category(char) in _SOFT
 
 
 def _skip_soft(text: str, at: int) -> int:
