@@ -15,8 +15,6 @@ Adding a kind is adding a module: the schema, the loader and ``check`` find it h
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -24,6 +22,9 @@ from typing import Any
 
 @cache
 def kinds() -> dict[str, ModuleType]:
+    import importlib
+    import pkgutil  # here: a cached load imports this package without listing its kinds
+
     found: dict[str, ModuleType] = {}
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_"):
@@ -35,9 +36,11 @@ def kinds() -> dict[str, ModuleType]:
     return dict(sorted(found.items()))
 
 
+@cache
 def fingerprint() -> str:
     """Name, size and time of every module of stagegate: part of the validation cache key,
-    so that a changed stagegate (an editable install, a patch) validates afresh."""
+    so that a changed stagegate (an editable install, a patch) validates afresh. Taken
+    once per process (every parse-cache lookup asks for it)."""
     import os
 
     entries = []
