@@ -9,7 +9,7 @@ sizes in nested folders, a few binary files, release notes that `audit.ignore`
 covers, legacy strings sprinkled in about one file in two hundred), with the worked
 example's migration.yaml and stages at its top, and commits it once. Then it runs,
 alternately, `stagegate audit --stage 7` (every legacy item retired, every flag
-stale: every string searched) and the one `git grep -F` that searches the same
+stale: every string searched) and the one `git grep -F --text` that searches the same
 files for the same strings, and reports the median of each and the median of the
 paired ratios. Before timing it checks that the audit's findings are exactly the
 lines git grep reports.
@@ -193,6 +193,17 @@ def grep_lines(out: bytes, strings: Sequence[str]) -> set[tuple[str, int, str]]:
     return found
 
 
+def text_only(top: Path, found: set[tuple[str, int, str]]) -> set[tuple[str, int, str]]:
+    """``found`` without the lines of files that are binary by content (a NUL in their
+    first 8,000 bytes): the audit searches every file as text, whatever .gitattributes
+    says, and then leaves those out, as git itself does when no attribute decides."""
+    binary: dict[str, bool] = {}
+    for file, _, _ in found:
+        if file not in binary:
+            binary[file] = b"\0" in (top / file).read_bytes()[:8000]
+    return {entry for entry in found if not binary[entry[0]]}
+
+
 def audit_lines(out: bytes) -> set[tuple[str, int, str]]:
     report = json.loads(out)
     found = {(f["file"], f["line"], f["reference"]) for f in report["findings"] if f["line"]}
@@ -209,11 +220,12 @@ def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
     env = environment(work)
     subject = [STAGEGATE, "audit", "--stage", str(STAGE)]
     patterns = [a for s in strings for a in ("-e", s)]
-    baseline = ["git", "grep", "-F", "-n", "-z", "-I", "--no-color", *patterns, "--", *skip]
+    # the same search as the audit's: every file as text, whatever .gitattributes says
+    baseline = ["git", "grep", "-F", "-n", "-z", "--text", "--no-color", *patterns, "--", *skip]
 
     _, _, json_out = timed([*subject, "--format", "json"], top, env)
     _, _, grep_out = timed(baseline, top, env)
-    ours, theirs = audit_lines(json_out), grep_lines(grep_out, strings)
+    ours, theirs = audit_lines(json_out), text_only(top, grep_lines(grep_out, strings))
     if ours != theirs:
         raise SystemExit(
             f"the audit's findings differ from git grep's: {len(ours - theirs)} only in the "
@@ -331,14 +343,14 @@ def regex_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
     skip = [*audit.exclusions(migration), gitrepo.WHOLE_TREE]
     subject = [STAGEGATE, "audit", "--stage", "1"]
     patterns = [a for p in REGEXES for a in ("-e", p)]
-    baseline = ["git", "grep", "-P", "-n", "-z", "-I", "--no-color", "--full-name", *patterns]
+    baseline = ["git", "grep", "-P", "-n", "-z", "--text", "--no-color", "--full-name", *patterns]
     baseline += ["--", *skip]
 
     _, _, json_out = timed([*subject, "--format", "json"], folder, env)
     _, _, grep_out = timed(baseline, folder, env)
     findings = json.loads(json_out)["findings"]
     ours = {(f["file"], f["line"], f["reference"]) for f in findings if f["line"]}
-    theirs = regex_lines(grep_out, REGEXES)
+    theirs = text_only(top, regex_lines(grep_out, REGEXES))
     if ours != theirs:
         raise SystemExit(
             f"the audit's regex findings differ from git grep -P's: {len(ours - theirs)} only "
