@@ -1110,55 +1110,34 @@ class _Reader:
         name = _action_name(uses)
         given = _mapping(doc, (*path, "with"), step.get("with"), "with")
         loc = doc.loc((*path, "uses"))
-        if name == UPLOAD:
-            raw = given.get("name", "artifact")
-            value = scope.evaluate(raw, (*path, "with", "name")) if "name" in given else "artifact"
+
+        def transfer(
+            direction: str, key: str, default: str, kind: str = "name", run: str = "this"
+        ) -> None:
+            """The artifact step's ``with.<key>`` (or ``default``), at its own line."""
+            at = (*path, "with", key)
             self.add(
                 Transfer(
-                    direction="upload",
-                    loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
+                    direction=direction,
+                    loc=doc.loc(at) if key in given else loc,
                     job=job,
                     callers=callers,
-                    value=_text_value(value),
+                    value=_text_value(scope.evaluate(given[key], at) if key in given else default),
+                    kind=kind,
+                    run=run,
                     active=runs,
                     off=why,
                 )
             )
+
+        if name == UPLOAD:
+            transfer("upload", "name", "artifact")
             return
         if name == MERGE:
             # reads the run's artifacts that `pattern` matches (all, without one) and
             # uploads them as one artifact, `name` (default merged-artifacts)
-            self.add(
-                Transfer(
-                    direction="download",
-                    loc=doc.loc((*path, "with", "pattern")) if "pattern" in given else loc,
-                    job=job,
-                    callers=callers,
-                    value=_text_value(
-                        scope.evaluate(given["pattern"], (*path, "with", "pattern"))
-                        if "pattern" in given
-                        else "*"
-                    ),
-                    kind="pattern",
-                    active=runs,
-                    off=why,
-                )
-            )
-            self.add(
-                Transfer(
-                    direction="upload",
-                    loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
-                    job=job,
-                    callers=callers,
-                    value=_text_value(
-                        scope.evaluate(given["name"], (*path, "with", "name"))
-                        if "name" in given
-                        else "merged-artifacts"
-                    ),
-                    active=runs,
-                    off=why,
-                )
-            )
+            transfer("download", "pattern", "*", kind="pattern")
+            transfer("upload", "name", "merged-artifacts")
             return
         if name == DOWNLOAD:
             run = "this"
@@ -1167,32 +1146,9 @@ class _Reader:
                 if run_value != THIS_RUN:
                     run = ghexpr.to_text(given["run-id"]).strip()
             if "name" in given:
-                value, kind, at = (
-                    scope.evaluate(given["name"], (*path, "with", "name")),
-                    "name",
-                    (*path, "with", "name"),
-                )
-            elif "pattern" in given:
-                value, kind, at = (
-                    scope.evaluate(given["pattern"], (*path, "with", "pattern")),
-                    "pattern",
-                    (*path, "with", "pattern"),
-                )
-            else:
-                value, kind, at = "*", "pattern", (*path, "uses")
-            self.add(
-                Transfer(
-                    direction="download",
-                    loc=doc.loc(at),
-                    job=job,
-                    callers=callers,
-                    value=_text_value(value),
-                    kind=kind,
-                    run=run,
-                    active=runs,
-                    off=why,
-                )
-            )
+                transfer("download", "name", "", run=run)
+            else:  # a pattern, or without one every artifact of the run
+                transfer("download", "pattern", "*", kind="pattern", run=run)
             return
         command = _stagegate_command(step)
         if command is not None:
