@@ -327,6 +327,8 @@ def test_inputs_of_a_workflow_that_starts_a_run(sg: Sg, tmp_path: Path) -> None:
         '{\n            echo "OTHER=1"\n            echo "NAME=cu12-python312-linux-64"\n          } >> "$GITHUB_ENV"',
         '{ echo "NAME=cu12-python312-linux-64"; } >> $GITHUB_ENV',
         'echo "NAME=cu12-python312-linux-64" >> "${GITHUB_ENV}"',
+        'PY=312\n          cat >> "$GITHUB_ENV" <<EOF\n          OTHER=x\n          NAME=cu12-python${PY}-linux-64\n          EOF',
+        "tee -a $GITHUB_ENV <<'EOF'\n          NAME=cu12-python312-linux-64\n          EOF",
     ],
 )
 def test_github_env_write_shapes(sg: Sg, tmp_path: Path, script: str) -> None:
@@ -338,3 +340,36 @@ def test_github_env_write_shapes(sg: Sg, tmp_path: Path, script: str) -> None:
     )
     _code, data = drift(sg, repo(tmp_path, jobs), "--stage", "0")
     assert names(data) == {"cu12-python312-linux-64-{sha}"}, data
+
+
+@pytest.mark.parametrize(
+    ("script", "name"),
+    [
+        ('V="3.12"\n          PY=${V//./}', "cu12-python312-linux-64"),
+        ('V="3.12.1"\n          PY=${V/./}', "cu12-python312.1-linux-64"),
+        ('V="py312"\n          PY=${V#py}', "cu12-python312-linux-64"),
+        ('V="312t"\n          PY=${V%t}', "cu12-python312-linux-64"),
+        ("PY=${UNSET_VAR:-312}", "cu12-python312-linux-64"),
+        ('PY="313"\n          PY=${PY:-312}', "cu12-python313-linux-64"),
+        ('V="abc"\n          PY=${#V}12', "cu12-python312-linux-64"),
+    ],
+)
+def test_parameter_expansions(sg: Sg, tmp_path: Path, script: str, name: str) -> None:
+    jobs = (
+        "  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+        f"      - run: |\n          {script}\n"
+        '          echo "NAME=cu12-python${PY}-linux-64" >> "$GITHUB_ENV"\n'
+        "      - uses: actions/upload-artifact@v4\n        with:\n"
+        "          name: ${{ env.NAME }}\n"
+    )
+    _code, data = drift(sg, repo(tmp_path, jobs), "--stage", "0")
+    assert names(data) == {name}, data
+
+
+def test_a_wildcard_pattern_expansion_is_unresolved(sg: Sg, tmp_path: Path) -> None:
+    jobs = (
+        "  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+        '      - run: |\n          V="3.12"\n          gh run download -n "x-${V//[.]/}"\n'
+    )
+    _code, data = drift(sg, repo(tmp_path, jobs), "--stage", "0")
+    assert [u["expression"] for u in data["unresolved"]] == ["${V//[.]/}"]  # type: ignore[union-attr,index]

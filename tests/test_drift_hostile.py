@@ -349,3 +349,29 @@ def test_mutated_workflows_give_a_verdict_and_init_then_drift_passes(
             assert after.code == 0, (rel, text, after.output, (root / "migration.yaml").read_text())
     assert inits >= 10
     assert not list(tmp_path.rglob("PWNED"))  # `$(touch PWNED)` in a script never ran
+
+
+_WORDS = (
+    'gh run download -n -p -D dir "$X" \'a b\' $( ) ` ${ } { ; && || | tee -a "$GITHUB_ENV" >> << EOF'
+    " 'EOF' for x in do done while rm -rf dir/*-tests echo \"K=V\" X=1 X=$(y) \\ \" ' # $1 $@ ${X:-d}"
+    " (( )) cat if then fi [[ ]] !"
+)
+_TOKENS = [*_WORDS.split(" "), "${{ matrix.py }}", "${{ env.X }}", "\n", "\n"]
+
+
+def test_random_scripts_give_a_verdict(sg: Sg, root: Path) -> None:
+    """Scripts of random shell tokens: parsed or not, never a crash, never run."""
+    import random
+
+    rng = random.Random(14)
+    for _ in range(150):
+        script = " ".join(rng.choice(_TOKENS) for _ in range(rng.randint(1, 40)))
+        body = "\n".join("          " + line for line in script.split("\n"))
+        workflow(
+            root,
+            "on: push\njobs:\n  a:\n    strategy:\n      matrix:\n        py: ['1', '2']\n"
+            "    steps:\n      - run: |\n" + body + "\n",
+        )
+        result = sg("drift", cwd=root)
+        assert result.code in (0, 1, 2), (script, result.output)
+        assert "internal error" not in result.err, (script, result.err)

@@ -409,6 +409,14 @@ acceptance:
 """
 
 
+def _producer_keys() -> list[str]:
+    from stagegate.load import schema
+
+    return list(
+        schema("migration")["properties"]["producers"]["additionalProperties"]["properties"]
+    )
+
+
 def newcomer(root: Path, text: str = NEWCOMER, stage: str = NEWCOMER_STAGE) -> Path:
     (root / "stages").mkdir(parents=True)
     (root / "migration.yaml").write_text(text, encoding="utf-8")
@@ -421,7 +429,7 @@ def test_one_validate_run_lists_every_problem_of_a_newcomers_files(tmp_path: Pat
     assert result.code == 2
     assert result.err.splitlines() == [
         "migration.yaml:18:5: $.producers.old.colour: unknown key 'colour'; expected one of: "
-        "artifacts, axes, legacy, paths, run, summary, when",
+        + ", ".join(sorted(_producer_keys())),
         "migration.yaml:21:21: $.producers.new.when: unexpected character '&'; expressions use "
         "flag names, not, and, or, true, false and parentheses.",
         "migration.yaml:28:16: $.consumers.tests.inputs[0].from[0]: unknown producer 'olde'; "
@@ -722,38 +730,88 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_graph_draws_runs_as_boxes_rows_per_template_and_a_legend(example: Path, sg: Sg) -> None:
-    out = sg("graph", "--stage", "4", cwd=example).out
-    assert "[run " not in out  # two nodes no longer differ only by a suffix
-    assert '  subgraph run_12_9_x["run 12.9.x"]' in out
-    assert '    subgraph p_bindings_cu12_branch["bindings-cu12-branch"]' in out
-    assert '[/"cuda-bindings-python{py}-cuda13.4.1-{platform}-{sha} · 18 rows"/]' in out
-    assert '[/"cuda-pathfinder-wheel"/]' in out  # one row: no count
-    assert '  subgraph legend["legend"]' in out and "optional input" in out
-    assert "p_core_per_major_tests --> c_docs" in out  # every template of it: one edge
-    edges = [line for line in out.splitlines() if re.search(r" (-->|-\.->|==>) ", line)]
-    assert len(edges) - 3 < 58 * 0.6  # the legend's 3 aside; was one edge per template
-    assert "legend" not in sg("graph", "--stage", "4", "--no-legend", cwd=example).out
+GRAPHED = """\
+version: 1
+migration: graphed
+summary: Two runs, three consumers, a release.
+stage: 0
+axes:
+  py: ["311", "312"]
+producers:
+  a:
+    summary: This run's wheels and tests.
+    artifacts: ["a-{py}", "a-{py}-tests"]
+  b:
+    summary: Another run's wheels.
+    run: other
+    artifacts: ["b-{py}"]
+consumers:
+  all-of-a:
+    summary: Takes every template of a.
+    inputs:
+      - select: "a-*"
+  one:
+    summary: Takes a's tests if there.
+    inputs:
+      - select: "a-{py}-tests"
+        required: false
+  from-b:
+    summary: Takes b's wheels from its run.
+    inputs:
+      - select: "b-*"
+        from: [b]
+releases:
+  rel:
+    summary: Publishes a's wheels.
+    tags: ["v*"]
+    select: ["a-*[0-9]"]
+"""
 
 
-def test_graph_of_one_neighbourhood(example: Path, sg: Sg) -> None:
-    out = sg("graph", "--stage", "4", "--consumer", "docs", "--no-legend", cwd=example).out
-    assert "c_docs" in out and "c_sdist_tests" not in out
-    assert "p_bindings_cu13" in out and "p_pathfinder" not in out
-    producer = sg("graph", "--stage", "4", "--producer", "pathfinder", cwd=example).out
-    assert "p_bindings_cu13" not in producer and "c_docs" not in producer
-    assert "c_core_build_cu13_half" in producer
-    release = sg(
-        "graph",
-        "--stage",
-        "4",
-        "--release",
-        "cuda-bindings-13-exact",
-        "--format",
-        "dot",
-        cwd=example,
-    ).out
-    assert '"release:cuda-bindings-13-exact"' in release and "consumer:" not in release
+@pytest.fixture
+def graphed(tmp_path: Path) -> Path:
+    (tmp_path / "stages").mkdir()
+    (tmp_path / "migration.yaml").write_text(GRAPHED, encoding="utf-8")
+    return tmp_path
+
+
+def test_graph_draws_producers_and_runs_as_boxes_with_row_counts_and_a_legend(
+    graphed: Path, sg: Sg
+) -> None:
+    out = sg("graph", cwd=graphed).out.splitlines()
+    assert '  subgraph p_a["a"]' in out
+    assert '    a0[/"a-{py} · 2 rows"/]' in out and '    a1[/"a-{py}-tests · 2 rows"/]' in out
+    assert '  subgraph run_other["run other"]' in out and '    subgraph p_b["b"]' in out
+    assert "[run " not in "\n".join(out)  # no two nodes that differ only by a suffix
+    assert "  p_a --> c_all_of_a" in out  # every template of a: one edge from its box
+    assert "  a1 -.-> c_one" in out  # optional: dotted
+    assert "  a0 ==> r_rel" in out  # released: thick
+    assert "  a2 --> c_from_b" in out
+    assert '  subgraph legend["legend"]' in out and "  releases ~~~ legend" in out
+    assert "legend" not in sg("graph", "--no-legend", cwd=graphed).out
+
+
+def test_graph_of_one_neighbourhood(graphed: Path, sg: Sg) -> None:
+    one = sg("graph", "--consumer", "one", "--no-legend", cwd=graphed).out
+    assert "c_one" in one and "c_all_of_a" not in one and "p_b" not in one
+    assert '"a-{py}-tests · 2 rows"' in one and '"a-{py} · 2 rows"' not in one  # what it takes
+    b = sg("graph", "--producer", "b", "--no-legend", cwd=graphed).out
+    assert "p_b" in b and "c_from_b" in b and "p_a" not in b and "r_rel" not in b
+    rel = sg("graph", "--release", "rel", "--format", "dot", cwd=graphed).out
+    assert '"release:rel"' in rel and "consumer:" not in rel and '"artifact:a-{py}"' in rel
+    both = sg("graph", "--release", "rel", "--consumer", "from-b", cwd=graphed).out
+    assert "r_rel" in both and "c_from_b" in both and "c_one" not in both
+
+
+def test_the_examples_graph_is_drawn_with_fewer_edges(example: Path, sg: Sg) -> None:
+    out = sg("graph", "--stage", "4", "--no-legend", cwd=example).out
+    assert '  subgraph run_12_9_x["run 12.9.x"]' in out and "[run " not in out
+    assert re.search(
+        r'\[/"cuda-bindings-python\{py\}-cuda[0-9.]+-\{platform\}-\{sha\} · \d+ rows"/\]', out
+    )
+    per_template = sg("graph", "--stage", "4", "--format", "dot", cwd=example).out.count(" -> ")
+    drawn = len(re.findall(r"^  \S+ (?:-->|-\.->|==>) \S+$", out, re.MULTILINE))
+    assert drawn < per_template  # arrows from producers' boxes stand for several
 
 
 @pytest.mark.parametrize(
@@ -850,3 +908,27 @@ def test_verify_pr_and_advance_say_a_long_check_is_still_running(
     assert verdict.code == 0, verdict.output
     json.loads(verdict.out)  # standard output is still the one object
     assert "still running after 0.20 s" in verdict.err
+
+
+def test_annotations_land_on_the_changed_line_from_a_subfolder_too(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The action's `working-directory`, or a checkout in a folder of the workspace."""
+    pull_request(tmp_path / "repo" / "ci", '      - "pkg-13-*"', '      - "pkg-*"')
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    glob_line = RELEASING.replace('"pkg-13-*"', '"pkg-*"').splitlines().index('      - "pkg-*"') + 1
+    result = sg(
+        "check", "--stage", "1", "--format", "github", cwd=tmp_path / "repo" / "ci" / "stages"
+    )
+    found = annotations(result.out)
+    assert found and all(
+        f"file=repo/ci/migration.yaml,line={glob_line},col=7," in a for a in found
+    ), found
+
+
+def test_a_file_option_without_its_value_says_so(tmp_path: Path, sg: Sg) -> None:
+    small(tmp_path)
+    result = sg("validate", "-f", cwd=tmp_path)
+    assert result.code == 2
+    assert "option -f needs a value: the migration file, e.g. -f ci/migration.yaml." in result.err

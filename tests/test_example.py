@@ -279,3 +279,85 @@ def test_a_release_that_takes_test_artifacts_fails_at_every_stage(
     text = json.dumps(failed)
     assert "cuda-bindings-python{py}-cuda13.3.0-{platform}-{sha}-tests" in text
     assert "tests" in text and "wheel" in text
+
+
+# --------------------------------------------------------------------------- drift on the trees
+
+
+def drift(sg: Callable[..., Result], root: Path, stage: int) -> tuple[int, dict[str, Any]]:
+    result = sg("drift", "--stage", str(stage), "--format", "json", cwd=root)
+    return result.code, json.loads(result.out)
+
+
+def kinds_and_items(report: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(f["kind"], f["item"]) for f in report["findings"]}
+
+
+def test_drift_passes_on_cuda_pythons_ci_at_stage_0(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    root = example_on_tree(tmp_path / "cuda-python")
+    code, report = drift(sg, root, 0)
+    assert code == 0 and report["findings"] == [], report["findings"]
+    # What it compared: every upload of the build job, and the downloads it could read.
+    assert len(report["uploads"]) > 100 and len(report["downloads"]) > 50
+    prior = [d for d in report["downloads"] if d["run"] == "$LATEST_PRIOR_RUN_ID"]
+    assert prior and all(d["exclude"] for d in prior if "cuda-bindings" in d["select"])
+
+
+def test_drift_on_the_stage_3_tree_passes_at_3_and_names_the_new_uploads_at_2(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    root = example_on_tree(tmp_path / "cuda-python", after=3)
+    code, report = drift(sg, root, 3)
+    assert code == 0 and report["findings"] == [], report["findings"]
+    code, report = drift(sg, root, 2)
+    assert code == 1
+    assert {f["kind"] for f in report["findings"]} == {"undeclared-upload"}
+    named = " ".join(f["message"] for f in report["findings"])
+    assert "cuda-bindings-python310-cuda12.9.1-linux-64-{sha}" in named
+    assert "cuda-bindings-python310-cuda12.9.1-linux-64-{sha}-tests" in named
+    assert {f["file"] for f in report["findings"]} == {".github/workflows/build-wheel.yml"}
+
+
+def test_drift_on_the_stage_7_tree_passes_at_7_and_names_the_old_name_at_6(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    root = example_on_tree(tmp_path / "cuda-python", after=7)
+    code, report = drift(sg, root, 7)
+    assert code == 0 and report["findings"] == [], report["findings"]
+    code, report = drift(sg, root, 6)
+    assert code == 1
+    # Stage 7 dropped the unversioned metapackage: at stage 6 the model still has it.
+    assert kinds_and_items(report) == {
+        ("missing-upload", "metapackage-unversioned"),
+        ("select-differs", "docs"),
+        ("select-differs", "docs-release"),
+    }
+    for finding in report["findings"]:
+        assert "cuda-python-wheel" in finding["message"]
+
+
+def test_drift_at_stage_0_on_the_stage_7_tree_fails(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    root = example_on_tree(tmp_path / "cuda-python", after=7)
+    code, report = drift(sg, root, 0)
+    assert code == 1
+    kinds = {f["kind"] for f in report["findings"]}
+    assert {"undeclared-upload", "missing-upload"} <= kinds
+
+
+def test_drift_on_the_stage_0_tree_holds_until_stage_3_asks_for_the_cuda12_uploads(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    """Stages 1 and 2 change nothing drift reads; flipping to 3 without its workflow
+    change is caught: the model's new producer has no upload."""
+    root = example_on_tree(tmp_path / "cuda-python")
+    for stage in (1, 2):
+        code, report = drift(sg, root, stage)
+        assert code == 0 and report["findings"] == [], (stage, report["findings"])
+    code, report = drift(sg, root, 3)
+    assert code == 1
+    assert kinds_and_items(report) == {("missing-upload", "bindings-cu12")}
+    assert len(report["findings"]) == 2  # the wheels and their Cython tests

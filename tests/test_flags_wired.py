@@ -425,3 +425,24 @@ def test_a_regex_reference_counts_where_it_matches(tmp_path: Path, sg: Sg) -> No
     (top / "ci" / "build.sh").write_text("echo $USE_LOCAL\n")
     git(top, "add", "-A")
     assert check(sg, top, "--stage", "1") == (0, [])
+
+
+def test_a_composite_action_that_hard_codes_a_flag_fails_too(tmp_path: Path, sg: Sg) -> None:
+    action = (
+        "name: build\nruns:\n  using: composite\n  steps:\n"
+        "    - run: make\n      shell: bash\n      env:\n        BUILD_LOCAL: 'false'\n"
+    )
+    top = make(tmp_path, {**WIRED, ".github/actions/build/action.yml": action})
+    code, findings = check(sg, top, "--stage", "1")
+    assert code == 1
+    assert [(f["file"], f["line"]) for f in findings] == [(".github/actions/build/action.yml", 8)]
+
+
+def test_workflows_paths_name_the_files_read(tmp_path: Path, sg: Sg) -> None:
+    hard = "env:\n  BUILD_LOCAL: 'false'\n"
+    migration = MIGRATION + 'workflows:\n  paths: ["ci/*.yml"]\n'
+    files = {**WIRED, "ci/pipeline.yml": hard, ".github/workflows/other.yml": hard}
+    top = make(tmp_path, files, migration=migration)
+    code, findings = check(sg, top, "--stage", "1")
+    assert code == 1
+    assert [f["file"] for f in findings] == ["ci/pipeline.yml"]

@@ -176,6 +176,7 @@ def test_a_case_insensitive_regex_has_no_literal_and_is_still_exact(tmp_path: Pa
         ("cuda-(python", 5, "invalid regex: missing ), unterminated subpattern"),
         ("wheel[", 5, "invalid regex: unterminated character set"),
         ("x*", 0, "this regex matches the empty string"),
+        ("(a+)+b", 0, "this regex repeats a group that itself repeats"),
     ],
 )
 def test_an_invalid_regex_is_a_located_error_naming_its_column(
@@ -337,3 +338,20 @@ def test_hostile_expressions_fall_back_to_reading_every_line_without_failing(
     findings = report["findings"]
     assert isinstance(findings, list)
     assert [f["line"] for f in findings if f["reference"].startswith("{regex")] == [4, 6, 7]
+
+
+def test_a_long_line_is_shown_around_where_the_regex_matched(tmp_path: Path, sg: Sg) -> None:
+    long = "      - run: echo " + "x" * 400 + " && gh run download $ID -p cuda-python-wheel\n"
+    root = make(tmp_path, workflow="jobs:\n  test:\n    steps:\n" + long)
+    result = sg("check", "--stage", "1", cwd=root)
+    assert result.code == 1
+    assert "-p cuda-python-wheel" in result.out
+
+
+def test_a_regex_that_could_backtrack_for_ever_is_refused_not_run(tmp_path: Path) -> None:
+    """`(a+)+b` against a long line of a's takes exponential time in `re`: refused."""
+    assert regex_problem("(a+)+b") is not None
+    assert regex_problem("(?:x{1,3})+y") is not None
+    assert regex_problem("(a+)++b") is None  # possessive: never backtracks
+    assert regex_problem("(?:x{2})+y") is None  # a fixed count inside is fine
+    assert regex_problem("x(?:-\\w+)?y") is None  # at most once outside

@@ -323,6 +323,10 @@ def test_verify_pr_takes_the_targets_release_changes_from_the_base(
         "FAIL  target-unchanged: this pull request flips to stage 1 and also edits" in widened.out
     )
     assert "$.release_changes[0].add[1] added" in widened.out
+    # the checks ran with the base's planned change: the head's extra glob, which adds
+    # nothing, is not what judged the flip
+    assert "ok    checks-pass" in widened.out, widened.out
+    assert "adds nothing" not in widened.out
 
     # once stage 1 is past, its release_changes are part of what was rolled out
     repo.git("checkout", "-q", "main")
@@ -545,3 +549,132 @@ def test_the_two_toolings_story_passes_when_modelled_with_one_tooling(
     assert sg("check", "--all", cwd=root).code == 0
     (root / "migration.yaml").write_text(text.replace("tooling: both", "tooling: control"))
     assert sg("check", "--all", cwd=root).code == 1
+
+
+def test_verify_pr_holds_a_flip_to_the_bases_release_kinds(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pin_git(monkeypatch)
+    fixed = KINDS.replace(
+        'select: ["core*"]', 'select: ["core*"]\n    exclude: ["*-tests", "core-docs-*"]'
+    )
+    root = make(tmp_path, fixed, "stage: 1\ntitle: Nothing changes\n")
+    repo = Repo(root)
+    repo.git("init", "-q", "-b", "main")
+    repo.commit("The migration")
+    repo.git("checkout", "-q", "-b", "lift")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    # the same names (continuity holds), but one is no wheel now, and the rule is lifted
+    repo.edit(
+        "migration.yaml",
+        '{py}-{platform}-{sha}", kind: wheel}',
+        '{py}-{platform}-{sha}", kind: tests}',
+    )
+    repo.edit("migration.yaml", "    kinds: [wheel]\n", "")
+    repo.commit("Flip, and let the release take every kind")
+    verdict = sg("verify-pr", "--base", "main", cwd=repo.root)
+    assert verdict.code == 1
+    assert "takes only kinds wheel, but at stage 1 selects" in verdict.out
+
+
+def test_verify_pr_applies_the_bases_tooling_as_well_as_the_heads(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pin_git(monkeypatch)
+    root = make(tmp_path, NO313.replace("TOOLING", "control"), DROP_313)
+    repo = Repo(root)
+    repo.git("init", "-q", "-b", "main")
+    repo.commit("The migration")
+    repo.git("checkout", "-q", "-b", "tag-only")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    text = repo.read("migration.yaml").replace("tooling: control", "tooling: tag")
+    repo.write("migration.yaml", text)
+    repo.commit("Flip, and say the release runs only the tag's tooling")
+    verdict = sg("verify-pr", "--base", "main", cwd=repo.root)
+    assert verdict.code == 1
+    assert "with tooling: both, today's tooling run on a run built at stage 0" in verdict.out
+    assert sg("check", cwd=repo.root).code == 0  # the head's own claim alone passes
+
+
+def test_a_planned_change_no_check_holds_is_a_located_error(tmp_path: Path, sg: Sg) -> None:
+    unchecked = WHEELS.replace("invariants:\n  - check: release-continuity\n    tag: v1.0.0\n", "")
+    result = sg("validate", cwd=make(tmp_path / "none", unchecked, ADD_315))
+    assert result.code == 2
+    assert (
+        "stages/01-step.yaml:6:10: $.release_changes[0].tag: no release-continuity check holds "
+        "this planned change"
+    ) in result.err
+    # a check from a `since` at or above the stage does not hold it either
+    late = WHEELS.replace("    tag: v1.0.0\n", "    tag: v1.0.0\n    since: 1\n")
+    assert sg("validate", cwd=make(tmp_path / "late", late, ADD_315)).code == 2
+    # a check of another tag of the same release, in the stage's own acceptance, does
+    own = ADD_315 + "acceptance:\n  - check: release-continuity\n    tag: v1.2.3\n"
+    assert sg("validate", cwd=make(tmp_path / "own", unchecked, own)).code == 0
+
+
+def _random_migration(seed: int) -> tuple[str, list[dict[str, bool]], list[list[tuple[str, int]]]]:
+    """Six producers, each behind a flag; three stages flip random flags. Returns the
+    migration body, each stage's `set`, and the planned changes that match it exactly."""
+    import random
+
+    rng = random.Random(seed)
+    defaults = [rng.random() < 0.5 for _ in range(6)]
+    flags = "".join(
+        f"  f{i}:\n    summary: Build pkg-v{i}.\n    default: {str(d).lower()}\n"
+        for i, d in enumerate(defaults)
+    )
+    producers = "".join(
+        f'  p{i}:\n    when: f{i}\n    artifacts: ["pkg-v{i}-{{sha}}"]\n' for i in range(6)
+    )
+    body = (
+        'version: 1\nmigration: random\nstage: 0\naxes:\n  sha: {pattern: "[0-9a-f]{40}"}\n'
+        f"flags:\n{flags}producers:\n{producers}"
+        '  always:\n    artifacts: ["pkg-base-{sha}"]\n'
+        'releases:\n  rel:\n    tags: ["v1.*"]\n    select: ["pkg-*"]\n'
+        "invariants:\n  - check: release-continuity\n    tag: v1.0.0\n"
+    )
+    values = list(defaults)
+    sets, changes = [], []
+    for _ in range(3):
+        flips = {i: not values[i] for i in rng.sample(range(6), rng.randint(1, 3))}
+        sets.append({f"f{i}": v for i, v in flips.items()})
+        changes.append([("add" if v else "drop", i) for i, v in sorted(flips.items())])
+        for i, v in flips.items():
+            values[i] = v
+    return body, sets, changes
+
+
+def _stage_text(number: int, flips: dict[str, bool], changes: list[tuple[str, int]]) -> str:
+    text = f"stage: {number}\ntitle: Step {number}\nset:\n"
+    text += "".join(f"  {name}: {str(v).lower()}\n" for name, v in flips.items())
+    if changes:
+        text += "release_changes:\n  - tag: v1.0.0\n"
+        for key in ("add", "drop"):
+            globs = [f"pkg-v{i}-*" for k, i in changes if k == key]
+            if globs:
+                text += f"    {key}: {json.dumps(globs)}\n"
+    return text
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_exact_planned_changes_pass_and_leaving_any_one_out_fails_at_its_stage(
+    tmp_path: Path, sg: Sg, seed: int
+) -> None:
+    body, sets, changes = _random_migration(seed)
+    stages = [_stage_text(n, sets[n - 1], changes[n - 1]) for n in (1, 2, 3)]
+    root = tmp_path / "exact"
+    (root / "stages").mkdir(parents=True)
+    (root / "migration.yaml").write_text(body)
+    for n, text in enumerate(stages, start=1):
+        (root / "stages" / f"{n:02d}-step.yaml").write_text(text)
+    result = sg("check", "--all", cwd=root)
+    assert result.code == 0, result.output
+    for n in (1, 2, 3):
+        for left_out in range(len(changes[n - 1])):
+            fewer = [c for j, c in enumerate(changes[n - 1]) if j != left_out]
+            (root / "stages" / f"{n:02d}-step.yaml").write_text(_stage_text(n, sets[n - 1], fewer))
+            report = results(sg, root)
+            ok = {r["stage"]: r["ok"] for r in report}
+            assert ok[n] is False, (seed, n, left_out)
+            assert all(ok[s] for s in range(n)), (seed, n, left_out)
+        (root / "stages" / f"{n:02d}-step.yaml").write_text(stages[n - 1])

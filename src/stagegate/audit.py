@@ -54,6 +54,8 @@ class Place:
         if len(text) <= width:
             return text
         at = text.find(reference) if reference else -1
+        if at < 0 and self.col:  # a regex reference: around where it matched
+            at = max(0, self.col - 1 - (len(self.text or "") - len((self.text or "").lstrip())))
         start = max(0, min(at - width // 3, len(text) - width)) if at >= 0 else 0
         cut = text[start : start + width]
         return ("..." if start else "") + cut + ("..." if start + width < len(text) else "")

@@ -115,7 +115,7 @@ _GROUP_VALUED = ("-f", "--file")
 """The group's options that take a value (the others are flags)."""
 
 
-def hoist_file(args: list[str], commands: Any) -> list[str]:
+def hoist_file(args: list[str], commands: Any, *, strict: bool = True) -> list[str]:
     """``args`` with a ``-f FILE`` given after the command moved before it, where click
     reads the group's options: ``validate -f ci/migration.yaml`` (pre-commit appends a
     hook's ``args:`` after its entry) is ``-f ci/migration.yaml validate``. A command
@@ -137,7 +137,13 @@ def hoist_file(args: list[str], commands: Any) -> list[str]:
         if arg == "--":
             kept += tail[j:]
             break
-        if arg in _GROUP_VALUED and j + 1 < len(tail):
+        if arg in _GROUP_VALUED:
+            if j + 1 == len(tail):
+                if not strict:  # completing `-f <TAB>`: click completes the value
+                    return args
+                raise click.UsageError(
+                    f"option {arg} needs a value: the migration file, e.g. {arg} ci/migration.yaml."
+                )
             moved += ["--file", tail[j + 1]]
             j += 2
             continue
@@ -156,7 +162,8 @@ class Group(click.Group):
     ``args:`` and most habits put it."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, hoist_file(list(args), self.commands))
+        strict = not ctx.resilient_parsing
+        return super().parse_args(ctx, hoist_file(list(args), self.commands, strict=strict))
 
 
 @click.group(
@@ -383,6 +390,11 @@ def graph(
     return 0
 
 
+def shown_changes(top: Path, changed: dict[str, set[int]]) -> dict[str, set[int]]:
+    """Changed lines keyed by the files as stagegate shows them (from the current folder)."""
+    return {os.path.normpath(os.path.relpath(top / name)): lines for name, lines in changed.items()}
+
+
 def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
     """In a pull request's job (``$GITHUB_BASE_REF`` set): the lines the work tree changed
     since its merge base with the base branch, so that annotations land where the diff
@@ -401,7 +413,7 @@ def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
                 start = repo.merge_base(repo.resolve(ref), head, shown=(ref, "HEAD"))
             except GitError:
                 continue
-            return repo.changed_lines(start)
+            return shown_changes(repo.root, repo.changed_lines(start))
     except GitError:
         return None
     return None
@@ -673,7 +685,8 @@ def _verdict_changes(verdict: Any) -> dict[str, set[int]] | None:
         base, head = verdict.base.commit, verdict.head.commit
         if head != repo.head() or repo.tracked_changes():
             return None  # the lines are read from the work tree: it must be the head
-        return repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
+        changed = repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
+        return shown_changes(repo.root, changed)
     except GitError:
         return None
 

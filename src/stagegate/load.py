@@ -1044,7 +1044,8 @@ class _Builder:
         for name, values in spec.get("axes", {}).items():
             declared = self.axes.get(name)
             if declared is None:
-                hint = _suggest(name, self.axes)
+                finite = ", ".join(n for n, a in self.axes.items() if not a.is_open)
+                hint = _suggest(name, self.axes) or f"; the finite axes are: {finite or 'none'}"
                 self.problem(
                     self.doc,
                     (*path, "axes", name),
@@ -1463,6 +1464,15 @@ class _Builder:
                         f"unknown tag {change.tag!r}: no release's `tags` claims it{hint or ''}; "
                         "name a tag of the release whose selection this stage changes.",
                     )
+                elif not _held(migration, stage.number, change.tag):
+                    self.problem(
+                        stage_file.doc,
+                        ("release_changes", i, "tag"),
+                        f"no release-continuity check holds this planned change: none of a tag "
+                        f"of this release runs at stage {stage.number} with `since` below it; "
+                        f"add one to invariants (`- check: release-continuity` with `tag: "
+                        f"{change.tag}`), or the change is never checked.",
+                    )
         kinds = {t.kind for p in migration.producers.values() for t in p.artifacts}
         for release in releases:
             for i, kind in enumerate(release.kinds or ()):
@@ -1476,16 +1486,47 @@ class _Builder:
                     )
 
     def _check_args(self, migration: Migration, *, only_uncached: bool = False) -> None:
+        checks = (*migration.invariants, *(c for s in migration.stages for c in s.acceptance))
+        if only_uncached:
+            # only the kinds whose validation reads more than the files' bytes, imported
+            # only when the migration has such a check (the cached path stays fast)
+            if any(c.kind == "pytest" for c in checks):
+                from .checks import pytest_check
+
+                for check in checks:
+                    if check.kind == pytest_check.KIND:
+                        self.problems.extend(pytest_check.validate(migration, check))
+            return
         from .checks import kinds
 
         registry = kinds()
-        for check in (*migration.invariants, *(c for s in migration.stages for c in s.acceptance)):
+        for check in checks:
             module = registry.get(check.kind)
-            if only_uncached and not getattr(module, "VALIDATE_UNCACHED", False):
-                continue
             validate = getattr(module, "validate", None)
             if validate is not None:
                 self.problems.extend(validate(migration, check))
+
+
+def _held(migration: Migration, stage: int, tag: str) -> bool:
+    """Whether some release-continuity check covers a planned change of ``stage`` to the
+    release claiming ``tag``: it runs at that stage (an invariant, or the acceptance of
+    that stage or a later one) from a `since` below it, for a tag of the same release."""
+    from .match import tag_claimed
+
+    runs = [(c, True) for c in migration.invariants]
+    runs += [(c, s.number >= stage) for s in migration.stages for c in s.acceptance]
+    for check, reaches in runs:
+        other = check.args.get("tag")
+        if check.kind != "release-continuity" or not reaches or not isinstance(other, str):
+            continue
+        since = check.args.get("since", 0)
+        if not isinstance(since, int) or since >= stage:
+            continue
+        if other == tag or any(
+            tag_claimed(r, other) and tag_claimed(r, tag) for r in migration.releases.values()
+        ):
+            return True
+    return False
 
 
 def _flag_refs(tree: Any) -> Iterator[Any]:

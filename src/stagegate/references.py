@@ -44,7 +44,47 @@ def regex_problem(pattern: str) -> tuple[str, int] | None:
             "match hold at least one character (e.g. `+` instead of `*`)",
             0,
         )
+    if _nested_repeat(pattern):
+        return (
+            "this regex repeats a group that itself repeats (like `(a+)+`), which can take "
+            "exponential time on a long line; repeat the inner part once (`a+`), or make "
+            "the outer repetition possessive (`(a+)++`)",
+            0,
+        )
     return None
+
+
+def _nested_repeat(pattern: str) -> bool:
+    """Whether a repetition of more than one holds another: the shape whose backtracking
+    explodes (possessive and atomic parts never backtrack)."""
+    parser, c = _sre()
+    try:
+        parsed = parser.parse(pattern)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return False
+
+    def walk(items: Iterable[Any], inside: bool) -> bool:
+        for op, arg in items:
+            if op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                low, high, body = arg
+                if inside and high > low:  # a varying repetition inside a repeated one
+                    return True
+                if walk(body, inside or high > 1):
+                    return True
+            elif op is c.SUBPATTERN:
+                if walk(arg[3], inside):
+                    return True
+            elif op is c.BRANCH:
+                if any(walk(alt, inside) for alt in arg[1]):
+                    return True
+            elif op in (c.ASSERT, c.ASSERT_NOT) and walk(arg[1], inside):
+                return True
+        return False
+
+    try:
+        return walk(parsed, False)
+    except RecursionError:
+        return True
 
 
 @lru_cache(maxsize=1024)

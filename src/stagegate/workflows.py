@@ -1354,6 +1354,8 @@ def _partial_match(row: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
 # --------------------------------------------------------------------------- shell
 
 _SENTINEL = re.compile("\ue000([0-9]+)\ue001")
+_EXPANSION = re.compile(r"(#)?([A-Za-z_][A-Za-z0-9_]*)(?:(//|/|##|#|%%|%|:-|-)(.*))?", re.S)
+"""The parameter expansions the shell reader evaluates: ${#X}, ${X//a/b}, ${X#a}, ${X:-d}."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 _KEYWORDS = frozenset(
@@ -1411,6 +1413,8 @@ class _Shell:
         self.vars: dict[str, Value] = {}
         self.pending: list[tuple[Transfer, str | None]] = []
         self.groups: list[list[tuple[int, list[str]]]] = []
+        self.heredocs: dict[int, list[tuple[int, str]]] = {}
+        """Line of a command -> its here-document's lines (as one shell word each)."""
         """This script's pattern downloads (with their -D folder), held until its end so
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
         base = doc.loc(path)
@@ -1583,8 +1587,11 @@ class _Shell:
                     end = line.find("}", i)
                     end = len(line) - 1 if end < 0 else end
                     inner = line[i + 2 : end]
+                    expansion = _EXPANSION.fullmatch(inner)
                     if _NAME.fullmatch(inner):
                         out.append(self.sentinel(("var", inner)))
+                    elif expansion:
+                        out.append(self.sentinel(("expand", inner, line[i : end + 1])))
                     else:
                         out.append(
                             self.sentinel(
@@ -1622,7 +1629,7 @@ class _Shell:
             while line.endswith("\\") and i + 1 < len(lines):
                 i += 1
                 line = line[:-1] + " " + lines[i]
-            heredoc = re.search(r"(?<!<)<<(?!<)-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)", line)
+            heredoc = re.search(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)", line)
             marked = self.substitute(line, start)
             words: list[str] | None = None
             for extra in range(20):
@@ -1638,10 +1645,22 @@ class _Shell:
                     marked += "\n" + self.substitute(lines[i], i)
             i += 1
             if heredoc:
-                end = heredoc.group(1)
+                end = heredoc.group(2)
+                body: list[tuple[int, str]] = []
                 while i < len(lines) and lines[i].strip() != end:
+                    # a quoted delimiter ('EOF') keeps the body literal; else $VAR expands
+                    text = lines[i].strip()
+                    body.append(
+                        (
+                            i,
+                            "'" + text.replace("'", "'\\''") + "'"
+                            if heredoc.group(1)
+                            else self.substitute('"' + text.replace('"', '\\"') + '"', i),
+                        )
+                    )
                     i += 1
                 i += 1
+                self.heredocs[start] = body
             if words is None:
                 if "gh run download" in line:
                     self.reader.note_unresolved(
@@ -1669,13 +1688,57 @@ class _Shell:
         for match in _SENTINEL.finditer(word):
             pieces.append(word[pos : match.start()])
             entry = self.table[int(match.group(1))]
-            if isinstance(entry, tuple):
+            if isinstance(entry, tuple) and entry[0] == "expand":
+                pieces.append(self.expand(entry[1], entry[2]))
+            elif isinstance(entry, tuple):
                 pieces.append(self.variable(entry[1]))
             else:
                 pieces.append(entry)
             pos = match.end()
         pieces.append(word[pos:])
         return concat(pieces)
+
+    def expand(self, inner: str, written: str) -> Value:
+        """``${X//a/b}``, ``${X/a/b}``, ``${X#a}``, ``${X%a}`` (and ``##``, ``%%``),
+        ``${X:-d}``, ``${#X}``: string operations on a known value, with literal patterns
+        (a pattern with shell wildcards, or a value stagegate does not know, is unknown)."""
+        match = _EXPANSION.fullmatch(inner)
+        assert match is not None
+        length, name, op, arg = match.group(1), match.group(2), match.group(3), match.group(4)
+        value = self.variable(name)
+        if length:
+            return (
+                str(len(value))
+                if isinstance(value, str)
+                else Unknown(written, f"{written}: the length of a value stagegate does not know")
+            )
+        if op in (":-", "-"):
+            unset = (
+                name not in self.vars
+                and self.scope.env_value(name) is NotImplemented
+                and self.reader.bound(f"env.{name}", self.scope) is NotImplemented
+                and name not in self.reader.env_writers
+                and not name.startswith("GITHUB_")
+            )
+            if unset or (op == ":-" and value == ""):
+                if "$" in (arg or "") or "`" in (arg or ""):
+                    return Unknown(written, f"{written}: a default stagegate does not compute")
+                return arg or ""
+            return value
+        if not isinstance(value, str):
+            return Unknown(
+                written, f"{written}: a string operation on a value stagegate does not know"
+            )
+        if set(arg or "") & set("*?[]\\$`"):
+            return Unknown(written, f"{written}: a pattern with shell wildcards")
+        if op in ("//", "/"):
+            old, _, new = (arg or "").partition("/")
+            if not old:
+                return value
+            return value.replace(old, new) if op == "//" else value.replace(old, new, 1)
+        if op in ("#", "##"):
+            return value.removeprefix(arg or "")
+        return value.removesuffix(arg or "")
 
     def variable(self, name: str) -> Value:
         """A shell variable: a bind for this job or file, then the script's own known
@@ -1728,6 +1791,17 @@ class _Shell:
                     self.vars[match.group(1)] = _annotate(value, self.loc(line_no), match.group(1))
             return
         redirect = _redirect_target(words)
+        if head == "tee" and redirect is None:
+            redirect = next((w for w in words[1:] if not w.startswith("-") and w != "<<"), None)
+        if (
+            head in ("cat", "tee")
+            and line_no in self.heredocs
+            and redirect is not None
+            and self.value(redirect) == _ENV_FILE
+        ):
+            for at, word in self.heredocs[line_no]:
+                self.env_write(at, _shell_words(word))
+            return
         if head == "echo" and redirect is not None and self.value(redirect) == _ENV_FILE:
             self.env_write(line_no, words[1 : words.index(">>") if ">>" in words else len(words)])
             return
@@ -1882,6 +1956,15 @@ class _Shell:
                 )
 
 
+def _shell_words(text: str) -> list[str]:
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:
+        return []
+
+
 def _tee_as_append(words: list[str]) -> list[str]:
     """``A | tee -a FILE`` as ``A >> FILE`` (what reaches FILE is what A prints)."""
     out: list[str] = []
@@ -1958,7 +2041,7 @@ def _unmark(word: str, shell: _Shell) -> str:
     def back(match: re.Match[str]) -> str:
         entry = shell.table[int(match.group(1))]
         if isinstance(entry, tuple):
-            return "$" + str(entry[1])
+            return str(entry[2]) if entry[0] == "expand" else "$" + str(entry[1])
         return shown(entry)
 
     return _SENTINEL.sub(back, word)

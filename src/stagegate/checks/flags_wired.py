@@ -28,13 +28,24 @@ KIND = "flags-wired"
 SUMMARY = (
     "Each flag this stage's own `set` changes has its references and its `env` in the files "
     "git tracks (outside the migration's files and audit.ignore), and no workflow `env:` "
-    "(workflow, job or step) sets a flag's `env` to a literal that contradicts the flag here."
+    "(workflow, job or step; composite action steps; in workflows.paths) sets a flag's `env` "
+    "to a literal that contradicts the flag here."
 )
 ARGS: dict[str, object] = {}
 REQUIRED: list[str] = []
 
-WORKFLOWS = (".github/workflows/*.yml", ".github/workflows/*.yaml")
-"""The workflow files read, from the top of the work tree (as GitHub reads them)."""
+
+def workflow_pathspecs(migration: Migration) -> list[str]:
+    """The git pathspecs of the workflow files read: ``workflows.paths`` where the
+    migration sets it (relative to its folder, as every path in it), else the default
+    ones (workflows and composite actions) at the top of the work tree, where GitHub
+    reads them."""
+    from .. import gitrepo
+
+    settings = migration.workflows
+    explicit = settings.paths_loc is not None
+    return [gitrepo.pathspec(p, glob=True, top=not explicit) for p in settings.paths]
+
 
 _TRUE = frozenset({"true", "1"})
 _FALSE = frozenset({"false", "0"})
@@ -54,9 +65,15 @@ def literal(value: Any) -> bool | None:
 
 
 def _env_blocks(data: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], dict[str, Any]]]:
-    """(path, mapping) of each ``env:`` at the workflow, job and step level."""
+    """(path, mapping) of each ``env:`` at the workflow, job and step level, and of each
+    step of a composite action (``runs.steps``)."""
     if isinstance(data.get("env"), dict):
         yield ("env",), data["env"]
+    runs = data.get("runs")
+    if isinstance(runs, dict) and isinstance(runs.get("steps"), list):
+        for index, step in enumerate(runs["steps"]):
+            if isinstance(step, dict) and isinstance(step.get("env"), dict):
+                yield ("runs", "steps", index, "env"), step["env"]
     jobs = data.get("jobs")
     if not isinstance(jobs, dict):
         return
@@ -158,9 +175,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             started.append(grep)
         where = gitrepo.start_worktree(ctx.root)
         started.append(where)
-        listing = gitrepo.start_ls_files(
-            ctx.root, [gitrepo.pathspec(g, glob=True, top=True) for g in WORKFLOWS]
-        )
+        listing = gitrepo.start_ls_files(ctx.root, workflow_pathspecs(migration))
         started.append(listing)
         tree = where.result()
         hits = gitrepo.text_hits(tree.top, grep.result()) if grep is not None else []

@@ -6,12 +6,13 @@ import os
 import sys
 from importlib.util import find_spec
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from ..errors import Problem
 from ..model import Check, Migration
-from ._base import Context, Finding, Result, result
-from ._pytest_session import summary as shared_summary
-from .command import bounded, tail
+
+if TYPE_CHECKING:
+    from ._base import Context, Result
 
 KIND = "pytest"
 SUMMARY = (
@@ -85,6 +86,12 @@ def _argv(rel: str, where: Path | None) -> list[str]:
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
+    # imported here: ``validate`` runs on every load (see VALIDATE_UNCACHED) and must stay
+    # cheap to import, for the commands that start fast
+    from ._base import Finding, result
+    from ._pytest_session import summary as shared_summary
+    from .command import bounded, tail
+
     rel = target(ctx, check)
     if rel is None:
         return [result(ctx, check, [], "stage 0 has no stage folder; nothing to run")]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import Problem
 from ..match import Evaluation, RowIndex, evaluation, index, plain_selector, selected, tag_claimed
-from ..model import Check, Migration, Release, ReleaseChange, Template
+from ..model import Check, Migration, Release, ReleaseChange, Stage, Template
 from ..resolve import Plan, Row
 from ..words import counted
 from ._base import Context, Finding, Result, result, where
@@ -234,9 +234,16 @@ def _applies(plan: Plan, change: ReleaseChange, tag: str) -> bool:
     return len(claiming) == 1 and tag_claimed(claiming[0], change.tag)
 
 
+def _definition(ctx: Context, stage: int) -> Stage | None:
+    """The definition of ``stage`` whose release_changes count: verify-pr's base's, where
+    the base defines it (a pull request cannot plan its own way through a check)."""
+    definition = ctx.reference.stage_def(stage)
+    return definition if definition is not None else ctx.migration.stage_def(stage)
+
+
 def changes_at(ctx: Context, stage: int, tag: str) -> list[ReleaseChange]:
     """The release_changes of ``stage`` that apply to the release claiming ``tag``."""
-    definition = ctx.migration.stage_def(stage)
+    definition = _definition(ctx, stage)
     if definition is None or not definition.release_changes:
         return []
     plan = ctx.plan_at(stage)
@@ -281,7 +288,7 @@ def _step(
 def _idle_finding(
     ctx: Context, release: Release, stage: int, kind: str, glob: Template, change: ReleaseChange
 ) -> Finding:
-    definition = ctx.migration.stage_def(stage)
+    definition = _definition(ctx, stage)
     file = definition.file if definition else "?"
     if kind == "drop":
         what = (
@@ -304,6 +311,24 @@ def _idle_finding(
 # --------------------------------------------------------------------------- kinds
 
 
+def effective_tooling(ctx: Context, release: Release) -> str:
+    """The tooling whose checks apply: under verify-pr, those of the base's tooling for
+    the release as well as the head's (``tag`` and ``control`` together are ``both``)."""
+    based = ctx.reference.releases.get(release.id)
+    if based is None or based.tooling == release.tooling:
+        return release.tooling
+    return "both"  # they differ: the checks of each apply
+
+
+def allowed_kinds(ctx: Context, release: Release) -> tuple[str, ...] | None:
+    """The kinds a release may take: verify-pr's base's, where the base gives the release
+    kinds (a pull request cannot lift the rule that judges it), else its own."""
+    based = ctx.reference.releases.get(release.id)
+    if based is not None and based.kinds is not None:
+        return based.kinds
+    return release.kinds
+
+
 def _kinds(
     ctx: Context,
     release: Release,
@@ -315,9 +340,10 @@ def _kinds(
     """Rows of a kind the release may not take (``kinds: [wheel]``), each template once per
     check (``seen``: the (release, producer, template) reported already). ``plan``: the
     plan the rows come from (verify-pr's baseline is the base's), default the stage's."""
-    if release.kinds is None:
+    kinds = allowed_kinds(ctx, release)
+    if kinds is None:
         return []
-    allowed = set(release.kinds)
+    allowed = set(kinds)
     wrong = [row for row in rows if row.template.kind not in allowed]
     out = []
     for (pid, template), group in _group(wrong).items():
@@ -331,7 +357,7 @@ def _kinds(
         out.append(
             Finding(
                 f"release {release.id} {where(release)} takes only kinds "
-                f"{', '.join(release.kinds)}, but at stage {stage} selects "
+                f"{', '.join(kinds)}, but at stage {stage} selects "
                 f"{_rows_phrase(group, total)} of kind {tpl.kind!r} (template {template} at "
                 f"{tpl.loc.file}:{tpl.loc.line}) from producer {pid} {where(producer)}, "
                 f"via glob {_glob_for(release, group[0])!r}: add an exclude or narrow the glob "
@@ -385,7 +411,9 @@ def run(ctx: Context, check: Check) -> list[Result]:
     # the plan at each stage: the selection at `since`, then each stage's release_changes
     # (without release_changes in baseline+1..stage, the plan is the selection at `since`)
     first = _first_plan(ctx, base_selection, baseline)
-    unchanged = _unchanged(ctx.migration, baseline, ctx.stage)
+    unchanged = _unchanged(ctx.migration, baseline, ctx.stage) and (
+        ctx.reference is ctx.migration or _unchanged(ctx.reference, baseline, ctx.stage)
+    )
     plans: dict[int, Expected] = _Plans(first) if unchanged else {baseline: first}
     steps: dict[int, list[ReleaseChange]] = {}
     dropped: dict[str, int] = {}
@@ -406,30 +434,30 @@ def run(ctx: Context, check: Check) -> list[Result]:
     findings += _compare(ctx, release, current, expected, ctx.stage, baseline, changed, dropped)
     if release.expect is not None and {r.producer for r in current} != set(release.expect):
         findings += _expectations(ctx, release, current)
-    if release.tooling in ("control", "both"):
+    tooling = effective_tooling(ctx, release)
+    if tooling in ("control", "both"):
         # a tag cut at an earlier stage ships what was planned then, whatever tooling runs;
         # with one plan for all of them and no kinds, only stages that select other names
         # than the plan can fail, and those are found once per (release, plan)
         built = (
             _differing(evaluation(ctx.migration), release, first, baseline, ctx.stage)
-            if unchanged and release.kinds is None
+            if unchanged and allowed_kinds(ctx, release) is None
             else range(baseline, ctx.stage)
         )
         for stage in built:
-            older = _selection(ctx.plan_at(stage), release)
+            taken = _selection(ctx.plan_at(stage), release)
             gone = {name: at for name, at in dropped.items() if at <= stage}
             prefix = (
-                f"with tooling: {release.tooling}, today's tooling run on a run built at "
-                f"stage {stage}: "
+                f"with tooling: {tooling}, today's tooling run on a run built at stage {stage}: "
             )
             for finding in (
                 *_compare(
-                    ctx, release, older, plans[stage], stage, baseline, changed, gone, older=True
+                    ctx, release, taken, plans[stage], stage, baseline, changed, gone, older=True
                 ),
-                *_kinds(ctx, release, older, stage, kinds_seen),
+                *_kinds(ctx, release, taken, stage, kinds_seen),
             ):
                 findings.append(Finding(prefix + finding.message, finding.loc))
-    if release.tooling == "both":
+    if tooling == "both":
         for stage in range(baseline + 1, ctx.stage):
             own = tag_tooling(stage)
             prefix = (

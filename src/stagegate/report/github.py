@@ -199,7 +199,10 @@ def blob_url(file: str, line: int | None = None) -> str | None:
     if not (server and repository and sha):
         return None
     anchor = f"#L{line}" if line else ""
-    return f"{server.rstrip('/')}/{repository}/blob/{sha}/{quote(repo_path(file))}{anchor}"
+    absolute = Path(os.path.abspath(file))
+    top = next((f for f in absolute.parents if (f / ".git").exists()), None)
+    path = absolute.relative_to(top).as_posix() if top else repo_path(file)
+    return f"{server.rstrip('/')}/{repository}/blob/{sha}/{quote(path)}{anchor}"
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]~#!])")  # `|`: github.table escapes it
@@ -257,13 +260,15 @@ def on_changed_line(
 ) -> Loc | None:
     """Where a finding's annotation goes: on a line the pull request changed, when the
     culprit (``loc``) or an item the message names (``(file:line)``) has one, so that the
-    diff shows it (a widened glob, an edited template); else ``loc``."""
+    diff shows it (a widened glob, an edited template); else ``loc``. ``changed``: the
+    changed lines per file, the files named as locations name them (from the current
+    folder; ``cli.shown_changes``)."""
     if not changed or loc is None:
         return loc
     candidates = [(loc.file, loc.line), *((f, int(n)) for f, n in _REFERENCE.findall(message))]
     texts: dict[str, list[str]] = {}
     for file, line in candidates:
-        lines_changed = changed.get(repo_path(file))
+        lines_changed = changed.get(os.path.normpath(file))
         if not lines_changed:
             continue
         if file not in texts:
