@@ -116,18 +116,7 @@ def selected(
 ) -> list[Row]:
     """The rows some name of which the selector matches (and no exclude glob matches)."""
     pool = rows if isinstance(rows, RowIndex) else RowIndex(rows)
-    out = []
-    for position in pool.candidates(selector.prefix):
-        row = pool.rows[position]
-        try:
-            hit = intersects(selector.language, pool.language(position), excluding=exclude)
-        except TooMuchWork:
-            raise
-        except PatternError as exc:
-            raise _undecidable(selector, row, bool(exclude), exc) from None
-        if hit:
-            out.append(row)
-    return out
+    return list(_decided(selector, pool, pool.candidates(selector.prefix), exclude))
 
 
 def _undecidable(selector: Selector, row: Row, excluding: bool, exc: PatternError) -> TooComplex:
@@ -367,8 +356,9 @@ class Evaluation:
 
 
 def _decided(
-    selector: Selector, pool: RowIndex, positions: Sequence[int], exclude: Sequence[Language]
+    selector: Selector, pool: RowIndex, positions: Iterable[int], exclude: Sequence[Language]
 ) -> Iterable[Row]:
+    """The rows at ``positions`` that the selector matches (and no exclude glob matches)."""
     for position in positions:
         row = pool.rows[position]
         try:
