@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 
 from ..errors import TooComplex
 from ..globs import TooMuchWork, budget
 from ..match import index, release_selection
+from ..records import field, record, replace
 from ..resolve import Plan, Row
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=True)
 class Graph:
     producers: list[str]
     artifacts: list[str]  # template texts
@@ -142,6 +142,17 @@ def _rows_label(g: Graph, artifact: str) -> str:
     return g.texts.get(artifact, artifact) + (f" · {count} rows" if count != 1 else "")
 
 
+def _boxes(g: Graph) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """What both pictures nest: each producer's artifacts, and the producers of each run."""
+    made: dict[str, list[str]] = {}
+    for p, a in g.made:
+        made.setdefault(p, []).append(a)
+    runs: dict[str, list[str]] = {}
+    for p in g.producers:
+        runs.setdefault(g.runs.get(p, "this"), []).append(p)
+    return made, runs
+
+
 LEGEND = [
     '  subgraph legend["legend"]',
     "    direction LR",
@@ -169,12 +180,7 @@ def mermaid(plan: Plan, graph: Graph | None = None, *, legend: bool = True) -> s
     lines = ["flowchart LR", f"  %% {plan.migration.id} at stage {plan.stage}"]
     if legend:  # first, so that layouts put it at the top, apart from the picture
         lines += LEGEND
-    made: dict[str, list[str]] = {}
-    for p, a in g.made:
-        made.setdefault(p, []).append(a)
-    runs: dict[str, list[str]] = {}
-    for p in g.producers:
-        runs.setdefault(g.runs.get(p, "this"), []).append(p)
+    made, runs = _boxes(g)
     for run, members in runs.items():
         inner = "    " if run != "this" else "  "
         if run != "this":
@@ -235,12 +241,7 @@ def dot(plan: Plan, graph: Graph | None = None) -> str:
         "  rankdir=LR;",
         "  compound=true;",
     ]
-    made: dict[str, list[str]] = {}
-    for p, a in g.made:
-        made.setdefault(p, []).append(a)
-    runs: dict[str, list[str]] = {}
-    for p in g.producers:
-        runs.setdefault(g.runs.get(p, "this"), []).append(p)
+    made, runs = _boxes(g)
     for run, members in runs.items():
         if run != "this":
             lines.append(f"  subgraph {_dot_quote('cluster_run:' + run)} {{")
