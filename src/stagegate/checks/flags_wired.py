@@ -229,13 +229,8 @@ def run(ctx: Context, check: Check) -> list[Result]:
         f"{counted(len(flipped), 'flipped flag')} read in CI; {note}"
         f"no env: in {counted(len(workflows), 'workflow')} contradicts a flag"
     )
-    return [
-        result(
-            ctx,
-            check,
-            findings,
-            ok,
-            fail_message=f"{counted(len(findings), 'problem')}: a flip must reach CI, and CI "
-            "must read flags from stagegate",
-        )
-    ]
+    failed = (
+        f"{counted(len(findings), 'problem')}: a flip must reach CI, and CI must read flags "
+        "from stagegate"
+    )
+    return [result(ctx, check, findings, ok, fail_message=failed)]

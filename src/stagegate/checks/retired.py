@@ -40,14 +40,8 @@ def run(ctx: Context, check: Check) -> list[Result]:
         f"nothing retired at or before stage {ctx.stage} is left "
         f"({counted(items, 'retired item')} with legacy entries searched)"
     )
-    count = len(findings)
-    return [
-        result(
-            ctx,
-            check,
-            findings,
-            ok,
-            fail_message=f"{counted(count, 'leftover')} of retired items; "
-            "remove them, or list files that mention them on purpose in audit.ignore",
-        )
-    ]
+    failed = (
+        f"{counted(len(findings), 'leftover')} of retired items; "
+        "remove them, or list files that mention them on purpose in audit.ignore"
+    )
+    return [result(ctx, check, findings, ok, fail_message=failed)]
