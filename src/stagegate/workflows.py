@@ -219,21 +219,10 @@ class Files:
         self.texts: dict[str, list[str]] = {}
 
     def get(self, rel: str, where: Loc | None = None) -> Document:
-        if rel in self.docs:
-            return self.docs[rel]
-        from .load import read_limited
-
-        path = self.root / rel
+        """``rel``'s document; InvalidInput (at ``where``, what refers to it) where it
+        cannot be read or parsed."""
         try:
-            resolved = path.resolve()
-            root = self.root.resolve()
-            if resolved != root and root not in resolved.parents:
-                raise _problem(
-                    where or Loc(rel, 1, 1),
-                    f"{rel} leads outside the repository (a symbolic link); "
-                    "stagegate reads nothing from outside it.",
-                )
-            raw = read_limited(path)
+            return self.document(rel, where)
         except FileNotFoundError:
             raise _problem(
                 where or Loc(rel, 1, 1),
@@ -245,13 +234,34 @@ class Files:
             raise _problem(
                 where or Loc(rel, 1, 1), f"{rel}: cannot read: {exc.strerror or exc}"
             ) from None
-        text = decode(raw, rel)
-        doc = self.cache.document(raw, rel)
+
+    def document(self, rel: str, where: Loc | None = None, *, name: str | None = None) -> Document:
+        """``rel`` read (within the read limit) and parsed once, through the document cache;
+        ``name`` is the file its locations name (``rel``: a path git gives may not be text).
+        OSError where it cannot be read; InvalidInput where it leads outside the
+        repository or is not a workflow's YAML."""
+        if rel in self.docs:
+            return self.docs[rel]
+        from .load import read_limited
+
+        shown = name or rel
+        path = self.root / rel
+        resolved = path.resolve()
+        root = self.root.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise _problem(
+                where or Loc(shown, 1, 1),
+                f"{shown} leads outside the repository (a symbolic link); "
+                "stagegate reads nothing from outside it.",
+            )
+        raw = read_limited(path)
+        text = decode(raw, shown)
+        doc = self.cache.document(raw, shown)
         if doc is None:
-            doc = parse(text, rel)
+            doc = parse(text, shown)
             self.cache.store_document(raw, doc)
         self.docs[rel] = doc
-        self.texts[rel] = text.splitlines()
+        self.texts[shown] = text.splitlines()
         return doc
 
     def block_offset(self, doc: Document, path: DocPath) -> int:
