@@ -11,7 +11,7 @@ message says what to do: run inside a work tree, fetch the missing ref, deepen a
 shallow clone. Nothing else is caught here, so a bug in our own parsing surfaces as
 an internal error (exit 70), never as a git error.
 
-GitPython (the project's declared git library) is not used for commands: its ``Repo``
+GitPython is not used (nor a dependency): its ``Repo``
 reads the caller's ``GIT_DIR``, ``GIT_WORK_TREE`` and ``GIT_OBJECT_DIRECTORY`` while
 it discovers a repository, and its ``Git.execute`` starts every process from a copy
 of ``os.environ`` that can be added to but not taken from, so it cannot give the one
