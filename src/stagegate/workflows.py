@@ -178,7 +178,7 @@ class Files:
     """Parsed workflow and action files, each read once."""
 
     def __init__(self, root: Path) -> None:
-        from .load import ValidCache
+        from .cache import ValidCache
 
         self.root = root
         self.cache = ValidCache()

@@ -36,23 +36,6 @@ def kinds() -> dict[str, ModuleType]:
     return dict(sorted(found.items()))
 
 
-@cache
-def fingerprint() -> str:
-    """Name, size and time of every module of stagegate: part of the validation cache key,
-    so that a changed stagegate (an editable install, a patch) validates afresh. Taken
-    once per process (every parse-cache lookup asks for it)."""
-    import os
-
-    entries = []
-    for directory in (*__path__, os.path.dirname(os.path.dirname(__file__))):
-        with os.scandir(directory) as it:
-            for entry in it:
-                if entry.name.endswith(".py"):
-                    stat = entry.stat()
-                    entries.append(f"{entry.path}:{stat.st_size}:{stat.st_mtime_ns}")
-    return ",".join(sorted(entries))
-
-
 def check_schema() -> dict[str, Any]:
     """The JSON Schema of one check: its kind, then that kind's arguments."""
     registry = kinds()
