@@ -39,6 +39,7 @@ from .model import (
 )
 from .records import record, replace
 from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, TemplateError, row_count, split
+from .words import suggest
 from .yamlsrc import MAX_BYTES, Document, decode, json_path, parse
 from .yamlsrc import Path as DocPath
 
@@ -201,13 +202,6 @@ def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
     return out
 
 
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 _ID_HELP = "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit"
 _TYPE_NAMES = {
     "string": "a string",
@@ -249,7 +243,7 @@ def _translate(error: Any, doc: Document) -> Iterator[Problem]:
         allowed = set(error.schema.get("properties", {}))
         for key in instance:
             if key not in allowed:
-                hint = _suggest(key, allowed)
+                hint = suggest(key, allowed)
                 expected = ", ".join(sorted(allowed))
                 yield Problem(
                     doc.key_loc((*path, key)),
@@ -296,7 +290,7 @@ def _translate(error: Any, doc: Document) -> Iterator[Problem]:
     if validator in ("enum", "const"):
         options = value if validator == "enum" else [value]
         if path and path[-1] == "check":
-            hint = _suggest(str(instance), [str(o) for o in options])
+            hint = suggest(str(instance), [str(o) for o in options])
             known = ", ".join(str(o) for o in options)
             yield Problem(
                 doc.loc(path),
@@ -306,7 +300,7 @@ def _translate(error: Any, doc: Document) -> Iterator[Problem]:
             return
         shown_options = " or ".join(_shown(o) for o in options)
         hint = (
-            _suggest(str(instance), [str(o) for o in options]) if isinstance(instance, str) else ""
+            suggest(str(instance), [str(o) for o in options]) if isinstance(instance, str) else ""
         )
         yield Problem(
             doc.loc(path), f"must be {shown_options}, not {_shown(instance)}{hint}", where
@@ -883,7 +877,7 @@ class _Builder:
             return parse_expr(True), text
         for flag in _flag_refs(tree):
             if flag.name not in self.flag_names:
-                hint = _suggest(flag.name, self.flag_names)
+                hint = suggest(flag.name, self.flag_names)
                 self.problem(
                     self.doc,
                     (*path, "when"),
@@ -918,7 +912,7 @@ class _Builder:
             declared = self.axes.get(name)
             if declared is None:
                 finite = ", ".join(n for n, a in self.axes.items() if not a.is_open)
-                hint = _suggest(name, self.axes) or f"; the finite axes are: {finite or 'none'}"
+                hint = suggest(name, self.axes) or f"; the finite axes are: {finite or 'none'}"
                 self.problem(
                     self.doc,
                     (*path, "axes", name),
@@ -956,7 +950,7 @@ class _Builder:
             if isinstance(part, Placeholder):
                 axis = self.axes.get(part.axis)
                 if axis is None:
-                    hint = _suggest(part.axis, self.axes)
+                    hint = suggest(part.axis, self.axes)
                     self.problem(
                         self.doc,
                         path,
@@ -1041,7 +1035,7 @@ class _Builder:
     def _producer_refs(self, path: DocPath, ids: list[str]) -> tuple[str, ...]:
         for i, pid in enumerate(ids):
             if pid not in self.producer_ids:
-                hint = _suggest(pid, self.producer_ids)
+                hint = suggest(pid, self.producer_ids)
                 self.problem(
                     self.doc,
                     (*path, i),
@@ -1254,7 +1248,7 @@ class _Builder:
         locs: dict[str, Loc] = {}
         for name, value in data.get("set", {}).items():
             if name not in self.flag_names:
-                hint = _suggest(name, self.flag_names)
+                hint = suggest(name, self.flag_names)
                 self.problem(
                     doc,
                     ("set", name),
@@ -1333,7 +1327,7 @@ class _Builder:
             for i, change in enumerate(stage.release_changes):
                 if not any(tag_claimed(r, change.tag) for r in releases):
                     tags = [t for r in releases for t in r.tags]
-                    hint = _suggest(change.tag, tags)
+                    hint = suggest(change.tag, tags)
                     self.problem(
                         stage_file.doc,
                         ("release_changes", i, "tag"),
@@ -1353,7 +1347,7 @@ class _Builder:
         for release in releases:
             for i, kind in enumerate(release.kinds or ()):
                 if kind not in kinds:
-                    hint = _suggest(kind, kinds) or f"; kinds in use: {', '.join(sorted(kinds))}"
+                    hint = suggest(kind, kinds) or f"; kinds in use: {', '.join(sorted(kinds))}"
                     self.problem(
                         self.doc,
                         ("releases", release.id, "kinds", i),
