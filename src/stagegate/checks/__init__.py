@@ -11,6 +11,8 @@ A check module in this package defines:
   its arguments, run by ``stagegate validate``.
 
 Adding a kind is adding a module: the schema, the loader and ``check`` find it here.
+A module without ``KIND`` is not a kind: ``runner`` (which checks apply at a stage, and
+running them) and the private helpers.
 """
 
 from __future__ import annotations
