@@ -10,9 +10,9 @@ import errno
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .cache import ValidCache
 from .errors import InvalidInput, Loc, Problem, UsageError
@@ -216,17 +216,21 @@ _TYPE_NAMES = {
 _YAML11_BOOLS = ("yes", "no", "y", "n", "on", "off")
 
 
+_SHOWN_AS: dict[Any, str] = {
+    None: "null (empty)",
+    True: "true",
+    False: "false",
+    dict: "a mapping",
+    list: "a list",
+}
+
+
 def _shown(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null (empty)"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
+    """A value as a message quotes it: YAML's words for the constants, a container by its kind."""
+    if value is None or isinstance(value, bool):
+        return _SHOWN_AS[value]
+    if isinstance(value, dict | list):
+        return _SHOWN_AS[dict if isinstance(value, dict) else list]
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -732,6 +736,9 @@ def _read_stages(
 # --------------------------------------------------------------------------- meaning
 
 
+_Item = TypeVar("_Item", Producer, Consumer, Release)
+
+
 class _Builder:
     """Meaning checks and model construction over schema-valid data."""
 
@@ -792,13 +799,9 @@ class _Builder:
             for name, spec in data.get("flags", {}).items()
         }
         self.flag_names = set(flags)
-        producers = {
-            pid: self._producer(pid, spec) for pid, spec in data.get("producers", {}).items()
-        }
-        consumers = {
-            cid: self._consumer(cid, spec) for cid, spec in data.get("consumers", {}).items()
-        }
-        releases = {rid: self._release(rid, spec) for rid, spec in data.get("releases", {}).items()}
+        producers = self._items("producers", self._producer)
+        consumers = self._items("consumers", self._consumer)
+        releases = self._items("releases", self._release)
         invariants = tuple(
             self._check(self.doc, ("invariants", i), spec, "invariant")
             for i, spec in enumerate(data.get("invariants", ()))
@@ -1004,107 +1007,95 @@ class _Builder:
             paths=tuple(legacy.get("paths", ())),
         )
 
-    def _producer(self, pid: str, spec: dict[str, Any]) -> Producer:
-        path: DocPath = ("producers", pid)
-        when, text = self._when(path, spec)
-        own = self._axes_of(path, spec)
-        artifacts = []
-        for i, entry in enumerate(spec["artifacts"]):
-            if isinstance(entry, str):
-                artifacts.append(
-                    self._template((*path, "artifacts", i), entry, kind="artifact", axes=own)
-                )
-            else:
-                template = self._template(
-                    (*path, "artifacts", i, "name"), entry["name"], kind="artifact", axes=own
-                )
-                artifacts.append(replace(template, kind=entry.get("kind", "artifact")))
-        return Producer(
-            id=pid,
-            summary=spec.get("summary", ""),
-            when=when,
-            when_text=text,
-            artifacts=tuple(artifacts),
-            axes=tuple(own.values()),
-            paths=tuple(spec.get("paths", ())),
-            run=spec.get("run", "this"),
-            legacy=self._legacy(path, spec),
-            loc=self.doc.key_loc(path),
+    def _items(
+        self, section: str, make: Callable[[DocPath, dict[str, Any], dict[str, Any]], _Item]
+    ) -> dict[str, _Item]:
+        """The items of ``section``: the fields all items have read one way, then ``make``'s."""
+        items = {}
+        for item_id, spec in self.data.get(section, {}).items():
+            path: DocPath = (section, item_id)
+            when, text = self._when(path, spec)
+            fields = {
+                "id": item_id,
+                "summary": spec.get("summary", ""),
+                "when": when,
+                "when_text": text,
+                "legacy": self._legacy(path, spec),
+                "loc": self.doc.key_loc(path),
+            }
+            items[item_id] = make(path, spec, fields)
+        return items
+
+    def _plain_globs(self, path: DocPath, spec: dict[str, Any], key: str) -> tuple[Template, ...]:
+        """``spec[key]``: globs applied as written (a release's select, an exclude)."""
+        return tuple(
+            self._template((*path, key, i), text, kind="plain")
+            for i, text in enumerate(spec.get(key, ()))
         )
 
-    def _producer_refs(self, path: DocPath, ids: list[str]) -> tuple[str, ...]:
-        for i, pid in enumerate(ids):
+    def _producer_refs(
+        self, path: DocPath, spec: dict[str, Any], key: str
+    ) -> tuple[str, ...] | None:
+        """The producer ids listed under ``spec[key]`` (None when it is not given)."""
+        if key not in spec:
+            return None
+        for i, pid in enumerate(spec[key]):
             if pid not in self.producer_ids:
                 hint = suggest(pid, self.producer_ids)
                 self.problem(
                     self.doc,
-                    (*path, i),
+                    (*path, key, i),
                     f"unknown producer {pid!r}{hint or '; declare it under producers:'}",
                 )
-        return tuple(ids)
+        return tuple(spec[key])
 
-    def _consumer(self, cid: str, spec: dict[str, Any]) -> Consumer:
-        path: DocPath = ("consumers", cid)
-        when, text = self._when(path, spec)
+    def _producer(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Producer:
+        own = self._axes_of(path, spec)
+        artifacts = []
+        for i, entry in enumerate(spec["artifacts"]):
+            at: DocPath = (*path, "artifacts", i)
+            if isinstance(entry, str):
+                artifacts.append(self._template(at, entry, kind="artifact", axes=own))
+            else:
+                template = self._template((*at, "name"), entry["name"], kind="artifact", axes=own)
+                artifacts.append(replace(template, kind=entry.get("kind", "artifact")))
+        return Producer(
+            **fields,
+            artifacts=tuple(artifacts),
+            axes=tuple(own.values()),
+            paths=tuple(spec.get("paths", ())),
+            run=spec.get("run", "this"),
+        )
+
+    def _consumer(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Consumer:
         own = self._axes_of(path, spec)
         inputs = []
         for i, item in enumerate(spec["inputs"]):
-            ipath = (*path, "inputs", i)
+            at: DocPath = (*path, "inputs", i)
+            select = self._template((*at, "select"), item["select"], kind="select", axes=own)
             inputs.append(
                 Input(
-                    select=self._template(
-                        (*ipath, "select"), item["select"], kind="select", axes=own
-                    ),
+                    select=select,
                     required=item.get("required", True),
-                    from_=self._producer_refs((*ipath, "from"), item["from"])
-                    if "from" in item
-                    else None,
-                    exclude=tuple(
-                        self._template((*ipath, "exclude", j), t, kind="plain")
-                        for j, t in enumerate(item.get("exclude", ()))
-                    ),
-                    loc=self.doc.loc(ipath),
+                    from_=self._producer_refs(at, item, "from"),
+                    exclude=self._plain_globs(at, item, "exclude"),
+                    loc=self.doc.loc(at),
                     axes=tuple(own.values()),
                 )
             )
-        return Consumer(
-            id=cid,
-            summary=spec.get("summary", ""),
-            when=when,
-            when_text=text,
-            inputs=tuple(inputs),
-            axes=tuple(own.values()),
-            legacy=self._legacy(path, spec),
-            loc=self.doc.key_loc(path),
-        )
+        return Consumer(**fields, inputs=tuple(inputs), axes=tuple(own.values()))
 
-    def _release(self, rid: str, spec: dict[str, Any]) -> Release:
-        path: DocPath = ("releases", rid)
-        when, text = self._when(path, spec)
-
-        def plain(key: str) -> tuple[Template, ...]:
-            return tuple(
-                self._template((*path, key, i), t, kind="plain")
-                for i, t in enumerate(spec.get(key, ()))
-            )
-
+    def _release(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Release:
         return Release(
-            id=rid,
-            summary=spec.get("summary", ""),
-            when=when,
-            when_text=text,
+            **fields,
             tags=tuple(spec["tags"]),
-            select=plain("select"),
-            exclude=plain("exclude"),
-            expect=self._producer_refs((*path, "expect"), spec["expect"])
-            if "expect" in spec
-            else None,
+            select=self._plain_globs(path, spec, "select"),
+            exclude=self._plain_globs(path, spec, "exclude"),
+            expect=self._producer_refs(path, spec, "expect"),
             tooling=spec.get("tooling", "tag"),
             kinds=tuple(spec["kinds"]) if "kinds" in spec else None,
             kinds_loc=self.doc.loc((*path, "kinds")) if "kinds" in spec else None,
             run=spec.get("run", "this"),
-            legacy=self._legacy(path, spec),
-            loc=self.doc.key_loc(path),
         )
 
     # -- workflows (stagegate drift)
