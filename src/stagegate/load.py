@@ -236,121 +236,156 @@ def _shown(value: Any) -> str:
 
 
 def _translate(error: Any, doc: Document) -> Iterator[Problem]:
-    """One jsonschema error -> user-facing problems at the right place."""
-    path: DocPath = tuple(error.absolute_path)
-    where = json_path(path)
-    validator = error.validator
-    instance = error.instance
-    value = error.validator_value
+    """One jsonschema error -> user-facing problems at the right place.
 
-    if validator == "additionalProperties" and isinstance(instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        for key in instance:
-            if key not in allowed:
-                hint = suggest(key, allowed)
-                expected = ", ".join(sorted(allowed))
-                yield Problem(
-                    doc.key_loc((*path, key)),
-                    f"unknown key {_shown(key)}{hint or f'; expected one of: {expected}'}",
-                    json_path((*path, key)),
-                )
+    Chosen by the keyword that failed (``_TRANSLATIONS``); a keyword without an entry
+    gets jsonschema's own message, bounded (``_MESSAGES`` words some of them better)."""
+    path: DocPath = tuple(error.absolute_path)
+    if "propertyNames" in error.relative_schema_path:  # whatever failed: the key is the fault
+        return _name_problem(doc, path, error.instance)
+    return _TRANSLATIONS.get(error.validator, _message_problem)(error, doc, path)
+
+
+def _message_problem(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    yield Problem(doc.loc(path), _bounded_message(error), json_path(path))
+
+
+def _unknown_keys(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    if not isinstance(error.instance, dict):
+        yield from _message_problem(error, doc, path)
         return
-    if validator == "required":
-        for name in value:
-            if isinstance(instance, dict) and name not in instance:
-                kind = instance.get("check") if isinstance(instance.get("check"), str) else None
-                what = (
-                    f"check {kind} needs argument {name!r}"
-                    if kind
-                    else f"missing required key {name!r}"
-                )
-                yield Problem(
-                    doc.key_loc(path) if path else doc.loc(path), f"{what}; add it.", where
-                )
-        return
-    if "propertyNames" in error.relative_schema_path:
-        yield from _name_problem(doc, path, instance)
-        return
-    if validator == "type":
-        types: list[str] = value if isinstance(value, list) else [value]
-        wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
-        hint = ""
-        if (
-            "string" in types
-            and isinstance(instance, int | float)
-            and not isinstance(instance, bool)
-        ):
-            hint = f'; quote it: "{instance}"'
-        elif "string" in types and isinstance(instance, bool):
-            hint = "; quote it if you mean the word"
-        elif "boolean" in types and isinstance(instance, str) and instance.lower() in _YAML11_BOOLS:
-            hint = "; stagegate reads YAML 1.2, where only true and false are booleans: write " + (
-                "true" if instance.lower() in ("yes", "y", "on") else "false"
-            )
-        elif instance is None:
-            hint = "; give a value"
-        yield Problem(doc.loc(path), f"must be {wanted}, not {_shown(instance)}{hint}", where)
-        return
-    if validator in ("enum", "const"):
-        options = value if validator == "enum" else [value]
-        if path and path[-1] == "check":
-            hint = suggest(str(instance), [str(o) for o in options])
-            known = ", ".join(str(o) for o in options)
+    allowed = set(error.schema.get("properties", {}))
+    for key in error.instance:
+        if key not in allowed:
+            hint = suggest(key, allowed)
+            expected = ", ".join(sorted(allowed))
             yield Problem(
-                doc.loc(path),
-                f"unknown check kind {_shown(instance)}{hint or f'; known kinds: {known}'}",
-                where,
+                doc.key_loc((*path, key)),
+                f"unknown key {_shown(key)}{hint or f'; expected one of: {expected}'}",
+                json_path((*path, key)),
             )
-            return
+
+
+def _missing_keys(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    instance = error.instance
+    for name in error.validator_value:
+        if isinstance(instance, dict) and name not in instance:
+            kind = instance.get("check") if isinstance(instance.get("check"), str) else None
+            what = (
+                f"check {kind} needs argument {name!r}"
+                if kind
+                else f"missing required key {name!r}"
+            )
+            yield Problem(
+                doc.key_loc(path) if path else doc.loc(path), f"{what}; add it.", json_path(path)
+            )
+
+
+def _wrong_type(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    instance, value = error.instance, error.validator_value
+    types: list[str] = value if isinstance(value, list) else [value]
+    wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
+    hint = ""
+    if "string" in types and isinstance(instance, int | float) and not isinstance(instance, bool):
+        hint = f'; quote it: "{instance}"'
+    elif "string" in types and isinstance(instance, bool):
+        hint = "; quote it if you mean the word"
+    elif "boolean" in types and isinstance(instance, str) and instance.lower() in _YAML11_BOOLS:
+        hint = "; stagegate reads YAML 1.2, where only true and false are booleans: write " + (
+            "true" if instance.lower() in ("yes", "y", "on") else "false"
+        )
+    elif instance is None:
+        hint = "; give a value"
+    yield Problem(doc.loc(path), f"must be {wanted}, not {_shown(instance)}{hint}", json_path(path))
+
+
+def _not_an_option(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    """``enum`` and ``const``; for ``check:``, the known check kinds."""
+    instance, value = error.instance, error.validator_value
+    options = value if error.validator == "enum" else [value]
+    if path and path[-1] == "check":
+        hint = suggest(str(instance), [str(o) for o in options])
+        known = ", ".join(str(o) for o in options)
+        message = f"unknown check kind {_shown(instance)}{hint or f'; known kinds: {known}'}"
+    else:
         shown_options = " or ".join(_shown(o) for o in options)
         hint = (
             suggest(str(instance), [str(o) for o in options]) if isinstance(instance, str) else ""
         )
-        yield Problem(
-            doc.loc(path), f"must be {shown_options}, not {_shown(instance)}{hint}", where
-        )
-        return
-    if validator == "pattern":
-        yield Problem(doc.loc(path), f"{_shown(instance)} is not a valid id: {_ID_HELP}", where)
-        return
-    if validator in ("oneOf", "anyOf") and error.context:
-        branch = _fitting_branch(error)
-        if branch:
-            for sub in branch:
-                yield from _translate(sub, doc)
-            return
-    if validator == "oneOf" and path and len(path) >= 2 and path[0] == "axes":
+        message = f"must be {shown_options}, not {_shown(instance)}{hint}"
+    yield Problem(doc.loc(path), message, json_path(path))
+
+
+def _not_an_id(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    yield Problem(
+        doc.loc(path), f"{_shown(error.instance)} is not a valid id: {_ID_HELP}", json_path(path)
+    )
+
+
+def _alternatives(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    """``oneOf``/``anyOf``: the problems of the one branch the value's type fits, if one does."""
+    branch = _fitting_branch(error) if error.context else []
+    if branch:
+        for sub in branch:
+            yield from _translate(sub, doc)
+    elif error.validator == "oneOf" and len(path) >= 2 and path[0] == "axes":
         yield Problem(
             doc.loc(path),
             'an axis is either a list of strings (finite: ["310", "311"]) or '
             "{pattern: REGEX} (open: any string the regex fully matches)",
-            where,
+            json_path(path),
         )
+    else:
+        yield from _nearest_cause(error, doc, path)
+
+
+def _nearest_cause(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    """A combined keyword (``if``, ``allOf``, ...): its cause nearest the top of the file."""
+    if not error.context:
+        yield from _message_problem(error, doc, path)
         return
-    if validator in ("if", "then", "allOf", "oneOf", "anyOf") and error.context:
-        best = min(error.context, key=lambda e: len(list(e.absolute_path)))
-        yield from _translate(best, doc)
-        return
-    yield Problem(doc.loc(path), _bounded_message(error), where)
+    best = min(error.context, key=lambda e: len(list(e.absolute_path)))
+    yield from _translate(best, doc)
+
+
+_Translation = Callable[[Any, Document, DocPath], Iterator[Problem]]
+_TRANSLATIONS: dict[str, _Translation] = {
+    "additionalProperties": _unknown_keys,
+    "required": _missing_keys,
+    "type": _wrong_type,
+    "enum": _not_an_option,
+    "const": _not_an_option,
+    "pattern": _not_an_id,
+    "oneOf": _alternatives,
+    "anyOf": _alternatives,
+    "if": _nearest_cause,
+    "then": _nearest_cause,
+    "allOf": _nearest_cause,
+}
+"""How the failure of each schema keyword is told: one or more located problems."""
 
 
 def _bounded_message(error: Any) -> str:
     """jsonschema's message without echoing the value: hostile values are megabytes long."""
-    value, instance = error.validator_value, error.instance
-    if error.validator == "maxLength" and isinstance(instance, str):
-        return f"is {len(instance):,} characters long; the limit is {value:,}: shorten it"
-    if error.validator == "minLength":
-        return "must not be empty"
-    if error.validator == "minItems":
-        return "must not be an empty list; give at least one"
-    if error.validator == "uniqueItems":
-        return f"{error.message}; list each value once"
-    if error.validator in ("minimum", "exclusiveMinimum"):
-        bound = "more than" if error.validator == "exclusiveMinimum" else "at least"
-        return f"must be {bound} {value}, not {_shown(instance)}"
+    worded = _MESSAGES.get(error.validator)
+    if worded is not None and (error.validator != "maxLength" or isinstance(error.instance, str)):
+        return worded(error.validator_value, error.instance, error.message)
     message = error.message or "invalid"
     message = message[0].lower() + message[1:]
     return message if len(message) <= 300 else message[:297] + "..."
+
+
+_MESSAGES: dict[str, Callable[[Any, Any, str], str]] = {
+    "maxLength": lambda limit, text, _: (
+        f"is {len(text):,} characters long; the limit is {limit:,}: shorten it"
+    ),
+    "minLength": lambda *_: "must not be empty",
+    "minItems": lambda *_: "must not be an empty list; give at least one",
+    "uniqueItems": lambda _value, _instance, message: f"{message}; list each value once",
+    "minimum": lambda bound, value, _: f"must be at least {bound}, not {_shown(value)}",
+    "exclusiveMinimum": lambda bound, value, _: f"must be more than {bound}, not {_shown(value)}",
+}
+"""Better words for the keywords whose failure is one plain message."""
 
 
 def _fitting_branch(error: Any) -> list[Any]:
