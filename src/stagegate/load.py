@@ -638,8 +638,35 @@ def _read_stages(
     source: Source, root: Path, stages_dir: str, doc: Document, cache: ValidCache, spent: int = 0
 ) -> tuple[list[Problem], list[StageFile]]:
     """The stage files, read in order; ``spent``: the bytes read already (the migration)."""
-    problems: list[Problem] = []
     where = doc.loc(("stages_dir",)) if "stages_dir" in doc.data else doc.loc(())
+    entries, problems = _stages_folder(source, stages_dir, "stages_dir" in doc.data, where)
+    if entries is None:
+        return problems, []
+    found, named = _stage_names(entries, root, stages_dir, where)
+    problems += named
+    if len(found) > MAX_STAGES:
+        problems.append(
+            _stages_dir_problem(
+                where,
+                f"{len(found):,} stage files; the limit is {MAX_STAGES}: "
+                "a migration of that many stages cannot be reviewed; split it.",
+            )
+        )
+        return problems, []
+    docs, unread = _read_stage_files(source, stages_dir, found, cache, spent)
+    return problems + unread, docs
+
+
+def _stages_dir_problem(where: Loc, message: str) -> Problem:
+    return Problem(where, message, "$.stages_dir")
+
+
+def _stages_folder(
+    source: Source, stages_dir: str, explicit: bool, where: Loc
+) -> tuple[list[tuple[str, bool]] | None, list[Problem]]:
+    """The entries of the stages folder; ``None`` and the reason when it cannot be used.
+
+    ``explicit``: the migration names the folder, so that its absence is a problem."""
     posix = PurePosixPath(stages_dir)
     if (
         posix.is_absolute()
@@ -647,39 +674,37 @@ def _read_stages(
         or os.path.isabs(stages_dir)
         or source.escapes(stages_dir)
     ):
-        problems.append(
-            Problem(
-                where,
-                f"stages_dir {stages_dir!r} leads outside the folder of the migration file; "
-                "use a relative path inside it, such as 'stages'.",
-                "$.stages_dir",
-            )
+        message = (
+            f"stages_dir {stages_dir!r} leads outside the folder of the migration file; "
+            "use a relative path inside it, such as 'stages'."
         )
-        return problems, []
+        return None, [_stages_dir_problem(where, message)]
     try:
-        entries = source.listdir(stages_dir)
+        return source.listdir(stages_dir), []
     except NotADirectoryError:
-        problems.append(
-            Problem(
-                where,
-                f"stages_dir {stages_dir!r} is a file, not a folder; name the folder that holds "
-                "the stage files (NN-slug.yaml).",
-                "$.stages_dir",
-            )
+        message = (
+            f"stages_dir {stages_dir!r} is a file, not a folder; name the folder that holds "
+            "the stage files (NN-slug.yaml)."
         )
-        return problems, []
+        return None, [_stages_dir_problem(where, message)]
     except FileNotFoundError:
-        entries = []
-        if "stages_dir" in doc.data:
-            problems.append(
-                Problem(
-                    where,
-                    f"stages_dir {stages_dir!r}: no such folder; create it with the stage files "
-                    "(NN-slug.yaml), or fix stages_dir.",
-                    "$.stages_dir",
-                )
-            )
-            return problems, []
+        if not explicit:
+            return [], []
+        message = (
+            f"stages_dir {stages_dir!r}: no such folder; create it with the stage files "
+            "(NN-slug.yaml), or fix stages_dir."
+        )
+        return None, [_stages_dir_problem(where, message)]
+
+
+def _stage_names(
+    entries: list[tuple[str, bool]], root: Path, stages_dir: str, where: Loc
+) -> tuple[dict[int, tuple[str, str]], list[Problem]]:
+    """The stage files among ``entries``, by number: (how each is shown, its slug).
+
+    The problems: a file that looks like a stage file but is misnamed, a second file
+    for one number, and numbers that are not 01..N."""
+    problems: list[Problem] = []
     found: dict[int, tuple[str, str]] = {}
     for name, is_dir in sorted(entries):
         if is_dir:
@@ -717,23 +742,24 @@ def _read_stages(
         gap = f"stage {missing[0]:02d} is missing" if missing else "numbering must start at 01"
         after = [n for n in sorted(found) if not missing or n > missing[0]]
         problems.append(
-            Problem(
+            _stages_dir_problem(
                 Loc(found[after[0]][0], 1, 1) if after else where,
                 f"stage files must be numbered 01..N without gaps; found {have}: {gap}. "
                 "Renumber the files.",
-                "$.stages_dir",
             )
         )
-    if len(found) > MAX_STAGES:
-        problems.append(
-            Problem(
-                where,
-                f"{len(found):,} stage files; the limit is {MAX_STAGES}: "
-                "a migration of that many stages cannot be reviewed; split it.",
-                "$.stages_dir",
-            )
-        )
-        return problems, []
+    return found, problems
+
+
+def _read_stage_files(
+    source: Source,
+    stages_dir: str,
+    found: dict[int, tuple[str, str]],
+    cache: ValidCache,
+    spent: int,
+) -> tuple[list[StageFile], list[Problem]]:
+    """Each stage file in order, within the folder and the bytes all files may hold."""
+    problems: list[Problem] = []
     docs: list[StageFile] = []
     total = spent
     for number in sorted(found):
@@ -765,7 +791,7 @@ def _read_stages(
             )
             break
         docs.append(StageFile(number=number, slug=slug, shown=shown, doc=stage_doc, raw=raw))
-    return problems, docs
+    return docs, problems
 
 
 # --------------------------------------------------------------------------- meaning
