@@ -18,9 +18,9 @@ from stagegate import resolve
 from stagegate.checks import _base, runner, unique_artifacts
 from stagegate.checks._base import Context
 from stagegate.errors import Loc
-from stagegate.load import load
 from stagegate.match import evaluation, index, input_selectors, release_selection, selected
 from stagegate.model import Check, Migration
+from stagegate.validation import load
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import synth

@@ -502,7 +502,7 @@ def test_work_budget_at_its_real_size(
 def test_the_work_allowance_has_a_ceiling(tmp_path: Path) -> None:
     """The allowance grows with rows and stages, but never past MAX_WORK_CEILING."""
     from stagegate.checks import runner
-    from stagegate.load import load as load_migration
+    from stagegate.validation import load as load_migration
 
     values = "[" + ", ".join(f'"{i}"' for i in range(100)) + "]"
     producers = '  many:\n    artifacts: ["{sha}-{a}-{b}"]\n'

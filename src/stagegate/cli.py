@@ -61,7 +61,7 @@ class Context:
 
     def migration(self) -> Migration:
         if self._migration is None:
-            from .load import load
+            from .validation import load
 
             if self.given is None and not Path(self.file).exists():
                 raise UsageError(
@@ -709,8 +709,8 @@ def log_command(ctx: Context, fmt: str) -> int:
 @click.option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
     """Print the JSON Schema of migration.yaml (or of a stage file)."""
-    from .load import schema as compose
     from .report.plans import dumps
+    from .validation import schema as compose
 
     click.echo(dumps(compose("stage" if stage_file else "migration")))
     return 0

@@ -24,8 +24,9 @@ from typing import Any
 from .checks import runner
 from .checks._base import Result
 from .errors import InvalidInput, Loc, Problem, Refused, UsageError
-from .load import FileSource, Source, load, read_limited
+from .load import FileSource, Source, read_limited
 from .model import Migration
+from .validation import load
 from .yamlsrc import decode, parse
 
 _BOM = b"\xef\xbb\xbf"

@@ -39,8 +39,8 @@ from .checks import runner
 from .checks._base import Result
 from .errors import InvalidInput, Loc, UsageError
 from .gitrepo import GitSource, Repository, open_migration
-from .load import load
 from .model import Check, Migration
+from .validation import load
 from .words import counted
 from .yamlsrc import Document, decode, json_path, parse
 

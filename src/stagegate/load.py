@@ -116,6 +116,38 @@ class FileSource:
         return target != root and root not in target.parents
 
 
+# --------------------------------------------------------------------------- rules
+
+
+@record(kw_only=True)
+class Located:
+    """The migration's files as read: the located data of the migration file and of each
+    stage file (in stage order), for a validator to point at the value at fault."""
+
+    migration: Document
+    stages: tuple[Document, ...]
+
+
+Validator = Callable[[Migration, Located], list[Problem]]
+"""A meaning check the loader is handed: the problems of a built migration."""
+
+
+@record(kw_only=True)
+class Rules:
+    """What the loader checks beyond its own schemas and meaning checks, handed to it.
+
+    They belong to the modules that read the model (the check kinds, the audit, CI's
+    flags), which import the loader: handed in (by ``validation``), they are checked
+    without the loader importing any of them."""
+
+    check_schema: Callable[[], dict[str, Any]]
+    """The JSON Schema of one check, each kind's arguments: ``$defs.check`` of both files."""
+    validators: tuple[Validator, ...] = ()
+    """Run on input not known valid, in order; a validation-cache hit skips them."""
+    uncached: tuple[Validator, ...] = ()
+    """Run instead on a cache hit: what they check is more than the files' bytes."""
+
+
 # --------------------------------------------------------------------------- schema
 
 
@@ -126,20 +158,18 @@ def _schema_text(kind: str) -> bytes:
     return (_SCHEMA_DIR / f"{kind}.schema.json").read_bytes()
 
 
-def schema(kind: str) -> dict[str, Any]:
-    """The full JSON Schema of ``migration`` or ``stage`` files, check kinds included."""
+def schema(kind: str, rules: Rules) -> dict[str, Any]:
+    """The full JSON Schema of ``migration`` or ``stage`` files, ``rules``' check kinds included."""
     import json
 
-    from .checks import check_schema
-
     document: dict[str, Any] = json.loads(_schema_text(kind))
-    document["$defs"]["check"] = check_schema()
+    document["$defs"]["check"] = rules.check_schema()
     return document
 
 
-def schema_problems(kind: str, doc: Document) -> list[Problem]:
+def schema_problems(kind: str, doc: Document, rules: Rules) -> list[Problem]:
     """All schema violations of ``doc``."""
-    validator = _validator_class()(schema(kind))
+    validator = _validator_class()(schema(kind, rules))
     problems: list[Problem] = []
     for error in validator.iter_errors(doc.data):
         problems.extend(_translate(error, doc))
@@ -460,8 +490,11 @@ def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Docu
     return doc, raw
 
 
-def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -> Migration:
-    """Load and fully validate a migration from the work tree (or another source).
+def load(
+    path: str | Path = "migration.yaml", *, source: Source | None = None, rules: Rules
+) -> Migration:
+    """Load and fully validate a migration from the work tree (or another source);
+    ``validation.load`` hands it every rule.
 
     Every problem of every file is reported in one run: a migration file that does not
     parse still has its stage files read and checked, and a schema problem in one place
@@ -485,19 +518,19 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
         problems, stage_docs = _read_stages(source, root, stages_dir, doc, cache, len(raw))
     if unparsed:
         for stage_file in stage_docs:
-            problems += schema_problems("stage", stage_file.doc)
+            problems += schema_problems("stage", stage_file.doc, rules)
         raise InvalidInput(_dedupe([*unparsed, *problems]))
     key = cache.key([(file_path.name, raw), *((f.shown, f.raw) for f in stage_docs)])
     trusted = not problems and cache.known(key)
     if not trusted:
-        problems += schema_problems("migration", doc)
+        problems += schema_problems("migration", doc, rules)
         for stage_file in stage_docs:
-            problems += schema_problems("stage", stage_file.doc)
+            problems += schema_problems("stage", stage_file.doc, rules)
     if problems:
         raise InvalidInput(
-            _dedupe([*problems, *_meaning_despite(doc, stage_docs, root, stages_dir)])
+            _dedupe([*problems, *_meaning_despite(doc, stage_docs, root, stages_dir, rules)])
         )
-    builder = _Builder(doc, stage_docs, root, stages_dir, trusted=trusted)
+    builder = _Builder(doc, stage_docs, root, stages_dir, rules, trusted=trusted)
     migration = builder.build()
     if builder.problems:
         raise InvalidInput(builder.problems)
@@ -515,7 +548,9 @@ _NEUTRAL_CHECK = {"check": "unique-artifacts"}
 _PLACEHOLDERS: dict[str, Any] = {"version": 1, "migration": "migration", "stage": 0, "title": ""}
 
 
-def _well_formed(kind: str, data: Any, stage: int = 0) -> tuple[Any, dict[str, set[str]]] | None:
+def _well_formed(
+    kind: str, data: Any, rules: Rules, stage: int = 0
+) -> tuple[Any, dict[str, set[str]]] | None:
     """``data`` without the parts the schema refuses, and the items cut out (by section).
 
     Each refused value is removed where it stands when its mapping may go without it;
@@ -528,7 +563,7 @@ def _well_formed(kind: str, data: Any, stage: int = 0) -> tuple[Any, dict[str, s
     if not isinstance(data, dict):
         return None
     dropped: dict[str, set[str]] = {section: set() for section in _ITEM_SECTIONS}
-    validator = _validator_class()(schema(kind))
+    validator = _validator_class()(schema(kind, rules))
     placeholders = {**_PLACEHOLDERS, "stage": stage}
     for _round in range(MAX_PRUNE_ROUNDS):
         errors = list(validator.iter_errors(data))
@@ -591,13 +626,13 @@ def _cut(
 
 
 def _meaning_despite(
-    doc: Document, stage_docs: list[StageFile], root: Path, stages_dir: Any
+    doc: Document, stage_docs: list[StageFile], root: Path, stages_dir: Any, rules: Rules
 ) -> list[Problem]:
     """The meaning problems of the well-formed parts of files that have schema problems.
 
     Found on copies with the refused parts cut out, so that one problem never hides
     another; the schema problems themselves are reported by the caller."""
-    kept = _well_formed("migration", doc.data)
+    kept = _well_formed("migration", doc.data, rules)
     if kept is None or not isinstance(stages_dir, str) or not stages_dir:
         return []
     data, dropped = kept
@@ -609,7 +644,7 @@ def _meaning_despite(
         if n not in present
     ]
     for stage_file in sorted([*stage_docs, *stubs], key=lambda f: f.number):
-        stage_kept = _well_formed("stage", stage_file.doc.data, stage_file.number)
+        stage_kept = _well_formed("stage", stage_file.doc.data, rules, stage_file.number)
         stage_data = stage_kept[0] if stage_kept else {"stage": stage_file.number, "title": ""}
         stage_doc = Document(
             stage_file.doc.file,
@@ -628,7 +663,7 @@ def _meaning_despite(
             )
         )
     pruned = Document(doc.file, data, doc.marks, doc.key_marks, doc.quoted)
-    builder = _Builder(pruned, pruned_stages, root, stages_dir)
+    builder = _Builder(pruned, pruned_stages, root, stages_dir, rules)
     builder.producer_ids |= dropped["producers"]
     builder.build()
     return builder.problems
@@ -809,10 +844,12 @@ class _Builder:
         stage_docs: list[StageFile],
         root: Path,
         stages_dir: str,
+        rules: Rules,
         *,
         trusted: bool = False,
     ) -> None:
         self.trusted = trusted  # known valid: skip the checks that need the glob engine
+        self.rules = rules
         self.doc = doc
         self.data: dict[str, Any] = doc.data
         self.stage_docs = stage_docs
@@ -912,16 +949,11 @@ class _Builder:
             workflows=self._workflows(),
         )
         if not self.trusted:
-            from .audit import problems as audit_problems
-
-            self._check_args(migration)
-            self._meaning_of_releases(migration)
-            self.problems += audit_problems(migration)
-            from .ciflags import problems as ci_problems
-
-            self.problems += ci_problems(migration, self.doc)
-        else:  # what depends on more than the files' bytes (links on disk) is never cached
-            self._check_args(migration, only_uncached=True)
+            self._kinds_in_use(migration)
+        files = Located(migration=self.doc, stages=tuple(f.doc for f in self.stage_docs))
+        # on a cache hit, only what depends on more than the files' bytes (links on disk)
+        for validator in self.rules.uncached if self.trusted else self.rules.validators:
+            self.problems += validator(migration, files)
         return migration
 
     # -- items
@@ -1370,33 +1402,10 @@ class _Builder:
             out.append(change)
         return tuple(out)
 
-    def _meaning_of_releases(self, migration: Migration) -> None:
-        """Tags of ``release_changes`` that no release claims; ``kinds`` no template has."""
-        from .match import tag_claimed
-
-        releases = list(migration.releases.values())
-        for stage, stage_file in zip(migration.stages, self.stage_docs, strict=True):
-            for i, change in enumerate(stage.release_changes):
-                if not any(tag_claimed(r, change.tag) for r in releases):
-                    tags = [t for r in releases for t in r.tags]
-                    hint = suggest(change.tag, tags)
-                    self.problem(
-                        stage_file.doc,
-                        ("release_changes", i, "tag"),
-                        f"unknown tag {change.tag!r}: no release's `tags` claims it{hint or ''}; "
-                        "name a tag of the release whose selection this stage changes.",
-                    )
-                elif not _held(migration, stage.number, change.tag):
-                    self.problem(
-                        stage_file.doc,
-                        ("release_changes", i, "tag"),
-                        f"no release-continuity check holds this planned change: none of a tag "
-                        f"of this release runs at stage {stage.number} with `since` below it; "
-                        f"add one to invariants (`- check: release-continuity` with `tag: "
-                        f"{change.tag}`), or the change is never checked.",
-                    )
+    def _kinds_in_use(self, migration: Migration) -> None:
+        """A release's ``kinds`` that no artifact template has."""
         kinds = {t.kind for p in migration.producers.values() for t in p.artifacts}
-        for release in releases:
+        for release in migration.releases.values():
             for i, kind in enumerate(release.kinds or ()):
                 if kind not in kinds:
                     hint = suggest(kind, kinds) or f"; kinds in use: {', '.join(sorted(kinds))}"
@@ -1406,49 +1415,6 @@ class _Builder:
                         f"no artifact template has kind {kind!r}: write a template as "
                         f"{{name: TEMPLATE, kind: {kind}}} to give it that kind{hint}",
                     )
-
-    def _check_args(self, migration: Migration, *, only_uncached: bool = False) -> None:
-        checks = (*migration.invariants, *(c for s in migration.stages for c in s.acceptance))
-        if only_uncached:
-            # only the kinds whose validation reads more than the files' bytes, imported
-            # only when the migration has such a check (the cached path stays fast)
-            if any(c.kind == "pytest" for c in checks):
-                from .checks import pytest_check
-
-                for check in checks:
-                    if check.kind == pytest_check.KIND:
-                        self.problems.extend(pytest_check.validate(migration, check))
-            return
-        from .checks import kinds
-
-        registry = kinds()
-        for check in checks:
-            module = registry.get(check.kind)
-            validate = getattr(module, "validate", None)
-            if validate is not None:
-                self.problems.extend(validate(migration, check))
-
-
-def _held(migration: Migration, stage: int, tag: str) -> bool:
-    """Whether some release-continuity check covers a planned change of ``stage`` to the
-    release claiming ``tag``: it runs at that stage (an invariant, or the acceptance of
-    that stage or a later one) from a `since` below it, for a tag of the same release."""
-    from .match import tag_claimed
-
-    runs = [(c, True) for c in migration.invariants]
-    runs += [(c, s.number >= stage) for s in migration.stages for c in s.acceptance]
-    for check, reaches in runs:
-        other = check.args.get("tag")
-        if check.kind != "release-continuity" or not reaches or not isinstance(other, str):
-            continue
-        since = check.args.get("since", 0)
-        if not isinstance(since, int) or since >= stage:
-            continue
-        if other == tag or any(
-            tag_claimed(r, other) and tag_claimed(r, tag) for r in migration.releases.values()
-        ):
-            return True
-    return False
 
 
 def _flag_refs(tree: Any) -> Iterator[Any]:

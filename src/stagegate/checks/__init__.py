@@ -19,7 +19,15 @@ from __future__ import annotations
 
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..errors import Problem
+    from ..model import Migration
+
+READS_MORE_THAN_FILES = {"pytest": "pytest_check"}
+"""Kinds (and their modules) whose argument checks read more than the migration's files (links on disk): run
+on every load, also of a migration the validation cache knows valid."""
 
 
 @cache
@@ -36,6 +44,28 @@ def kinds() -> dict[str, ModuleType]:
         if isinstance(kind, str):
             found[kind] = module
     return dict(sorted(found.items()))
+
+
+def argument_problems(migration: Migration, *, uncached_only: bool = False) -> list[Problem]:
+    """What every check's kind finds wrong with its arguments (the kind's ``validate``).
+
+    ``uncached_only``: only the kinds in ``READS_MORE_THAN_FILES``, each imported only
+    when the migration has such a check, so that a cached load stays fast."""
+    checks = (*migration.invariants, *(c for s in migration.stages for c in s.acceptance))
+    registry: dict[str, ModuleType] = {}
+    if not uncached_only:
+        registry = kinds()
+    elif wanted := {c.kind for c in checks} & set(READS_MORE_THAN_FILES):
+        import importlib
+
+        for kind in sorted(wanted):
+            registry[kind] = importlib.import_module(f"{__name__}.{READS_MORE_THAN_FILES[kind]}")
+    found: list[Problem] = []
+    for check in checks:
+        validate = getattr(registry.get(check.kind), "validate", None)
+        if validate is not None:
+            found.extend(validate(migration, check))
+    return found
 
 
 def check_schema() -> dict[str, Any]:
