@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from .errors import LocatedError
 from .records import field, record
 
 MAX_LENGTH = 1000
@@ -16,13 +17,6 @@ MAX_DEPTH = 50
 KEYWORDS = frozenset({"not", "and", "or", "true", "false"})
 
 _TOKEN = re.compile(r"\s*(?:(?P<word>[A-Za-z0-9_][A-Za-z0-9._-]*)|(?P<punct>[()])|(?P<bad>\S))")
-
-
-class ExprError(ValueError):
-    def __init__(self, message: str, column: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
 
 
 @record
@@ -107,19 +101,19 @@ def parse(text: str | bool) -> Expr:
     if isinstance(text, bool):
         return Const(text)
     if len(text) > MAX_LENGTH:
-        raise ExprError(
+        raise LocatedError(
             f"expression is {len(text)} characters; the limit is {MAX_LENGTH}: "
             "introduce a flag for the combined condition.",
             MAX_LENGTH,
         )
     tokens = _tokenize(text)
     if not tokens:
-        raise ExprError("empty expression; write true, false or a flag expression.", 0)
+        raise LocatedError("empty expression; write true, false or a flag expression.", 0)
     parser = _Parser(text, tokens)
     tree = parser.parse_or(0)
     if parser.pos < len(tokens):
         value, column = tokens[parser.pos]
-        raise ExprError(f"unexpected {value!r}; expected 'and', 'or' or the end.", column)
+        raise LocatedError(f"unexpected {value!r}; expected 'and', 'or' or the end.", column)
     return tree
 
 
@@ -133,7 +127,7 @@ def _tokenize(text: str) -> list[tuple[str, int]]:
         kind = match.lastgroup
         start = match.start(kind) if kind else pos
         if kind == "bad":
-            raise ExprError(
+            raise LocatedError(
                 f"unexpected character {text[start]!r}; expressions use flag names, "
                 "not, and, or, true, false and parentheses.",
                 start,
@@ -172,7 +166,7 @@ class _Parser:
 
     def parse_not(self, depth: int) -> Expr:
         if depth > MAX_DEPTH:
-            raise ExprError(
+            raise LocatedError(
                 f"expression nests more than {MAX_DEPTH} levels; simplify it.", self.column()
             )
         if self.peek() == "not":
@@ -184,16 +178,16 @@ class _Parser:
         token = self.peek()
         column = self.column()
         if token is None:
-            raise ExprError("expression ends too early; expected a flag name or '('.", column)
+            raise LocatedError("expression ends too early; expected a flag name or '('.", column)
         self.pos += 1
         if token == "(":
             inner = self.parse_or(depth + 1)
             if self.peek() != ")":
-                raise ExprError("missing ')'; close the parenthesis opened here.", column)
+                raise LocatedError("missing ')'; close the parenthesis opened here.", column)
             self.pos += 1
             return inner
         if token in ("true", "false"):
             return Const(token == "true")
         if token in KEYWORDS or token == ")":
-            raise ExprError(f"unexpected {token!r}; expected a flag name or '('.", column)
+            raise LocatedError(f"unexpected {token!r}; expected a flag name or '('.", column)
         return Flag(token, column)

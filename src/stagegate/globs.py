@@ -33,6 +33,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from .errors import LocatedError
+
 __all__ = [
     "Glob",
     "Language",
@@ -121,20 +123,11 @@ class Rx:
 Piece: TypeAlias = Lit | Glob | Rx
 
 
-class PatternError(ValueError):
+class PatternError(LocatedError):
     """A glob or regex that cannot be used, or a question too complex to decide.
 
-    ``column`` is the 0-based offset into the offending text, so that callers can turn
-    it into a file position.
-    """
-
-    def __init__(self, message: str, column: int = 0) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
-
-    def __str__(self) -> str:
-        return self.message
+    Its own class because callers that run checks (``acceptance``, ``match``,
+    ``testing``) tell the engine's refusals apart from other errors."""
 
 
 class TooMuchWork(PatternError):

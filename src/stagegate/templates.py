@@ -12,6 +12,7 @@ import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from .errors import LocatedError
 from .records import record
 
 MAX_ROWS = 10_000
@@ -19,13 +20,6 @@ MAX_TOTAL_ROWS = 100_000
 """Most rows all artifact templates (and, apart, all consumer selects) may expand to."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
-class TemplateError(ValueError):
-    def __init__(self, message: str, column: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
 
 
 @record
@@ -62,12 +56,10 @@ def split(text: str) -> tuple[Part, ...]:
                 continue
             end = text.find("}", i)
             if end < 0:
-                raise TemplateError(
-                    "'{' is not closed; write {axis}, or {{ for a literal brace.", i
-                )
+                raise LocatedError("'{' is not closed; write {axis}, or {{ for a literal brace.", i)
             name = text[i + 1 : end]
             if not _NAME.fullmatch(name):
-                raise TemplateError(
+                raise LocatedError(
                     f"{{{name}}} is not an axis placeholder; write {{axis}} with an axis name, "
                     "or {{ for a literal brace.",
                     i,
@@ -83,7 +75,7 @@ def split(text: str) -> tuple[Part, ...]:
                 literal.append("}")
                 i += 2
                 continue
-            raise TemplateError("'}' without '{'; write }} for a literal brace.", i)
+            raise LocatedError("'}' without '{'; write }} for a literal brace.", i)
         literal.append(char)
         i += 1
     if literal:
