@@ -114,16 +114,22 @@ def _reduce(self: Any) -> tuple[Any, tuple[Any, ...]]:
 def _build(cls: type[T], eq: bool, order: bool) -> type[T]:
     namespace = dict(cls.__dict__)
     annotations = namespace.get("__annotations__", {})
-    spec = []
+    inherited = getattr(cls, "__record_fields__", ())  # a record base's fields come first
+    spec = list(inherited)
+    names = [name for name, *_ in spec]
     for name in annotations:
         value = namespace.pop(name, _MISSING)
         if isinstance(value, _Field):
-            spec.append((name, value.default, value.factory, value.compare))
+            entry = (name, value.default, value.factory, value.compare)
         else:
-            spec.append((name, value, _MISSING, True))
+            entry = (name, value, _MISSING, True)
+        if name in names:  # a new default for an inherited field, in its place
+            spec[names.index(name)] = entry
+        else:
+            spec.append(entry)
     namespace.pop("__dict__", None)
     namespace.pop("__weakref__", None)
-    namespace["__slots__"] = tuple(annotations)
+    namespace["__slots__"] = tuple(name for name in annotations if name not in names)
     namespace["__record_fields__"] = tuple(spec)
     namespace["__record_compare__"] = tuple(name for name, _d, _f, compare in spec if compare)
     namespace.update(
@@ -135,6 +141,9 @@ def _build(cls: type[T], eq: bool, order: bool) -> type[T]:
     )
     if eq:
         namespace.update(__eq__=_eq, __hash__=_hash)
+    elif inherited:  # identity again, whatever the base compares
+        namespace.setdefault("__eq__", object.__eq__)
+        namespace.setdefault("__hash__", object.__hash__)
     if order:
         namespace.update(__lt__=_lt, __le__=_le, __gt__=_gt, __ge__=_ge)
     return type(cls.__name__, cls.__bases__, namespace)
@@ -154,7 +163,8 @@ def record(
 ) -> type[T] | Callable[[type[T]], type[T]]:
     """Make ``cls`` a frozen record of its annotated fields (slots, eq, hash, repr).
 
-    ``kw_only`` is for type checkers (callers name every field); ``eq=False`` keeps
+    A record may extend another record: the base's fields come first, and a field
+    declared again keeps its place with its new default. ``kw_only`` is for type checkers (callers name every field); ``eq=False`` keeps
     identity equality and hashing; ``order=True`` sorts by the fields in order."""
     del kw_only  # enforced by the type checker only, as construction cost matters here
 
