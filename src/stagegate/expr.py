@@ -64,31 +64,45 @@ class Not:
 
 
 @record
-class And:
+class _Junction:
+    """``and`` or ``or`` over two or more operands."""
+
     operands: tuple[Expr, ...]
+    WORD = ""
+    DECISIVE = False
+    """The operand value that decides the whole: false for ``and``, true for ``or``."""
+    BINDING = 0
+    """How tightly the operator binds; an operand binding less is written in parentheses."""
 
     def evaluate(self, flags: Mapping[str, bool]) -> bool:
-        return all(op.evaluate(flags) for op in self.operands)
+        decisive = self.DECISIVE
+        for op in self.operands:
+            if op.evaluate(flags) == decisive:
+                return decisive
+        return not decisive
 
     def names(self) -> frozenset[str]:
         return frozenset().union(*(op.names() for op in self.operands))
 
     def __str__(self) -> str:
-        return " and ".join(f"({op})" if isinstance(op, Or) else str(op) for op in self.operands)
+        return f" {self.WORD} ".join(
+            f"({op})" if isinstance(op, _Junction) and op.BINDING < self.BINDING else str(op)
+            for op in self.operands
+        )
 
 
 @record
-class Or:
-    operands: tuple[Expr, ...]
+class And(_Junction):
+    WORD = "and"
+    DECISIVE = False
+    BINDING = 2
 
-    def evaluate(self, flags: Mapping[str, bool]) -> bool:
-        return any(op.evaluate(flags) for op in self.operands)
 
-    def names(self) -> frozenset[str]:
-        return frozenset().union(*(op.names() for op in self.operands))
-
-    def __str__(self) -> str:
-        return " or ".join(str(op) for op in self.operands)
+@record
+class Or(_Junction):
+    WORD = "or"
+    DECISIVE = True
+    BINDING = 1
 
 
 Expr = Const | Flag | Not | And | Or
@@ -112,13 +126,17 @@ def parse(text: str | bool) -> Expr:
     parser = _Parser(text, tokens)
     tree = parser.parse_or(0)
     if parser.pos < len(tokens):
-        value, column = tokens[parser.pos]
+        _kind, value, column = tokens[parser.pos]
         raise LocatedError(f"unexpected {value!r}; expected 'and', 'or' or the end.", column)
     return tree
 
 
-def _tokenize(text: str) -> list[tuple[str, int]]:
-    tokens: list[tuple[str, int]] = []
+Token = tuple[str, str, int]
+"""A parser's token: its kind (the name of the regex group it matched), text and column."""
+
+
+def _tokenize(text: str) -> list[Token]:
+    tokens: list[Token] = []
     pos = 0
     while pos < len(text):
         match = _TOKEN.match(text, pos)
@@ -133,36 +151,41 @@ def _tokenize(text: str) -> list[tuple[str, int]]:
                 start,
             )
         if kind is not None:
-            tokens.append((match.group(kind), start))
+            tokens.append((kind, match.group(kind), start))
         pos = match.end()
     return tokens
 
 
-class _Parser:
-    def __init__(self, text: str, tokens: list[tuple[str, int]]) -> None:
+class Cursor:
+    """A recursive-descent parser's place in its tokens (this module's and ``ghexpr``'s)."""
+
+    def __init__(self, text: str, tokens: list[Token]) -> None:
         self.text = text
         self.tokens = tokens
         self.pos = 0
 
     def peek(self) -> str | None:
-        return self.tokens[self.pos][0] if self.pos < len(self.tokens) else None
+        """The next token's text; None at the end."""
+        return self.tokens[self.pos][1] if self.pos < len(self.tokens) else None
 
     def column(self) -> int:
-        return self.tokens[self.pos][1] if self.pos < len(self.tokens) else len(self.text)
+        """Where the next token starts; the text's length at the end."""
+        return self.tokens[self.pos][2] if self.pos < len(self.tokens) else len(self.text)
 
-    def parse_or(self, depth: int) -> Expr:
-        operands = [self.parse_and(depth)]
-        while self.peek() == "or":
-            self.pos += 1
-            operands.append(self.parse_and(depth))
-        return operands[0] if len(operands) == 1 else Or(tuple(operands))
 
-    def parse_and(self, depth: int) -> Expr:
-        operands = [self.parse_not(depth)]
-        while self.peek() == "and":
+class _Parser(Cursor):
+    _LEVELS = (Or, And)  # the loosest first
+
+    def parse_or(self, depth: int, level: int = 0) -> Expr:
+        """``or`` of ``and`` of ``not`` terms (from ``level`` on)."""
+        if level == len(self._LEVELS):
+            return self.parse_not(depth)
+        junction = self._LEVELS[level]
+        operands = [self.parse_or(depth, level + 1)]
+        while self.peek() == junction.WORD:
             self.pos += 1
-            operands.append(self.parse_not(depth))
-        return operands[0] if len(operands) == 1 else And(tuple(operands))
+            operands.append(self.parse_or(depth, level + 1))
+        return operands[0] if len(operands) == 1 else junction(tuple(operands))
 
     def parse_not(self, depth: int) -> Expr:
         if depth > MAX_DEPTH:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import LocatedError
+from .expr import Cursor, Token
 from .records import field, record
 
 MAX_EXPRESSION = 10_000
@@ -160,7 +161,7 @@ def parse(text: str) -> Node:
         raise LocatedError(
             f"expression of {len(text):,} characters; the limit is {MAX_EXPRESSION:,}: shorten it."
         )
-    tokens: list[tuple[str, str, int]] = []
+    tokens: list[Token] = []
     pos = 0
     while pos < len(text):
         if text[pos:].strip() == "":
@@ -176,7 +177,7 @@ def parse(text: str) -> Node:
         kind = match.lastgroup or "op"
         tokens.append((kind, match.group(kind), match.start(kind)))
         pos = match.end()
-    parser = _Parser(tokens, text)
+    parser = _Parser(text, tokens)
     node = parser.expression(0)
     if parser.pos < len(tokens):
         raise LocatedError(
@@ -187,18 +188,7 @@ def parse(text: str) -> Node:
     return node
 
 
-class _Parser:
-    def __init__(self, tokens: list[tuple[str, str, int]], text: str) -> None:
-        self.tokens = tokens
-        self.text = text
-        self.pos = 0
-
-    def peek(self) -> str | None:
-        return self.tokens[self.pos][1] if self.pos < len(self.tokens) else None
-
-    def column(self) -> int:
-        return self.tokens[self.pos][2] if self.pos < len(self.tokens) else len(self.text)
-
+class _Parser(Cursor):
     def take(self, token: str) -> None:
         if self.peek() != token:
             raise LocatedError(f"expected {token!r} here; fix the expression.", self.column())
