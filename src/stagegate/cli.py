@@ -61,7 +61,7 @@ class Context:
 
     def migration(self) -> Migration:
         if self._migration is None:
-            from .load import load
+            from .validation import load
 
             if self.given is None and not Path(self.file).exists():
                 raise UsageError(
@@ -423,7 +423,7 @@ def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
 def _watching(fmt: str) -> Iterator[None]:
     """While a command that prints its report at the end runs its checks: the live line on
     a terminal, a line every 30 s in a log (on standard error for JSON)."""
-    from .acceptance import observing
+    from .checks.runner import observing
     from .report.live import Live
 
     write, tty = _writer(err=fmt == "json")
@@ -459,7 +459,7 @@ def check(
     Each stage's header is shown when it starts and each check's line when it
     finishes, with its duration; a long check shows a live line on a terminal and a
     line every 30 s in a CI log."""
-    from .acceptance import checks_at, run_all, run_checks
+    from .checks.runner import checks_at, run_all, run_checks
     from .report import results as render
     from .report.github import write_summary
     from .report.live import Live
@@ -709,8 +709,8 @@ def log_command(ctx: Context, fmt: str) -> int:
 @click.option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
     """Print the JSON Schema of migration.yaml (or of a stage file)."""
-    from .load import schema as compose
     from .report.plans import dumps
+    from .validation import schema as compose
 
     click.echo(dumps(compose("stage" if stage_file else "migration")))
     return 0

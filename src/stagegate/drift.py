@@ -496,7 +496,7 @@ def _listed(rows: Sequence[str], limit: int = 5) -> str:
 def drift(migration: Migration, stage: int, reading: Reading | None = None) -> Drift:
     """Compare the model with the workflows at ``stage``; InvalidInput for a bad workflow."""
     from . import globs
-    from .acceptance import work_limit
+    from .checks.runner import work_limit
 
     reading = reading if reading is not None else read_workflows(migration, stage)
     with globs.budget(work_limit(migration)):
