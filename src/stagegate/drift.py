@@ -14,7 +14,7 @@ called unselected when it might select it.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import Loc
@@ -46,10 +46,16 @@ class Drift:
     reading: Reading
     findings: tuple[DriftFinding, ...]
     paths: tuple[str, ...] = ()
+    strict: bool = False
+    """Whether a value that cannot be evaluated fails too (`drift --strict`)."""
 
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    @property
+    def failed(self) -> bool:
+        return not self.ok or (self.strict and bool(self.reading.unresolved))
 
 
 def _where(loc: Loc | None) -> str:
@@ -493,8 +499,11 @@ def _listed(rows: Sequence[str], limit: int = 5) -> str:
     return shown_rows + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
 
 
-def drift(migration: Migration, stage: int, reading: Reading | None = None) -> Drift:
-    """Compare the model with the workflows at ``stage``; InvalidInput for a bad workflow."""
+def drift(
+    migration: Migration, stage: int, reading: Reading | None = None, *, strict: bool = False
+) -> Drift:
+    """Compare the model with the workflows at ``stage``; InvalidInput for a bad workflow.
+    ``strict``: an unresolved value fails the comparison too."""
     from . import globs
     from .acceptance import work_limit
 
@@ -504,11 +513,15 @@ def drift(migration: Migration, stage: int, reading: Reading | None = None) -> D
     order = {kind: i for i, kind in enumerate(FINDING_KINDS)}
     found.sort(key=lambda f: (order[f.kind], f.loc))
     return Drift(
-        stage=stage, reading=reading, findings=tuple(found), paths=migration.workflows.paths
+        stage=stage,
+        reading=reading,
+        findings=tuple(found),
+        paths=migration.workflows.paths,
+        strict=strict,
     )
 
 
-# --------------------------------------------------------------------------- output
+# --------------------------------------------------------------------------- transfers as data
 
 
 def _unique(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -523,98 +536,31 @@ def _unique(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def uploads_json(reading: Reading) -> list[dict[str, Any]]:
+def _entries(
+    transfers: Sequence[Transfer], fields: Callable[[Transfer], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The active transfers as JSON objects: place, job, then ``fields``; each once."""
     return _unique(
         [
-            {
-                "file": t.loc.file,
-                "line": t.loc.line,
-                "job": t.job,
-                "name": shown(t.value),
-                "resolved": t.resolved,
-            }
-            for t in reading.uploads
+            {"file": t.loc.file, "line": t.loc.line, "job": t.job, **fields(t)}
+            for t in transfers
             if t.active
         ]
     )
+
+
+def uploads_json(reading: Reading) -> list[dict[str, Any]]:
+    return _entries(reading.uploads, lambda t: {"name": shown(t.value), "resolved": t.resolved})
 
 
 def downloads_json(reading: Reading) -> list[dict[str, Any]]:
-    return _unique(
-        [
-            {
-                "file": t.loc.file,
-                "line": t.loc.line,
-                "job": t.job,
-                "select": shown(t.value),
-                "kind": t.kind,
-                "resolved": t.resolved,
-                "run": t.run,
-                "exclude": [shown(v) for v in t.exclude],
-            }
-            for t in reading.downloads
-            if t.active
-        ]
+    return _entries(
+        reading.downloads,
+        lambda t: {
+            "select": shown(t.value),
+            "kind": t.kind,
+            "resolved": t.resolved,
+            "run": t.run,
+            "exclude": [shown(v) for v in t.exclude],
+        },
     )
-
-
-def as_json(result: Drift) -> dict[str, Any]:
-    reading = result.reading
-    return {
-        "stage": result.stage,
-        "ok": result.ok,
-        "uploads": uploads_json(reading),
-        "downloads": downloads_json(reading),
-        "findings": [
-            {
-                "kind": f.kind,
-                "item": f.item,
-                "file": f.loc.file,
-                "line": f.loc.line,
-                "message": f.message,
-                "other": {"file": f.other.file, "line": f.other.line} if f.other else None,
-            }
-            for f in result.findings
-        ],
-        "unresolved": [
-            {"file": u.loc.file, "line": u.loc.line, "expression": u.expression, "reason": u.reason}
-            for u in reading.unresolved
-        ],
-    }
-
-
-def text(result: Drift, *, strict: bool = False) -> str:
-    reading = result.reading
-    lines = []
-    for finding in result.findings:
-        lines.append(f"{_where(finding.loc)}: {finding.kind}: {finding.message}")
-    if reading.unresolved:
-        lines.append(
-            f"{len(reading.unresolved)} value{'s' if len(reading.unresolved) != 1 else ''} "
-            "cannot be evaluated (bind them under workflows.bind"
-            + (", --strict fails on them)" if strict else "; --strict fails on them)")
-        )
-        for u in reading.unresolved:
-            lines.append(f"  {_where(u.loc)}: unresolved {u.expression}: {u.reason}")
-    ups = len(uploads_json(reading))
-    downs = len(downloads_json(reading))
-    if not reading.files:
-        lines.append(
-            "no workflow file matches workflows.paths "
-            f"({', '.join(result.paths)}); every active producer counts as not uploaded"
-        )
-    verdict = (
-        "no drift"
-        if result.ok
-        else f"{len(result.findings)} finding{'s' if len(result.findings) != 1 else ''}"
-    )
-    lines.append(
-        f"drift at stage {result.stage}: {len(reading.files)} workflow file"
-        f"{'s' if len(reading.files) != 1 else ''}, {ups} upload{'s' if ups != 1 else ''}, "
-        f"{downs} download{'s' if downs != 1 else ''}: {verdict}"
-    )
-    return "\n".join(lines)
-
-
-def failed(result: Drift, strict: bool) -> bool:
-    return not result.ok or (strict and bool(result.reading.unresolved))
