@@ -203,6 +203,13 @@ class _Compare:
                 seen.setdefault(id(t), t)
         return list(seen.values())
 
+    def found(self, kind: str, item: str, loc: Loc, other: Loc | None, message: str) -> None:
+        """A finding about ``item`` (the model's id; "" for an upload no producer declares)
+        at ``loc``, the other side at ``other``."""
+        self.findings.append(
+            DriftFinding(kind=kind, item=item, loc=loc, other=other, message=message)
+        )
+
     def run(self) -> list[DriftFinding]:
         self.unknown_jobs()
         accounted = self.undeclared()
@@ -237,16 +244,14 @@ class _Compare:
                     if len(self.reading.files) > 3
                     else ""
                 )
-                self.findings.append(
-                    DriftFinding(
-                        kind="unknown-job",
-                        item=item.id,
-                        loc=ref.loc,
-                        other=known[close[0]].loc if close else None,
-                        message=f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) "
-                        f"names no job of the workflows read ({read or 'none'}){hint}: fix the entry "
-                        "or workflows.paths.",
-                    )
+                self.found(
+                    "unknown-job",
+                    item.id,
+                    ref.loc,
+                    known[close[0]].loc if close else None,
+                    f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no "
+                    f"job of the workflows read ({read or 'none'}){hint}: fix the entry or "
+                    "workflows.paths.",
                 )
 
     # -- undeclared-upload
@@ -276,10 +281,10 @@ class _Compare:
                     grouped[key] = (upload, [])
                 grouped[key][1].extend(n for n in bad if n not in grouped[key][1])
         for upload, names in grouped.values():
-            self.findings.append(self.undeclared_finding(upload, names))
+            self.report_undeclared(upload, names)
         return accounted
 
-    def undeclared_finding(self, upload: Transfer, names: list[str]) -> DriftFinding:
+    def report_undeclared(self, upload: Transfer, names: list[str]) -> None:
         listing = [
             p
             for p in self.plan.producers
@@ -305,12 +310,12 @@ class _Compare:
         shown_names = ", ".join(names[:3]) + (
             f" and {len(names) - 3} more" if len(names) > 3 else ""
         )
-        return DriftFinding(
-            kind="undeclared-upload",
-            item=listing[0].id if listing else "",
-            loc=upload.loc,
-            other=other,
-            message=f"the upload at {_where(upload.loc)} in job {job} names {shown_names}; no "
+        self.found(
+            "undeclared-upload",
+            listing[0].id if listing else "",
+            upload.loc,
+            other,
+            f"the upload at {_where(upload.loc)} in job {job} names {shown_names}; no "
             f"active producer at stage {self.stage} has {'it' if len(names) == 1 else 'them'} as a "
             f"row ({hint}): declare it "
             "(a template and the job under jobs), or remove the upload.",
@@ -346,9 +351,9 @@ class _Compare:
                     continue  # an unresolved upload may yield it
                 by_template.setdefault(id(row.template), []).append((row, position))
             for rows in by_template.values():
-                self.findings.append(self.missing_finding(producer, rows))
+                self.report_missing(producer, rows)
 
-    def missing_finding(self, producer: Producer, found: list[tuple[Row, int]]) -> DriftFinding:
+    def report_missing(self, producer: Producer, found: list[tuple[Row, int]]) -> None:
         rows = [row for row, _ in found]
         first = self.all_rows.language(found[0][1])
         template = rows[0].template
@@ -385,12 +390,12 @@ class _Compare:
                 if close
                 else "no active upload in the workflows makes it"
             )
-        return DriftFinding(
-            kind="missing-upload",
-            item=producer.id,
-            loc=template.loc,
-            other=other,
-            message=f"producer {producer.id}: template {template.text!r} ({_where(template.loc)}) is "
+        self.found(
+            "missing-upload",
+            producer.id,
+            template.loc,
+            other,
+            f"producer {producer.id}: template {template.text!r} ({_where(template.loc)}) is "
             f"active at stage {self.stage}, but {why}: rows {shown_rows}. Upload it, or turn the "
             "producer off at this stage.",
         )
@@ -471,19 +476,17 @@ class _Compare:
                 (self.reading.jobs[r.text].loc for r in refs if r.text in self.reading.jobs), None
             )
         where = ", ".join(ref.text for ref in self.settings.jobs_of(item))
-        self.findings.append(
-            DriftFinding(
-                kind="select-differs",
-                item=item.id,
-                loc=item.loc,
-                other=other,
-                message=f"{item.kind} {item.id} ({_where(item.loc)}) selects other rows than the "
-                f"downloads of its jobs ({where}"
-                + (f"; first download at {_where(other)}" if other else "; no download found")
-                + f") at stage {self.stage}: "
-                + "; ".join(parts)
-                + ". Make the selects say what the downloads take, or change the downloads.",
-            )
+        self.found(
+            "select-differs",
+            item.id,
+            item.loc,
+            other,
+            f"{item.kind} {item.id} ({_where(item.loc)}) selects other rows than the "
+            f"downloads of its jobs ({where}"
+            + (f"; first download at {_where(other)}" if other else "; no download found")
+            + f") at stage {self.stage}: "
+            + "; ".join(parts)
+            + ". Make the selects say what the downloads take, or change the downloads.",
         )
 
 
