@@ -763,9 +763,8 @@ def _annotate_error(argv: list[str], error: Exception, before: set[str]) -> None
     command = next((a for a in argv if a in cli.commands), None)
     title = f"stagegate {command}" if command else "stagegate"
     if isinstance(error, InvalidInput):
-        for p in error.problems:
-            text = f"{p.path}: {p.message}" if p.path else p.message
-            click.echo(github.annotation("error", text, github.placed(p.loc), title), err=True)
+        if error.problems:
+            click.echo(github.problem_annotations(error.problems, title), err=True)
     else:
         message = error.format_message() if isinstance(error, click.ClickException) else str(error)
         click.echo(github.annotation("error", message, None, title), err=True)

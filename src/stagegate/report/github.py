@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..errors import Loc
+from ..errors import Loc, Problem
 
 if TYPE_CHECKING:
     from ..gate import Verdict
@@ -335,6 +335,14 @@ def on_changed_line(
             text = texts[file][hit - 1]
             return Loc(file, hit, len(text) - len(text.lstrip()) + 1)
     return loc
+
+
+def problem_annotations(problems: Iterable[Problem], title: str) -> str:
+    """One ``::error`` a problem of invalid input, at its place."""
+    return "\n".join(
+        annotation("error", f"{p.path}: {p.message}" if p.path else p.message, placed(p.loc), title)
+        for p in problems
+    )
 
 
 def placed(loc: Loc | None) -> Loc | None:

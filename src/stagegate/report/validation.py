@@ -24,16 +24,6 @@ class Validation:
         return self.error.exit_code if self.error is not None else 0
 
 
-def problem_annotations(error: InvalidInput, title: str) -> str:
-    """One ``::error`` a problem, at its place (as the repository names the file)."""
-    return "\n".join(
-        github.annotation(
-            "error", f"{p.path}: {p.message}" if p.path else p.message, github.placed(p.loc), title
-        )
-        for p in error.problems
-    )
-
-
 def summary_line(migration: Migration) -> str:
     counts = ", ".join(
         counted(n, noun)
@@ -75,7 +65,7 @@ def _text(result: Validation) -> Output:
 
 def _github(result: Validation) -> Output:
     if result.error is not None:
-        annotations = problem_annotations(result.error, "stagegate validate")
+        annotations = github.problem_annotations(result.error.problems, "stagegate validate")
         count = counted(len(result.error.problems), "problem")
         github.write_summary(f"### stagegate validate\n\n{count} in the migration files.")
         return Output(lines(annotations or None), _text(result).err)
