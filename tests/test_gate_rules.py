@@ -11,8 +11,8 @@ import pytest
 from scratch import SMALL, write_small
 from stagegate import gate
 from stagegate.checks._base import Result
-from stagegate.load import load
 from stagegate.model import Migration
+from stagegate.validation import load
 
 
 def _at(tmp_path: Path, stage: int) -> Migration:

@@ -282,8 +282,8 @@ def test_plan_diff_status_and_the_flip_description_show_the_planned_change(
     paths = json.loads(sg("plan", "--stage", "1", "--format", "json", cwd=root).out)
     assert paths["release_paths"]["rel"]["release_changes"][0]["add"] == ["pkg-python315-*"]
 
-    from stagegate.load import load
     from stagegate.report.flipdoc import markdown
+    from stagegate.validation import load
 
     body = markdown(load(root / "migration.yaml"), 0, 1, None)
     assert "**Planned release changes** (held exactly by `release-continuity`)" in body

@@ -19,7 +19,7 @@ from stagegate.report.graph import PICTURE
 from stagegate.report.plans import DIFF, PLAN, STATUS
 from stagegate.report.render import Output, lines
 from stagegate.report.results import CHECK
-from stagegate.report.validation import VALIDATE
+from stagegate.report.validate import VALIDATE
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -73,7 +73,7 @@ class Context:
 
     def migration(self) -> Migration:
         if self._migration is None:
-            from .load import load
+            from .validation import load
 
             if self.given is None and not Path(self.file).exists():
                 raise UsageError(
@@ -301,7 +301,7 @@ def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) ->
 @pass_ctx
 def validate(ctx: Context, fmt: str) -> int:
     """Check the migration and its stage files: schema and meaning."""
-    from .report.validation import VALIDATE, Validation
+    from .report.validate import VALIDATE, Validation
 
     try:
         result = Validation(migration=ctx.migration())
@@ -403,7 +403,7 @@ def graph(
 def _watching(fmt: str) -> Iterator[None]:
     """While a command that prints its report at the end runs its checks: the live line on
     a terminal, a line every 30 s in a log (on standard error for JSON)."""
-    from .acceptance import observing
+    from .checks.runner import observing
     from .report.live import Live
 
     write, tty = _writer(err=fmt == "json")
@@ -439,7 +439,7 @@ def check(
     Each stage's header is shown when it starts and each check's line when it
     finishes, with its duration; a long check shows a live line on a terminal and a
     line every 30 s in a CI log."""
-    from .acceptance import checks_at, run_all, run_checks
+    from .checks.runner import checks_at, run_all, run_checks
     from .report.live import Live
     from .report.results import CHECK, Checked
 
@@ -615,8 +615,8 @@ def log_command(ctx: Context, fmt: str) -> int:
 @option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
     """Print the JSON Schema of migration.yaml (or of a stage file)."""
-    from .load import schema as compose
     from .report.render import dumps
+    from .validation import schema as compose
 
     click.echo(dumps(compose("stage" if stage_file else "migration")))
     return 0

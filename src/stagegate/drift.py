@@ -508,7 +508,7 @@ def drift(
     """Compare the model with the workflows at ``stage``; InvalidInput for a bad workflow.
     ``strict``: an unresolved value fails the comparison too."""
     from . import globs
-    from .acceptance import work_limit
+    from .checks.runner import work_limit
 
     reading = reading if reading is not None else read_workflows(migration, stage)
     with globs.budget(work_limit(migration)):

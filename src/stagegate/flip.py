@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import acceptance
+from .checks import runner
 from .checks._base import Result
 from .errors import InvalidInput, Loc, Problem, Refused, UsageError
-from .load import FileSource, Source, load, read_limited
+from .load import FileSource, Source, read_limited
 from .model import Migration
+from .validation import load
 from .yamlsrc import decode, parse
 
 _BOM = b"\xef\xbb\xbf"
@@ -475,7 +476,7 @@ def _run(migration: Migration, stages: Sequence[int]) -> tuple[list[Result], lis
     results: list[Result] = []
     checked: list[int] = []
     for stage in stages:
-        found = acceptance.run_checks(migration, stage)
+        found = runner.run_checks(migration, stage)
         results.extend(found)
         checked.append(stage)
         if not all(r.ok for r in found):

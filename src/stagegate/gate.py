@@ -34,12 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import acceptance, overlay
+from . import overlay
+from .checks import runner
 from .checks._base import Result
 from .errors import InvalidInput, Loc, UsageError
 from .gitrepo import GitSource, Repository, open_migration
-from .load import load
 from .model import Check, Migration
+from .validation import load
 from .words import counted
 from .yamlsrc import Document, decode, json_path, parse
 
@@ -494,7 +495,7 @@ def run_checks(
 ) -> tuple[list[Result], list[str]]:
     """The base's ``checks`` of ``stage`` on the head; their results and notes."""
     if all(c.kind in PURE_KINDS for c in checks):
-        return acceptance.run_checks(refs.judge, stage, checks, evaluated_at=refs.head), []
+        return runner.run_checks(refs.judge, stage, checks, evaluated_at=refs.head), []
     base_commit, head_commit = commits
     copy = overlay.base_tests(repo, refs.judge, base_commit, prefix, stage, checks)
     notes = (
@@ -509,7 +510,7 @@ def run_checks(
                 "tree is not the head, or has changes)."
             )
         with overlay.test_folder(copy) as top:
-            results = acceptance.run_checks(
+            results = runner.run_checks(
                 refs.judge, stage, checks, evaluated_at=refs.head, root=root, tests=top / prefix
             )
     return results, notes
@@ -576,7 +577,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
     if b > base.last:
         notes.append(f"the checks of stage {b} were not run: the base does not define it.")
         return Verdict(**sides, rules=tuple(rules), notes=tuple(notes))
-    checks = acceptance.checks_at(base, b)
+    checks = runner.checks_at(base, b)
     results, more = run_checks(repo, refs, b, checks, (base_sha, head_sha), prefix)
     rules.append(checks_pass(results, b))
     return Verdict(
@@ -591,7 +592,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
 def _new_migration(sides: dict[str, Any], head: Migration, notes: list[str]) -> Verdict:
     pure = [c for c in head.invariants if c.kind in PURE_KINDS]
     skipped = len(head.invariants) - len(pure)
-    results = acceptance.run_checks(head, 0, pure)
+    results = runner.run_checks(head, 0, pure)
     if skipped:
         notes.append(
             f"{counted(skipped, 'invariant')} not run (checks that run programs or read "

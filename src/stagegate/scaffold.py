@@ -522,7 +522,7 @@ class _Pending:
 
 def _check_written(text: str, path: Path) -> None:
     """What init writes must load, with its stage files, before anything is written."""
-    from .load import load
+    from .validation import load
 
     root = path.parent if str(path.parent) else Path(".")
     load(path, source=_Pending(root, path.name, text.encode("utf-8")))
@@ -539,7 +539,7 @@ def _slug(title: str) -> str:
 def new_stage(migration: Migration, title: str) -> Path:
     """Write the next numbered stage file with a commented skeleton; its path."""
     from .flip import write_atomic
-    from .load import load
+    from .validation import load
 
     title = " ".join(title.split())
     if not title:

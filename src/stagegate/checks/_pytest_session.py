@@ -2,7 +2,7 @@
 
 Starting pytest costs about half a second before the first test runs, and ``check
 --all`` on the worked example ran seven pytest processes one after the other. Inside
-``shared_session`` (``acceptance.run_all``) the first pytest check runs every stage's
+``shared_session`` (``runner.run_all``) the first pytest check runs every stage's
 folder in one process instead: the ``stagegate`` fixture gives each test module the
 stage of its folder (``pytest_plugin``: ``$STAGEGATE_STAGES``) and the plugin writes
 each folder's counts, as pytest's own summary counts them, to a report file.
@@ -157,8 +157,8 @@ def _python_files(folder: Path) -> list[Path]:
 
 
 def _eligible(shared: Shared) -> dict[tuple[int, str], Path]:
-    from ..acceptance import checks_at
     from .pytest_check import _escapes, target
+    from .runner import checks_at
 
     wanted: dict[str, list[int]] = {}
     for stage in range(shared.migration.last + 1):
@@ -196,7 +196,7 @@ def _start(shared: Shared) -> Running | None:
     """Start the session of the shareable folders; None when fewer than two can share."""
     from importlib.util import find_spec
 
-    from ..acceptance import checks_at
+    from .runner import checks_at
 
     chosen = _eligible(shared)
     if len(chosen) < 2 or any(find_spec(n) is None for n in ("pytest", "pytest_snapshot")):

@@ -1,6 +1,6 @@
 """``check`` as it runs: stage headers, each check's lines with its duration, a live line.
 
-``Live`` is an ``acceptance.Observer``. It writes through the ``write`` callback the
+``Live`` is an ``checks.runner.Observer``. It writes through the ``write`` callback the
 command line gives it (nothing here opens a stream): on a terminal, a line redrawn in
 place while a check runs; elsewhere (a CI log), a line every ``heartbeat`` seconds, so
 that a job running a long pytest or command check never looks hung.
