@@ -285,12 +285,17 @@ def cli(click_ctx: click.Context, file: str | None, show_traceback: bool) -> Non
 
 
 def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) -> None:
-    """Print ``result`` as the renderer for ``fmt`` in the command's table renders it."""
+    """Print ``result`` as the renderer for ``fmt`` in the command's table renders it, then
+    append its step summary."""
     output = renderers[fmt](result)
     if output.out:
         click.echo(output.out, nl=False)
     if output.err:
         click.echo(output.err, nl=False, err=True)
+    if output.summary is not None:
+        from .report.github import write_summary
+
+        write_summary(output.summary)
 
 
 # --------------------------------------------------------------------------- commands

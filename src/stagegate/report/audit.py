@@ -320,8 +320,7 @@ def workflow_commands(report: Report) -> str:
 
 def _github(report: Report) -> Output:
     annotations = workflow_commands(report)
-    github.write_summary(markdown(report))
-    return Output(lines(annotations or None, text(report)))
+    return Output(lines(annotations or None, text(report)), summary=markdown(report))
 
 
 AUDIT: Renderers[Report] = {

@@ -86,8 +86,10 @@ def workflow_commands(result: Drift) -> str:
 
 def _github(result: Drift) -> Output:
     report = text(result)
-    github.write_summary(f"### stagegate drift (stage {result.stage})\n\n```\n{report}\n```")
-    return Output(lines(workflow_commands(result) or None, report))
+    return Output(
+        lines(workflow_commands(result) or None, report),
+        summary=f"### stagegate drift (stage {result.stage})\n\n```\n{report}\n```",
+    )
 
 
 DRIFT: Renderers[Drift] = {"text": echo_text(text), "json": echo_json(as_json), "github": _github}

@@ -289,19 +289,24 @@ def _flip_github(result: Flipped) -> Output:
 
     flip = result.flip
     annotations = checks.workflow_commands(list(flip.results))
-    github.write_summary(markdown(flip.migration, flip.old, flip.new, flip.results))
-    return Output(lines(annotations or None, flip_text(flip, result.command)))
+    return Output(
+        lines(annotations or None, flip_text(flip, result.command)),
+        summary=markdown(flip.migration, flip.old, flip.new, flip.results),
+    )
 
 
 def _verdict_github(verdict: Verdict) -> Output:
     annotations = verdict_annotations(verdict, github.verdict_changes(verdict))
-    github.write_summary(verdict_summary(verdict))
-    return Output(lines(annotations or None, verdict_text(verdict)))
+    return Output(
+        lines(annotations or None, verdict_text(verdict)), summary=verdict_summary(verdict)
+    )
 
 
 def _gate_failed_github(error: Exception) -> Output:
-    github.write_summary(f"### stagegate verify-pr: **failed**\n\n```\n{error}\n```")
-    return Output(lines(github.annotation("error", str(error), None, "stagegate verify-pr")))
+    return Output(
+        lines(github.annotation("error", str(error), None, "stagegate verify-pr")),
+        summary=f"### stagegate verify-pr: **failed**\n\n```\n{error}\n```",
+    )
 
 
 FLIP: Renderers[Flipped] = {

@@ -4,9 +4,10 @@ Each command has one result type (what its core call returns, or a small record 
 that and the options that shape the output) and one renderer table in ``report/``:
 ``{format name: renderer}``, where a renderer is a function from that result to an
 ``Output`` (check-jsonschema's reporter table, one per command). ``cli.py`` looks the
-renderer up by the option's value, prints the ``Output`` and returns the exit code;
-it holds no ``if fmt == ...``. A ``github`` renderer may also write the step summary
-or ``$GITHUB_OUTPUT``: that is part of the format. Nothing else in a renderer acts.
+renderer up by the option's value, prints the ``Output`` (and appends its step
+summary) and returns the exit code; it holds no ``if fmt == ...``.
+Nothing in a renderer acts, but for ``flags``/``matrix --format github``, whose
+renderers append to ``$GITHUB_OUTPUT`` (all or nothing, before anything is printed).
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ R = TypeVar("R")
 
 @record
 class Output:
-    """The exact text for standard output and for standard error (line ends included)."""
+    """The exact text for standard output and for standard error (line ends included),
+    and the Markdown for ``$GITHUB_STEP_SUMMARY`` (appended after both are printed, where
+    the variable is set; None: nothing)."""
 
     out: str = ""
     err: str = ""
+    summary: str | None = None
 
 
 Renderer = Callable[[R], Output]

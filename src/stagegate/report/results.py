@@ -207,8 +207,9 @@ class Checked:
 def _check_github(result: Checked) -> Output:
     annotations = workflow_commands(result.results, github.pull_request_changes(result.migration))
     heading = "stagegate check --all" if result.every else f"stagegate check (stage {result.stage})"
-    github.write_summary(summary(result.migration, result.results, heading))
-    return Output(lines(annotations or None))
+    return Output(
+        lines(annotations or None), summary=summary(result.migration, result.results, heading)
+    )
 
 
 CHECK: Renderers[Checked] = {

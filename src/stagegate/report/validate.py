@@ -67,15 +67,18 @@ def _github(result: Validation) -> Output:
     if result.error is not None:
         annotations = github.problem_annotations(result.error.problems, "stagegate validate")
         count = counted(len(result.error.problems), "problem")
-        github.write_summary(f"### stagegate validate\n\n{count} in the migration files.")
-        return Output(lines(annotations or None), _text(result).err)
+        return Output(
+            lines(annotations or None),
+            _text(result).err,
+            f"### stagegate validate\n\n{count} in the migration files.",
+        )
     migration = result.migration
     assert migration is not None
-    github.write_summary(
-        f"### stagegate validate\n\n`{migration.file}` is valid "
-        f"(stage {migration.stage} of {migration.last})."
+    return Output(
+        _text(result).out,
+        summary=f"### stagegate validate\n\n`{migration.file}` is valid "
+        f"(stage {migration.stage} of {migration.last}).",
     )
-    return _text(result)
 
 
 VALIDATE: Renderers[Validation] = {
