@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..errors import TooComplex
+from ..errors import TooComplex, UsageError
 from ..globs import TooMuchWork, budget
 from ..match import index, release_selection
 from ..records import field, record, replace
 from ..resolve import Plan, Row
+from .render import Renderers, echo_text
 
 
 @record(kw_only=True)
@@ -276,3 +277,53 @@ def dot(plan: Plan, graph: Graph | None = None) -> str:
     ]
     lines.append("}")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- renderer table
+
+
+def focus(
+    plan: Plan,
+    graph: Graph,
+    *,
+    producers: Sequence[str] = (),
+    consumers: Sequence[str] = (),
+    releases: Sequence[str] = (),
+) -> Graph:
+    """``graph`` narrowed to the neighbourhood of the items named (all of it when none
+    is); a UsageError for an id the migration does not declare or that is not active."""
+    named = {"producer": producers, "consumer": consumers, "release": releases}
+    if not any(named.values()):
+        return graph
+    migration = plan.migration
+    for kind, ids in named.items():
+        declared: dict[str, object] = getattr(migration, f"{kind}s")
+        active = set(getattr(graph, f"{kind}s"))
+        for item in ids:
+            if item not in declared:
+                import difflib
+
+                close = difflib.get_close_matches(item, list(declared), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise UsageError(f"no {kind} {item!r} in {migration.file}{hint}")
+            if item not in active:
+                raise UsageError(
+                    f"{kind} {item} is not active at stage {plan.stage}; "
+                    f"`stagegate plan --stage {plan.stage}` lists what is."
+                )
+    return neighbourhood(graph, producers=producers, consumers=consumers, releases=releases)
+
+
+@record
+class Picture:
+    """`graph`'s result: the resolved stage and the part of its graph to draw."""
+
+    plan: Plan
+    graph: Graph
+    legend: bool = True
+
+
+PICTURE: Renderers[Picture] = {
+    "mermaid": echo_text(lambda p: mermaid(p.plan, p.graph, legend=p.legend)),
+    "dot": echo_text(lambda p: dot(p.plan, p.graph)),
+}
