@@ -620,10 +620,10 @@ def log_command(ctx: Context, fmt: str) -> int:
 @option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
     """Print the JSON Schema of migration.yaml (or of a stage file)."""
-    from .report.render import dumps
+    from .report.render import SCHEMA
     from .validation import schema as compose
 
-    click.echo(dumps(compose("stage" if stage_file else "migration")))
+    show(SCHEMA, "json", compose("stage" if stage_file else "migration"))
     return 0
 
 
@@ -653,10 +653,10 @@ def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
 @pass_ctx
 def init(ctx: Context, from_workflows: bool, force: bool) -> int:
     """Write a starting migration.yaml and an empty stages/ folder."""
+    from .report.scaffold import INIT
     from .scaffold import init as write
 
-    written = write(ctx.file, from_workflows=from_workflows, force=force)
-    click.echo(f"wrote {written[0]} (stage 0) and {written[1]}/; next: stagegate validate")
+    show(INIT, "text", write(ctx.file, from_workflows=from_workflows, force=force))
     return 0
 
 
@@ -665,12 +665,10 @@ def init(ctx: Context, from_workflows: bool, force: bool) -> int:
 @pass_ctx
 def new_stage(ctx: Context, title: str) -> int:
     """Add the next numbered stage file, with a commented skeleton."""
+    from .report.scaffold import NEW_STAGE, NewStage
     from .scaffold import new_stage as write
 
-    path = write(ctx.migration(), title)
-    click.echo(
-        f"wrote {path}; set its flags, then: stagegate check --stage {ctx.migration().last + 1}"
-    )
+    show(NEW_STAGE, "text", NewStage(write(ctx.migration(), title), ctx.migration().last + 1))
     return 0
 
 
@@ -694,9 +692,10 @@ def flags_command(ctx: Context, stage: int | None, fmt: str) -> int:
 def flag_command(ctx: Context, name: str, stage: int | None) -> int:
     """Print `true` or `false`; exit 0 when the flag is on, 1 when off, 2 when unknown."""
     from . import ciflags
+    from .report.ciflags import FLAG
 
     value = ciflags.flag(ctx.migration(), name, ctx.stage(stage))
-    click.echo("true" if value else "false")
+    show(FLAG, "text", value)
     return 0 if value else 1
 
 

@@ -62,3 +62,7 @@ def echo_json(build: Callable[[R], Any]) -> Callable[[R], Output]:
 def nothing(_result: object) -> Output:
     """The renderer of a format that prints nothing more (what it shows was shown already)."""
     return Output()
+
+
+SCHEMA: Renderers[Any] = {"json": echo_json(lambda schema: schema)}
+"""`schema`: the JSON Schema as it is."""
