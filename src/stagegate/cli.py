@@ -692,10 +692,10 @@ def flags_command(ctx: Context, stage: int | None, fmt: str) -> int:
 def flag_command(ctx: Context, name: str, stage: int | None) -> int:
     """Print `true` or `false`; exit 0 when the flag is on, 1 when off, 2 when unknown."""
     from . import ciflags
-    from .report.ciflags import FLAG
 
     value = ciflags.flag(ctx.migration(), name, ctx.stage(stage))
-    show(FLAG, "text", value)
+    # printed here: the one command a CI script runs per flag imports no renderer module
+    click.echo("true" if value else "false")
     return 0 if value else 1
 
 

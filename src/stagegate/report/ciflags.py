@@ -102,10 +102,6 @@ FLAGS: Renderers[Plan] = {
 }
 
 
-FLAG: Renderers[bool] = {"text": echo_text(_bool)}
-"""`flag NAME`: ``true`` or ``false`` (its exit code says the same)."""
-
-
 @record
 class Matrix:
     """`matrix`'s result: a producer's build rows, ``{"include": [...]}``."""
