@@ -27,7 +27,7 @@ from .errors import EXIT_INTERNAL, EXIT_INVALID, InvalidInput, StagegateError, U
 
 if TYPE_CHECKING:
     from .model import Migration
-    from .report.render import Output
+    from .report import Output
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
@@ -620,7 +620,7 @@ def log_command(ctx: Context, fmt: str) -> int:
 @option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
     """Print the JSON Schema of migration.yaml (or of a stage file)."""
-    from .report.render import SCHEMA
+    from .report import SCHEMA
     from .validation import schema as compose
 
     show(SCHEMA, "json", compose("stage" if stage_file else "migration"))

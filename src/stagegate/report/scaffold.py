@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..records import record
-from .render import Renderers, echo_text
+from . import Renderers, echo_text
 
 
 @record

@@ -8,8 +8,7 @@ from ..errors import InvalidInput
 from ..model import Migration
 from ..records import record
 from ..words import counted
-from . import github
-from .render import Output, Renderers, dumps, lines
+from . import Output, Renderers, dumps, github, lines
 
 
 @record
