@@ -39,7 +39,7 @@ from .model import (
 )
 from .records import record, replace
 from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, TemplateError, row_count, split
-from .yamlsrc import MAX_BYTES, Document, decode, json_path, parse
+from .yamlsrc import MAX_BYTES, Document, json_path, read
 from .yamlsrc import Path as DocPath
 
 STAGE_FILE = re.compile(r"(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9-]*)\.yaml")
@@ -217,13 +217,7 @@ class ValidCache:
 
         try:
             stored = json.loads(path.read_bytes())
-            return Document(
-                file,
-                stored["data"],
-                {tuple(p): (line, col) for p, line, col in stored["marks"]},
-                {tuple(p): (line, col) for p, line, col in stored["key_marks"]},
-                {tuple(p) for p in stored["quoted"]},
-            )
+            return Document.restored(file, stored)
         except (OSError, ValueError, KeyError, TypeError):
             return None  # unreadable or foreign: parse the file again
 
@@ -233,12 +227,7 @@ class ValidCache:
             return
         import json
 
-        stored = {
-            "data": doc.data,
-            "marks": [[list(p), line, col] for p, (line, col) in doc.marks.items()],
-            "key_marks": [[list(p), line, col] for p, (line, col) in doc.key_marks.items()],
-            "quoted": [list(p) for p in doc.quoted],
-        }
+        stored = doc.stored()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_suffix(f".{os.getpid()}.tmp")
@@ -549,7 +538,7 @@ def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Docu
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     doc = cache.document(raw, shown)
     if doc is None:
-        doc = parse(decode(raw, shown), shown)
+        doc = read(raw, shown)
         cache.store_document(raw, doc)
     return doc, raw
 
@@ -979,6 +968,8 @@ class _Builder:
             file=self.doc.file,
             root=self.root,
             workflows=self._workflows(),
+            stage_span=self.doc.spans.get(("stage",)),
+            document=self.doc,
         )
         if not self.trusted:
             from .audit import problems as audit_problems
@@ -1406,6 +1397,8 @@ class _Builder:
             release_changes=self._release_changes(doc),
             file=shown,
             loc=doc.loc(()),
+            reversible_loc=doc.key_loc(("reversible",)) if "reversible" in data else None,
+            document=doc,
         )
 
     def _change_globs(
