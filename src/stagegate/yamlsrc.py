@@ -17,7 +17,7 @@ We build the data ourselves from the parser's event stream instead of using
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -204,7 +204,7 @@ class _Reader:
     def fail(self, mark: tuple[int, int], message: str) -> InvalidInput:
         return InvalidInput([Problem(Loc(self.file, *mark), message)])
 
-    def read(self, events: Iterator[Any]) -> None:
+    def read(self, events: Iterable[Any]) -> None:
         import yaml
 
         handlers = {
@@ -281,10 +281,12 @@ class _Reader:
         frame.key = None
 
     def scalar(self, event: Any) -> None:
-        mark = _mark(event)
-        if self.at_key():
+        mark = (event.start_mark.line + 1, event.start_mark.column + 1)
+        stack = self.stack
+        if stack and stack[-1].key is None and isinstance(stack[-1].container, dict):  # a key
             value: Any = event.value
-            _check_tag(event.tag, ("str",), mark, self.fail)
+            if event.tag is not None:
+                _check_tag(event.tag, ("str",), mark, self.fail)
             if event.value in _NULL and not event.style and event.tag in (None, ""):
                 raise self.fail(
                     mark,
@@ -295,12 +297,14 @@ class _Reader:
             value = _scalar(event, mark, self.fail)
             if event.style in ("'", '"'):
                 self.doc.quoted.add(self.child_path())
-            elif not event.style and len(self.stack) == 1:  # a top-level plain value
+            elif not event.style and len(stack) == 1:  # a top-level plain value
                 end = event.end_mark.index
                 self.plain_top[self.child_path()] = (end - len(event.value), end)
         if event.anchor:
             self.anchors[event.anchor] = (value, 1)
-        self.count(1, mark)
+        self.total += 1
+        if self.total > MAX_NODES:
+            self.count(0, mark)
         self.place(value, mark, 1, True)
 
     def start(self, event: Any) -> None:
@@ -407,7 +411,11 @@ def parse(text: str, file: str, *, offset: int = 0) -> Document:
 
     reader = _Reader(file)
     try:
-        reader.read(yaml.parse(text, Loader=loader))
+        parser = loader(text)
+        try:
+            reader.read(iter(parser.get_event, None))  # None: after the end of the stream
+        finally:
+            parser.dispose()
     except yaml.YAMLError as exc:
         raise _syntax_error(exc, text, file) from None
     doc = reader.doc
