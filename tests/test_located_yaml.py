@@ -29,6 +29,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[tuple[str, str]]
         return real(text, file, offset=offset)
 
     monkeypatch.setattr(yamlsrc, "parse", counting)
+    monkeypatch.setattr(yamlsrc, "_recent", {})  # nothing read by an earlier test
     monkeypatch.setenv("STAGEGATE_NO_CACHE", "1")  # every file is parsed, none read from the cache
     yield seen
 
@@ -122,3 +123,16 @@ def test_log_parses_each_version_once(
 def small_dir(tmp_path: Path) -> Path:
     write_small(tmp_path)
     return tmp_path
+
+
+def test_verify_pr_parses_each_file_once(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch, parsed: Counter[tuple[str, str]]
+) -> None:
+    """The base and the head hold the same stage files: each is read once, not once a ref."""
+    pin_git(monkeypatch)
+    repo = small_repo(tmp_path / "repo")
+    repo.edit("migration.yaml", "\nstage: 0\n", "\nstage: 1\n")
+    repo.commit("Flip to stage 1")
+    result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
+    assert result.code == 0, result.output
+    assert parsed and max(parsed.values()) == 1, parsed.most_common(3)

@@ -18,7 +18,6 @@ from .errors import GitError, InvalidInput
 from .gitrepo import FileVersion, GitSource, Repository, open_migration
 from .load import STAGE_FILE
 from .records import record
-from .yamlsrc import Document
 from .yamlsrc import read as read_yaml
 
 
@@ -65,29 +64,6 @@ class History:
     shallow: bool = False  # a shallow clone: the history starts at its boundary
 
 
-class _Documents:
-    """Each distinct file read once in a command: versions repeat (a commit's parent
-    usually holds the version listed before it, and stage files rarely change)."""
-
-    def __init__(self) -> None:
-        self.read: dict[tuple[str, bytes], Document | InvalidInput] = {}
-
-    def __call__(self, raw: bytes, file: str) -> Document:
-        import hashlib
-
-        key = (file, hashlib.blake2b(raw, digest_size=16).digest())
-        known = self.read.get(key)
-        if known is None:
-            try:
-                known = read_yaml(raw, file)
-            except InvalidInput as error:
-                known = error
-            self.read[key] = known
-        if isinstance(known, InvalidInput):
-            raise known
-        return known
-
-
 def _stage_and_dir(data: Any) -> tuple[int, str]:
     if not isinstance(data, dict):
         raise ValueError("not a mapping")
@@ -98,7 +74,7 @@ def _stage_and_dir(data: Any) -> tuple[int, str]:
     return stage, stages_dir if isinstance(stages_dir, str) and stages_dir else "stages"
 
 
-def _title(documents: _Documents, source: GitSource, stages_dir: str, number: int) -> str:
+def _title(source: GitSource, stages_dir: str, number: int) -> str:
     if number == 0:
         return "before the migration"
     try:
@@ -110,7 +86,7 @@ def _title(documents: _Documents, source: GitSource, stages_dir: str, number: in
         if is_dir or not match or int(match["number"]) != number:
             continue
         try:
-            data = documents(source.read(f"{stages_dir}/{name}"), name).data
+            data = read_yaml(source.read(f"{stages_dir}/{name}"), name).data
         except (InvalidInput, OSError):
             return "(unreadable stage file)"
         title = data.get("title") if isinstance(data, dict) else None
@@ -122,9 +98,7 @@ class _Unreadable(Exception):
     """A version of the file whose stage cannot be read; the message says why."""
 
 
-def _version(
-    documents: _Documents, repo: Repository, commit: str, path: PurePosixPath
-) -> tuple[int, str, GitSource]:
+def _version(repo: Repository, commit: str, path: PurePosixPath) -> tuple[int, str, GitSource]:
     """The stage and stages folder of the file at ``path`` in ``commit``, and that commit's files."""
     source = repo.source(commit, path.parent)
     try:
@@ -132,7 +106,7 @@ def _version(
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise _Unreadable(f"{path} is not in this commit (deleted)") from None
     try:
-        stage, stages_dir = _stage_and_dir(documents(raw, str(path)).data)
+        stage, stages_dir = _stage_and_dir(read_yaml(raw, str(path)).data)
     except InvalidInput as error:
         first = error.problems[0] if error.problems else None
         raise _Unreadable(str(first) if first else "not valid YAML") from None
@@ -142,7 +116,7 @@ def _version(
 
 
 def _parent_stage(
-    documents: _Documents, repo: Repository, commit: str, paths: Sequence[PurePosixPath | None]
+    repo: Repository, commit: str, paths: Sequence[PurePosixPath | None]
 ) -> int | None:
     """The stage of the file in ``commit``'s first parent (under the first of ``paths``
     there), or None when it cannot be read there.
@@ -154,7 +128,7 @@ def _parent_stage(
         return None
     for path in dict.fromkeys(p for p in paths if p is not None):
         try:
-            return _version(documents, repo, parent, path)[0]
+            return _version(repo, parent, path)[0]
         except (_Unreadable, GitError):
             continue
     return None
@@ -169,7 +143,6 @@ def read(repo: Repository, rel: PurePosixPath) -> History:
             "commit it first."
         )
     shallow = repo.is_shallow()
-    documents = _Documents()
     start: Start | None = None
     flips: list[Flip] = []
     skipped: list[tuple[str, str]] = []
@@ -178,7 +151,7 @@ def read(repo: Repository, rel: PurePosixPath) -> History:
     for version in versions:
         path = PurePosixPath(version.path)
         try:
-            stage, stages_dir, source = _version(documents, repo, version.commit, path)
+            stage, stages_dir, source = _version(repo, version.commit, path)
         except _Unreadable as why:
             skipped.append((version.commit, str(why)))
             older = path
@@ -189,10 +162,10 @@ def read(repo: Repository, rel: PurePosixPath) -> History:
                 version.commit, version.date, version.author, version.email, stage, boundary
             )
         else:
-            before = _parent_stage(documents, repo, version.commit, (path, older))
+            before = _parent_stage(repo, version.commit, (path, older))
             old = last if before is None else before
             if stage != old:
-                title = _title(documents, source, stages_dir, stage)
+                title = _title(source, stages_dir, stage)
                 flips.append(Flip(*_about(version), str(path), old, stage, title))
         last, older = stage, path
     return History(

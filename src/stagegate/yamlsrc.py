@@ -436,9 +436,37 @@ def parse(text: str, file: str, *, offset: int = 0) -> Document:
     return doc
 
 
+MEMO_ENTRIES = 64
+"""Documents ``read`` keeps; when it is full, the one read longest ago goes."""
+_recent: dict[tuple[str, bytes], Document | InvalidInput] = {}
+
+
 def read(raw: bytes, file: str) -> Document:
-    """The located document of a file's bytes: ``decode`` then ``parse``."""
-    return parse(decode(raw, file), file, offset=len(_BOM) if raw.startswith(_BOM) else 0)
+    """The located document of a file's bytes: ``decode`` then ``parse``.
+
+    The same bytes under the same name are parsed once: a command that reads a file at
+    several commits (``verify-pr``'s base, merge base and head; ``log``'s versions and
+    their parents) gets the document already read where the file did not change. A
+    document is never changed after it is read, so one can be shared."""
+    try:  # the built-in BLAKE2 avoids loading OpenSSL
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - interpreters without the private module
+        from hashlib import blake2b
+
+    key = (file, blake2b(raw, digest_size=16).digest())
+    known = _recent.get(key)
+    if known is None:
+        try:
+            offset = len(_BOM) if raw.startswith(_BOM) else 0
+            known = parse(decode(raw, file), file, offset=offset)
+        except InvalidInput as error:
+            known = error
+        if len(_recent) >= MEMO_ENTRIES:
+            del _recent[next(iter(_recent))]
+        _recent[key] = known
+    if isinstance(known, InvalidInput):
+        raise InvalidInput(known.problems)
+    return known
 
 
 def whole_number(text: str) -> bool:
