@@ -46,6 +46,22 @@ class Problem:
         return f"{where}{self.path}: {self.message}" if self.path else f"{where}{self.message}"
 
 
+class LocatedError(ValueError):
+    """Text that cannot be used (a flag expression, template, glob, regex or ``${{ }}``
+    expression), located by the 0-based ``column`` where it goes wrong.
+
+    The parsers raise it knowing only the text; the caller, which knows where the text
+    stands in its file, turns it into a ``Problem`` at that column."""
+
+    def __init__(self, message: str, column: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.column = column
+
+    def __str__(self) -> str:
+        return self.message
+
+
 class StagegateError(Exception):
     """Base of every error a user can cause."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from .errors import LocatedError
 from .records import field, record
 
 MAX_LENGTH = 1000
@@ -16,13 +17,6 @@ MAX_DEPTH = 50
 KEYWORDS = frozenset({"not", "and", "or", "true", "false"})
 
 _TOKEN = re.compile(r"\s*(?:(?P<word>[A-Za-z0-9_][A-Za-z0-9._-]*)|(?P<punct>[()])|(?P<bad>\S))")
-
-
-class ExprError(ValueError):
-    def __init__(self, message: str, column: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
 
 
 @record
@@ -70,31 +64,45 @@ class Not:
 
 
 @record
-class And:
+class _Junction:
+    """``and`` or ``or`` over two or more operands."""
+
     operands: tuple[Expr, ...]
+    WORD = ""
+    DECISIVE = False
+    """The operand value that decides the whole: false for ``and``, true for ``or``."""
+    BINDING = 0
+    """How tightly the operator binds; an operand binding less is written in parentheses."""
 
     def evaluate(self, flags: Mapping[str, bool]) -> bool:
-        return all(op.evaluate(flags) for op in self.operands)
+        decisive = self.DECISIVE
+        for op in self.operands:
+            if op.evaluate(flags) == decisive:
+                return decisive
+        return not decisive
 
     def names(self) -> frozenset[str]:
         return frozenset().union(*(op.names() for op in self.operands))
 
     def __str__(self) -> str:
-        return " and ".join(f"({op})" if isinstance(op, Or) else str(op) for op in self.operands)
+        return f" {self.WORD} ".join(
+            f"({op})" if isinstance(op, _Junction) and op.BINDING < self.BINDING else str(op)
+            for op in self.operands
+        )
 
 
 @record
-class Or:
-    operands: tuple[Expr, ...]
+class And(_Junction):
+    WORD = "and"
+    DECISIVE = False
+    BINDING = 2
 
-    def evaluate(self, flags: Mapping[str, bool]) -> bool:
-        return any(op.evaluate(flags) for op in self.operands)
 
-    def names(self) -> frozenset[str]:
-        return frozenset().union(*(op.names() for op in self.operands))
-
-    def __str__(self) -> str:
-        return " or ".join(str(op) for op in self.operands)
+@record
+class Or(_Junction):
+    WORD = "or"
+    DECISIVE = True
+    BINDING = 1
 
 
 Expr = Const | Flag | Not | And | Or
@@ -107,24 +115,28 @@ def parse(text: str | bool) -> Expr:
     if isinstance(text, bool):
         return Const(text)
     if len(text) > MAX_LENGTH:
-        raise ExprError(
+        raise LocatedError(
             f"expression is {len(text)} characters; the limit is {MAX_LENGTH}: "
             "introduce a flag for the combined condition.",
             MAX_LENGTH,
         )
     tokens = _tokenize(text)
     if not tokens:
-        raise ExprError("empty expression; write true, false or a flag expression.", 0)
+        raise LocatedError("empty expression; write true, false or a flag expression.", 0)
     parser = _Parser(text, tokens)
     tree = parser.parse_or(0)
     if parser.pos < len(tokens):
-        value, column = tokens[parser.pos]
-        raise ExprError(f"unexpected {value!r}; expected 'and', 'or' or the end.", column)
+        _kind, value, column = tokens[parser.pos]
+        raise LocatedError(f"unexpected {value!r}; expected 'and', 'or' or the end.", column)
     return tree
 
 
-def _tokenize(text: str) -> list[tuple[str, int]]:
-    tokens: list[tuple[str, int]] = []
+Token = tuple[str, str, int]
+"""A parser's token: its kind (the name of the regex group it matched), text and column."""
+
+
+def _tokenize(text: str) -> list[Token]:
+    tokens: list[Token] = []
     pos = 0
     while pos < len(text):
         match = _TOKEN.match(text, pos)
@@ -133,46 +145,51 @@ def _tokenize(text: str) -> list[tuple[str, int]]:
         kind = match.lastgroup
         start = match.start(kind) if kind else pos
         if kind == "bad":
-            raise ExprError(
+            raise LocatedError(
                 f"unexpected character {text[start]!r}; expressions use flag names, "
                 "not, and, or, true, false and parentheses.",
                 start,
             )
         if kind is not None:
-            tokens.append((match.group(kind), start))
+            tokens.append((kind, match.group(kind), start))
         pos = match.end()
     return tokens
 
 
-class _Parser:
-    def __init__(self, text: str, tokens: list[tuple[str, int]]) -> None:
+class Cursor:
+    """A recursive-descent parser's place in its tokens (this module's and ``ghexpr``'s)."""
+
+    def __init__(self, text: str, tokens: list[Token]) -> None:
         self.text = text
         self.tokens = tokens
         self.pos = 0
 
     def peek(self) -> str | None:
-        return self.tokens[self.pos][0] if self.pos < len(self.tokens) else None
+        """The next token's text; None at the end."""
+        return self.tokens[self.pos][1] if self.pos < len(self.tokens) else None
 
     def column(self) -> int:
-        return self.tokens[self.pos][1] if self.pos < len(self.tokens) else len(self.text)
+        """Where the next token starts; the text's length at the end."""
+        return self.tokens[self.pos][2] if self.pos < len(self.tokens) else len(self.text)
 
-    def parse_or(self, depth: int) -> Expr:
-        operands = [self.parse_and(depth)]
-        while self.peek() == "or":
-            self.pos += 1
-            operands.append(self.parse_and(depth))
-        return operands[0] if len(operands) == 1 else Or(tuple(operands))
 
-    def parse_and(self, depth: int) -> Expr:
-        operands = [self.parse_not(depth)]
-        while self.peek() == "and":
+class _Parser(Cursor):
+    _LEVELS = (Or, And)  # the loosest first
+
+    def parse_or(self, depth: int, level: int = 0) -> Expr:
+        """``or`` of ``and`` of ``not`` terms (from ``level`` on)."""
+        if level == len(self._LEVELS):
+            return self.parse_not(depth)
+        junction = self._LEVELS[level]
+        operands = [self.parse_or(depth, level + 1)]
+        while self.peek() == junction.WORD:
             self.pos += 1
-            operands.append(self.parse_not(depth))
-        return operands[0] if len(operands) == 1 else And(tuple(operands))
+            operands.append(self.parse_or(depth, level + 1))
+        return operands[0] if len(operands) == 1 else junction(tuple(operands))
 
     def parse_not(self, depth: int) -> Expr:
         if depth > MAX_DEPTH:
-            raise ExprError(
+            raise LocatedError(
                 f"expression nests more than {MAX_DEPTH} levels; simplify it.", self.column()
             )
         if self.peek() == "not":
@@ -184,16 +201,16 @@ class _Parser:
         token = self.peek()
         column = self.column()
         if token is None:
-            raise ExprError("expression ends too early; expected a flag name or '('.", column)
+            raise LocatedError("expression ends too early; expected a flag name or '('.", column)
         self.pos += 1
         if token == "(":
             inner = self.parse_or(depth + 1)
             if self.peek() != ")":
-                raise ExprError("missing ')'; close the parenthesis opened here.", column)
+                raise LocatedError("missing ')'; close the parenthesis opened here.", column)
             self.pos += 1
             return inner
         if token in ("true", "false"):
             return Const(token == "true")
         if token in KEYWORDS or token == ")":
-            raise ExprError(f"unexpected {token!r}; expected a flag name or '('.", column)
+            raise LocatedError(f"unexpected {token!r}; expected a flag name or '('.", column)
         return Flag(token, column)

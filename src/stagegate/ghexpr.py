@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .errors import LocatedError
+from .expr import Cursor, Token
 from .records import field, record
 
 MAX_EXPRESSION = 10_000
@@ -24,15 +26,6 @@ MAX_DEPTH = 50
 """Deepest nesting of an expression (parentheses, calls, indexes)."""
 MAX_JSON = 100_000
 """Longest text ``fromJSON`` reads."""
-
-
-class ExpressionError(ValueError):
-    """Not a valid expression; ``column`` is the 0-based offset into the text."""
-
-    def __init__(self, message: str, column: int = 0) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
 
 
 @record
@@ -165,10 +158,10 @@ Node = tuple[Any, ...]
 def parse(text: str) -> Node:
     """The syntax tree of one expression (the text between ``${{`` and ``}}``)."""
     if len(text) > MAX_EXPRESSION:
-        raise ExpressionError(
+        raise LocatedError(
             f"expression of {len(text):,} characters; the limit is {MAX_EXPRESSION:,}: shorten it."
         )
-    tokens: list[tuple[str, str, int]] = []
+    tokens: list[Token] = []
     pos = 0
     while pos < len(text):
         if text[pos:].strip() == "":
@@ -176,7 +169,7 @@ def parse(text: str) -> Node:
         match = _TOKEN.match(text, pos)
         if match is None or match.end() == pos:
             column = len(text) - len(text[pos:].lstrip())
-            raise ExpressionError(
+            raise LocatedError(
                 f"unexpected {text[column : column + 1]!r} in an expression; "
                 "fix the expression's syntax.",
                 column,
@@ -184,10 +177,10 @@ def parse(text: str) -> Node:
         kind = match.lastgroup or "op"
         tokens.append((kind, match.group(kind), match.start(kind)))
         pos = match.end()
-    parser = _Parser(tokens, text)
+    parser = _Parser(text, tokens)
     node = parser.expression(0)
     if parser.pos < len(tokens):
-        raise ExpressionError(
+        raise LocatedError(
             f"unexpected {tokens[parser.pos][1]!r} after a complete expression; "
             "fix the expression's syntax.",
             tokens[parser.pos][2],
@@ -195,26 +188,15 @@ def parse(text: str) -> Node:
     return node
 
 
-class _Parser:
-    def __init__(self, tokens: list[tuple[str, str, int]], text: str) -> None:
-        self.tokens = tokens
-        self.text = text
-        self.pos = 0
-
-    def peek(self) -> str | None:
-        return self.tokens[self.pos][1] if self.pos < len(self.tokens) else None
-
-    def column(self) -> int:
-        return self.tokens[self.pos][2] if self.pos < len(self.tokens) else len(self.text)
-
+class _Parser(Cursor):
     def take(self, token: str) -> None:
         if self.peek() != token:
-            raise ExpressionError(f"expected {token!r} here; fix the expression.", self.column())
+            raise LocatedError(f"expected {token!r} here; fix the expression.", self.column())
         self.pos += 1
 
     def expression(self, depth: int) -> Node:
         if depth > MAX_DEPTH:
-            raise ExpressionError(
+            raise LocatedError(
                 f"the expression nests more than {MAX_DEPTH} levels; simplify it.", self.column()
             )
         return self.binary(0, depth)
@@ -236,7 +218,7 @@ class _Parser:
         if self.peek() == "!":
             self.pos += 1
             if depth > MAX_DEPTH:
-                raise ExpressionError(
+                raise LocatedError(
                     f"the expression nests more than {MAX_DEPTH} levels; simplify it.",
                     self.column(),
                 )
@@ -253,7 +235,7 @@ class _Parser:
                     node = ("star", node)
                     continue
                 if self.pos >= len(self.tokens) or self.tokens[self.pos][0] != "word":
-                    raise ExpressionError(
+                    raise LocatedError(
                         "expected a property name after '.'; fix the expression.", self.column()
                     )
                 node = ("prop", node, self.tokens[self.pos][1])
@@ -272,7 +254,7 @@ class _Parser:
 
     def primary(self, depth: int) -> Node:
         if self.pos >= len(self.tokens):
-            raise ExpressionError("the expression ends too early; complete it.", self.column())
+            raise LocatedError("the expression ends too early; complete it.", self.column())
         kind, token, column = self.tokens[self.pos]
         self.pos += 1
         if kind == "str":
@@ -301,7 +283,7 @@ class _Parser:
             inner = self.expression(depth + 1)
             self.take(")")
             return inner
-        raise ExpressionError(f"unexpected {token!r}; fix the expression.", column)
+        raise LocatedError(f"unexpected {token!r}; fix the expression.", column)
 
 
 def path_of(node: Node) -> str | None:
@@ -575,7 +557,7 @@ def split_text(text: str) -> list[tuple[str, int]]:
     """``text`` as literal and expression pieces: (piece, offset); expressions keep ``${{``.
 
     An expression ends at the first ``}}`` outside a string literal. An unclosed one
-    raises ExpressionError at its start."""
+    raises LocatedError at its start."""
     out: list[tuple[str, int]] = []
     pos = 0
     while True:
@@ -596,7 +578,7 @@ def split_text(text: str) -> list[tuple[str, int]]:
                 break
             i += 1
         else:
-            raise ExpressionError(
+            raise LocatedError(
                 "'${{' is not closed by '}}'; close the expression (or write the text without ${{).",
                 start,
             )

@@ -33,6 +33,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from .errors import LocatedError
+
 __all__ = [
     "Glob",
     "Language",
@@ -121,20 +123,11 @@ class Rx:
 Piece: TypeAlias = Lit | Glob | Rx
 
 
-class PatternError(ValueError):
+class PatternError(LocatedError):
     """A glob or regex that cannot be used, or a question too complex to decide.
 
-    ``column`` is the 0-based offset into the offending text, so that callers can turn
-    it into a file position.
-    """
-
-    def __init__(self, message: str, column: int = 0) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
-
-    def __str__(self) -> str:
-        return self.message
+    Its own class because callers that run checks (``acceptance``, ``match``,
+    ``testing``) tell the engine's refusals apart from other errors."""
 
 
 class TooMuchWork(PatternError):
@@ -427,7 +420,7 @@ class _RegexParser:
         if c == "(":
             return self._group()
         if c == "[":
-            return self._class()
+            return self.char_class()
         if c == ".":
             self._pos += 1
             return _Chars(_DOT)
@@ -535,7 +528,7 @@ class _RegexParser:
         self._names.add(name)
         self._pos = end + 1
 
-    def _class(self) -> _Chars:
+    def char_class(self) -> _Chars:
         text, start = self._text, self._pos
         self._pos += 1
         negate = self._peek() == "^"
@@ -701,7 +694,7 @@ def _glob_class(body: str, column: int) -> _Chars:
     elif body[0] in "^[":
         body = "\\" + body
     try:
-        return _RegexParser(f"[{body}]")._class()
+        return _RegexParser(f"[{body}]").char_class()
     except PatternError as err:  # fnmatch itself would fail here
         raise PatternError(f"invalid class in glob: {err.message}", column) from None
 
@@ -1057,6 +1050,10 @@ class _Automaton:
         return self._prefix
 
 
+_Part: TypeAlias = tuple[_Automaton, int]
+"""A component of a question: an automaton and the (live) state the search starts it in."""
+
+
 @functools.cache  # one per template shape and glob tail: few, and each keeps its DFA
 def _automaton(pieces: tuple[Piece, ...]) -> _Automaton:
     return _Automaton(pieces)
@@ -1100,12 +1097,45 @@ class Language:
     def __repr__(self) -> str:
         return f"language({list(self._pieces)!r})"
 
-    def _common_prefix(self) -> str:
+    def prefix(self) -> str:
         """The longest text every string of the language starts with."""
         if self._prefix is None:
             rest = self._rest
             self._prefix = "" if rest.dfa.start < 0 else self._text + rest.prefix()
         return self._prefix
+
+    def contains(self, s: str) -> bool:
+        """Whether ``s`` is in the language."""
+        text = self._text
+        if not s.startswith(text):
+            return False
+        rest = self._rest
+        tail = s[len(text) :]
+        try:
+            state = rest.dfa.walk(rest.dfa.start, tail)
+        except TooMuchWork:
+            raise
+        except PatternError:
+            return _nfa_accepts(rest.nfa, tail)
+        return state >= 0 and rest.dfa.accepting[state]
+
+    def derivative(self, head: str) -> _Part | None:
+        """What is left of the language after ``head``: an automaton and its state.
+
+        None if no string of the language starts with ``head``, or ``head`` with a
+        string of it. When ``head`` ends inside the literal text, the rest of that text
+        goes in front of the automaton."""
+        text, rest = self._text, self._rest
+        if rest.dfa.start < 0:  # the empty language
+            return None
+        if head.startswith(text):
+            state = rest.dfa.walk(rest.dfa.start, head[len(text) :])
+        elif text.startswith(head):
+            rest = _automaton(_tidy((Lit(text[len(head) :]), *rest.pieces)))
+            state = rest.dfa.start
+        else:
+            return None
+        return (rest, state) if state >= 0 else None
 
 
 def _dfa_prefix(dfa: _Dfa) -> str:
@@ -1138,23 +1168,12 @@ def language(pieces: Sequence[Piece]) -> Language:
 
 def literal_prefix(pieces: Sequence[Piece]) -> str:
     """The fixed text every string of the pieces' language starts with, for indexing."""
-    return language(pieces)._common_prefix()
+    return language(pieces).prefix()
 
 
 def matches(lang: Language, s: str) -> bool:
     """Whether ``s`` is in ``lang``."""
-    text = lang._text
-    if not s.startswith(text):
-        return False
-    rest = lang._rest
-    tail = s[len(text) :]
-    try:
-        state = rest.dfa.walk(rest.dfa.start, tail)
-    except TooMuchWork:
-        raise
-    except PatternError:
-        return _nfa_accepts(rest.nfa, tail)
-    return state >= 0 and rest.dfa.accepting[state]
+    return lang.contains(s)
 
 
 def _nfa_accepts(nfa: _Nfa, s: str) -> bool:
@@ -1251,10 +1270,6 @@ def _successors(
     return sorted(zip(best.values(), best.keys(), strict=True))
 
 
-_Part: TypeAlias = tuple[_Automaton, int]
-"""A component of a question: an automaton and the (live) state the search starts it in."""
-
-
 def _search(
     positive: Sequence[tuple[_Dfa, int]], excluded: Sequence[tuple[_Dfa, int]]
 ) -> str | None:
@@ -1339,23 +1354,11 @@ def _derive(
     ``head`` keeps that text in front of its rest."""
     positive: set[_Part] = set()
     for lang in langs:
-        rest = lang._rest
-        state = rest.dfa.walk(rest.dfa.start, head[len(lang._text) :])
-        if state < 0:
+        part = lang.derivative(head)  # ``head`` starts with each one's literal text
+        if part is None:
             return None
-        positive.add((rest, state))
-    excluded: set[_Part] = set()
-    for lang in excluding:
-        text, rest = lang._text, lang._rest
-        if head.startswith(text):
-            state = rest.dfa.walk(rest.dfa.start, head[len(text) :])
-        elif text.startswith(head):
-            rest = _automaton(_tidy((Lit(text[len(head) :]), *rest.pieces)))
-            state = rest.dfa.start
-        else:
-            continue
-        if state >= 0:
-            excluded.add((rest, state))
+        positive.add(part)
+    excluded = {part for lang in excluding if (part := lang.derivative(head)) is not None}
     return tuple(sorted(positive, key=_order)), tuple(sorted(excluded, key=_order))
 
 
@@ -1372,7 +1375,7 @@ def _witness(
     rows of a template share: their questions mostly meet in one search."""
     if any(lang in excluding for lang in langs):
         return None
-    prefixes = [lang._common_prefix() for lang in langs]
+    prefixes = [lang.prefix() for lang in langs]
     head = max(prefixes, key=len)
     if any(not head.startswith(p) for p in prefixes):
         return None

@@ -15,8 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, TypeVar
 
 from .cache import ValidCache
-from .errors import InvalidInput, Loc, Problem, UsageError
-from .expr import ExprError
+from .errors import InvalidInput, Loc, LocatedError, Problem, UsageError
 from .expr import parse as parse_expr
 from .model import (
     DEFAULT_WORKFLOW_PATHS,
@@ -38,7 +37,7 @@ from .model import (
     WorkflowSettings,
 )
 from .records import record, replace
-from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, TemplateError, row_count, split
+from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, row_count, split
 from .words import suggest
 from .yamlsrc import MAX_BYTES, Document, decode, json_path, parse
 from .yamlsrc import Path as DocPath
@@ -963,7 +962,7 @@ class _Builder:
         text = ("true" if raw else "false") if isinstance(raw, bool) else raw
         try:
             tree = parse_expr(raw)
-        except ExprError as exc:
+        except LocatedError as exc:
             self.problem(
                 self.doc,
                 (*path, "when"),
@@ -1038,7 +1037,7 @@ class _Builder:
         loc = self.doc.loc(path)
         try:
             parts = split(text) if kind != "plain" else (text,)
-        except TemplateError as exc:
+        except LocatedError as exc:
             self.problem(self.doc, path, exc.message, self.doc.text_loc(path, exc.column))
             return Template(text=text, parts=(text,), loc=loc)
         seen_open: set[str] = set()
@@ -1284,7 +1283,7 @@ class _Builder:
 
         try:
             pieces = ghexpr.split_text(value)
-        except ghexpr.ExpressionError as exc:
+        except LocatedError as exc:
             self.problem(
                 self.doc,
                 path,
@@ -1296,7 +1295,7 @@ class _Builder:
             if piece.startswith("${{"):
                 try:
                     ghexpr.parse(piece[3:-2])
-                except ghexpr.ExpressionError as exc:
+                except LocatedError as exc:
                     self.problem(
                         self.doc,
                         path,

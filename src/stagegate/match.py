@@ -29,6 +29,15 @@ from .resolve import Plan, Row, glob_pieces, item_axes, resolve, rows
 from .templates import Assignment, assignments
 
 T = TypeVar("T")
+K = TypeVar("K")
+
+
+def _once(table: dict[K, T], key: K, make: Callable[[], T]) -> T:
+    """``table[key]``, made by ``make`` the first time it is asked for."""
+    found = table.get(key)
+    if found is None:
+        found = table[key] = make()
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,15 +189,14 @@ class Universe:
 
     def groups(self, prefix: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
         """Candidate positions for ``prefix``, grouped by producer, in position order."""
-        found = self._groups.get(prefix)
-        if found is None:
-            grouped: dict[str, list[int]] = {}
-            rows_ = self.index.rows
-            for position in self.index.candidates(prefix):
-                grouped.setdefault(rows_[position].producer, []).append(position)
-            found = tuple((pid, tuple(ps)) for pid, ps in grouped.items())
-            self._groups[prefix] = found
-        return found
+        return _once(self._groups, prefix, lambda: self._grouped(prefix))
+
+    def _grouped(self, prefix: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        grouped: dict[str, list[int]] = {}
+        rows_ = self.index.rows
+        for position in self.index.candidates(prefix):
+            grouped.setdefault(rows_[position].producer, []).append(position)
+        return tuple((pid, tuple(ps)) for pid, ps in grouped.items())
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -228,33 +236,23 @@ class Evaluation:
 
     def active(self, stage: int) -> frozenset[str]:
         """Ids of the producers active at ``stage``."""
-        found = self._active.get(stage)
-        if found is None:
-            found = frozenset(p.id for p in self.plan(stage).producers)
-            self._active[stage] = found
-        return found
+        return _once(
+            self._active, stage, lambda: frozenset(p.id for p in self.plan(stage).producers)
+        )
 
     def active_releases(self, stage: int) -> frozenset[str]:
-        found = self._releases.get(stage)
-        if found is None:
-            found = frozenset(r.id for r in self.plan(stage).releases)
-            self._releases[stage] = found
-        return found
+        return _once(
+            self._releases, stage, lambda: frozenset(r.id for r in self.plan(stage).releases)
+        )
 
     def rows(self, producer: str) -> tuple[Row, ...]:
         """The producer's rows (``resolve.rows``), looked up by id instead of by record."""
-        found = self._rows.get(producer)
-        if found is None:
-            found = rows(self.migration, self.migration.producers[producer])
-            self._rows[producer] = found
-        return found
+        return _once(
+            self._rows, producer, lambda: rows(self.migration, self.migration.producers[producer])
+        )
 
     def universe(self, runs: frozenset[str] | None) -> Universe:
-        found = self._universes.get(runs)
-        if found is None:
-            found = Universe(self, runs)
-            self._universes[runs] = found
-        return found
+        return _once(self._universes, runs, lambda: Universe(self, runs))
 
     def selectors(self, item: Input) -> tuple[Selector, ...]:
         """The input's selectors, made once (``input_selectors``)."""
@@ -288,11 +286,7 @@ class Evaluation:
 
     def remember(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
         """The value made once for ``key`` (ids in it must be of objects this keeps)."""
-        found = self._selections.get(key)
-        if found is None:
-            found = make()
-            self._selections[key] = found
-        return found  # type: ignore[return-value]
+        return _once(self._selections, key, make)  # type: ignore[return-value]
 
     def state(self, candidates: tuple[str, ...], active: frozenset[str]) -> tuple[str, ...]:
         """The active producers among ``candidates``: what a selection at a stage depends on.
@@ -304,14 +298,14 @@ class Evaluation:
 
     def release_spec(self, release: Release) -> tuple[tuple[Selector, ...], tuple[Language, ...]]:
         """The release's select globs as selectors and its exclude globs as languages."""
-        found = self._release_specs.get(release.id)
-        if found is None:
-            found = (
+        return _once(
+            self._release_specs,
+            release.id,
+            lambda: (
                 tuple(plain_selector(t.text, t.loc) for t in release.select),
                 tuple(plain_selector(t.text).language for t in release.exclude),
-            )
-            self._release_specs[release.id] = found
-        return found
+            ),
+        )
 
     def release_rows(self, release: Release, stage: int) -> Selection:
         """``release_selection(release, <its run's rows at stage>)``, shared by the stages
@@ -347,10 +341,11 @@ class Evaluation:
 
     def claimants(self, tag: str, stage: int) -> list[Release]:
         """The active releases at ``stage`` whose tags match ``tag``, in declared order."""
-        every = self._claimants.get(tag)
-        if every is None:
-            every = tuple(r for r in self.migration.releases.values() if tag_claimed(r, tag))
-            self._claimants[tag] = every
+        every = _once(
+            self._claimants,
+            tag,
+            lambda: tuple(r for r in self.migration.releases.values() if tag_claimed(r, tag)),
+        )
         active = self.active_releases(stage)
         return [r for r in every if r.id in active]
 

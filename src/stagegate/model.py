@@ -60,16 +60,23 @@ class Template:
 
 
 @record(kw_only=True)
-class Producer:
+class _Item:
+    """The fields producers, consumers and releases share."""
+
     id: str
     summary: str = ""
     when: Expr
     when_text: str
+    legacy: Legacy = field(default_factory=Legacy)
+    loc: Loc
+    kind: ItemKind
+
+
+@record(kw_only=True)
+class Producer(_Item):
     artifacts: tuple[Template, ...]
     paths: tuple[str, ...] = ()
     run: str = "this"
-    legacy: Legacy = field(default_factory=Legacy)
-    loc: Loc
     kind: ItemKind = "producer"
     axes: tuple[Axis, ...] = ()
     """Finite axes this producer narrows or replaces for its own templates (``axes: {py: [...]}``)."""
@@ -86,25 +93,15 @@ class Input:
 
 
 @record(kw_only=True)
-class Consumer:
-    id: str
-    summary: str = ""
-    when: Expr
-    when_text: str
+class Consumer(_Item):
     inputs: tuple[Input, ...]
-    legacy: Legacy = field(default_factory=Legacy)
-    loc: Loc
     kind: ItemKind = "consumer"
     axes: tuple[Axis, ...] = ()
     """Finite axes this consumer's selects are evaluated over instead of the migration's."""
 
 
 @record(kw_only=True)
-class Release:
-    id: str
-    summary: str = ""
-    when: Expr
-    when_text: str
+class Release(_Item):
     tags: tuple[str, ...]
     select: tuple[Template, ...]
     exclude: tuple[Template, ...] = ()
@@ -113,8 +110,6 @@ class Release:
     kinds: tuple[str, ...] | None = None  # the artifact kinds it may select; None: any
     kinds_loc: Loc | None = None
     run: str = "this"
-    legacy: Legacy = field(default_factory=Legacy)
-    loc: Loc
     kind: ItemKind = "release"
 
 

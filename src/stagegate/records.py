@@ -9,7 +9,9 @@ on its start-up path, so records here share one set of generic methods instead.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any, TypeVar, dataclass_transform, overload
 
 _MISSING: Any = object()
@@ -54,42 +56,61 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
         raise TypeError(f"{type(self).__name__}() got unknown fields {sorted(kwargs)}")
 
 
-def _key(self: Any) -> tuple[Any, ...]:
-    return tuple(getattr(self, name) for name in type(self).__record_compare__)
+def _positional_init(names: tuple[str, ...]) -> Callable[..., None]:
+    """``__init__`` with a fast path for every field given in order (the engine's nodes)."""
+    count = len(names)
+    assign = object.__setattr__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) == count and not kwargs:
+            for name, value in zip(names, args):  # noqa: B905 (lengths checked; a keyword costs here)
+                assign(self, name, value)
+        else:
+            _init(self, *args, **kwargs)
+
+    return __init__
 
 
-def _eq(self: Any, other: object) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return bool(_key(self) == _key(other))
+def _key_of(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of ``names``' values, read at C speed (records are dictionary keys)."""
+    if len(names) == 1:
+        get = attrgetter(names[0])
+        return lambda obj: (get(obj),)
+    if not names:
+        return lambda obj: ()
+    return attrgetter(*names)
 
 
-def _lt(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return bool(_key(self) < _key(other))
+def _comparisons(key: Callable[[Any], tuple[Any, ...]], order: bool) -> dict[str, Any]:
+    def __eq__(self: Any, other: object) -> Any:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return key(self) == key(other)
+
+    def __hash__(self: Any) -> int:
+        return hash(key(self))
+
+    methods: dict[str, Any] = {"__eq__": __eq__, "__hash__": __hash__}
+    if order:
+        for name, compare in (
+            ("__lt__", operator.lt),
+            ("__le__", operator.le),
+            ("__gt__", operator.gt),
+            ("__ge__", operator.ge),
+        ):
+            methods[name] = _ordering(key, compare)
+    return methods
 
 
-def _le(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return bool(_key(self) <= _key(other))
+def _ordering(
+    key: Callable[[Any], tuple[Any, ...]], compare: Callable[[Any, Any], Any]
+) -> Callable[[Any, Any], Any]:
+    def method(self: Any, other: Any) -> Any:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return compare(key(self), key(other))
 
-
-def _gt(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return bool(_key(self) > _key(other))
-
-
-def _ge(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return bool(_key(self) >= _key(other))
-
-
-def _hash(self: Any) -> int:
-    return hash(_key(self))
+    return method
 
 
 def _repr(self: Any) -> str:
@@ -114,29 +135,36 @@ def _reduce(self: Any) -> tuple[Any, tuple[Any, ...]]:
 def _build(cls: type[T], eq: bool, order: bool) -> type[T]:
     namespace = dict(cls.__dict__)
     annotations = namespace.get("__annotations__", {})
-    spec = []
+    inherited = getattr(cls, "__record_fields__", ())  # a record base's fields come first
+    spec = list(inherited)
+    names = [name for name, *_ in spec]
     for name in annotations:
         value = namespace.pop(name, _MISSING)
         if isinstance(value, _Field):
-            spec.append((name, value.default, value.factory, value.compare))
+            entry = (name, value.default, value.factory, value.compare)
         else:
-            spec.append((name, value, _MISSING, True))
+            entry = (name, value, _MISSING, True)
+        if name in names:  # a new default for an inherited field, in its place
+            spec[names.index(name)] = entry
+        else:
+            spec.append(entry)
     namespace.pop("__dict__", None)
     namespace.pop("__weakref__", None)
-    namespace["__slots__"] = tuple(annotations)
+    namespace["__slots__"] = tuple(name for name in annotations if name not in names)
     namespace["__record_fields__"] = tuple(spec)
-    namespace["__record_compare__"] = tuple(name for name, _d, _f, compare in spec if compare)
     namespace.update(
-        __init__=_init,
+        __init__=_positional_init(tuple(name for name, *_ in spec)),
         __repr__=_repr,
         __setattr__=_setattr,
         __delattr__=_delattr,
         __reduce__=_reduce,
     )
     if eq:
-        namespace.update(__eq__=_eq, __hash__=_hash)
-    if order:
-        namespace.update(__lt__=_lt, __le__=_le, __gt__=_gt, __ge__=_ge)
+        key = _key_of(tuple(name for name, _d, _f, compare in spec if compare))
+        namespace.update(_comparisons(key, order))
+    elif inherited:  # identity again, whatever the base compares
+        namespace.setdefault("__eq__", object.__eq__)
+        namespace.setdefault("__hash__", object.__hash__)
     return type(cls.__name__, cls.__bases__, namespace)
 
 
@@ -154,7 +182,8 @@ def record(
 ) -> type[T] | Callable[[type[T]], type[T]]:
     """Make ``cls`` a frozen record of its annotated fields (slots, eq, hash, repr).
 
-    ``kw_only`` is for type checkers (callers name every field); ``eq=False`` keeps
+    A record may extend another record: the base's fields come first, and a field
+    declared again keeps its place with its new default. ``kw_only`` is for type checkers (callers name every field); ``eq=False`` keeps
     identity equality and hashing; ``order=True`` sorts by the fields in order."""
     del kw_only  # enforced by the type checker only, as construction cost matters here
 

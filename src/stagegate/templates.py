@@ -12,6 +12,7 @@ import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from .errors import LocatedError
 from .records import record
 
 MAX_ROWS = 10_000
@@ -19,13 +20,6 @@ MAX_TOTAL_ROWS = 100_000
 """Most rows all artifact templates (and, apart, all consumer selects) may expand to."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
-class TemplateError(ValueError):
-    def __init__(self, message: str, column: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
 
 
 @record
@@ -48,46 +42,38 @@ class Axis:
         return self.values is None
 
 
+_PIECE = re.compile(r"\{\{|\}\}|\{[^}]*\}|[{}]|[^{}]+")
+"""A brace written twice, a placeholder, a lone brace (an error) or literal text."""
+
+
 def split(text: str) -> tuple[Part, ...]:
     """Split ``text`` into literal strings and placeholders; ``{{``/``}}`` are braces."""
     parts: list[Part] = []
-    literal: list[str] = []
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if char == "{":
-            if text.startswith("{{", i):
-                literal.append("{")
-                i += 2
-                continue
-            end = text.find("}", i)
-            if end < 0:
-                raise TemplateError(
-                    "'{' is not closed; write {axis}, or {{ for a literal brace.", i
-                )
-            name = text[i + 1 : end]
+    literal = ""
+    for match in _PIECE.finditer(text):
+        piece, at = match.group(), match.start()
+        if piece in ("{{", "}}"):
+            literal += piece[0]
+        elif piece == "{":
+            raise LocatedError("'{' is not closed; write {axis}, or {{ for a literal brace.", at)
+        elif piece == "}":
+            raise LocatedError("'}' without '{'; write }} for a literal brace.", at)
+        elif piece[0] == "{":
+            name = piece[1:-1]
             if not _NAME.fullmatch(name):
-                raise TemplateError(
+                raise LocatedError(
                     f"{{{name}}} is not an axis placeholder; write {{axis}} with an axis name, "
                     "or {{ for a literal brace.",
-                    i,
+                    at,
                 )
             if literal:
-                parts.append("".join(literal))
-                literal = []
-            parts.append(Placeholder(name, i))
-            i = end + 1
-            continue
-        if char == "}":
-            if text.startswith("}}", i):
-                literal.append("}")
-                i += 2
-                continue
-            raise TemplateError("'}' without '{'; write }} for a literal brace.", i)
-        literal.append(char)
-        i += 1
+                parts.append(literal)
+                literal = ""
+            parts.append(Placeholder(name, at))
+        else:
+            literal += piece
     if literal:
-        parts.append("".join(literal))
+        parts.append(literal)
     return tuple(parts)
 
 

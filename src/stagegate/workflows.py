@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from . import ghexpr
-from .errors import InvalidInput, Loc, Problem
+from .errors import InvalidInput, Loc, LocatedError, Problem
 from .ghexpr import Ph, Sym, Unknown, Value, concat, truth, unknowns
 from .model import Migration
 from .records import record
@@ -557,7 +557,7 @@ class _Reader:
                 else:
                     pieces += [p if isinstance(p, str) else Ph(p.axis) for p in split(piece)]
             return concat(pieces)
-        except ghexpr.ExpressionError as exc:  # checked by load; kept for safety
+        except LocatedError as exc:  # checked by load; kept for safety
             return Unknown(key, exc.message)
         finally:
             self.binding.discard(key)
@@ -597,7 +597,7 @@ class _Reader:
                 if len(pieces) == 1:
                     return value
                 values.append(value)
-        except ghexpr.ExpressionError as exc:
+        except LocatedError as exc:
             where = doc.loc(path) if "\n" in text else doc.text_loc(path, at + exc.column)
             raise _problem(where, f"invalid expression: {exc.message}") from None
         return concat(values)
@@ -1476,7 +1476,7 @@ class _Shell:
             pieces: list[str] = []
             try:
                 parts = ghexpr.split_text(line)
-            except ghexpr.ExpressionError as exc:
+            except LocatedError as exc:
                 raise _problem(self.loc(line_no), f"invalid expression: {exc.message}") from None
             for piece, _offset in parts:
                 if not piece.startswith("${{"):
@@ -1484,7 +1484,7 @@ class _Shell:
                     continue
                 try:
                     node = ghexpr.parse(piece[3:-2])
-                except ghexpr.ExpressionError as exc:
+                except LocatedError as exc:
                     raise _problem(
                         self.loc(line_no), f"invalid expression: {exc.message}"
                     ) from None
