@@ -113,13 +113,7 @@ class ValidCache:
 
         try:
             stored = json.loads(path.read_bytes())
-            return Document(
-                file,
-                stored["data"],
-                {tuple(p): (line, col) for p, line, col in stored["marks"]},
-                {tuple(p): (line, col) for p, line, col in stored["key_marks"]},
-                {tuple(p) for p in stored["quoted"]},
-            )
+            return Document.restored(file, stored)
         except (OSError, ValueError, KeyError, TypeError):
             return None  # unreadable or foreign: parse the file again
 
@@ -129,12 +123,7 @@ class ValidCache:
             return
         import json
 
-        stored = {
-            "data": doc.data,
-            "marks": [[list(p), line, col] for p, (line, col) in doc.marks.items()],
-            "key_marks": [[list(p), line, col] for p, (line, col) in doc.key_marks.items()],
-            "quoted": [list(p) for p in doc.quoted],
-        }
+        stored = doc.stored()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_suffix(f".{os.getpid()}.tmp")

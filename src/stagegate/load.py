@@ -39,7 +39,7 @@ from .model import (
 from .records import record, replace
 from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, row_count, split
 from .words import suggest
-from .yamlsrc import MAX_BYTES, Document, decode, json_path, parse
+from .yamlsrc import MAX_BYTES, Document, json_path, read
 from .yamlsrc import Path as DocPath
 
 STAGE_FILE = re.compile(r"(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9-]*)\.yaml")
@@ -485,7 +485,7 @@ def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Docu
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     doc = cache.document(raw, shown)
     if doc is None:
-        doc = parse(decode(raw, shown), shown)
+        doc = read(raw, shown)
         cache.store_document(raw, doc)
     return doc, raw
 
@@ -947,6 +947,8 @@ class _Builder:
             file=self.doc.file,
             root=self.root,
             workflows=self._workflows(),
+            stage_span=self.doc.spans.get(("stage",)),
+            document=self.doc,
         )
         if not self.trusted:
             self._kinds_in_use(migration)
@@ -1357,6 +1359,8 @@ class _Builder:
             release_changes=self._release_changes(doc),
             file=shown,
             loc=doc.loc(()),
+            reversible_loc=doc.key_loc(("reversible",)) if "reversible" in data else None,
+            document=doc,
         )
 
     def _change_globs(
