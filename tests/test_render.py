@@ -11,7 +11,7 @@ import click
 import pytest
 
 from stagegate.cli import cli
-from stagegate.report import SCHEMA, Output, lines
+from stagegate.report import SCHEMA, VALIDATE, Output, lines
 from stagegate.report.audit import AUDIT
 from stagegate.report.ciflags import FLAGS, MATRIX
 from stagegate.report.drift import DRIFT
@@ -20,7 +20,6 @@ from stagegate.report.graph import PICTURE
 from stagegate.report.plans import DIFF, PLAN, STATUS
 from stagegate.report.results import CHECK
 from stagegate.report.scaffold import INIT, NEW_STAGE
-from stagegate.report.validate import VALIDATE
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -306,7 +306,7 @@ def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) ->
 @pass_ctx
 def validate(ctx: Context, fmt: str) -> int:
     """Check the migration and its stage files: schema and meaning."""
-    from .report.validate import VALIDATE, Validation
+    from .report import VALIDATE, Validation
 
     try:
         result = Validation(migration=ctx.migration())
