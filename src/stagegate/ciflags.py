@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InvalidInput, Problem, UsageError
 from .model import Flag, Migration, Producer
 from .records import record
+from .words import closest
 from .yamlsrc import json_path
 
 if TYPE_CHECKING:
@@ -140,15 +141,13 @@ def problems(migration: Migration, doc: Document | None = None) -> list[Problem]
 
 
 def _unknown(what: str, name: str, known: Mapping[str, Any], migration: Migration) -> UnknownName:
-    import difflib
-
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    close = closest(name, known)
     shown = name if len(name) <= 60 else name[:57] + "..."
     if close:
-        loc = known[close[0]].loc
+        loc = known[close].loc
         return UnknownName(
-            f"{loc}: no {what} {shown!r} is declared; did you mean {close[0]!r} (declared here)?",
-            close[0],
+            f"{loc}: no {what} {shown!r} is declared; did you mean {close!r} (declared here)?",
+            close,
         )
     listed = ", ".join(list(known)[:12]) or "none"
     more = f" and {len(known) - 12} more" if len(known) > 12 else ""

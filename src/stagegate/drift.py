@@ -13,7 +13,6 @@ called unselected when it might select it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from .model import Consumer, Item, Migration, Producer, Release
 from .records import record
 from .resolve import Plan, Row, resolve
 from .templates import Axis, finite_axes
+from .words import closest
 from .workflows import Reading, Transfer, matches_job, shown
 from .workflows import read as read_workflows
 
@@ -235,10 +235,8 @@ class _Compare:
                         continue
                 elif ref.text in known:
                     continue
-                close = difflib.get_close_matches(ref.text, list(known), n=1, cutoff=0.6)
-                hint = (
-                    f"; did you mean {close[0]!r} ({_where(known[close[0]].loc)})?" if close else ""
-                )
+                close = closest(ref.text, known)
+                hint = f"; did you mean {close!r} ({_where(known[close].loc)})?" if close else ""
                 read = ", ".join(self.reading.files[:3]) + (
                     f" and {len(self.reading.files) - 3} more"
                     if len(self.reading.files) > 3
@@ -248,7 +246,7 @@ class _Compare:
                     "unknown-job",
                     item.id,
                     ref.loc,
-                    known[close[0]].loc if close else None,
+                    known[close].loc if close else None,
                     f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no "
                     f"job of the workflows read ({read or 'none'}){hint}: fix the entry or "
                     "workflows.paths.",
@@ -324,8 +322,8 @@ class _Compare:
     def closest(self, name: str) -> Row | None:
         rows = self.all_rows.rows
         names = [row.name for row in rows]
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-        return rows[names.index(close[0])] if close else None
+        close = closest(name, names, cutoff=0.5)
+        return rows[names.index(close)] if close is not None else None
 
     def producers_loc(self) -> Loc:
         return Loc(self.migration.file, 1, 1)
@@ -402,8 +400,8 @@ class _Compare:
 
     def closest_upload(self, name: str) -> Transfer | None:
         names = [shown(t.value) for t in self.uploads]
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-        return self.uploads[names.index(close[0])] if close else None
+        close = closest(name, names, cutoff=0.5)
+        return self.uploads[names.index(close)] if close is not None else None
 
     # -- select-differs
 

@@ -15,7 +15,6 @@ question whose answer is "no" (no release claims a tag) fails the test with an
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
@@ -29,12 +28,13 @@ from .model import Consumer, Item, Migration, Producer, Release
 from .pytest_plugin import usage_error
 from .resolve import Plan, Row, changed_flags, resolve
 from .templates import format_assignment
+from .words import closest
 
 
 def _unknown(what: str, name: str, known: Iterable[str], migration: Migration) -> NoReturn:
     choices = list(known)
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(choices) or 'none'}."
+    close = closest(name, choices)
+    hint = f"did you mean {close!r}?" if close else f"known: {', '.join(choices) or 'none'}."
     raise usage_error(f"{migration.file} declares no {what} {name!r}; {hint}")
 
 

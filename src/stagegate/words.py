@@ -10,9 +10,16 @@ def counted(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def suggest(word: str, choices: Iterable[str]) -> str:
-    """``; did you mean 'x'?`` for the closest of ``choices``, or ``""`` when none is close."""
+def closest(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The one of ``choices`` most like ``word`` (difflib's ratio, at least ``cutoff``), or
+    None: every "did you mean" of stagegate is chosen here."""
     import difflib
 
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def suggest(word: str, choices: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for the closest of ``choices``, or ``""`` when none is close."""
+    close = closest(word, choices)
+    return f"; did you mean {close!r}?" if close else ""

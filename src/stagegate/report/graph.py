@@ -15,6 +15,7 @@ from ..globs import TooMuchWork, budget
 from ..match import index, release_selection
 from ..records import field, record, replace
 from ..resolve import Plan, Row
+from ..words import suggest
 from . import Renderers, echo_text
 
 
@@ -301,11 +302,7 @@ def focus(
         active = set(getattr(graph, f"{kind}s"))
         for item in ids:
             if item not in declared:
-                import difflib
-
-                close = difflib.get_close_matches(item, list(declared), n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise UsageError(f"no {kind} {item!r} in {migration.file}{hint}")
+                raise UsageError(f"no {kind} {item!r} in {migration.file}{suggest(item, declared)}")
             if item not in active:
                 raise UsageError(
                     f"{kind} {item} is not active at stage {plan.stage}; "
