@@ -160,8 +160,8 @@ def _build(cls: type[T], eq: bool, order: bool) -> type[T]:
     namespace.pop("__weakref__", None)
     namespace["__slots__"] = tuple(name for name in annotations if name not in names)
     namespace["__record_fields__"] = tuple(spec)
+    namespace.setdefault("__repr__", _repr)  # a class may show itself its own way
     namespace.update(
-        __repr__=_repr,
         __setattr__=_setattr,
         __delattr__=_delattr,
         __reduce__=_reduce,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import NoReturn
 
 from .checks._base import selections
@@ -27,6 +26,7 @@ from .globs import PatternError
 from .match import plain_selector, release_selection, selected
 from .model import Consumer, Item, Migration, Producer, Release
 from .pytest_plugin import usage_error
+from .records import record, replace
 from .resolve import Plan, Row, changed_flags, resolve
 from .templates import format_assignment
 
@@ -38,7 +38,7 @@ def _unknown(what: str, name: str, known: Iterable[str], migration: Migration) -
     raise usage_error(f"{migration.file} declares no {what} {name!r}; {hint}")
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record
 class StageUnderTest:
     """One stage of a loaded migration, resolved."""
 
@@ -71,7 +71,7 @@ class StageUnderTest:
                 f"stage {stage!r} does not exist; {self.migration.file} has stages "
                 f"0..{self.migration.last}."
             )
-        return StageUnderTest(self.migration, stage)
+        return replace(self, stage=stage)
 
     # -- flags and items
 
