@@ -173,7 +173,7 @@ def searched_strings() -> tuple[list[str], list[str]]:
     """The strings `stagegate audit --stage 7` searches for, and the pathspecs that say
     where, taken from the example through stagegate's own functions."""
     from stagegate import audit, gitrepo
-    from stagegate.load import load
+    from stagegate.validation import load
 
     migration = load(REPO / "migration.yaml")
     fixed = [s for s in audit.searched(migration, STAGE) if isinstance(s, str)]
@@ -322,7 +322,7 @@ def regex_lines(out: bytes, patterns: Sequence[str]) -> set[tuple[str, int, str]
 def regex_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure]:
     """The audit with regex references against git grep -P for the same expressions."""
     from stagegate import audit, gitrepo
-    from stagegate.load import load
+    from stagegate.validation import load
 
     if not pcre_available(work):
         print("git grep -P is unavailable (git without PCRE): no regex figure", file=sys.stderr)
@@ -425,7 +425,10 @@ def main(argv: Sequence[str]) -> int:
     ) as tmp:
         if args.only != "regex":
             plain, blame = audit_figures(Path(tmp), args.files, args.runs)
-            figures += [(plain, "stagegate audit", "git grep -F"), (blame, "audit --blame", "audit")]
+            figures += [
+                (plain, "stagegate audit", "git grep -F"),
+                (blame, "audit --blame", "audit"),
+            ]
         if args.only != "strings":
             figures += [
                 (f, "stagegate audit", "git grep -P")

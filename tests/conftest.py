@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,15 @@ from stagegate.cli import run
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).resolve().parent / "cases"
+
+
+def story_twin(story: str, variant: str, root: Path) -> Path:
+    """The ``variant`` twin (``broken``/``fixed``) of a story under tests/cases/stories/,
+    copied to ``root`` without its ``expected.txt``."""
+    shutil.copytree(
+        CASES / "stories" / story / variant, root, ignore=shutil.ignore_patterns("expected.txt")
+    )
+    return root
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

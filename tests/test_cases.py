@@ -58,9 +58,9 @@ def test_the_cache_stays_small_as_files_are_edited(
     """Every edit leaves a cache entry; storing past the bound removes the older half."""
     import shutil
 
-    from stagegate import load
+    from stagegate import cache as disk_cache
 
-    monkeypatch.setattr(load, "MAX_CACHE_ENTRIES", 4)
+    monkeypatch.setattr(disk_cache, "MAX_CACHE_ENTRIES", 4)
     cache = tmp_path / "cache"
     monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(cache))
     shutil.copytree(CASES / "valid" / "valid-minimal", tmp_path / "m")

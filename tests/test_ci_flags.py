@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from stagegate.load import load
+from stagegate.validation import load
 
 FLAGS_WORKFLOW = REPO / "docs" / "examples" / "flags.yml"
 ACTION = REPO / "action.yml"

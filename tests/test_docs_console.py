@@ -1,4 +1,4 @@
-"""The console blocks of docs/: run against the example and compared with what they show.
+"""The console blocks of README.md and docs/: run against the example and compared with what they show.
 
 Each ```console block runs as one session in a fresh copy of the worked example (a git
 repository on `main`, its author Ada Flipper). A `$ stagegate ...` line's output is
@@ -29,7 +29,7 @@ import pytest
 
 from conftest import REPO
 
-DOCS = sorted((REPO / "docs").glob("*.md"))
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BLOCK = re.compile(r"((?:<!-- console: [^\n]*-->\n)*)```console\n(.*?)```", re.DOTALL)
 DIRECTIVE = re.compile(r"<!-- console: (setup|in|skip): (.*?) -->")
 IDENTITY = {

@@ -56,6 +56,13 @@ def only(data: dict[str, object], kind: str) -> dict[str, object]:
     return found[0]  # type: ignore[no-any-return]
 
 
+def failing(sg: Sg, root: Path, kind: str, *args: str) -> dict[str, object]:
+    """The one finding of ``kind`` of a drift that fails (exit 1)."""
+    code, data = findings(sg, root, *args)
+    assert code == 1
+    return only(data, kind)
+
+
 # --------------------------------------------------------------------------- the fixture
 
 
@@ -123,9 +130,7 @@ def test_undeclared_upload_names_both_sides(sg: Sg, repo: Path) -> None:
         "          name: demo-sbom-${{ inputs.platform }}\n"
         "      - name: Upload the docs\n",
     )
-    code, data = findings(sg, repo)
-    assert code == 1
-    found = only(data, "undeclared-upload")
+    found = failing(sg, repo, "undeclared-upload")
     assert (found["file"], found["line"]) == (BUILD, line_of(repo / BUILD, "demo-sbom-"))
     assert found["other"]["file"] == "migration.yaml"  # type: ignore[index]
     assert "demo-sbom-linux-64" in found["message"]  # type: ignore[operator]
@@ -150,9 +155,7 @@ def test_missing_upload_names_both_sides(sg: Sg, repo: Path) -> None:
 
 def test_flag_gated_step_off_at_the_stage_is_a_missing_upload(sg: Sg, repo: Path) -> None:
     edit(repo / "migration.yaml", "    when: new-layout\n", "    when: true\n")
-    code, data = findings(sg, repo, "--stage", "0")
-    assert code == 1
-    found = only(data, "missing-upload")
+    found = failing(sg, repo, "missing-upload", "--stage", "0")
     assert found["item"] == "new-layout"
     step = line_of(repo / BUILD, "name: demo-new-")
     assert found["other"] == {"file": BUILD, "line": step}
@@ -166,9 +169,7 @@ def test_select_differs_names_the_rows(sg: Sg, repo: Path) -> None:
         '      - select: "demo-python{py}-linux-64-{sha}"\n',
         '      - select: "demo-python{py}-*-{sha}"\n',
     )
-    code, data = findings(sg, repo)
-    assert code == 1
-    found = only(data, "select-differs")
+    found = failing(sg, repo, "select-differs")
     assert found["item"] == "test"
     assert found["file"] == "migration.yaml"
     assert found["other"]["file"] in (CI, ".github/actions/fetch/action.yml")  # type: ignore[index]
@@ -184,9 +185,7 @@ def test_select_differs_for_a_glob_the_workflow_narrows(sg: Sg, repo: Path) -> N
         '    select: ["demo-python*-linux-64-*"]\n',
         '    select: ["demo-python*-linux-64-*"]\n    exclude: ["*-tests"]\n',
     )
-    code, data = findings(sg, repo)
-    assert code == 1
-    found = only(data, "select-differs")
+    found = failing(sg, repo, "select-differs")
     assert "the workflows also select demo-python312-linux-64-{sha}-tests" in str(found["message"])
     assert found["other"] == {"file": ".github/workflows/release.yml", "line": 17}
 

@@ -106,8 +106,7 @@ def test_the_reference_form_of_reading_flags(sg: Sg, tmp_path: Path) -> None:
     assert data["unresolved"] == []
 
 
-def test_a_flag_env_is_set_after_the_flags_step(sg: Sg, tmp_path: Path) -> None:
-    jobs = """\
+MATRIX_BUILD = """\
   build:
     runs-on: ubuntu-latest
     strategy:
@@ -115,12 +114,21 @@ def test_a_flag_env_is_set_after_the_flags_step(sg: Sg, tmp_path: Path) -> None:
         py: ["312", "313"]
         platform: [linux-64, win-64]
     steps:
+"""
+"""A job over the model's py x platform rows; its steps follow."""
+
+
+def test_a_flag_env_is_set_after_the_flags_step(sg: Sg, tmp_path: Path) -> None:
+    jobs = (
+        MATRIX_BUILD
+        + """\
       - run: stagegate flags --format github
       - if: env.BUILD_CU12 == 'true'
         uses: actions/upload-artifact@v4
         with:
           name: cu12-python${{ matrix.py }}-${{ matrix.platform }}-${{ github.sha }}
 """
+    )
     root = repo(tmp_path, jobs)
     assert drift(sg, root, "--stage", "0")[0] == 0
     code, data = drift(sg, root, "--stage", "1")
@@ -144,20 +152,16 @@ def test_a_step_that_reads_the_flag_before_the_flags_step_is_undecided(
     assert "other" in names(data)  # may run: the flag is not in its environment yet
 
 
-UPLOAD_NAME = """\
-  build:
-    runs-on: ubuntu-latest
-    strategy:
-      matrix:
-        py: ["312", "313"]
-        platform: [linux-64, win-64]
-    steps:
+UPLOAD_NAME = (
+    MATRIX_BUILD
+    + """\
       - run: |
           echo "NAME=cu12-python${{ matrix.py }}-${{ matrix.platform }}-$(git rev-parse HEAD)" >> "$GITHUB_ENV"
       - uses: actions/upload-artifact@v4
         with:
           name: ${{ env.NAME }}
 """
+)
 
 
 def test_a_bind_holding_expressions_is_evaluated_in_each_row(sg: Sg, tmp_path: Path) -> None:

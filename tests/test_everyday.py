@@ -306,9 +306,9 @@ def test_a_long_check_says_it_is_still_running_in_a_log(
 
 def test_a_long_check_shows_a_live_line_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     from stagegate.errors import Loc
-    from stagegate.load import load
     from stagegate.model import Check
     from stagegate.report import live
+    from stagegate.validation import load
 
     monkeypatch.setattr(live, "LIVE_AFTER_SECONDS", 0.1)
     migration = load(REPO / "tests" / "cases" / "valid" / "valid-minimal" / "migration.yaml")
@@ -410,7 +410,7 @@ acceptance:
 
 
 def _producer_keys() -> list[str]:
-    from stagegate.load import schema
+    from stagegate.validation import schema
 
     return list(
         schema("migration")["properties"]["producers"]["additionalProperties"]["properties"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import textwrap
 from collections.abc import Callable
@@ -13,9 +12,9 @@ from typing import Any
 import pytest
 
 from conftest import Result
+from scratch import pin_git
 
 Sg = Callable[..., Result]
-AUTHOR = ("Ada Builder", "ada@example.com")
 DATE = "2025-03-04T05:06:07Z"
 
 MIGRATION = """\
@@ -87,12 +86,10 @@ def git(top: Path, *args: str) -> str:
 
 @pytest.fixture(autouse=True)
 def _pinned_git(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for role in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{role}_NAME", AUTHOR[0])
-        monkeypatch.setenv(f"GIT_{role}_EMAIL", AUTHOR[1])
-        monkeypatch.setenv(f"GIT_{role}_DATE", DATE)
+    """scratch's isolated git (no user or system configuration, a fixed identity), at one date."""
+    pin_git(monkeypatch)
+    monkeypatch.setenv("GIT_AUTHOR_DATE", DATE)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", DATE)
 
 
 def make(

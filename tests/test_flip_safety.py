@@ -20,7 +20,8 @@ import pytest
 
 from conftest import Result
 from scratch import write_small
-from stagegate import acceptance, flip
+from stagegate import flip
+from stagegate.checks import runner
 
 Sg = Callable[..., Result]
 
@@ -116,7 +117,7 @@ def test_rollback_refuses_when_the_file_changed_while_checking(
 ) -> None:
     path = small / "migration.yaml"
     path.write_bytes(path.read_bytes().replace(b"stage: 0\n", b"stage: 2\n"))
-    real = acceptance.run_checks
+    real = runner.run_checks
 
     def edit_meanwhile(*args: object, **kwargs: object) -> object:
         with path.open("ab") as handle:
@@ -124,7 +125,7 @@ def test_rollback_refuses_when_the_file_changed_while_checking(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     before = path.read_bytes()
-    monkeypatch.setattr(acceptance, "run_checks", edit_meanwhile)
+    monkeypatch.setattr(runner, "run_checks", edit_meanwhile)
     result = sg("rollback", cwd=small)
     assert result.code == 1, result.output
     assert "changed on disk while stagegate was running its checks" in result.err
@@ -138,7 +139,7 @@ def test_a_file_replaced_by_another_while_checking_is_not_overwritten(
 ) -> None:
     """Another tool rewrites the file with a new stage: its content wins, nothing is written."""
     path = small / "migration.yaml"
-    real = acceptance.run_checks
+    real = runner.run_checks
 
     def replace_meanwhile(*args: object, **kwargs: object) -> object:
         other = small / "other.yaml"
@@ -146,7 +147,7 @@ def test_a_file_replaced_by_another_while_checking_is_not_overwritten(
         os.replace(other, path)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(acceptance, "run_checks", replace_meanwhile)
+    monkeypatch.setattr(runner, "run_checks", replace_meanwhile)
     result = sg("advance", cwd=small)
     assert result.code == 1, result.output
     assert b"stage: 3\n" in path.read_bytes()

@@ -11,8 +11,9 @@ import pytest
 from scratch import SMALL, write_small
 from stagegate import gate, records
 from stagegate.checks._base import Result
-from stagegate.load import load
 from stagegate.model import Migration
+from stagegate.records import FrozenInstanceError
+from stagegate.validation import load
 
 
 def _at(tmp_path: Path, stage: int) -> Migration:
@@ -33,7 +34,7 @@ def test_one_step(tmp_path: Path) -> None:
     assert not skipped.ok
     assert "skipping stage 1;" in skipped.message
     assert skipped.locations == (two.stage_loc,)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         skipped.ok = True  # type: ignore[misc]
 
 
@@ -54,7 +55,7 @@ def test_checks_pass_and_the_verdict_are_immutable(tmp_path: Path) -> None:
         rules=(failed,),
     )
     assert not verdict.ok and verdict.move == "forward"
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         verdict.rules = ()  # type: ignore[misc]
 
 

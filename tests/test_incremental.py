@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from conftest import CASES
-from stagegate import acceptance, resolve
-from stagegate.checks import _base, unique_artifacts
+from stagegate import resolve
+from stagegate.checks import _base, runner, unique_artifacts
 from stagegate.checks._base import Context
 from stagegate.errors import Loc
-from stagegate.load import load
 from stagegate.match import evaluation, index, input_selectors, release_selection, selected
 from stagegate.model import Check, Migration
+from stagegate.validation import load
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import synth
@@ -119,10 +119,10 @@ def test_unique_artifacts_verdict_is_the_full_searchs(
 def test_check_all_equals_each_stage_checked_alone(tmp_path: Path) -> None:
     """One process for every stage (shared answers) gives what a fresh load gives per stage."""
     for file in _files(tmp_path)[1:]:  # the example's pytest checks run in test_example
-        together = acceptance.run_all(load(file))
+        together = runner.run_all(load(file))
         alone = [
             result
             for stage in range(load(file).last + 1)
-            for result in acceptance.run_checks(load(file), stage)
+            for result in runner.run_checks(load(file), stage)
         ]
         assert together == alone, file

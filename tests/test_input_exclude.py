@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import Result
-from stagegate.load import load
 from stagegate.testing import StageUnderTest
+from stagegate.validation import load
 
 Sg = Callable[..., Result]
 

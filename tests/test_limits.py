@@ -501,15 +501,15 @@ def test_work_budget_at_its_real_size(
 
 def test_the_work_allowance_has_a_ceiling(tmp_path: Path) -> None:
     """The allowance grows with rows and stages, but never past MAX_WORK_CEILING."""
-    from stagegate import acceptance
-    from stagegate.load import load as load_migration
+    from stagegate.checks import runner
+    from stagegate.validation import load as load_migration
 
     values = "[" + ", ".join(f'"{i}"' for i in range(100)) + "]"
     producers = '  many:\n    artifacts: ["{sha}-{a}-{b}"]\n'
     root = write(tmp_path, axes=f"  a: {values}\n  b: {values}\n", producers=producers)
     migration = load_migration(root / "migration.yaml")
-    assert acceptance.work_limit(migration, 1) == globs.MAX_WORK + 1_000 * 10_004
-    assert acceptance.work_limit(migration, 999) == acceptance.MAX_WORK_CEILING
+    assert runner.work_limit(migration, 1) == globs.MAX_WORK + 1_000 * 10_004
+    assert runner.work_limit(migration, 999) == runner.MAX_WORK_CEILING
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Result
+from conftest import Result, story_twin
 from stagegate.references import fixed_texts, literals, regex_problem
 
 Sg = Callable[..., Result]
@@ -301,13 +301,7 @@ def test_the_stories_fixed_strings_alone_find_none_of_the_unquoted_leftovers(
     tmp_path: Path, sg: Sg
 ) -> None:
     """Why the story needs a regex: the example's quoted strings miss every unquoted line."""
-    from conftest import CASES
-
-    story = CASES / "stories" / "unquoted-metapackage-leftovers" / "broken"
-    root = tmp_path / "repo"
-    import shutil
-
-    shutil.copytree(story, root, ignore=shutil.ignore_patterns("expected.txt"))
+    root = story_twin("unquoted-metapackage-leftovers", "broken", tmp_path / "repo")
     text = (root / "migration.yaml").read_text()
     (root / "migration.yaml").write_text(
         text.replace("        - {regex: 'cuda-python-wheel(?!-cuda)'}\n", "")

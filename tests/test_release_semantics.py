@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Result
+from conftest import Result, story_twin
 from scratch import Repo, pin_git
 
 Sg = Callable[..., Result]
@@ -146,24 +146,25 @@ def test_a_change_that_adds_nothing_fails_at_its_glob(tmp_path: Path, sg: Sg) ->
     ) in result.out or "add 'pkg-py315-*' adds nothing: at stage 1 release rel" in result.out
 
 
-def test_a_change_that_drops_nothing_fails(tmp_path: Path, sg: Sg) -> None:
-    drop = (
-        "stage: 1\ntitle: Drop\nrelease_changes:\n  - tag: v1.0.0\n    drop: ['pkg-python312-*']\n"
-    )
-    root = make(tmp_path, WHEELS, drop)
-    result = sg("check", "--all", cwd=root)
+@pytest.mark.parametrize(
+    ("title", "change", "said"),
+    [
+        (
+            "Drop",
+            "drop: ['pkg-python312-*']",
+            "drop 'pkg-python312-*' drops nothing: at stage 0 release rel",
+        ),
+        ("Again", "add: ['pkg-python313-*']", "add 'pkg-python313-*' adds nothing"),
+    ],
+    ids=["dropping-what-is-not-selected", "adding-what-is-already-selected"],
+)
+def test_a_change_that_changes_nothing_fails(
+    tmp_path: Path, sg: Sg, title: str, change: str, said: str
+) -> None:
+    stage = f"stage: 1\ntitle: {title}\nrelease_changes:\n  - tag: v1.0.0\n    {change}\n"
+    result = sg("check", "--all", cwd=make(tmp_path, WHEELS, stage))
     assert result.code == 1
-    assert "drop 'pkg-python312-*' drops nothing: at stage 0 release rel" in result.out
-
-
-def test_adding_what_is_already_selected_adds_nothing(tmp_path: Path, sg: Sg) -> None:
-    again = (
-        "stage: 1\ntitle: Again\nrelease_changes:\n  - tag: v1.0.0\n    add: ['pkg-python313-*']\n"
-    )
-    root = make(tmp_path, WHEELS, again)
-    result = sg("check", "--all", cwd=root)
-    assert result.code == 1
-    assert "add 'pkg-python313-*' adds nothing" in result.out
+    assert said in result.out
 
 
 def test_a_change_named_by_another_tag_of_the_same_release_applies(tmp_path: Path, sg: Sg) -> None:
@@ -282,8 +283,8 @@ def test_plan_diff_status_and_the_flip_description_show_the_planned_change(
     paths = json.loads(sg("plan", "--stage", "1", "--format", "json", cwd=root).out)
     assert paths["release_paths"]["rel"]["release_changes"][0]["add"] == ["pkg-python315-*"]
 
-    from stagegate.load import load
     from stagegate.report.flipdoc import markdown
+    from stagegate.validation import load
 
     body = markdown(load(root / "migration.yaml"), 0, 1, None)
     assert "**Planned release changes** (held exactly by `release-continuity`)" in body
@@ -537,13 +538,7 @@ def test_the_two_toolings_story_passes_when_modelled_with_one_tooling(
     tmp_path: Path, sg: Sg
 ) -> None:
     """Why the story needs `both`: as the tag's upload alone, the broken twin passes."""
-    import shutil
-
-    from conftest import CASES
-
-    story = CASES / "stories" / "release-runs-both-toolings" / "broken"
-    root = tmp_path / "repo"
-    shutil.copytree(story, root, ignore=shutil.ignore_patterns("expected.txt"))
+    root = story_twin("release-runs-both-toolings", "broken", tmp_path / "repo")
     text = (root / "migration.yaml").read_text()
     (root / "migration.yaml").write_text(text.replace("tooling: both", "tooling: tag"))
     assert sg("check", "--all", cwd=root).code == 0

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import CASES, Result
+from conftest import CASES, Result, story_twin
 
 STORIES = sorted(p for p in (CASES / "stories").iterdir() if p.is_dir())
 IDS = [p.name for p in STORIES]
@@ -26,8 +25,7 @@ IDS = [p.name for p in STORIES]
 
 def _tree(story: Path, variant: str, tmp_path: Path) -> Path:
     """The twin copied into a fresh repository (pinned identity, no user configuration)."""
-    root = tmp_path / story.name / variant
-    shutil.copytree(story / variant, root, ignore=shutil.ignore_patterns("expected.txt"))
+    root = story_twin(story.name, variant, tmp_path / story.name / variant)
     env = {
         **os.environ,
         "GIT_CONFIG_GLOBAL": os.devnull,

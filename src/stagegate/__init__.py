@@ -50,8 +50,8 @@ def flags(
     ``stage`` that is not one of 0..last.
     """
     from .errors import UsageError
-    from .load import load
     from .resolve import flag_values
+    from .validation import load
 
     migration = load(os.fspath(file))
     if stage is None:

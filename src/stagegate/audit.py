@@ -20,20 +20,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from . import gitrepo
 from .errors import Loc, Problem
 from .model import Flag, Item, Migration, Ref, Reference
+from .records import record, replace
 from .references import compiled, fixed_texts, label, literals
 from .resolve import flag_table, retired_at
 
 Kind = Literal["reference", "path"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Place:
     """A line of a tracked file (``line``/``col``/``text`` None for a whole file)."""
 
@@ -61,7 +61,7 @@ class Place:
         return ("..." if start else "") + cut + ("..." if start + width < len(text) else "")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Leftover:
     """One string or file a legacy item left behind."""
 
@@ -73,7 +73,7 @@ class Leftover:
     blame: gitrepo.BlameLine | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StaleFlag:
     """A flag whose value is fixed from ``since`` on, and where CI still reads it."""
 
@@ -83,7 +83,7 @@ class StaleFlag:
     places: tuple[tuple[str, Place], ...]  # (references string, where it is)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Retirement:
     """An item with legacy entries, the stage that retires it, and what of it is left."""
 
@@ -99,7 +99,7 @@ class Retirement:
         return list(counts.items())
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Report:
     migration: Migration
     stage: int

@@ -1,4 +1,4 @@
-"""Flag values and build rows for CI: what `flags`, `flag` and `matrix` print and write.
+"""Flag values and build rows for CI: the data `flags`, `flag` and `matrix` show and write.
 
 CI reads a flag from stagegate, never from a copy of its value: a `gate` job runs
 `stagegate flags --format github`, which appends `stage=N`, `flags=<JSON>`,
@@ -7,7 +7,8 @@ CI reads a flag from stagegate, never from a copy of its value: a `gate` job run
 ``fromJSON(needs.gate.outputs.flags)['flag']`` and build ``strategy.matrix`` from
 `stagegate matrix PRODUCER`.
 
-Everything here is pure except ``append``, which writes all of its files or none.
+Everything here is pure except ``append``, which writes all of its files or none;
+``report/ciflags.py`` renders the data and chooses what ``append`` writes.
 What is written can never act as more than the lines it means: output names are
 mangled to ``A-Za-z0-9_-``, JSON is written on one line with every control
 character escaped, and a value that holds a line break anyway is written in the
@@ -182,16 +183,6 @@ def active(plan: Plan) -> dict[str, list[str]]:
     }
 
 
-def as_json(plan: Plan) -> dict[str, Any]:
-    """``{migration, stage, flags: {name: bool}, active: {producers, consumers, releases}}``."""
-    return {
-        "migration": plan.migration.id,
-        "stage": plan.stage,
-        "flags": dict(plan.flags),
-        "active": active(plan),
-    }
-
-
 def compact(data: Any) -> str:
     """One line of ASCII JSON: no control character or line break can survive in it."""
     import json
@@ -224,42 +215,6 @@ def env_pairs(plan: Plan) -> list[tuple[str, str]]:
         for name, flag in plan.migration.flags.items()
         if flag.env is not None
     ]
-
-
-def text(plan: Plan) -> str:
-    """The flag values for people: one line each, with the variable CI reads."""
-    migration = plan.migration
-    out = [f"{migration.id}: stage {plan.stage} of {migration.last}: {_title(plan)}"]
-    width = max((len(name) for name in migration.flags), default=0)
-    for name, value in plan.flags.items():
-        env = migration.flags[name].env
-        line = f"  {name:<{width}}  {_bool(value):<5}"
-        out.append((line + f"  env {env}") if env else line.rstrip())
-    if not migration.flags:
-        out.append("  (no flags)")
-    return "\n".join(out)
-
-
-def _title(plan: Plan) -> str:
-    """The stage's title on one line (a title may be a folded or literal YAML block)."""
-    return " ".join(plan.migration.title(plan.stage).split())
-
-
-def summary(plan: Plan) -> str:
-    """The Markdown step summary of `flags --format github`."""
-    from .report.github import table
-
-    migration = plan.migration
-    rows = [
-        (
-            f"`{name}`",
-            _bool(value),
-            f"`{migration.flags[name].env}`" if migration.flags[name].env else "",
-        )
-        for name, value in plan.flags.items()
-    ]
-    head = f"### stagegate flags: stage {plan.stage} of {migration.last}: {_title(plan)}"
-    return head + "\n\n" + table(("flag", "value", "env"), rows)
 
 
 # --------------------------------------------------------------------------- matrix
@@ -312,35 +267,6 @@ def matrix_warning(found: Mapping[str, Sequence[object]], producer: str) -> str 
         f"the matrix of {producer} has {count:,} rows; GitHub Actions runs at most "
         f"{MATRIX_LIMIT} jobs per matrix: split the producer or narrow its axes."
     )
-
-
-# --------------------------------------------------------------------------- publishing
-
-
-def publish_flags(plan: Plan, environ: Mapping[str, str]) -> str:
-    """`flags --format github`: append the outputs to $GITHUB_OUTPUT, the ``env`` values to
-    $GITHUB_ENV and a table to $GITHUB_STEP_SUMMARY (each where set), all or nothing;
-    return the output lines, which are always printed."""
-    outputs = lines(github_outputs(plan))
-    append(
-        targets(
-            environ,
-            [
-                ("GITHUB_OUTPUT", outputs),
-                ("GITHUB_ENV", lines(env_pairs(plan))),
-                ("GITHUB_STEP_SUMMARY", summary(plan) + "\n\n"),
-            ],
-        )
-    )
-    return outputs
-
-
-def publish_matrix(found: Mapping[str, Any], environ: Mapping[str, str]) -> str:
-    """`matrix --format github`: append ``matrix=<JSON>`` to $GITHUB_OUTPUT (where set) and
-    return it, to be printed."""
-    text = lines([("matrix", compact(found))])
-    append(targets(environ, [("GITHUB_OUTPUT", text)]))
-    return text
 
 
 # --------------------------------------------------------------------------- writing

@@ -1,7 +1,14 @@
 """The command line: parse, call one function, render, return the exit code.
 
-Only this module imports click, prints or exits. Heavy modules (jsonschema, git,
-the glob engine) are imported inside the commands that need them.
+Only this module imports click, prints or exits. Each command maps its options to
+one core call, shows the result through the renderer its ``--format`` picks from the
+command's table in ``report/`` (``show``), and returns the exit code.
+
+Commands are built when they are used: ``@command()`` registers the function, and
+``option``, ``argument`` and ``pass_ctx`` keep their click decorators on it until
+``Commands`` builds the click command, the first time the group looks the name up.
+Running one command so builds that command only (``--help`` builds them all, to list
+them); the modules a command needs are imported inside it.
 """
 
 from __future__ import annotations
@@ -9,16 +16,21 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from . import __version__
 from .errors import EXIT_INTERNAL, EXIT_INVALID, InvalidInput, StagegateError, UsageError
-from .model import Migration
-from .words import counted
+
+if TYPE_CHECKING:
+    from .model import Migration
+    from .report.render import Output
+
+F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 
 FORMATS = ("text", "json", "github")
 
@@ -61,7 +73,7 @@ class Context:
 
     def migration(self) -> Migration:
         if self._migration is None:
-            from .load import load
+            from .validation import load
 
             if self.given is None and not Path(self.file).exists():
                 raise UsageError(
@@ -85,24 +97,103 @@ class Context:
         return value
 
 
-pass_ctx = click.make_pass_decorator(Context)
+# --------------------------------------------------------------------------- building commands
+
+_PENDING = "__stagegate_pending__"
+"""The attribute of a command's function that holds its click decorators, innermost first."""
+
+_DEFINED: dict[str, Callable[..., Any]] = {}
+"""Every command's name and function, in the order of this file."""
 
 
-def format_option(choices: tuple[str, ...] = FORMATS) -> Callable[[Any], Any]:
-    return click.option(
+def later(decorator: Callable[[Any], Any]) -> Callable[[F], F]:
+    """``decorator`` (a click one), applied to the function when its command is built."""
+
+    def keep(f: F) -> F:
+        vars(f).setdefault(_PENDING, []).append(decorator)
+        return f
+
+    return keep
+
+
+def option(*names: str, **attrs: Any) -> Callable[[F], F]:
+    return later(click.option(*names, **attrs))
+
+
+def argument(*names: str, **attrs: Any) -> Callable[[F], F]:
+    return later(click.argument(*names, **attrs))
+
+
+pass_ctx: Callable[[F], F] = later(click.make_pass_decorator(Context))
+
+
+def command(name: str | None = None) -> Callable[[F], F]:
+    """Register a command of the group, built on first use (``Commands``)."""
+
+    def register(f: F) -> F:
+        _DEFINED[name or f.__name__.replace("_", "-")] = f
+        return f
+
+    return register
+
+
+def build(name: str, f: Callable[..., Any]) -> click.Command:
+    """The click command of ``f``: its pending decorators applied as written."""
+    pending: list[Callable[[Any], Any]] = vars(f).pop(_PENDING, [])
+    for decorator in pending:
+        f = decorator(f)
+    return click.command(name)(f)
+
+
+class Commands(MutableMapping[str, click.Command]):
+    """The group's commands by name; each is built the first time it is looked up."""
+
+    def __init__(self, defined: Mapping[str, Callable[..., Any]]) -> None:
+        self._defined = defined
+        self._built: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        found = self._built.get(name)
+        if found is None:
+            found = self._built[name] = build(name, self._defined[name])
+        return found
+
+    def __setitem__(self, name: str, value: click.Command) -> None:
+        self._built[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("stagegate's commands cannot be removed")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._defined or name in self._built
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**dict.fromkeys(self._defined), **dict.fromkeys(self._built)})
+
+    def __len__(self) -> int:
+        return len(self._defined.keys() | self._built.keys())
+
+
+# --------------------------------------------------------------------------- options
+
+
+def format_option(
+    choices: tuple[str, ...] = FORMATS, *, default: str = "text", help: str = "Output format."
+) -> Callable[[F], F]:
+    return option(
         "--format",
         "fmt",
         type=click.Choice(choices),
-        default="text",
+        default=default,
         show_default=True,
-        help="Output format.",
+        help=help,
     )
 
 
 def stage_option(
     help_text: str = "Stage to show (default: the current stage).",
-) -> Callable[[Any], Any]:
-    return click.option("--stage", "stage", type=int, default=None, metavar="N", help=help_text)
+) -> Callable[[F], F]:
+    return option("--stage", "stage", type=int, default=None, metavar="N", help=help_text)
 
 
 FILE_HELP = (
@@ -128,38 +219,33 @@ def hoist_file(args: list[str], commands: Any, *, strict: bool = True) -> list[s
     own = {o for p in commands[args[i]].params for o in getattr(p, "opts", ())}
     if own & {"-f", "--file"}:
         return args
-    head, name, tail = args[:i], args[i], args[i + 1 :]
     moved: list[str] = []
     kept: list[str] = []
-    j = 0
-    while j < len(tail):
-        arg = tail[j]
+    rest = iter(args[i + 1 :])
+    for arg in rest:
         if arg == "--":
-            kept += tail[j:]
-            break
-        if arg in _GROUP_VALUED:
-            if j + 1 == len(tail):
+            kept += [arg, *rest]
+        elif arg in _GROUP_VALUED:
+            value = next(rest, None)
+            if value is None:
                 if not strict:  # completing `-f <TAB>`: click completes the value
                     return args
                 raise click.UsageError(
                     f"option {arg} needs a value: the migration file, e.g. {arg} ci/migration.yaml."
                 )
-            moved += ["--file", tail[j + 1]]
-            j += 2
-            continue
-        if arg.startswith("--file="):
+            moved += ["--file", value]
+        elif arg.startswith("--file="):
             moved.append(arg)
         elif arg.startswith("-f") and len(arg) > 2 and not arg.startswith("--"):
             moved += ["--file", arg[2:]]
         else:
             kept.append(arg)
-        j += 1
-    return [*head, *moved, name, *kept]
+    return [*args[:i], *moved, args[i], *kept]
 
 
 class Group(click.Group):
     """The group whose ``-f/--file`` may also come after the command name, as pre-commit's
-    ``args:`` and most habits put it."""
+    ``args:`` and most habits put it, and whose commands are built on first use."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         strict = not ctx.resilient_parsing
@@ -168,6 +254,7 @@ class Group(click.Group):
 
 @click.group(
     cls=Group,
+    commands=Commands(_DEFINED),
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.option(
@@ -197,86 +284,52 @@ def cli(click_ctx: click.Context, file: str | None, show_traceback: bool) -> Non
     click_ctx.obj = Context(file)
 
 
-@cli.command()
+def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) -> None:
+    """Print ``result`` as the renderer for ``fmt`` in the command's table renders it, then
+    append its step summary."""
+    output = renderers[fmt](result)
+    if output.out:
+        click.echo(output.out, nl=False)
+    if output.err:
+        click.echo(output.err, nl=False, err=True)
+    if output.summary is not None:
+        from .report.github import write_summary
+
+        write_summary(output.summary)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@command()
 @format_option()
 @pass_ctx
 def validate(ctx: Context, fmt: str) -> int:
     """Check the migration and its stage files: schema and meaning."""
-    from .report.github import annotation, placed, write_summary
+    from .report.validate import VALIDATE, Validation
 
     try:
-        migration = ctx.migration()
+        result = Validation(migration=ctx.migration())
     except InvalidInput as error:
-        if fmt == "json":
-            from .report.plans import dumps
-
-            problems = [
-                {
-                    "file": p.loc.file,
-                    "line": p.loc.line,
-                    "col": p.loc.col,
-                    "path": p.path,
-                    "message": p.message,
-                }
-                for p in error.problems
-            ]
-            click.echo(dumps({"ok": False, "problems": problems}))
-            return EXIT_INVALID
-        if fmt == "github":
-            for p in error.problems:
-                click.echo(
-                    annotation(
-                        "error",
-                        f"{p.path}: {p.message}" if p.path else p.message,
-                        placed(p.loc),
-                        "stagegate validate",
-                    )
-                )
-            write_summary(
-                f"### stagegate validate\n\n{counted(len(error.problems), 'problem')} in the migration files."
-            )
-        raise
-    count = len(migration.stages)
-    if fmt == "json":
-        from .report.plans import dumps
-
-        click.echo(dumps({"ok": True, "problems": [], "stage": migration.stage, "stages": count}))
-    else:
-        counts = ", ".join(
-            counted(n, noun)
-            for n, noun in (
-                (count, "stage file"),
-                (len(migration.flags), "flag"),
-                (len(migration.producers), "producer"),
-                (len(migration.consumers), "consumer"),
-                (len(migration.releases), "release"),
-            )
-        )
-        click.echo(
-            f"{migration.file}: valid: {counts}; at stage {migration.stage} of {migration.last}."
-        )
-        if fmt == "github":
-            write_summary(
-                f"### stagegate validate\n\n`{migration.file}` is valid (stage {migration.stage} of {migration.last})."
-            )
-    return 0
+        result = Validation(error=error)
+    show(VALIDATE, fmt, result)
+    return result.exit_code
 
 
-@cli.command()
+@command()
 @format_option()
 @pass_ctx
 def status(ctx: Context, fmt: str) -> int:
     """The current stage, its flags, and what the next flip would change."""
-    from .report.plans import dumps, status_json, status_text
+    from .report.plans import STATUS
 
-    migration = ctx.migration()
-    click.echo(dumps(status_json(migration)) if fmt == "json" else status_text(migration))
+    show(STATUS, fmt, ctx.migration())
     return 0
 
 
-@cli.command()
+@command()
 @stage_option()
-@click.option(
+@option(
     "--rows",
     "show_rows",
     is_flag=True,
@@ -286,43 +339,34 @@ def status(ctx: Context, fmt: str) -> int:
 @pass_ctx
 def plan(ctx: Context, stage: int | None, show_rows: bool, fmt: str) -> int:
     """Active flags, producers (with artifact rows), consumers and releases at a stage."""
-    from .report.plans import dumps, plan_json, plan_text
+    from .report.plans import PLAN, Planned
     from .resolve import resolve
 
-    resolved = resolve(ctx.migration(), ctx.stage(stage))
-    click.echo(
-        dumps(plan_json(resolved)) if fmt == "json" else plan_text(resolved, show_rows=show_rows)
-    )
+    show(PLAN, fmt, Planned(resolve(ctx.migration(), ctx.stage(stage)), rows=show_rows))
     return 0
 
 
-@cli.command()
-@click.argument("stages", nargs=-1, type=int, metavar="[A] B")
+@command()
+@argument("stages", nargs=-1, type=int, metavar="[A] B")
 @format_option()
 @pass_ctx
 def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
     """What turns on and off between stage A (default: current) and B."""
-    from .report.plans import change_json, change_text, dumps
+    from .report.plans import DIFF, Compared
     from .resolve import diff as compute
 
     if len(stages) not in (1, 2):
         raise UsageError(
             "diff takes one or two stages: `stagegate diff B` or `stagegate diff A B`."
         )
-    a, b = (
-        (ctx.stage(None), ctx.stage(stages[0]))
-        if len(stages) == 1
-        else (ctx.stage(stages[0]), ctx.stage(stages[1]))
-    )
-    change = compute(ctx.migration(), a, b)
-    click.echo(
-        dumps(change_json(change)) if fmt == "json" else change_text(ctx.migration(), change)
-    )
+    a, b = (None, stages[0]) if len(stages) == 1 else (stages[0], stages[1])
+    migration = ctx.migration()
+    show(DIFF, fmt, Compared(migration, compute(migration, ctx.stage(a), ctx.stage(b))))
     return 0
 
 
-def _neighbour_option(kind: str) -> Callable[[Any], Any]:
-    return click.option(
+def _neighbour_option(kind: str) -> Callable[[F], F]:
+    return option(
         f"--{kind}",
         f"{kind}s",
         multiple=True,
@@ -331,20 +375,13 @@ def _neighbour_option(kind: str) -> Callable[[Any], Any]:
     )
 
 
-@cli.command()
+@command()
 @stage_option()
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("mermaid", "dot")),
-    default="mermaid",
-    show_default=True,
-    help="Picture source.",
-)
+@format_option(("mermaid", "dot"), default="mermaid", help="Picture source.")
 @_neighbour_option("producer")
 @_neighbour_option("consumer")
 @_neighbour_option("release")
-@click.option("--no-legend", is_flag=True, help="Leave the legend out (Mermaid).")
+@option("--no-legend", is_flag=True, help="Leave the legend out (Mermaid).")
 @pass_ctx
 def graph(
     ctx: Context,
@@ -356,74 +393,22 @@ def graph(
     no_legend: bool,
 ) -> int:
     """Producers -> artifacts -> consumers and releases, as Mermaid or Graphviz source."""
-    from .report.graph import build, dot, mermaid, neighbourhood
+    from .report.graph import PICTURE, Picture, build, focus
     from .resolve import resolve
 
-    migration = ctx.migration()
-    resolved = resolve(migration, ctx.stage(stage))
-    picture = build(resolved)
-    named = {"producer": producers, "consumer": consumers, "release": releases}
-    if any(named.values()):
-        for kind, ids in named.items():
-            declared: dict[str, Any] = getattr(migration, f"{kind}s")
-            active = set(getattr(picture, f"{kind}s"))
-            for item in ids:
-                if item not in declared:
-                    import difflib
-
-                    close = difflib.get_close_matches(item, list(declared), n=1)
-                    hint = f"; did you mean {close[0]!r}?" if close else ""
-                    raise UsageError(f"no {kind} {item!r} in {migration.file}{hint}")
-                if item not in active:
-                    raise UsageError(
-                        f"{kind} {item} is not active at stage {resolved.stage}; "
-                        f"`stagegate plan --stage {resolved.stage}` lists what is."
-                    )
-        picture = neighbourhood(
-            picture, producers=producers, consumers=consumers, releases=releases
-        )
-    click.echo(
-        mermaid(resolved, picture, legend=not no_legend)
-        if fmt == "mermaid"
-        else dot(resolved, picture)
+    resolved = resolve(ctx.migration(), ctx.stage(stage))
+    picture = focus(
+        resolved, build(resolved), producers=producers, consumers=consumers, releases=releases
     )
+    show(PICTURE, fmt, Picture(resolved, picture, legend=not no_legend))
     return 0
-
-
-def shown_changes(top: Path, changed: dict[str, set[int]]) -> dict[str, set[int]]:
-    """Changed lines keyed by the files as stagegate shows them (from the current folder)."""
-    return {os.path.normpath(os.path.relpath(top / name)): lines for name, lines in changed.items()}
-
-
-def _pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
-    """In a pull request's job (``$GITHUB_BASE_REF`` set): the lines the work tree changed
-    since its merge base with the base branch, so that annotations land where the diff
-    shows them. None where that cannot be known (a shallow clone without the base)."""
-    base = os.environ.get("GITHUB_BASE_REF")
-    if not base:
-        return None
-    from .errors import GitError
-    from .gitrepo import open_repository
-
-    try:
-        repo = open_repository(migration.root if str(migration.root) else ".")
-        head = repo.head() or "HEAD"
-        for ref in (f"origin/{base}", base):
-            try:
-                start = repo.merge_base(repo.resolve(ref), head, shown=(ref, "HEAD"))
-            except GitError:
-                continue
-            return shown_changes(repo.root, repo.changed_lines(start))
-    except GitError:
-        return None
-    return None
 
 
 @contextlib.contextmanager
 def _watching(fmt: str) -> Iterator[None]:
     """While a command that prints its report at the end runs its checks: the live line on
     a terminal, a line every 30 s in a log (on standard error for JSON)."""
-    from .acceptance import observing
+    from .checks.runner import observing
     from .report.live import Live
 
     write, tty = _writer(err=fmt == "json")
@@ -444,11 +429,11 @@ def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
     return write, bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
-@cli.command()
+@command()
 @stage_option("Evaluate at this stage (default: the current stage).")
-@click.option("--all", "every", is_flag=True, help="Every stage 0..last, each evaluated at itself.")
-@click.option("--fail-fast", "-x", is_flag=True, help="Stop at the first failing check.")
-@click.option("--quiet", "-q", is_flag=True, help="Show only failures and the closing line.")
+@option("--all", "every", is_flag=True, help="Every stage 0..last, each evaluated at itself.")
+@option("--fail-fast", "-x", is_flag=True, help="Stop at the first failing check.")
+@option("--quiet", "-q", is_flag=True, help="Show only failures and the closing line.")
 @format_option()
 @pass_ctx
 def check(
@@ -459,11 +444,9 @@ def check(
     Each stage's header is shown when it starts and each check's line when it
     finishes, with its duration; a long check shows a live line on a terminal and a
     line every 30 s in a CI log."""
-    from .acceptance import checks_at, run_all, run_checks
-    from .report import results as render
-    from .report.github import write_summary
+    from .checks.runner import checks_at, run_all, run_checks
     from .report.live import Live
-    from .report.plans import dumps
+    from .report.results import CHECK, Checked
 
     migration = ctx.migration()
     if every and stage is not None:
@@ -477,76 +460,37 @@ def check(
             found = run_all(migration, observer=live, fail_fast=fail_fast)
         else:
             found = run_checks(migration, at, observer=live, fail_fast=fail_fast)
+    result = Checked(migration, tuple(found), at, every=every)
     stages = range(migration.last + 1) if every else (at,)
     planned = sum(len(checks_at(migration, s)) for s in stages)
-    live.close(stopped=planned - live.checks_run if fail_fast and not render.ok(found) else None)
-    if fmt == "json":
-        click.echo(dumps(render.as_json(migration, found, stage=at, every=every)))
-    elif fmt == "github":
-        annotations = render.workflow_commands(found, _pull_request_changes(migration))
-        if annotations:
-            click.echo(annotations)
-        heading = "stagegate check --all" if every else f"stagegate check (stage {at})"
-        write_summary(render.summary(migration, found, heading))
-    return 0 if render.ok(found) else 1
+    live.close(stopped=planned - live.checks_run if fail_fast and not result.ok else None)
+    show(CHECK, fmt, result)
+    return 0 if result.ok else 1
 
 
-@cli.command()
+@command()
 @stage_option("Audit at this stage (default: the current stage).")
 @format_option((*FORMATS, "markdown"))
-@click.option(
-    "--blame", is_flag=True, help="Add the commit, author and age of each leftover's line."
-)
+@option("--blame", is_flag=True, help="Add the commit, author and age of each leftover's line.")
 @pass_ctx
 def audit(ctx: Context, stage: int | None, fmt: str, blame: bool) -> int:
     """What retired legacy left behind, stale flags, and the burndown; exit 1 on leftovers."""
     from .audit import search
-    from .report import audit as render
-    from .report.github import write_summary
+    from .report.audit import AUDIT
 
-    at = ctx.stage(stage)
-    report = search(ctx.migration(), at, blame=blame)
-    if fmt == "json":
-        from .report.plans import dumps
-
-        click.echo(dumps(render.as_json(report)))
-    elif fmt == "markdown":
-        click.echo(render.markdown(report))
-    else:
-        if fmt == "github":
-            annotations = render.workflow_commands(report)
-            if annotations:
-                click.echo(annotations)
-            write_summary(render.markdown(report))
-        click.echo(render.text(report))
+    report = search(ctx.migration(), ctx.stage(stage), blame=blame)
+    show(AUDIT, fmt, report)
     return 0 if report.ok else 1
 
 
-def _flip_report(flip: Any, command: str, pr_body: str | None, fmt: str) -> int:
-    """Render advance/rollback; write the pull-request description when the checks pass."""
-    from .report import flips
-    from .report import results as render
-    from .report.flipdoc import markdown
-    from .report.github import write_summary
-    from .report.plans import dumps
+def _flipped(flip: Any, command: str, pr_body: str | None, fmt: str) -> int:
+    """Show advance/rollback; write the pull-request description when the checks pass."""
+    from .report.flipdoc import write_description
+    from .report.flips import FLIP, Flipped
 
     if flip.ok and pr_body:
-        from pathlib import Path
-
-        from .flip import write_atomic
-
-        body = markdown(flip.migration, flip.old, flip.new, flip.results)
-        write_atomic(Path(pr_body), body.encode("utf-8"))
-    if fmt == "json":
-        click.echo(dumps(flips.flip_json(flip, command)))
-    else:
-        if fmt == "github":
-            annotations = render.workflow_commands(list(flip.results))
-            if annotations:
-                click.echo(annotations)
-        click.echo(flips.flip_text(flip, command))
-        if fmt == "github":
-            write_summary(markdown(flip.migration, flip.old, flip.new, flip.results))
+        write_description(flip, pr_body)
+    show(FLIP, fmt, Flipped(flip, command))
     return 0 if flip.ok else 1
 
 
@@ -554,8 +498,6 @@ def _writable_file(_ctx: click.Context, _param: click.Parameter, value: str | No
     """Refuse a --pr-body that cannot be written before anything runs, not after the flip."""
     if value is None:
         return None
-    from pathlib import Path
-
     path, folder = Path(value), Path(value).parent
     if path.is_dir():
         raise click.BadParameter(f"{value} is a folder; name a file to write.")
@@ -573,8 +515,8 @@ def _writable_file(_ctx: click.Context, _param: click.Parameter, value: str | No
     return value
 
 
-def pr_body_option() -> Callable[[Any], Any]:
-    return click.option(
+def pr_body_option() -> Callable[[F], F]:
+    return option(
         "--pr-body",
         "pr_body",
         default=None,
@@ -586,8 +528,14 @@ def pr_body_option() -> Callable[[Any], Any]:
     )
 
 
-@cli.command()
-@click.option(
+def dry_run_option() -> Callable[[F], F]:
+    return option(
+        "--dry-run", is_flag=True, help="Print the diff and the check results; write nothing."
+    )
+
+
+@command()
+@option(
     "--to",
     "to",
     type=int,
@@ -595,9 +543,7 @@ def pr_body_option() -> Callable[[Any], Any]:
     metavar="N",
     help="Advance to stage N; the checks of every stage in between must pass too.",
 )
-@click.option(
-    "--dry-run", is_flag=True, help="Print the diff and the check results; write nothing."
-)
+@dry_run_option()
 @pr_body_option()
 @format_option()
 @pass_ctx
@@ -607,13 +553,11 @@ def advance(ctx: Context, to: int | None, dry_run: bool, pr_body: str | None, fm
 
     with _watching(fmt):
         flip = run(ctx.file, to=to, dry_run=dry_run)
-    return _flip_report(flip, "advance", pr_body, fmt)
+    return _flipped(flip, "advance", pr_body, fmt)
 
 
-@cli.command()
-@click.option(
-    "--dry-run", is_flag=True, help="Print the diff and the check results; write nothing."
-)
+@command()
+@dry_run_option()
 @pr_body_option()
 @format_option()
 @pass_ctx
@@ -623,11 +567,11 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
 
     with _watching(fmt):
         flip = run(ctx.file, dry_run=dry_run)
-    return _flip_report(flip, "rollback", pr_body, fmt)
+    return _flipped(flip, "rollback", pr_body, fmt)
 
 
-@cli.command("verify-pr")
-@click.option(
+@command("verify-pr")
+@option(
     "--base",
     "base",
     required=True,
@@ -635,7 +579,7 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
     help="The pull request's base: a branch, tag or commit (in GitHub Actions: "
     "${{ github.event.pull_request.base.sha }}).",
 )
-@click.option(
+@option(
     "--head",
     "head",
     default="HEAD",
@@ -648,126 +592,64 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
 def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     """The pull-request gate: one step, past stages unchanged, the base's checks pass."""
     from .gate import verify
-    from .report import flips
-    from .report.github import write_summary
-    from .report.plans import dumps
+    from .report.flips import VERIFY, VERIFY_FAILED
 
     try:
         with _watching(fmt):
             verdict = verify(ctx.file, base, head)
     except StagegateError as error:
-        if fmt == "github":
-            from .report.github import annotation
-
-            click.echo(annotation("error", str(error), None, "stagegate verify-pr"))
-            write_summary(f"### stagegate verify-pr: **failed**\n\n```\n{error}\n```")
+        show(VERIFY_FAILED, fmt, error)
         raise
-    if fmt == "json":
-        click.echo(dumps(flips.verdict_json(verdict)))
-    else:
-        if fmt == "github":
-            annotations = flips.verdict_annotations(verdict, _verdict_changes(verdict))
-            if annotations:
-                click.echo(annotations)
-        click.echo(flips.verdict_text(verdict))
-        if fmt == "github":
-            write_summary(flips.verdict_summary(verdict))
+    show(VERIFY, fmt, verdict)
     return 0 if verdict.ok else 1
 
 
-def _verdict_changes(verdict: Any) -> dict[str, set[int]] | None:
-    """The lines the pull request changed, from its base to its head."""
-    from .errors import GitError
-    from .gitrepo import open_migration
-
-    try:
-        repo, _path = open_migration(verdict.file)
-        base, head = verdict.base.commit, verdict.head.commit
-        if head != repo.head() or repo.tracked_changes():
-            return None  # the lines are read from the work tree: it must be the head
-        changed = repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
-        return shown_changes(repo.root, changed)
-    except GitError:
-        return None
-
-
-@cli.command("log")
+@command("log")
 @format_option(("text", "json"))
 @pass_ctx
 def log_command(ctx: Context, fmt: str) -> int:
     """The stage flips, from the git history of the migration file."""
     from .history import log
-    from .report import flips
-    from .report.plans import dumps
+    from .report.flips import LOG
 
-    history = log(ctx.file)
-    click.echo(dumps(flips.history_json(history)) if fmt == "json" else flips.history_text(history))
+    show(LOG, fmt, log(ctx.file))
     return 0
 
 
-@cli.command()
-@click.option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
+@command()
+@option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
     """Print the JSON Schema of migration.yaml (or of a stage file)."""
-    from .load import schema as compose
-    from .report.plans import dumps
+    from .report.render import dumps
+    from .validation import schema as compose
 
     click.echo(dumps(compose("stage" if stage_file else "migration")))
     return 0
 
 
-@cli.command()
+@command()
 @stage_option("Compare at this stage (default: the current stage).")
-@click.option(
-    "--strict", is_flag=True, help="Fail (exit 1) on values that cannot be evaluated too."
-)
+@option("--strict", is_flag=True, help="Fail (exit 1) on values that cannot be evaluated too.")
 @format_option()
 @pass_ctx
 def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
     """The model against the real workflows: undeclared or missing uploads, other selections."""
-    from .drift import as_json, failed, text
     from .drift import drift as compare
-    from .report.github import annotation, write_summary
+    from .report.drift import DRIFT
 
-    migration = ctx.migration()
-    result = compare(migration, ctx.stage(stage))
-    bad = failed(result, strict)
-    if fmt == "json":
-        from .report.plans import dumps
-
-        click.echo(dumps(as_json(result)))
-        return 1 if bad else 0
-    if fmt == "github":
-        for finding in result.findings:
-            click.echo(
-                annotation(
-                    "error", finding.message, finding.loc, f"stagegate drift: {finding.kind}"
-                )
-            )
-        for u in result.reading.unresolved:
-            click.echo(
-                annotation(
-                    "error" if strict else "warning",
-                    f"unresolved {u.expression}: {u.reason}",
-                    u.loc,
-                    "stagegate drift: unresolved",
-                )
-            )
-    report = text(result, strict=strict)
-    click.echo(report)
-    if fmt == "github":
-        write_summary(f"### stagegate drift (stage {result.stage})\n\n```\n{report}\n```")
-    return 1 if bad else 0
+    result = compare(ctx.migration(), ctx.stage(stage), strict=strict)
+    show(DRIFT, fmt, result)
+    return 1 if result.failed else 0
 
 
-@cli.command()
-@click.option(
+@command()
+@option(
     "--from-workflows",
     "from_workflows",
     is_flag=True,
     help="Fill axes, producers, consumers and releases from .github/workflows (drift passes at once).",
 )
-@click.option("--force", is_flag=True, help="Replace an existing migration file.")
+@option("--force", is_flag=True, help="Replace an existing migration file.")
 @pass_ctx
 def init(ctx: Context, from_workflows: bool, force: bool) -> int:
     """Write a starting migration.yaml and an empty stages/ folder."""
@@ -778,8 +660,8 @@ def init(ctx: Context, from_workflows: bool, force: bool) -> int:
     return 0
 
 
-@cli.command("new-stage")
-@click.argument("title")
+@command("new-stage")
+@argument("title")
 @pass_ctx
 def new_stage(ctx: Context, title: str) -> int:
     """Add the next numbered stage file, with a commented skeleton."""
@@ -792,31 +674,21 @@ def new_stage(ctx: Context, title: str) -> int:
     return 0
 
 
-@cli.command("flags")
+@command("flags")
 @stage_option()
 @format_option(("text", "json", "github", "env"))
 @pass_ctx
 def flags_command(ctx: Context, stage: int | None, fmt: str) -> int:
     """Flag values at a stage, for CI: github appends them to $GITHUB_OUTPUT and $GITHUB_ENV."""
-    from . import ciflags
+    from .report.ciflags import FLAGS
     from .resolve import resolve
 
-    plan = resolve(ctx.migration(), ctx.stage(stage))
-    if fmt == "json":
-        from .report.plans import dumps
-
-        click.echo(dumps(ciflags.as_json(plan)))
-    elif fmt == "github":
-        click.echo(ciflags.publish_flags(plan, os.environ), nl=False)
-    elif fmt == "env":
-        click.echo(ciflags.lines(ciflags.env_pairs(plan)), nl=False)
-    else:
-        click.echo(ciflags.text(plan))
+    show(FLAGS, fmt, resolve(ctx.migration(), ctx.stage(stage)))
     return 0
 
 
-@cli.command("flag")
-@click.argument("name")
+@command("flag")
+@argument("name")
 @stage_option()
 @pass_ctx
 def flag_command(ctx: Context, name: str, stage: int | None) -> int:
@@ -828,34 +700,22 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
     return 0 if value else 1
 
 
-@cli.command("matrix")
-@click.argument("producer")
+@command("matrix")
+@argument("producer")
 @stage_option()
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("json", "github")),
+@format_option(
+    ("json", "github"),
     default="json",
-    show_default=True,
     help="Output format; github also appends matrix=<JSON> to $GITHUB_OUTPUT.",
 )
 @pass_ctx
 def matrix_command(ctx: Context, producer: str, stage: int | None, fmt: str) -> int:
     """A producer's build rows as a GitHub strategy.matrix: {"include": [...]}."""
     from . import ciflags
+    from .report.ciflags import MATRIX, Matrix
 
     found = ciflags.matrix(ctx.migration(), producer, ctx.stage(stage))
-    warning = ciflags.matrix_warning(found, producer)
-    if fmt == "github":
-        if warning:
-            from .report.github import annotation
-
-            click.echo(annotation("warning", warning, None, "stagegate matrix"))
-        click.echo(ciflags.publish_matrix(found, os.environ), nl=False)
-    else:
-        if warning:
-            click.echo(f"stagegate: warning: {warning}", err=True)
-        click.echo(ciflags.compact(found))
+    show(MATRIX, fmt, Matrix(producer, found))
     return 0
 
 
@@ -908,9 +768,8 @@ def _annotate_error(argv: list[str], error: Exception, before: set[str]) -> None
     command = next((a for a in argv if a in cli.commands), None)
     title = f"stagegate {command}" if command else "stagegate"
     if isinstance(error, InvalidInput):
-        for p in error.problems:
-            text = f"{p.path}: {p.message}" if p.path else p.message
-            click.echo(github.annotation("error", text, github.placed(p.loc), title), err=True)
+        if error.problems:
+            click.echo(github.problem_annotations(error.problems, title), err=True)
     else:
         message = error.format_message() if isinstance(error, click.ClickException) else str(error)
         click.echo(github.annotation("error", message, None, title), err=True)

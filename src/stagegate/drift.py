@@ -14,7 +14,7 @@ called unselected when it might select it.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import Loc
@@ -46,10 +46,16 @@ class Drift:
     reading: Reading
     findings: tuple[DriftFinding, ...]
     paths: tuple[str, ...] = ()
+    strict: bool = False
+    """Whether a value that cannot be evaluated fails too (`drift --strict`)."""
 
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    @property
+    def failed(self) -> bool:
+        return not self.ok or (self.strict and bool(self.reading.unresolved))
 
 
 def _where(loc: Loc | None) -> str:
@@ -197,6 +203,13 @@ class _Compare:
                 seen.setdefault(id(t), t)
         return list(seen.values())
 
+    def found(self, kind: str, item: str, loc: Loc, other: Loc | None, message: str) -> None:
+        """A finding about ``item`` (the model's id; "" for an upload no producer declares)
+        at ``loc``, the other side at ``other``."""
+        self.findings.append(
+            DriftFinding(kind=kind, item=item, loc=loc, other=other, message=message)
+        )
+
     def run(self) -> list[DriftFinding]:
         self.unknown_jobs()
         accounted = self.undeclared()
@@ -231,16 +244,14 @@ class _Compare:
                     if len(self.reading.files) > 3
                     else ""
                 )
-                self.findings.append(
-                    DriftFinding(
-                        kind="unknown-job",
-                        item=item.id,
-                        loc=ref.loc,
-                        other=known[close[0]].loc if close else None,
-                        message=f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) "
-                        f"names no job of the workflows read ({read or 'none'}){hint}: fix the entry "
-                        "or workflows.paths.",
-                    )
+                self.found(
+                    "unknown-job",
+                    item.id,
+                    ref.loc,
+                    known[close[0]].loc if close else None,
+                    f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no "
+                    f"job of the workflows read ({read or 'none'}){hint}: fix the entry or "
+                    "workflows.paths.",
                 )
 
     # -- undeclared-upload
@@ -270,10 +281,10 @@ class _Compare:
                     grouped[key] = (upload, [])
                 grouped[key][1].extend(n for n in bad if n not in grouped[key][1])
         for upload, names in grouped.values():
-            self.findings.append(self.undeclared_finding(upload, names))
+            self.report_undeclared(upload, names)
         return accounted
 
-    def undeclared_finding(self, upload: Transfer, names: list[str]) -> DriftFinding:
+    def report_undeclared(self, upload: Transfer, names: list[str]) -> None:
         listing = [
             p
             for p in self.plan.producers
@@ -299,12 +310,12 @@ class _Compare:
         shown_names = ", ".join(names[:3]) + (
             f" and {len(names) - 3} more" if len(names) > 3 else ""
         )
-        return DriftFinding(
-            kind="undeclared-upload",
-            item=listing[0].id if listing else "",
-            loc=upload.loc,
-            other=other,
-            message=f"the upload at {_where(upload.loc)} in job {job} names {shown_names}; no "
+        self.found(
+            "undeclared-upload",
+            listing[0].id if listing else "",
+            upload.loc,
+            other,
+            f"the upload at {_where(upload.loc)} in job {job} names {shown_names}; no "
             f"active producer at stage {self.stage} has {'it' if len(names) == 1 else 'them'} as a "
             f"row ({hint}): declare it "
             "(a template and the job under jobs), or remove the upload.",
@@ -340,9 +351,9 @@ class _Compare:
                     continue  # an unresolved upload may yield it
                 by_template.setdefault(id(row.template), []).append((row, position))
             for rows in by_template.values():
-                self.findings.append(self.missing_finding(producer, rows))
+                self.report_missing(producer, rows)
 
-    def missing_finding(self, producer: Producer, found: list[tuple[Row, int]]) -> DriftFinding:
+    def report_missing(self, producer: Producer, found: list[tuple[Row, int]]) -> None:
         rows = [row for row, _ in found]
         first = self.all_rows.language(found[0][1])
         template = rows[0].template
@@ -379,12 +390,12 @@ class _Compare:
                 if close
                 else "no active upload in the workflows makes it"
             )
-        return DriftFinding(
-            kind="missing-upload",
-            item=producer.id,
-            loc=template.loc,
-            other=other,
-            message=f"producer {producer.id}: template {template.text!r} ({_where(template.loc)}) is "
+        self.found(
+            "missing-upload",
+            producer.id,
+            template.loc,
+            other,
+            f"producer {producer.id}: template {template.text!r} ({_where(template.loc)}) is "
             f"active at stage {self.stage}, but {why}: rows {shown_rows}. Upload it, or turn the "
             "producer off at this stage.",
         )
@@ -465,19 +476,17 @@ class _Compare:
                 (self.reading.jobs[r.text].loc for r in refs if r.text in self.reading.jobs), None
             )
         where = ", ".join(ref.text for ref in self.settings.jobs_of(item))
-        self.findings.append(
-            DriftFinding(
-                kind="select-differs",
-                item=item.id,
-                loc=item.loc,
-                other=other,
-                message=f"{item.kind} {item.id} ({_where(item.loc)}) selects other rows than the "
-                f"downloads of its jobs ({where}"
-                + (f"; first download at {_where(other)}" if other else "; no download found")
-                + f") at stage {self.stage}: "
-                + "; ".join(parts)
-                + ". Make the selects say what the downloads take, or change the downloads.",
-            )
+        self.found(
+            "select-differs",
+            item.id,
+            item.loc,
+            other,
+            f"{item.kind} {item.id} ({_where(item.loc)}) selects other rows than the "
+            f"downloads of its jobs ({where}"
+            + (f"; first download at {_where(other)}" if other else "; no download found")
+            + f") at stage {self.stage}: "
+            + "; ".join(parts)
+            + ". Make the selects say what the downloads take, or change the downloads.",
         )
 
 
@@ -493,10 +502,13 @@ def _listed(rows: Sequence[str], limit: int = 5) -> str:
     return shown_rows + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
 
 
-def drift(migration: Migration, stage: int, reading: Reading | None = None) -> Drift:
-    """Compare the model with the workflows at ``stage``; InvalidInput for a bad workflow."""
+def drift(
+    migration: Migration, stage: int, reading: Reading | None = None, *, strict: bool = False
+) -> Drift:
+    """Compare the model with the workflows at ``stage``; InvalidInput for a bad workflow.
+    ``strict``: an unresolved value fails the comparison too."""
     from . import globs
-    from .acceptance import work_limit
+    from .checks.runner import work_limit
 
     reading = reading if reading is not None else read_workflows(migration, stage)
     with globs.budget(work_limit(migration)):
@@ -504,11 +516,15 @@ def drift(migration: Migration, stage: int, reading: Reading | None = None) -> D
     order = {kind: i for i, kind in enumerate(FINDING_KINDS)}
     found.sort(key=lambda f: (order[f.kind], f.loc))
     return Drift(
-        stage=stage, reading=reading, findings=tuple(found), paths=migration.workflows.paths
+        stage=stage,
+        reading=reading,
+        findings=tuple(found),
+        paths=migration.workflows.paths,
+        strict=strict,
     )
 
 
-# --------------------------------------------------------------------------- output
+# --------------------------------------------------------------------------- transfers as data
 
 
 def _unique(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -523,98 +539,31 @@ def _unique(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def uploads_json(reading: Reading) -> list[dict[str, Any]]:
+def _entries(
+    transfers: Sequence[Transfer], fields: Callable[[Transfer], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The active transfers as JSON objects: place, job, then ``fields``; each once."""
     return _unique(
         [
-            {
-                "file": t.loc.file,
-                "line": t.loc.line,
-                "job": t.job,
-                "name": shown(t.value),
-                "resolved": t.resolved,
-            }
-            for t in reading.uploads
+            {"file": t.loc.file, "line": t.loc.line, "job": t.job, **fields(t)}
+            for t in transfers
             if t.active
         ]
     )
+
+
+def uploads_json(reading: Reading) -> list[dict[str, Any]]:
+    return _entries(reading.uploads, lambda t: {"name": shown(t.value), "resolved": t.resolved})
 
 
 def downloads_json(reading: Reading) -> list[dict[str, Any]]:
-    return _unique(
-        [
-            {
-                "file": t.loc.file,
-                "line": t.loc.line,
-                "job": t.job,
-                "select": shown(t.value),
-                "kind": t.kind,
-                "resolved": t.resolved,
-                "run": t.run,
-                "exclude": [shown(v) for v in t.exclude],
-            }
-            for t in reading.downloads
-            if t.active
-        ]
+    return _entries(
+        reading.downloads,
+        lambda t: {
+            "select": shown(t.value),
+            "kind": t.kind,
+            "resolved": t.resolved,
+            "run": t.run,
+            "exclude": [shown(v) for v in t.exclude],
+        },
     )
-
-
-def as_json(result: Drift) -> dict[str, Any]:
-    reading = result.reading
-    return {
-        "stage": result.stage,
-        "ok": result.ok,
-        "uploads": uploads_json(reading),
-        "downloads": downloads_json(reading),
-        "findings": [
-            {
-                "kind": f.kind,
-                "item": f.item,
-                "file": f.loc.file,
-                "line": f.loc.line,
-                "message": f.message,
-                "other": {"file": f.other.file, "line": f.other.line} if f.other else None,
-            }
-            for f in result.findings
-        ],
-        "unresolved": [
-            {"file": u.loc.file, "line": u.loc.line, "expression": u.expression, "reason": u.reason}
-            for u in reading.unresolved
-        ],
-    }
-
-
-def text(result: Drift, *, strict: bool = False) -> str:
-    reading = result.reading
-    lines = []
-    for finding in result.findings:
-        lines.append(f"{_where(finding.loc)}: {finding.kind}: {finding.message}")
-    if reading.unresolved:
-        lines.append(
-            f"{len(reading.unresolved)} value{'s' if len(reading.unresolved) != 1 else ''} "
-            "cannot be evaluated (bind them under workflows.bind"
-            + (", --strict fails on them)" if strict else "; --strict fails on them)")
-        )
-        for u in reading.unresolved:
-            lines.append(f"  {_where(u.loc)}: unresolved {u.expression}: {u.reason}")
-    ups = len(uploads_json(reading))
-    downs = len(downloads_json(reading))
-    if not reading.files:
-        lines.append(
-            "no workflow file matches workflows.paths "
-            f"({', '.join(result.paths)}); every active producer counts as not uploaded"
-        )
-    verdict = (
-        "no drift"
-        if result.ok
-        else f"{len(result.findings)} finding{'s' if len(result.findings) != 1 else ''}"
-    )
-    lines.append(
-        f"drift at stage {result.stage}: {len(reading.files)} workflow file"
-        f"{'s' if len(reading.files) != 1 else ''}, {ups} upload{'s' if ups != 1 else ''}, "
-        f"{downs} download{'s' if downs != 1 else ''}: {verdict}"
-    )
-    return "\n".join(lines)
-
-
-def failed(result: Drift, strict: bool) -> bool:
-    return not result.ok or (strict and bool(result.reading.unresolved))

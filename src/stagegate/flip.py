@@ -13,32 +13,30 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-import re
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from . import acceptance
+from .checks import runner
 from .checks._base import Result
-from .errors import InvalidInput, Loc, Problem, Refused, UsageError
-from .load import FileSource, Source, load, read_limited
+from .errors import InvalidInput, Problem, Refused, UsageError
+from .load import FileSource, Source, read_limited
 from .model import Migration
-from .yamlsrc import decode, parse
+from .records import record
+from .validation import load
+from .yamlsrc import read, whole_number
 
-_BOM = b"\xef\xbb\xbf"
-_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
 
+@record
+class Pinned:
+    """The files of ``files``, except that ``name`` holds ``raw``.
 
-@dataclass(frozen=True, slots=True)
-class _Pinned:
-    """The work tree, except that the migration file is the bytes already read.
+    ``flip`` loads the migration from the bytes it already read, so the model that the
+    checks judge is exactly the text that will be edited; ``init`` loads what it is
+    about to write, before writing it."""
 
-    So the model that the checks judge is exactly the text that will be edited."""
-
-    files: FileSource
+    files: Source
     name: str
     raw: bytes
 
@@ -66,102 +64,58 @@ def read_migration(path: str | Path) -> tuple[Migration, bytes]:
         raise UsageError(f"{path}: is a directory; pass the migration file with -f PATH.") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return load(path, source=_Pinned(FileSource(file.parent), file.name, raw)), raw
+    return load(path, source=Pinned(FileSource(file.parent), file.name, raw)), raw
 
 
 # --------------------------------------------------------------------------- the edit
 
 
-def _marks(event: Any) -> tuple[int, int, int, int]:
-    """(line, column) of the start (1-based) and character offsets of start and end."""
-    start, end = event.start_mark, event.end_mark
-    return start.line + 1, start.column + 1, start.index, end.index
-
-
-def stage_span(raw: bytes, file: str, stage_loc: Loc | None = None) -> tuple[int, int]:
+def stage_span(migration: Migration, raw: bytes) -> tuple[int, int]:
     """The byte offsets of the text of the top-level ``stage`` value in ``raw``.
 
-    Found from the YAML parser's own marks (character offsets, so any line ending
-    and any non-ASCII text before it count right), then turned into byte offsets.
-    Anchors and tags before the number are outside the span and stay."""
-    import yaml
-
-    try:
-        from yaml import CSafeLoader as Loader
-    except ImportError:  # pragma: no cover - depends on how PyYAML was built
-        from yaml import SafeLoader as Loader  # type: ignore[assignment]
-
-    text = decode(raw, file)
-    offset = len(_BOM) if raw.startswith(_BOM) else 0
-    stack: list[list[bool]] = []  # per open collection: [is_mapping, next node is a key]
-    stage_next = False
-    found: yaml.ScalarEvent | None = None
-    for event in yaml.parse(text, Loader=Loader):
-        is_node = isinstance(
-            event,
-            yaml.ScalarEvent | yaml.AliasEvent | yaml.MappingStartEvent | yaml.SequenceStartEvent,
-        )
-        if not is_node:
-            if isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-                stack.pop()
-            continue
-        top = len(stack) == 1 and stack[0][0]
-        is_key = bool(stack) and stack[-1][0] and stack[-1][1]
-        if stack and stack[-1][0]:
-            stack[-1][1] = not stack[-1][1]
-        if top and is_key:
-            stage_next = isinstance(event, yaml.ScalarEvent) and event.value == "stage"
-        elif top and stage_next:
-            if not isinstance(event, yaml.ScalarEvent) or event.style not in (None, ""):
-                where = Loc(file, *_marks(event)[:2])
-                raise InvalidInput(
-                    [
-                        Problem(
-                            where,
-                            "stage: is not written as a plain number (an alias, a quoted value "
-                            "or a collection); write the number itself, e.g. `stage: 3`, so "
-                            "that stagegate can flip it.",
-                            "$.stage",
-                        )
-                    ]
-                )
-            found = event
-            break
-        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            stack.append([isinstance(event, yaml.MappingStartEvent), True])
-    if found is None:
-        raise InvalidInput(
-            [Problem(Loc(file, 1, 1), "no top-level `stage:` key; add `stage: 0`.", "$.stage")]
-        )
-    line, column, _, end = _marks(found)
-    start = end - len(found.value)
-    if text[start:end] != found.value or not _INT.fullmatch(found.value):
-        where = Loc(file, line, column)
+    Taken from the located document ``load`` read (``Migration.stage_span``), which
+    keeps the span of a value written in place as a plain scalar; anchors and tags
+    before the number are outside the span and stay."""
+    span = migration.stage_span
+    if span is None:
         raise InvalidInput(
             [
                 Problem(
-                    where,
+                    migration.stage_loc,
+                    "stage: is not written as a plain number (an alias, a quoted value "
+                    "or a collection); write the number itself, e.g. `stage: 3`, so "
+                    "that stagegate can flip it.",
+                    "$.stage",
+                )
+            ]
+        )
+    start, end = span
+    if not whole_number(raw[start:end].decode("utf-8", errors="replace")):
+        raise InvalidInput(
+            [
+                Problem(
+                    migration.stage_loc,
                     "stage: must be a whole number on one line to be flipped; write e.g. `stage: 3`.",
                     "$.stage",
                 )
             ]
         )
-    if stage_loc is not None and stage_loc.line != line:
-        raise RuntimeError(f"stage value found at line {line}, the loader says {stage_loc.line}")
-    byte_start = offset + len(text[:start].encode("utf-8"))
-    byte_end = byte_start + len(found.value.encode("utf-8"))
-    return byte_start, byte_end
+    return start, end
 
 
-def with_stage(raw: bytes, file: str, new: int, stage_loc: Loc | None = None) -> bytes:
-    """``raw`` with the stage value replaced by ``new``; nothing else differs."""
-    start, end = stage_span(raw, file, stage_loc)
+def with_stage(migration: Migration, raw: bytes, new: int) -> bytes:
+    """``raw`` with the stage value replaced by ``new``; nothing else differs.
+
+    The edited bytes are read back (the one new text this command parses) and
+    compared with the document ``load`` read."""
+    file = migration.file
+    start, end = stage_span(migration, raw)
     after = raw[:start] + str(new).encode("ascii") + raw[end:]
-    old_doc = parse(decode(raw, file), file).data
-    new_doc = parse(decode(after, file), file).data
+    old_doc = migration.document.data if migration.document is not None else None
+    new_doc = read(after, file).data
     if not isinstance(new_doc, dict) or new_doc.get("stage") != new:
         raise RuntimeError(f"the edited {file} does not read back as stage {new}")
-    if {k: v for k, v in old_doc.items() if k != "stage"} != {
+    if not isinstance(old_doc, dict) or {k: v for k, v in old_doc.items() if k != "stage"} != {
         k: v for k, v in new_doc.items() if k != "stage"
     }:
         raise RuntimeError(f"the edit of {file} changed more than the stage")
@@ -212,7 +166,7 @@ LOCK_WAIT = 10.0
 """Seconds to wait for another stagegate that is writing the same file."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Held:
     """The file as verified under the lock: an open descriptor of it and its identity."""
 
@@ -442,7 +396,7 @@ def _kind(mode: int) -> str:
 # --------------------------------------------------------------------------- commands
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=True)
 class Flip:
     """What advance or rollback did (or, with --dry-run, would do)."""
 
@@ -475,7 +429,7 @@ def _run(migration: Migration, stages: Sequence[int]) -> tuple[list[Result], lis
     results: list[Result] = []
     checked: list[int] = []
     for stage in stages:
-        found = acceptance.run_checks(migration, stage)
+        found = runner.run_checks(migration, stage)
         results.extend(found)
         checked.append(stage)
         if not all(r.ok for r in found):
@@ -492,7 +446,7 @@ def _finish(
     *,
     dry_run: bool,
 ) -> Flip:
-    after = with_stage(raw, path, new, migration.stage_loc)
+    after = with_stage(migration, raw, new)
     results, checked, failed = _run(migration, stages)
     flip = Flip(
         migration=migration,
@@ -536,23 +490,12 @@ def advance(path: str, *, to: int | None = None, dry_run: bool = False) -> Flip:
     return _finish(path, migration, raw, target, range(current + 1, target + 1), dry_run=dry_run)
 
 
-def irreversible_reason(
-    migration: Migration, stage: int, source: Source | None = None
-) -> str | None:
-    """Why leaving ``stage`` downwards is refused (its ``reversible: false``), or None.
-
-    ``source``: where the stage file is read from to name the line (default: the
-    work tree)."""
+def irreversible_reason(migration: Migration, stage: int) -> str | None:
+    """Why leaving ``stage`` downwards is refused (its ``reversible: false``), or None."""
     definition = migration.stage_def(stage)
     if definition is None or definition.reversible:
         return None
-    line = definition.loc.line
-    files = source if source is not None else FileSource(migration.root)
-    try:
-        raw = files.read(f"{migration.stages_dir}/{Path(definition.file).name}")
-        line = parse(decode(raw, definition.file), definition.file).key_loc(("reversible",)).line
-    except (OSError, InvalidInput):
-        pass
+    line = (definition.reversible_loc or definition.loc).line
     return (
         f"stage {stage} ({definition.title}) is not reversible "
         f"({definition.file}:{line}: reversible: false), so the migration cannot go back "

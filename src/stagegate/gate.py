@@ -30,18 +30,19 @@ what differs from the merge base, as in GitHub's pull-request diff.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import acceptance, overlay
+from . import overlay
+from .checks import runner
 from .checks._base import Result
 from .errors import InvalidInput, Loc, UsageError
 from .gitrepo import GitSource, Repository, open_migration
-from .load import load
 from .model import Check, Migration
+from .records import record
+from .validation import load
 from .words import counted
-from .yamlsrc import Document, decode, json_path, parse
+from .yamlsrc import Document, decode, json_path
 
 # Check kinds that look only at the model; every other kind may read the tree.
 PURE_KINDS = frozenset(
@@ -50,7 +51,7 @@ PURE_KINDS = frozenset(
 MAX_LISTED = 20
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Rule:
     """One rule of the gate and whether the pull request keeps it."""
 
@@ -61,14 +62,14 @@ class Rule:
     details: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Side:
     ref: str
     commit: str
     migration: Migration | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Verdict:
     file: str
     base: Side
@@ -93,7 +94,7 @@ class Verdict:
         return "forward" if h.stage > b.stage else "back"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Refs:
     """The three commits a judgement reads: the base that judges, the commit the pull
     request's changes are measured from (the base, or the merge base), the head."""
@@ -125,13 +126,19 @@ def _load_at(file: str, source: GitSource, label: str) -> Migration | None:
         raise UsageError(f"at {label} ({source.commit[:12]}): {error.message}") from None
 
 
-def _stage_doc(migration: Migration, number: int, source: GitSource) -> tuple[Document, list[str]]:
-    """The parsed stage file and its lines (to quote them in messages)."""
+def _stage_doc(migration: Migration, number: int) -> Document:
+    """The stage file as ``load`` read it."""
+    definition = migration.stage_def(number)
+    assert definition is not None and definition.document is not None
+    return definition.document
+
+
+def _stage_lines(migration: Migration, number: int, source: GitSource) -> list[str]:
+    """The stage file's lines, to quote them in messages (its text, not parsed again)."""
     definition = migration.stage_def(number)
     assert definition is not None
     raw = source.read(f"{migration.stages_dir}/{Path(definition.file).name}")
-    text = decode(raw, definition.file)
-    return parse(text, definition.file), text.splitlines()
+    return decode(raw, definition.file).splitlines()
 
 
 # --------------------------------------------------------------------------- comparing
@@ -221,8 +228,9 @@ def _stage_changes(
             changed.append(f"{base_def.file}: stage {number} was removed at the head")
             locations.append(head.stage_loc)
             continue
-        base_doc, base_lines = _stage_doc(base, number, base_src)
-        head_doc, head_lines = _stage_doc(head, number, head_src)
+        base_doc, head_doc = _stage_doc(base, number), _stage_doc(head, number)
+        base_lines: list[str] | None = None
+        head_lines: list[str] | None = None
         for was_at, now_at, kind in differences(base_doc.data, head_doc.data):
             if kind == "removed":
                 at = head_doc.loc(now_at)
@@ -239,10 +247,14 @@ def _stage_changes(
             else:
                 keyed = kind == "added" and isinstance(now_at[-1], str)
                 at = head_doc.key_loc(now_at) if keyed else head_doc.loc(now_at)
+                if head_lines is None:
+                    head_lines = _stage_lines(head, number, head_src)
                 text = _line_text(head_lines, at.line)
                 before = ""
                 if kind == "changed":
                     was = base_doc.loc(was_at)
+                    if base_lines is None:
+                        base_lines = _stage_lines(base, number, base_src)
                     before = f"; base line {was.line}: {_line_text(base_lines, was.line)}"
                 changed.append(
                     f"{head_def.file}:{at.line}: {json_path(now_at)} {kind}: {text}{before}"
@@ -251,16 +263,21 @@ def _stage_changes(
     return changed, locations
 
 
-def _listed(
-    changed: list[str], locations: list[Loc]
-) -> tuple[str, tuple[Loc, ...], tuple[str, ...]]:
-    """At most MAX_LISTED changes, and a sentence saying so when there are more."""
+def _unchanged_rule(
+    rule: str, changed: list[str], locations: list[Loc], kept: str, refused: str
+) -> Rule:
+    """A rule that holds when nothing ``changed``; else at most MAX_LISTED changes, and
+    a sentence saying so when there are more."""
+    if not changed:
+        return Rule(rule, True, kept)
     more = (
         f" The first {MAX_LISTED} of {len(changed)} changes are listed."
         if len(changed) > MAX_LISTED
         else ""
     )
-    return more, tuple(locations[:MAX_LISTED]), tuple(changed[:MAX_LISTED])
+    return Rule(
+        rule, False, refused + more, tuple(locations[:MAX_LISTED]), tuple(changed[:MAX_LISTED])
+    )
 
 
 # --------------------------------------------------------------------------- the rules
@@ -294,7 +311,7 @@ def reversible(refs: Refs) -> Rule | None:
     reasons = [
         reason
         for s in range(a, b, -1)
-        if (reason := irreversible_reason(refs.judge, s, refs.judge_src)) is not None
+        if (reason := irreversible_reason(refs.judge, s)) is not None
     ]
     return Rule(
         "reversible",
@@ -336,17 +353,13 @@ def past_stages_unchanged(refs: Refs) -> Rule:
     )
     last = numbers[-1]
     upto_text = f"stages 1..{last} (at or below the" if last > 1 else "stage 1 (the"
-    if not changed:
-        return Rule("past-stages-unchanged", True, f"{upto_text} base stage) unchanged")
-    more, shown, details = _listed(changed, locations)
-    return Rule(
+    return _unchanged_rule(
         "past-stages-unchanged",
-        False,
+        changed,
+        locations,
+        f"{upto_text} base stage) unchanged",
         f"{upto_text} base stage) must not change: a past stage records what was rolled out. "
-        "Revert these edits; to change what the migration does, change a later stage or add one."
-        + more,
-        shown,
-        details,
+        "Revert these edits; to change what the migration does, change a later stage or add one.",
     )
 
 
@@ -362,18 +375,15 @@ def target_unchanged(refs: Refs) -> Rule | None:
     )
     definition = refs.head.stage_def(target)
     file = definition.file if definition else "?"
-    if not changed:
-        return Rule("target-unchanged", True, f"stage {target} ({file}) is flipped to as defined")
-    more, shown, details = _listed(changed, locations)
-    return Rule(
+    return _unchanged_rule(
         "target-unchanged",
-        False,
+        changed,
+        locations,
+        f"stage {target} ({file}) is flipped to as defined",
         f"this pull request flips to stage {target} and also edits its definition ({file}); "
         "the gate checks the flip against the base's definition, and once merged the edited one "
         "would be final without ever being checked. Change the stage in a pull request of its "
-        "own, then flip." + more,
-        shown,
-        details,
+        "own, then flip.",
     )
 
 
@@ -494,7 +504,7 @@ def run_checks(
 ) -> tuple[list[Result], list[str]]:
     """The base's ``checks`` of ``stage`` on the head; their results and notes."""
     if all(c.kind in PURE_KINDS for c in checks):
-        return acceptance.run_checks(refs.judge, stage, checks, evaluated_at=refs.head), []
+        return runner.run_checks(refs.judge, stage, checks, evaluated_at=refs.head), []
     base_commit, head_commit = commits
     copy = overlay.base_tests(repo, refs.judge, base_commit, prefix, stage, checks)
     notes = (
@@ -509,7 +519,7 @@ def run_checks(
                 "tree is not the head, or has changes)."
             )
         with overlay.test_folder(copy) as top:
-            results = acceptance.run_checks(
+            results = runner.run_checks(
                 refs.judge, stage, checks, evaluated_at=refs.head, root=root, tests=top / prefix
             )
     return results, notes
@@ -576,7 +586,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
     if b > base.last:
         notes.append(f"the checks of stage {b} were not run: the base does not define it.")
         return Verdict(**sides, rules=tuple(rules), notes=tuple(notes))
-    checks = acceptance.checks_at(base, b)
+    checks = runner.checks_at(base, b)
     results, more = run_checks(repo, refs, b, checks, (base_sha, head_sha), prefix)
     rules.append(checks_pass(results, b))
     return Verdict(
@@ -591,7 +601,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
 def _new_migration(sides: dict[str, Any], head: Migration, notes: list[str]) -> Verdict:
     pure = [c for c in head.invariants if c.kind in PURE_KINDS]
     skipped = len(head.invariants) - len(pure)
-    results = acceptance.run_checks(head, 0, pure)
+    results = runner.run_checks(head, 0, pure)
     if skipped:
         notes.append(
             f"{counted(skipped, 'invariant')} not run (checks that run programs or read "

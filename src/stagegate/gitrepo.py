@@ -11,7 +11,7 @@ message says what to do: run inside a work tree, fetch the missing ref, deepen a
 shallow clone. Nothing else is caught here, so a bug in our own parsing surfaces as
 an internal error (exit 70), never as a git error.
 
-GitPython (the project's declared git library) is not used for commands: its ``Repo``
+GitPython is not used (nor a dependency): its ``Repo``
 reads the caller's ``GIT_DIR``, ``GIT_WORK_TREE`` and ``GIT_OBJECT_DIRECTORY`` while
 it discovers a repository, and its ``Git.execute`` starts every process from a copy
 of ``os.environ`` that can be added to but not taken from, so it cannot give the one
@@ -25,11 +25,11 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .errors import GitError, UsageError
+from .records import record
 
 if TYPE_CHECKING:
     from subprocess import Popen
@@ -224,7 +224,7 @@ def _status(args: Sequence[str | bytes], cwd: Path) -> tuple[int, str, bytes]:
 # --------------------------------------------------------------------------- one repository
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileVersion:
     """One commit in the history of a file, and the file's path at that commit."""
 
@@ -242,10 +242,10 @@ _LOG_FORMAT = "%x1e%H%x1f%an%x1f%ae%x1f%aI%x1f%s"
 def parse_log(out: str, path: str) -> list[FileVersion]:
     """``git log -z --name-only --format=_LOG_FORMAT`` output -> the versions it lists."""
     versions: list[FileVersion] = []
-    for record in out.split("\x1e"):
-        if not record.strip("\x00\n"):
+    for entry in out.split("\x1e"):
+        if not entry.strip("\x00\n"):
             continue
-        header, _, rest = record.partition("\x00")
+        header, _, rest = entry.partition("\x00")
         names = [n for n in rest.strip("\n").split("\x00") if n.strip("\n")]
         sha, author, email, date, subject = (header.split("\x1f") + [""] * 5)[:5]
         versions.append(
@@ -280,13 +280,18 @@ def parse_diff(out: str) -> dict[str, set[int]]:
     return {name: lines for name, lines in changed.items() if lines}
 
 
-@dataclass(slots=True)
 class Repository:
     """A git work tree (never bare) and its repository."""
 
-    root: Path  # the work tree's top folder, symbolic links resolved
-    _shallow: bool | None = field(default=None, repr=False)
-    _objects: _Objects | None = field(default=None, repr=False)
+    __slots__ = ("_objects", "_shallow", "root")
+
+    def __init__(self, root: Path) -> None:
+        self.root = root  # the work tree's top folder, symbolic links resolved
+        self._shallow: bool | None = None
+        self._objects: _Objects | None = None
+
+    def __repr__(self) -> str:
+        return f"Repository(root={self.root!r})"
 
     def git(self, *args: str, action: str = "") -> str:
         """``git ARGS`` at the top of the work tree: its output; GitError if it fails."""
@@ -629,7 +634,7 @@ class _Escapes(Exception):
     must not pass for a missing file."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Node:
     mode: int
     sha: str
@@ -641,7 +646,7 @@ class _Node:
         return "commit" if self.mode == _SUBMODULE_MODE else "blob"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GitSource:
     """The files of one commit, read from git objects: no checkout, work tree untouched.
 
@@ -652,7 +657,7 @@ class GitSource:
     objects: _Objects
     tree: str  # the id of the commit's top tree
     commit: str
-    prefix: PurePosixPath = PurePosixPath(".")  # noqa: RUF009 - immutable
+    prefix: PurePosixPath = PurePosixPath(".")
 
     def _parts(self, rel: str) -> list[str]:
         base = [] if str(self.prefix) in ("", ".") else list(self.prefix.parts)
@@ -786,7 +791,7 @@ class GitSource:
 # `Pending.result()`.
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Worktree:
     """The work tree holding a folder: its top folder, and the folder's path inside it."""
 
@@ -827,7 +832,7 @@ def pathspec(path: str, *, glob: bool = False, exclude: bool = False, top: bool 
 WHOLE_TREE = ":(top)"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GrepHit:
     """One matching line: the file as git names it (raw bytes), its 1-based number, the line."""
 
@@ -942,7 +947,7 @@ def start_ls_files(
     return Pending(["ls-files", "-z", "--full-name", "--", *specs], folder, _names)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BlameLine:
     """Who last changed one line; ``commit`` is None for a line not committed yet."""
 

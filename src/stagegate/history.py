@@ -11,22 +11,25 @@ whole-number stage) are listed as skipped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from .errors import GitError, InvalidInput
 from .gitrepo import FileVersion, GitSource, Repository, open_migration
 from .load import STAGE_FILE
-from .yamlsrc import decode, parse
+from .records import record
+from .yamlsrc import read as read_yaml
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Flip:
+    """A version of the file whose stage differs from its parent's (fields in the
+    order of ``FileVersion``'s, which they come from, then the stage change)."""
+
     commit: str
-    date: str
     author: str
     email: str
+    date: str
     subject: str
     path: str  # the migration file's path at that commit
     old: int
@@ -42,7 +45,7 @@ class Flip:
         return "jump"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Start:
     commit: str
     date: str
@@ -52,12 +55,12 @@ class Start:
     boundary: bool = False  # the oldest commit of a shallow clone: the file may be older
 
 
-@dataclass(slots=True)
+@record(kw_only=True)
 class History:
     file: str
     start: Start | None = None
-    flips: list[Flip] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (commit, why)
+    flips: tuple[Flip, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()  # (commit, why)
     shallow: bool = False  # a shallow clone: the history starts at its boundary
 
 
@@ -83,7 +86,7 @@ def _title(source: GitSource, stages_dir: str, number: int) -> str:
         if is_dir or not match or int(match["number"]) != number:
             continue
         try:
-            data = parse(decode(source.read(f"{stages_dir}/{name}"), name), name).data
+            data = read_yaml(source.read(f"{stages_dir}/{name}"), name).data
         except (InvalidInput, OSError):
             return "(unreadable stage file)"
         title = data.get("title") if isinstance(data, dict) else None
@@ -103,7 +106,7 @@ def _version(repo: Repository, commit: str, path: PurePosixPath) -> tuple[int, s
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise _Unreadable(f"{path} is not in this commit (deleted)") from None
     try:
-        stage, stages_dir = _stage_and_dir(parse(decode(raw, str(path)), str(path)).data)
+        stage, stages_dir = _stage_and_dir(read_yaml(raw, str(path)).data)
     except InvalidInput as error:
         first = error.problems[0] if error.problems else None
         raise _Unreadable(str(first) if first else "not valid YAML") from None
@@ -139,7 +142,10 @@ def read(repo: Repository, rel: PurePosixPath) -> History:
             f"{rel} has no history in this repository (never committed, or not tracked); "
             "commit it first."
         )
-    history = History(file=str(rel), shallow=repo.is_shallow())
+    shallow = repo.is_shallow()
+    start: Start | None = None
+    flips: list[Flip] = []
+    skipped: list[tuple[str, str]] = []
     last: int | None = None  # the stage of the last readable version
     older: PurePosixPath | None = None  # the file's path in the version listed before
     for version in versions:
@@ -147,37 +153,33 @@ def read(repo: Repository, rel: PurePosixPath) -> History:
         try:
             stage, stages_dir, source = _version(repo, version.commit, path)
         except _Unreadable as why:
-            history.skipped.append((version.commit, str(why)))
+            skipped.append((version.commit, str(why)))
             older = path
             continue
         if last is None:
-            history.start = Start(
-                version.commit,
-                version.date,
-                version.author,
-                version.email,
-                stage,
-                boundary=version.commit in repo.shallow_boundary(),
+            boundary = version.commit in repo.shallow_boundary()
+            start = Start(
+                version.commit, version.date, version.author, version.email, stage, boundary
             )
         else:
             before = _parent_stage(repo, version.commit, (path, older))
             old = last if before is None else before
             if stage != old:
-                history.flips.append(
-                    Flip(
-                        commit=version.commit,
-                        date=version.date,
-                        author=version.author,
-                        email=version.email,
-                        subject=version.subject,
-                        path=str(path),
-                        old=old,
-                        new=stage,
-                        title=_title(source, stages_dir, stage),
-                    )
-                )
+                title = _title(source, stages_dir, stage)
+                flips.append(Flip(*_about(version), str(path), old, stage, title))
         last, older = stage, path
-    return history
+    return History(
+        file=str(rel),
+        start=start,
+        flips=tuple(flips),
+        skipped=tuple(skipped),
+        shallow=shallow,
+    )
+
+
+def _about(version: FileVersion) -> tuple[str, str, str, str, str]:
+    """Who made the version, when and why: the first fields of a ``Flip``."""
+    return version.commit, version.author, version.email, version.date, version.subject
 
 
 def log(file: str) -> History:

@@ -10,11 +10,11 @@ import errno
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from . import __version__
+from .cache import ValidCache
 from .errors import InvalidInput, Loc, LocatedError, Problem, UsageError
 from .expr import parse as parse_expr
 from .model import (
@@ -38,7 +38,8 @@ from .model import (
 )
 from .records import record, replace
 from .templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, row_count, split
-from .yamlsrc import MAX_BYTES, Document, decode, json_path, parse
+from .words import suggest
+from .yamlsrc import MAX_BYTES, Document, json_path, read
 from .yamlsrc import Path as DocPath
 
 STAGE_FILE = re.compile(r"(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9][a-z0-9-]*)\.yaml")
@@ -114,13 +115,40 @@ class FileSource:
         return target != root and root not in target.parents
 
 
+# --------------------------------------------------------------------------- rules
+
+
+@record(kw_only=True)
+class Located:
+    """The migration's files as read: the located data of the migration file and of each
+    stage file (in stage order), for a validator to point at the value at fault."""
+
+    migration: Document
+    stages: tuple[Document, ...]
+
+
+Validator = Callable[[Migration, Located], list[Problem]]
+"""A meaning check the loader is handed: the problems of a built migration."""
+
+
+@record(kw_only=True)
+class Rules:
+    """What the loader checks beyond its own schemas and meaning checks, handed to it.
+
+    They belong to the modules that read the model (the check kinds, the audit, CI's
+    flags), which import the loader: handed in (by ``validation``), they are checked
+    without the loader importing any of them."""
+
+    check_schema: Callable[[], dict[str, Any]]
+    """The JSON Schema of one check, each kind's arguments: ``$defs.check`` of both files."""
+    validators: tuple[Validator, ...] = ()
+    """Run on input not known valid, in order; a validation-cache hit skips them."""
+    uncached: tuple[Validator, ...] = ()
+    """Run instead on a cache hit: what they check is more than the files' bytes."""
+
+
 # --------------------------------------------------------------------------- schema
 
-
-try:  # the built-in BLAKE2 avoids loading OpenSSL on every start-up
-    from _blake2 import blake2b as _digest
-except ImportError:  # pragma: no cover - interpreters without the private module
-    from hashlib import blake2b as _digest
 
 _SCHEMA_DIR = Path(__file__).with_name("schema")
 
@@ -129,142 +157,18 @@ def _schema_text(kind: str) -> bytes:
     return (_SCHEMA_DIR / f"{kind}.schema.json").read_bytes()
 
 
-def schema(kind: str) -> dict[str, Any]:
-    """The full JSON Schema of ``migration`` or ``stage`` files, check kinds included."""
+def schema(kind: str, rules: Rules) -> dict[str, Any]:
+    """The full JSON Schema of ``migration`` or ``stage`` files, ``rules``' check kinds included."""
     import json
 
-    from .checks import check_schema
-
     document: dict[str, Any] = json.loads(_schema_text(kind))
-    document["$defs"]["check"] = check_schema()
+    document["$defs"]["check"] = rules.check_schema()
     return document
 
 
-MAX_CACHE_ENTRIES = 4 * (MAX_STAGES + 1)
-"""Entries kept per cache folder; past it, storing removes the older half. Four of the
-largest migrations fit (a bound of one migration's size made one of 999 stages evict its
-own entries at every run, and parse and store them all again)."""
-
-
-def _prune(folder: Path) -> None:
-    """Keep a cache folder small: every edit of a migration file makes a new entry."""
-    try:
-        with os.scandir(folder) as it:  # counted first: the entries are read, not stat'ed
-            if sum(1 for _ in it) <= MAX_CACHE_ENTRIES:
-                return
-        with os.scandir(folder) as it:
-            entries = [(entry.stat().st_mtime, entry.path) for entry in it]
-        for _mtime, path in sorted(entries)[: len(entries) // 2]:
-            os.unlink(path)
-    except OSError:
-        pass  # another process pruned first, or the cache is read-only
-
-
-class ValidCache:
-    """Remembers migrations (all their files' bytes) that passed every check.
-
-    The key covers the stagegate version, both schemas, the check modules and
-    the name and bytes of every file, so a hit means the same input passed the
-    same validation before: the schema and the heavier meaning checks are
-    skipped, nothing else. Only successes are recorded."""
-
-    def __init__(self) -> None:
-        self.directory = self._directory()
-
-    @staticmethod
-    def _directory() -> Path | None:
-        if os.environ.get("STAGEGATE_NO_CACHE"):
-            return None
-        explicit = os.environ.get("STAGEGATE_CACHE_DIR")
-        if explicit:
-            return Path(explicit)
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        return Path(base) / "stagegate"
-
-    @staticmethod
-    def key(files: Iterable[tuple[str, bytes]]) -> str:
-        from .checks import fingerprint
-
-        parts = [__version__.encode(), _schema_text("migration"), _schema_text("stage")]
-        parts.append(fingerprint().encode())
-        for name, raw in files:
-            parts += [name.encode(), raw]
-        digest = _digest()
-        for part in parts:  # length-prefixed, so no two sequences of parts hash alike
-            digest.update(len(part).to_bytes(8, "little"))
-            digest.update(part)
-        return digest.hexdigest()
-
-    def _document_path(self, raw: bytes) -> Path | None:
-        if self.directory is None:
-            return None
-        from .checks import fingerprint
-
-        # stagegate's own modules are part of the key, as for the validation cache: a
-        # parse stored by an older parser must not be read back by a newer one
-        digest = _digest(
-            __version__.encode() + b"\0" + fingerprint().encode() + b"\0" + raw
-        ).hexdigest()
-        return self.directory / "documents" / f"{digest}.json"
-
-    def document(self, raw: bytes, file: str) -> Document | None:
-        """The parse of these exact bytes, if it was stored; JSON, so a cache is data only."""
-        path = self._document_path(raw)
-        if path is None or not path.exists():
-            return None
-        import json
-
-        try:
-            stored = json.loads(path.read_bytes())
-            return Document(
-                file,
-                stored["data"],
-                {tuple(p): (line, col) for p, line, col in stored["marks"]},
-                {tuple(p): (line, col) for p, line, col in stored["key_marks"]},
-                {tuple(p) for p in stored["quoted"]},
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # unreadable or foreign: parse the file again
-
-    def store_document(self, raw: bytes, doc: Document) -> None:
-        path = self._document_path(raw)
-        if path is None:
-            return
-        import json
-
-        stored = {
-            "data": doc.data,
-            "marks": [[list(p), line, col] for p, (line, col) in doc.marks.items()],
-            "key_marks": [[list(p), line, col] for p, (line, col) in doc.key_marks.items()],
-            "quoted": [list(p) for p in doc.quoted],
-        }
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(stored, separators=(",", ":")), encoding="utf-8")
-            os.replace(temporary, path)
-        except (OSError, ValueError, TypeError):
-            return  # caching is an optimisation; never a reason to fail
-        _prune(path.parent)
-
-    def known(self, key: str) -> bool:
-        return self.directory is not None and (self.directory / "valid" / key).exists()
-
-    def remember(self, key: str) -> None:
-        if self.directory is None:
-            return
-        try:
-            target = self.directory / "valid"
-            target.mkdir(parents=True, exist_ok=True)
-            (target / key).touch()
-        except OSError:
-            return  # a read-only home is no reason to fail; we just validate again next time
-        _prune(target)
-
-
-def schema_problems(kind: str, doc: Document) -> list[Problem]:
+def schema_problems(kind: str, doc: Document, rules: Rules) -> list[Problem]:
     """All schema violations of ``doc``."""
-    validator = _validator_class()(schema(kind))
+    validator = _validator_class()(schema(kind, rules))
     problems: list[Problem] = []
     for error in validator.iter_errors(doc.data):
         problems.extend(_translate(error, doc))
@@ -327,13 +231,6 @@ def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
     return out
 
 
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 _ID_HELP = "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit"
 _TYPE_NAMES = {
     "string": "a string",
@@ -348,137 +245,176 @@ _TYPE_NAMES = {
 _YAML11_BOOLS = ("yes", "no", "y", "n", "on", "off")
 
 
+_SHOWN_AS: dict[Any, str] = {
+    None: "null (empty)",
+    True: "true",
+    False: "false",
+    dict: "a mapping",
+    list: "a list",
+}
+
+
 def _shown(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null (empty)"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
+    """A value as a message quotes it: YAML's words for the constants, a container by its kind."""
+    if value is None or isinstance(value, bool):
+        return _SHOWN_AS[value]
+    if isinstance(value, dict | list):
+        return _SHOWN_AS[dict if isinstance(value, dict) else list]
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _translate(error: Any, doc: Document) -> Iterator[Problem]:
-    """One jsonschema error -> user-facing problems at the right place."""
-    path: DocPath = tuple(error.absolute_path)
-    where = json_path(path)
-    validator = error.validator
-    instance = error.instance
-    value = error.validator_value
+    """One jsonschema error -> user-facing problems at the right place.
 
-    if validator == "additionalProperties" and isinstance(instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        for key in instance:
-            if key not in allowed:
-                hint = _suggest(key, allowed)
-                expected = ", ".join(sorted(allowed))
-                yield Problem(
-                    doc.key_loc((*path, key)),
-                    f"unknown key {_shown(key)}{hint or f'; expected one of: {expected}'}",
-                    json_path((*path, key)),
-                )
+    Chosen by the keyword that failed (``_TRANSLATIONS``); a keyword without an entry
+    gets jsonschema's own message, bounded (``_MESSAGES`` words some of them better)."""
+    path: DocPath = tuple(error.absolute_path)
+    if "propertyNames" in error.relative_schema_path:  # whatever failed: the key is the fault
+        return _name_problem(doc, path, error.instance)
+    return _TRANSLATIONS.get(error.validator, _message_problem)(error, doc, path)
+
+
+def _message_problem(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    yield Problem(doc.loc(path), _bounded_message(error), json_path(path))
+
+
+def _unknown_keys(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    if not isinstance(error.instance, dict):
+        yield from _message_problem(error, doc, path)
         return
-    if validator == "required":
-        for name in value:
-            if isinstance(instance, dict) and name not in instance:
-                kind = instance.get("check") if isinstance(instance.get("check"), str) else None
-                what = (
-                    f"check {kind} needs argument {name!r}"
-                    if kind
-                    else f"missing required key {name!r}"
-                )
-                yield Problem(
-                    doc.key_loc(path) if path else doc.loc(path), f"{what}; add it.", where
-                )
-        return
-    if "propertyNames" in error.relative_schema_path:
-        yield from _name_problem(doc, path, instance)
-        return
-    if validator == "type":
-        types: list[str] = value if isinstance(value, list) else [value]
-        wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
-        hint = ""
-        if (
-            "string" in types
-            and isinstance(instance, int | float)
-            and not isinstance(instance, bool)
-        ):
-            hint = f'; quote it: "{instance}"'
-        elif "string" in types and isinstance(instance, bool):
-            hint = "; quote it if you mean the word"
-        elif "boolean" in types and isinstance(instance, str) and instance.lower() in _YAML11_BOOLS:
-            hint = "; stagegate reads YAML 1.2, where only true and false are booleans: write " + (
-                "true" if instance.lower() in ("yes", "y", "on") else "false"
-            )
-        elif instance is None:
-            hint = "; give a value"
-        yield Problem(doc.loc(path), f"must be {wanted}, not {_shown(instance)}{hint}", where)
-        return
-    if validator in ("enum", "const"):
-        options = value if validator == "enum" else [value]
-        if path and path[-1] == "check":
-            hint = _suggest(str(instance), [str(o) for o in options])
-            known = ", ".join(str(o) for o in options)
+    allowed = set(error.schema.get("properties", {}))
+    for key in error.instance:
+        if key not in allowed:
+            hint = suggest(key, allowed)
+            expected = ", ".join(sorted(allowed))
             yield Problem(
-                doc.loc(path),
-                f"unknown check kind {_shown(instance)}{hint or f'; known kinds: {known}'}",
-                where,
+                doc.key_loc((*path, key)),
+                f"unknown key {_shown(key)}{hint or f'; expected one of: {expected}'}",
+                json_path((*path, key)),
             )
-            return
+
+
+def _missing_keys(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    instance = error.instance
+    for name in error.validator_value:
+        if isinstance(instance, dict) and name not in instance:
+            kind = instance.get("check") if isinstance(instance.get("check"), str) else None
+            what = (
+                f"check {kind} needs argument {name!r}"
+                if kind
+                else f"missing required key {name!r}"
+            )
+            yield Problem(
+                doc.key_loc(path) if path else doc.loc(path), f"{what}; add it.", json_path(path)
+            )
+
+
+def _wrong_type(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    instance, value = error.instance, error.validator_value
+    types: list[str] = value if isinstance(value, list) else [value]
+    wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
+    hint = ""
+    if "string" in types and isinstance(instance, int | float) and not isinstance(instance, bool):
+        hint = f'; quote it: "{instance}"'
+    elif "string" in types and isinstance(instance, bool):
+        hint = "; quote it if you mean the word"
+    elif "boolean" in types and isinstance(instance, str) and instance.lower() in _YAML11_BOOLS:
+        hint = "; stagegate reads YAML 1.2, where only true and false are booleans: write " + (
+            "true" if instance.lower() in ("yes", "y", "on") else "false"
+        )
+    elif instance is None:
+        hint = "; give a value"
+    yield Problem(doc.loc(path), f"must be {wanted}, not {_shown(instance)}{hint}", json_path(path))
+
+
+def _not_an_option(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    """``enum`` and ``const``; for ``check:``, the known check kinds."""
+    instance, value = error.instance, error.validator_value
+    options = value if error.validator == "enum" else [value]
+    if path and path[-1] == "check":
+        hint = suggest(str(instance), [str(o) for o in options])
+        known = ", ".join(str(o) for o in options)
+        message = f"unknown check kind {_shown(instance)}{hint or f'; known kinds: {known}'}"
+    else:
         shown_options = " or ".join(_shown(o) for o in options)
         hint = (
-            _suggest(str(instance), [str(o) for o in options]) if isinstance(instance, str) else ""
+            suggest(str(instance), [str(o) for o in options]) if isinstance(instance, str) else ""
         )
-        yield Problem(
-            doc.loc(path), f"must be {shown_options}, not {_shown(instance)}{hint}", where
-        )
-        return
-    if validator == "pattern":
-        yield Problem(doc.loc(path), f"{_shown(instance)} is not a valid id: {_ID_HELP}", where)
-        return
-    if validator in ("oneOf", "anyOf") and error.context:
-        branch = _fitting_branch(error)
-        if branch:
-            for sub in branch:
-                yield from _translate(sub, doc)
-            return
-    if validator == "oneOf" and path and len(path) >= 2 and path[0] == "axes":
+        message = f"must be {shown_options}, not {_shown(instance)}{hint}"
+    yield Problem(doc.loc(path), message, json_path(path))
+
+
+def _not_an_id(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    yield Problem(
+        doc.loc(path), f"{_shown(error.instance)} is not a valid id: {_ID_HELP}", json_path(path)
+    )
+
+
+def _alternatives(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    """``oneOf``/``anyOf``: the problems of the one branch the value's type fits, if one does."""
+    branch = _fitting_branch(error) if error.context else []
+    if branch:
+        for sub in branch:
+            yield from _translate(sub, doc)
+    elif error.validator == "oneOf" and len(path) >= 2 and path[0] == "axes":
         yield Problem(
             doc.loc(path),
             'an axis is either a list of strings (finite: ["310", "311"]) or '
             "{pattern: REGEX} (open: any string the regex fully matches)",
-            where,
+            json_path(path),
         )
+    else:
+        yield from _nearest_cause(error, doc, path)
+
+
+def _nearest_cause(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]:
+    """A combined keyword (``if``, ``allOf``, ...): its cause nearest the top of the file."""
+    if not error.context:
+        yield from _message_problem(error, doc, path)
         return
-    if validator in ("if", "then", "allOf", "oneOf", "anyOf") and error.context:
-        best = min(error.context, key=lambda e: len(list(e.absolute_path)))
-        yield from _translate(best, doc)
-        return
-    yield Problem(doc.loc(path), _bounded_message(error), where)
+    best = min(error.context, key=lambda e: len(list(e.absolute_path)))
+    yield from _translate(best, doc)
+
+
+_Translation = Callable[[Any, Document, DocPath], Iterator[Problem]]
+_TRANSLATIONS: dict[str, _Translation] = {
+    "additionalProperties": _unknown_keys,
+    "required": _missing_keys,
+    "type": _wrong_type,
+    "enum": _not_an_option,
+    "const": _not_an_option,
+    "pattern": _not_an_id,
+    "oneOf": _alternatives,
+    "anyOf": _alternatives,
+    "if": _nearest_cause,
+    "then": _nearest_cause,
+    "allOf": _nearest_cause,
+}
+"""How the failure of each schema keyword is told: one or more located problems."""
 
 
 def _bounded_message(error: Any) -> str:
     """jsonschema's message without echoing the value: hostile values are megabytes long."""
-    value, instance = error.validator_value, error.instance
-    if error.validator == "maxLength" and isinstance(instance, str):
-        return f"is {len(instance):,} characters long; the limit is {value:,}: shorten it"
-    if error.validator == "minLength":
-        return "must not be empty"
-    if error.validator == "minItems":
-        return "must not be an empty list; give at least one"
-    if error.validator == "uniqueItems":
-        return f"{error.message}; list each value once"
-    if error.validator in ("minimum", "exclusiveMinimum"):
-        bound = "more than" if error.validator == "exclusiveMinimum" else "at least"
-        return f"must be {bound} {value}, not {_shown(instance)}"
+    worded = _MESSAGES.get(error.validator)
+    if worded is not None and (error.validator != "maxLength" or isinstance(error.instance, str)):
+        return worded(error.validator_value, error.instance, error.message)
     message = error.message or "invalid"
     message = message[0].lower() + message[1:]
     return message if len(message) <= 300 else message[:297] + "..."
+
+
+_MESSAGES: dict[str, Callable[[Any, Any, str], str]] = {
+    "maxLength": lambda limit, text, _: (
+        f"is {len(text):,} characters long; the limit is {limit:,}: shorten it"
+    ),
+    "minLength": lambda *_: "must not be empty",
+    "minItems": lambda *_: "must not be an empty list; give at least one",
+    "uniqueItems": lambda _value, _instance, message: f"{message}; list each value once",
+    "minimum": lambda bound, value, _: f"must be at least {bound}, not {_shown(value)}",
+    "exclusiveMinimum": lambda bound, value, _: f"must be more than {bound}, not {_shown(value)}",
+}
+"""Better words for the keywords whose failure is one plain message."""
 
 
 def _fitting_branch(error: Any) -> list[Any]:
@@ -548,13 +484,16 @@ def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Docu
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     doc = cache.document(raw, shown)
     if doc is None:
-        doc = parse(decode(raw, shown), shown)
+        doc = read(raw, shown)
         cache.store_document(raw, doc)
     return doc, raw
 
 
-def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -> Migration:
-    """Load and fully validate a migration from the work tree (or another source).
+def load(
+    path: str | Path = "migration.yaml", *, source: Source | None = None, rules: Rules
+) -> Migration:
+    """Load and fully validate a migration from the work tree (or another source);
+    ``validation.load`` hands it every rule.
 
     Every problem of every file is reported in one run: a migration file that does not
     parse still has its stage files read and checked, and a schema problem in one place
@@ -578,19 +517,19 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
         problems, stage_docs = _read_stages(source, root, stages_dir, doc, cache, len(raw))
     if unparsed:
         for stage_file in stage_docs:
-            problems += schema_problems("stage", stage_file.doc)
+            problems += schema_problems("stage", stage_file.doc, rules)
         raise InvalidInput(_dedupe([*unparsed, *problems]))
     key = cache.key([(file_path.name, raw), *((f.shown, f.raw) for f in stage_docs)])
     trusted = not problems and cache.known(key)
     if not trusted:
-        problems += schema_problems("migration", doc)
+        problems += schema_problems("migration", doc, rules)
         for stage_file in stage_docs:
-            problems += schema_problems("stage", stage_file.doc)
+            problems += schema_problems("stage", stage_file.doc, rules)
     if problems:
         raise InvalidInput(
-            _dedupe([*problems, *_meaning_despite(doc, stage_docs, root, stages_dir)])
+            _dedupe([*problems, *_meaning_despite(doc, stage_docs, root, stages_dir, rules)])
         )
-    builder = _Builder(doc, stage_docs, root, stages_dir, trusted=trusted)
+    builder = _Builder(doc, stage_docs, root, stages_dir, rules, trusted=trusted)
     migration = builder.build()
     if builder.problems:
         raise InvalidInput(builder.problems)
@@ -608,7 +547,9 @@ _NEUTRAL_CHECK = {"check": "unique-artifacts"}
 _PLACEHOLDERS: dict[str, Any] = {"version": 1, "migration": "migration", "stage": 0, "title": ""}
 
 
-def _well_formed(kind: str, data: Any, stage: int = 0) -> tuple[Any, dict[str, set[str]]] | None:
+def _well_formed(
+    kind: str, data: Any, rules: Rules, stage: int = 0
+) -> tuple[Any, dict[str, set[str]]] | None:
     """``data`` without the parts the schema refuses, and the items cut out (by section).
 
     Each refused value is removed where it stands when its mapping may go without it;
@@ -621,7 +562,7 @@ def _well_formed(kind: str, data: Any, stage: int = 0) -> tuple[Any, dict[str, s
     if not isinstance(data, dict):
         return None
     dropped: dict[str, set[str]] = {section: set() for section in _ITEM_SECTIONS}
-    validator = _validator_class()(schema(kind))
+    validator = _validator_class()(schema(kind, rules))
     placeholders = {**_PLACEHOLDERS, "stage": stage}
     for _round in range(MAX_PRUNE_ROUNDS):
         errors = list(validator.iter_errors(data))
@@ -684,13 +625,13 @@ def _cut(
 
 
 def _meaning_despite(
-    doc: Document, stage_docs: list[StageFile], root: Path, stages_dir: Any
+    doc: Document, stage_docs: list[StageFile], root: Path, stages_dir: Any, rules: Rules
 ) -> list[Problem]:
     """The meaning problems of the well-formed parts of files that have schema problems.
 
     Found on copies with the refused parts cut out, so that one problem never hides
     another; the schema problems themselves are reported by the caller."""
-    kept = _well_formed("migration", doc.data)
+    kept = _well_formed("migration", doc.data, rules)
     if kept is None or not isinstance(stages_dir, str) or not stages_dir:
         return []
     data, dropped = kept
@@ -702,7 +643,7 @@ def _meaning_despite(
         if n not in present
     ]
     for stage_file in sorted([*stage_docs, *stubs], key=lambda f: f.number):
-        stage_kept = _well_formed("stage", stage_file.doc.data, stage_file.number)
+        stage_kept = _well_formed("stage", stage_file.doc.data, rules, stage_file.number)
         stage_data = stage_kept[0] if stage_kept else {"stage": stage_file.number, "title": ""}
         stage_doc = Document(
             stage_file.doc.file,
@@ -721,7 +662,7 @@ def _meaning_despite(
             )
         )
     pruned = Document(doc.file, data, doc.marks, doc.key_marks, doc.quoted)
-    builder = _Builder(pruned, pruned_stages, root, stages_dir)
+    builder = _Builder(pruned, pruned_stages, root, stages_dir, rules)
     builder.producer_ids |= dropped["producers"]
     builder.build()
     return builder.problems
@@ -731,8 +672,35 @@ def _read_stages(
     source: Source, root: Path, stages_dir: str, doc: Document, cache: ValidCache, spent: int = 0
 ) -> tuple[list[Problem], list[StageFile]]:
     """The stage files, read in order; ``spent``: the bytes read already (the migration)."""
-    problems: list[Problem] = []
     where = doc.loc(("stages_dir",)) if "stages_dir" in doc.data else doc.loc(())
+    entries, problems = _stages_folder(source, stages_dir, "stages_dir" in doc.data, where)
+    if entries is None:
+        return problems, []
+    found, named = _stage_names(entries, root, stages_dir, where)
+    problems += named
+    if len(found) > MAX_STAGES:
+        problems.append(
+            _stages_dir_problem(
+                where,
+                f"{len(found):,} stage files; the limit is {MAX_STAGES}: "
+                "a migration of that many stages cannot be reviewed; split it.",
+            )
+        )
+        return problems, []
+    docs, unread = _read_stage_files(source, stages_dir, found, cache, spent)
+    return problems + unread, docs
+
+
+def _stages_dir_problem(where: Loc, message: str) -> Problem:
+    return Problem(where, message, "$.stages_dir")
+
+
+def _stages_folder(
+    source: Source, stages_dir: str, explicit: bool, where: Loc
+) -> tuple[list[tuple[str, bool]] | None, list[Problem]]:
+    """The entries of the stages folder; ``None`` and the reason when it cannot be used.
+
+    ``explicit``: the migration names the folder, so that its absence is a problem."""
     posix = PurePosixPath(stages_dir)
     if (
         posix.is_absolute()
@@ -740,39 +708,37 @@ def _read_stages(
         or os.path.isabs(stages_dir)
         or source.escapes(stages_dir)
     ):
-        problems.append(
-            Problem(
-                where,
-                f"stages_dir {stages_dir!r} leads outside the folder of the migration file; "
-                "use a relative path inside it, such as 'stages'.",
-                "$.stages_dir",
-            )
+        message = (
+            f"stages_dir {stages_dir!r} leads outside the folder of the migration file; "
+            "use a relative path inside it, such as 'stages'."
         )
-        return problems, []
+        return None, [_stages_dir_problem(where, message)]
     try:
-        entries = source.listdir(stages_dir)
+        return source.listdir(stages_dir), []
     except NotADirectoryError:
-        problems.append(
-            Problem(
-                where,
-                f"stages_dir {stages_dir!r} is a file, not a folder; name the folder that holds "
-                "the stage files (NN-slug.yaml).",
-                "$.stages_dir",
-            )
+        message = (
+            f"stages_dir {stages_dir!r} is a file, not a folder; name the folder that holds "
+            "the stage files (NN-slug.yaml)."
         )
-        return problems, []
+        return None, [_stages_dir_problem(where, message)]
     except FileNotFoundError:
-        entries = []
-        if "stages_dir" in doc.data:
-            problems.append(
-                Problem(
-                    where,
-                    f"stages_dir {stages_dir!r}: no such folder; create it with the stage files "
-                    "(NN-slug.yaml), or fix stages_dir.",
-                    "$.stages_dir",
-                )
-            )
-            return problems, []
+        if not explicit:
+            return [], []
+        message = (
+            f"stages_dir {stages_dir!r}: no such folder; create it with the stage files "
+            "(NN-slug.yaml), or fix stages_dir."
+        )
+        return None, [_stages_dir_problem(where, message)]
+
+
+def _stage_names(
+    entries: list[tuple[str, bool]], root: Path, stages_dir: str, where: Loc
+) -> tuple[dict[int, tuple[str, str]], list[Problem]]:
+    """The stage files among ``entries``, by number: (how each is shown, its slug).
+
+    The problems: a file that looks like a stage file but is misnamed, a second file
+    for one number, and numbers that are not 01..N."""
+    problems: list[Problem] = []
     found: dict[int, tuple[str, str]] = {}
     for name, is_dir in sorted(entries):
         if is_dir:
@@ -810,23 +776,24 @@ def _read_stages(
         gap = f"stage {missing[0]:02d} is missing" if missing else "numbering must start at 01"
         after = [n for n in sorted(found) if not missing or n > missing[0]]
         problems.append(
-            Problem(
+            _stages_dir_problem(
                 Loc(found[after[0]][0], 1, 1) if after else where,
                 f"stage files must be numbered 01..N without gaps; found {have}: {gap}. "
                 "Renumber the files.",
-                "$.stages_dir",
             )
         )
-    if len(found) > MAX_STAGES:
-        problems.append(
-            Problem(
-                where,
-                f"{len(found):,} stage files; the limit is {MAX_STAGES}: "
-                "a migration of that many stages cannot be reviewed; split it.",
-                "$.stages_dir",
-            )
-        )
-        return problems, []
+    return found, problems
+
+
+def _read_stage_files(
+    source: Source,
+    stages_dir: str,
+    found: dict[int, tuple[str, str]],
+    cache: ValidCache,
+    spent: int,
+) -> tuple[list[StageFile], list[Problem]]:
+    """Each stage file in order, within the folder and the bytes all files may hold."""
+    problems: list[Problem] = []
     docs: list[StageFile] = []
     total = spent
     for number in sorted(found):
@@ -858,10 +825,13 @@ def _read_stages(
             )
             break
         docs.append(StageFile(number=number, slug=slug, shown=shown, doc=stage_doc, raw=raw))
-    return problems, docs
+    return docs, problems
 
 
 # --------------------------------------------------------------------------- meaning
+
+
+_Item = TypeVar("_Item", Producer, Consumer, Release)
 
 
 class _Builder:
@@ -873,10 +843,12 @@ class _Builder:
         stage_docs: list[StageFile],
         root: Path,
         stages_dir: str,
+        rules: Rules,
         *,
         trusted: bool = False,
     ) -> None:
         self.trusted = trusted  # known valid: skip the checks that need the glob engine
+        self.rules = rules
         self.doc = doc
         self.data: dict[str, Any] = doc.data
         self.stage_docs = stage_docs
@@ -924,13 +896,9 @@ class _Builder:
             for name, spec in data.get("flags", {}).items()
         }
         self.flag_names = set(flags)
-        producers = {
-            pid: self._producer(pid, spec) for pid, spec in data.get("producers", {}).items()
-        }
-        consumers = {
-            cid: self._consumer(cid, spec) for cid, spec in data.get("consumers", {}).items()
-        }
-        releases = {rid: self._release(rid, spec) for rid, spec in data.get("releases", {}).items()}
+        producers = self._items("producers", self._producer)
+        consumers = self._items("consumers", self._consumer)
+        releases = self._items("releases", self._release)
         invariants = tuple(
             self._check(self.doc, ("invariants", i), spec, "invariant")
             for i, spec in enumerate(data.get("invariants", ()))
@@ -978,18 +946,15 @@ class _Builder:
             file=self.doc.file,
             root=self.root,
             workflows=self._workflows(),
+            stage_span=self.doc.spans.get(("stage",)),
+            document=self.doc,
         )
         if not self.trusted:
-            from .audit import problems as audit_problems
-
-            self._check_args(migration)
-            self._meaning_of_releases(migration)
-            self.problems += audit_problems(migration)
-            from .ciflags import problems as ci_problems
-
-            self.problems += ci_problems(migration, self.doc)
-        else:  # what depends on more than the files' bytes (links on disk) is never cached
-            self._check_args(migration, only_uncached=True)
+            self._kinds_in_use(migration)
+        files = Located(migration=self.doc, stages=tuple(f.doc for f in self.stage_docs))
+        # on a cache hit, only what depends on more than the files' bytes (links on disk)
+        for validator in self.rules.uncached if self.trusted else self.rules.validators:
+            self.problems += validator(migration, files)
         return migration
 
     # -- items
@@ -1009,7 +974,7 @@ class _Builder:
             return parse_expr(True), text
         for flag in _flag_refs(tree):
             if flag.name not in self.flag_names:
-                hint = _suggest(flag.name, self.flag_names)
+                hint = suggest(flag.name, self.flag_names)
                 self.problem(
                     self.doc,
                     (*path, "when"),
@@ -1044,7 +1009,7 @@ class _Builder:
             declared = self.axes.get(name)
             if declared is None:
                 finite = ", ".join(n for n, a in self.axes.items() if not a.is_open)
-                hint = _suggest(name, self.axes) or f"; the finite axes are: {finite or 'none'}"
+                hint = suggest(name, self.axes) or f"; the finite axes are: {finite or 'none'}"
                 self.problem(
                     self.doc,
                     (*path, "axes", name),
@@ -1082,7 +1047,7 @@ class _Builder:
             if isinstance(part, Placeholder):
                 axis = self.axes.get(part.axis)
                 if axis is None:
-                    hint = _suggest(part.axis, self.axes)
+                    hint = suggest(part.axis, self.axes)
                     self.problem(
                         self.doc,
                         path,
@@ -1136,107 +1101,95 @@ class _Builder:
             paths=tuple(legacy.get("paths", ())),
         )
 
-    def _producer(self, pid: str, spec: dict[str, Any]) -> Producer:
-        path: DocPath = ("producers", pid)
-        when, text = self._when(path, spec)
+    def _items(
+        self, section: str, make: Callable[[DocPath, dict[str, Any], dict[str, Any]], _Item]
+    ) -> dict[str, _Item]:
+        """The items of ``section``: the fields all items have read one way, then ``make``'s."""
+        items = {}
+        for item_id, spec in self.data.get(section, {}).items():
+            path: DocPath = (section, item_id)
+            when, text = self._when(path, spec)
+            fields = {
+                "id": item_id,
+                "summary": spec.get("summary", ""),
+                "when": when,
+                "when_text": text,
+                "legacy": self._legacy(path, spec),
+                "loc": self.doc.key_loc(path),
+            }
+            items[item_id] = make(path, spec, fields)
+        return items
+
+    def _plain_globs(self, path: DocPath, spec: dict[str, Any], key: str) -> tuple[Template, ...]:
+        """``spec[key]``: globs applied as written (a release's select, an exclude)."""
+        return tuple(
+            self._template((*path, key, i), text, kind="plain")
+            for i, text in enumerate(spec.get(key, ()))
+        )
+
+    def _producer_refs(
+        self, path: DocPath, spec: dict[str, Any], key: str
+    ) -> tuple[str, ...] | None:
+        """The producer ids listed under ``spec[key]`` (None when it is not given)."""
+        if key not in spec:
+            return None
+        for i, pid in enumerate(spec[key]):
+            if pid not in self.producer_ids:
+                hint = suggest(pid, self.producer_ids)
+                self.problem(
+                    self.doc,
+                    (*path, key, i),
+                    f"unknown producer {pid!r}{hint or '; declare it under producers:'}",
+                )
+        return tuple(spec[key])
+
+    def _producer(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Producer:
         own = self._axes_of(path, spec)
         artifacts = []
         for i, entry in enumerate(spec["artifacts"]):
+            at: DocPath = (*path, "artifacts", i)
             if isinstance(entry, str):
-                artifacts.append(
-                    self._template((*path, "artifacts", i), entry, kind="artifact", axes=own)
-                )
+                artifacts.append(self._template(at, entry, kind="artifact", axes=own))
             else:
-                template = self._template(
-                    (*path, "artifacts", i, "name"), entry["name"], kind="artifact", axes=own
-                )
+                template = self._template((*at, "name"), entry["name"], kind="artifact", axes=own)
                 artifacts.append(replace(template, kind=entry.get("kind", "artifact")))
         return Producer(
-            id=pid,
-            summary=spec.get("summary", ""),
-            when=when,
-            when_text=text,
+            **fields,
             artifacts=tuple(artifacts),
             axes=tuple(own.values()),
             paths=tuple(spec.get("paths", ())),
             run=spec.get("run", "this"),
-            legacy=self._legacy(path, spec),
-            loc=self.doc.key_loc(path),
         )
 
-    def _producer_refs(self, path: DocPath, ids: list[str]) -> tuple[str, ...]:
-        for i, pid in enumerate(ids):
-            if pid not in self.producer_ids:
-                hint = _suggest(pid, self.producer_ids)
-                self.problem(
-                    self.doc,
-                    (*path, i),
-                    f"unknown producer {pid!r}{hint or '; declare it under producers:'}",
-                )
-        return tuple(ids)
-
-    def _consumer(self, cid: str, spec: dict[str, Any]) -> Consumer:
-        path: DocPath = ("consumers", cid)
-        when, text = self._when(path, spec)
+    def _consumer(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Consumer:
         own = self._axes_of(path, spec)
         inputs = []
         for i, item in enumerate(spec["inputs"]):
-            ipath = (*path, "inputs", i)
+            at: DocPath = (*path, "inputs", i)
+            select = self._template((*at, "select"), item["select"], kind="select", axes=own)
             inputs.append(
                 Input(
-                    select=self._template(
-                        (*ipath, "select"), item["select"], kind="select", axes=own
-                    ),
+                    select=select,
                     required=item.get("required", True),
-                    from_=self._producer_refs((*ipath, "from"), item["from"])
-                    if "from" in item
-                    else None,
-                    exclude=tuple(
-                        self._template((*ipath, "exclude", j), t, kind="plain")
-                        for j, t in enumerate(item.get("exclude", ()))
-                    ),
-                    loc=self.doc.loc(ipath),
+                    from_=self._producer_refs(at, item, "from"),
+                    exclude=self._plain_globs(at, item, "exclude"),
+                    loc=self.doc.loc(at),
                     axes=tuple(own.values()),
                 )
             )
-        return Consumer(
-            id=cid,
-            summary=spec.get("summary", ""),
-            when=when,
-            when_text=text,
-            inputs=tuple(inputs),
-            axes=tuple(own.values()),
-            legacy=self._legacy(path, spec),
-            loc=self.doc.key_loc(path),
-        )
+        return Consumer(**fields, inputs=tuple(inputs), axes=tuple(own.values()))
 
-    def _release(self, rid: str, spec: dict[str, Any]) -> Release:
-        path: DocPath = ("releases", rid)
-        when, text = self._when(path, spec)
-
-        def plain(key: str) -> tuple[Template, ...]:
-            return tuple(
-                self._template((*path, key, i), t, kind="plain")
-                for i, t in enumerate(spec.get(key, ()))
-            )
-
+    def _release(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Release:
         return Release(
-            id=rid,
-            summary=spec.get("summary", ""),
-            when=when,
-            when_text=text,
+            **fields,
             tags=tuple(spec["tags"]),
-            select=plain("select"),
-            exclude=plain("exclude"),
-            expect=self._producer_refs((*path, "expect"), spec["expect"])
-            if "expect" in spec
-            else None,
+            select=self._plain_globs(path, spec, "select"),
+            exclude=self._plain_globs(path, spec, "exclude"),
+            expect=self._producer_refs(path, spec, "expect"),
             tooling=spec.get("tooling", "tag"),
             kinds=tuple(spec["kinds"]) if "kinds" in spec else None,
             kinds_loc=self.doc.loc((*path, "kinds")) if "kinds" in spec else None,
             run=spec.get("run", "this"),
-            legacy=self._legacy(path, spec),
-            loc=self.doc.key_loc(path),
         )
 
     # -- workflows (stagegate drift)
@@ -1380,7 +1333,7 @@ class _Builder:
         locs: dict[str, Loc] = {}
         for name, value in data.get("set", {}).items():
             if name not in self.flag_names:
-                hint = _suggest(name, self.flag_names)
+                hint = suggest(name, self.flag_names)
                 self.problem(
                     doc,
                     ("set", name),
@@ -1405,6 +1358,8 @@ class _Builder:
             release_changes=self._release_changes(doc),
             file=shown,
             loc=doc.loc(()),
+            reversible_loc=doc.key_loc(("reversible",)) if "reversible" in data else None,
+            document=doc,
         )
 
     def _change_globs(
@@ -1450,85 +1405,19 @@ class _Builder:
             out.append(change)
         return tuple(out)
 
-    def _meaning_of_releases(self, migration: Migration) -> None:
-        """Tags of ``release_changes`` that no release claims; ``kinds`` no template has."""
-        from .match import tag_claimed
-
-        releases = list(migration.releases.values())
-        for stage, stage_file in zip(migration.stages, self.stage_docs, strict=True):
-            for i, change in enumerate(stage.release_changes):
-                if not any(tag_claimed(r, change.tag) for r in releases):
-                    tags = [t for r in releases for t in r.tags]
-                    hint = _suggest(change.tag, tags)
-                    self.problem(
-                        stage_file.doc,
-                        ("release_changes", i, "tag"),
-                        f"unknown tag {change.tag!r}: no release's `tags` claims it{hint or ''}; "
-                        "name a tag of the release whose selection this stage changes.",
-                    )
-                elif not _held(migration, stage.number, change.tag):
-                    self.problem(
-                        stage_file.doc,
-                        ("release_changes", i, "tag"),
-                        f"no release-continuity check holds this planned change: none of a tag "
-                        f"of this release runs at stage {stage.number} with `since` below it; "
-                        f"add one to invariants (`- check: release-continuity` with `tag: "
-                        f"{change.tag}`), or the change is never checked.",
-                    )
+    def _kinds_in_use(self, migration: Migration) -> None:
+        """A release's ``kinds`` that no artifact template has."""
         kinds = {t.kind for p in migration.producers.values() for t in p.artifacts}
-        for release in releases:
+        for release in migration.releases.values():
             for i, kind in enumerate(release.kinds or ()):
                 if kind not in kinds:
-                    hint = _suggest(kind, kinds) or f"; kinds in use: {', '.join(sorted(kinds))}"
+                    hint = suggest(kind, kinds) or f"; kinds in use: {', '.join(sorted(kinds))}"
                     self.problem(
                         self.doc,
                         ("releases", release.id, "kinds", i),
                         f"no artifact template has kind {kind!r}: write a template as "
                         f"{{name: TEMPLATE, kind: {kind}}} to give it that kind{hint}",
                     )
-
-    def _check_args(self, migration: Migration, *, only_uncached: bool = False) -> None:
-        checks = (*migration.invariants, *(c for s in migration.stages for c in s.acceptance))
-        if only_uncached:
-            # only the kinds whose validation reads more than the files' bytes, imported
-            # only when the migration has such a check (the cached path stays fast)
-            if any(c.kind == "pytest" for c in checks):
-                from .checks import pytest_check
-
-                for check in checks:
-                    if check.kind == pytest_check.KIND:
-                        self.problems.extend(pytest_check.validate(migration, check))
-            return
-        from .checks import kinds
-
-        registry = kinds()
-        for check in checks:
-            module = registry.get(check.kind)
-            validate = getattr(module, "validate", None)
-            if validate is not None:
-                self.problems.extend(validate(migration, check))
-
-
-def _held(migration: Migration, stage: int, tag: str) -> bool:
-    """Whether some release-continuity check covers a planned change of ``stage`` to the
-    release claiming ``tag``: it runs at that stage (an invariant, or the acceptance of
-    that stage or a later one) from a `since` below it, for a tag of the same release."""
-    from .match import tag_claimed
-
-    runs = [(c, True) for c in migration.invariants]
-    runs += [(c, s.number >= stage) for s in migration.stages for c in s.acceptance]
-    for check, reaches in runs:
-        other = check.args.get("tag")
-        if check.kind != "release-continuity" or not reaches or not isinstance(other, str):
-            continue
-        since = check.args.get("since", 0)
-        if not isinstance(since, int) or since >= stage:
-            continue
-        if other == tag or any(
-            tag_claimed(r, other) and tag_claimed(r, tag) for r in migration.releases.values()
-        ):
-            return True
-    return False
 
 
 def _flag_refs(tree: Any) -> Iterator[Any]:

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import Loc
 from .expr import Expr
 from .records import field, record
 from .templates import Axis, Part
+
+if TYPE_CHECKING:
+    from .yamlsrc import Document
 
 ItemKind = Literal["producer", "consumer", "release"]
 
@@ -153,6 +156,8 @@ class Stage:
     release_changes: tuple[ReleaseChange, ...] = ()
     file: str
     loc: Loc
+    reversible_loc: Loc | None = None  # where `reversible:` is written (its key)
+    document: Document | None = field(default=None, compare=False)  # the file as read
 
     @property
     def dirname(self) -> str:
@@ -182,6 +187,8 @@ class Migration:
     file: str  # the migration file as given (for messages)
     root: Path  # the directory holding migration.yaml; relative paths start here
     workflows: WorkflowSettings = field(default_factory=lambda: WorkflowSettings())
+    stage_span: tuple[int, int] | None = None  # bytes of a plain `stage:` value in the file
+    document: Document | None = field(default=None, compare=False)  # the file as read
 
     @property
     def last(self) -> int:

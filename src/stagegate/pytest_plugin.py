@@ -82,8 +82,8 @@ def _load(config: pytest.Config) -> StageUnderTest:
     if cached is not None:
         return cached
     from .errors import StagegateError
-    from .load import load
     from .testing import StageUnderTest
+    from .validation import load
 
     raw_file, file_source = _setting(config, "stagegate_file", "STAGEGATE_FILE")
     path = Path(raw_file or "migration.yaml")

@@ -500,32 +500,14 @@ def init(file: str, *, from_workflows: bool, force: bool) -> list[Path]:
     return [path, stages]
 
 
-class _Pending:
-    """The work tree as it will be once ``name`` holds ``data`` (for loading before writing)."""
-
-    def __init__(self, root: Path, name: str, data: bytes) -> None:
-        from .load import FileSource
-
-        self.base = FileSource(root)
-        self.name = name
-        self.data = data
-
-    def read(self, rel: str) -> bytes:
-        return self.data if rel == self.name else self.base.read(rel)
-
-    def listdir(self, rel: str) -> list[tuple[str, bool]]:
-        return self.base.listdir(rel)
-
-    def escapes(self, rel: str) -> bool:
-        return self.base.escapes(rel)
-
-
 def _check_written(text: str, path: Path) -> None:
     """What init writes must load, with its stage files, before anything is written."""
-    from .load import load
+    from .flip import Pinned
+    from .load import FileSource
+    from .validation import load
 
     root = path.parent if str(path.parent) else Path(".")
-    load(path, source=_Pending(root, path.name, text.encode("utf-8")))
+    load(path, source=Pinned(FileSource(root), path.name, text.encode("utf-8")))
 
 
 # --------------------------------------------------------------------------- new-stage
@@ -539,7 +521,7 @@ def _slug(title: str) -> str:
 def new_stage(migration: Migration, title: str) -> Path:
     """Write the next numbered stage file with a commented skeleton; its path."""
     from .flip import write_atomic
-    from .load import load
+    from .validation import load
 
     title = " ".join(title.split())
     if not title:

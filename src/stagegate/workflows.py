@@ -26,7 +26,7 @@ from . import ghexpr
 from .errors import InvalidInput, Loc, LocatedError, Problem
 from .ghexpr import Ph, Sym, Unknown, Value, concat, truth, unknowns
 from .model import Migration
-from .records import record
+from .records import field, record, replace
 from .resolve import flag_table
 from .yamlsrc import Document, decode, parse
 from .yamlsrc import Path as DocPath
@@ -122,6 +122,39 @@ class Reading:
         return [t for t in self.transfers if t.direction == "download"]
 
 
+@record(eq=False)
+class _Site:
+    """Where a list of steps runs, as the reader walks into jobs, calls and actions."""
+
+    rel: str  # the workflow or action file the steps are in
+    doc: Document
+    job: str  # PATH#JOB of the job they run in
+    callers: tuple[str, ...]  # the jobs that call into it (reusable workflows)
+    depth: int  # how many calls and composite actions deep
+    runs: bool = True
+    why: str = ""  # why they do not run at the stage (the `if:` that is false)
+    outputs: dict[str, dict[str, Value]] = field(default_factory=dict)
+    """``steps.ID.outputs`` known so far (of ``stagegate flags``/``matrix`` steps)."""
+    written: dict[str, Any] = field(default_factory=dict)
+    """What the job's steps have written to ``$GITHUB_ENV`` so far."""
+
+    def transfer(
+        self, direction: str, loc: Loc, value: Value, kind: str = "name", run: str = "this"
+    ) -> Transfer:
+        """An upload or download of a step here, of the name or glob ``value``."""
+        return Transfer(
+            direction=direction,
+            loc=loc,
+            job=self.job,
+            callers=self.callers,
+            value=_text_value(value),
+            kind=kind,
+            run=run,
+            active=self.runs,
+            off=self.why,
+        )
+
+
 def shown(value: Value) -> str:
     """A name as text: placeholders as ``{axis}``, unknown pieces as their expression."""
     if isinstance(value, Sym):
@@ -178,7 +211,7 @@ class Files:
     """Parsed workflow and action files, each read once."""
 
     def __init__(self, root: Path) -> None:
-        from .load import ValidCache
+        from .cache import ValidCache
 
         self.root = root
         self.cache = ValidCache()
@@ -186,21 +219,10 @@ class Files:
         self.texts: dict[str, list[str]] = {}
 
     def get(self, rel: str, where: Loc | None = None) -> Document:
-        if rel in self.docs:
-            return self.docs[rel]
-        from .load import read_limited
-
-        path = self.root / rel
+        """``rel``'s document; InvalidInput (at ``where``, what refers to it) where it
+        cannot be read or parsed."""
         try:
-            resolved = path.resolve()
-            root = self.root.resolve()
-            if resolved != root and root not in resolved.parents:
-                raise _problem(
-                    where or Loc(rel, 1, 1),
-                    f"{rel} leads outside the repository (a symbolic link); "
-                    "stagegate reads nothing from outside it.",
-                )
-            raw = read_limited(path)
+            return self.document(rel, where)
         except FileNotFoundError:
             raise _problem(
                 where or Loc(rel, 1, 1),
@@ -212,13 +234,34 @@ class Files:
             raise _problem(
                 where or Loc(rel, 1, 1), f"{rel}: cannot read: {exc.strerror or exc}"
             ) from None
-        text = decode(raw, rel)
-        doc = self.cache.document(raw, rel)
+
+    def document(self, rel: str, where: Loc | None = None, *, name: str | None = None) -> Document:
+        """``rel`` read (within the read limit) and parsed once, through the document cache;
+        ``name`` is the file its locations name (``rel``: a path git gives may not be text).
+        OSError where it cannot be read; InvalidInput where it leads outside the
+        repository or is not a workflow's YAML."""
+        if rel in self.docs:
+            return self.docs[rel]
+        from .load import read_limited
+
+        shown = name or rel
+        path = self.root / rel
+        resolved = path.resolve()
+        root = self.root.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise _problem(
+                where or Loc(shown, 1, 1),
+                f"{shown} leads outside the repository (a symbolic link); "
+                "stagegate reads nothing from outside it.",
+            )
+        raw = read_limited(path)
+        text = decode(raw, shown)
+        doc = self.cache.document(raw, shown)
         if doc is None:
-            doc = parse(text, rel)
+            doc = parse(text, shown)
             self.cache.store_document(raw, doc)
         self.docs[rel] = doc
-        self.texts[rel] = text.splitlines()
+        self.texts[shown] = text.splitlines()
         return doc
 
     def block_offset(self, doc: Document, path: DocPath) -> int:
@@ -671,7 +714,7 @@ class _Reader:
                     ),
                     in_action=True,
                 )
-                self.action_steps(rel, doc, scope, rel, (), 0, {}, {})
+                self.action_steps(_Site(rel=rel, doc=doc, job=rel, callers=(), depth=0), scope)
 
     def workflow(
         self,
@@ -696,40 +739,40 @@ class _Reader:
         try:
             for job_id, spec in jobs.items():
                 self.current_job = f"{rel}#{job_id}"
-                self.job(rel, doc, job_id, spec, jobs, inputs, wf_env, callers, depth, parent)
+                site = _Site(rel, doc, self.current_job, callers, depth, *parent)
+                self.job(site, job_id, spec, jobs, inputs, wf_env)
         finally:
             self.current_job = saved
 
     def job(
         self,
-        rel: str,
-        doc: Document,
+        site: _Site,
         job_id: str,
         spec: Any,
         jobs: Mapping[str, Any],
         inputs: Mapping[str, Value] | Unknown | None,
         wf_env: dict[str, Any],
-        callers: tuple[str, ...],
-        depth: int,
-        parent: tuple[bool, str],
     ) -> None:
         """One job of a workflow, in each row of its matrix."""
+        doc = site.doc
         jpath: DocPath = ("jobs", job_id)
         job = _mapping(doc, jpath, spec, f"job {job_id}")
-        self.jobs.setdefault(f"{rel}#{job_id}", Job(id=f"{rel}#{job_id}", loc=doc.key_loc(jpath)))
-        needs = self.needs_of(rel, doc, jobs, job, inputs, wf_env)
+        self.jobs.setdefault(site.job, Job(id=site.job, loc=doc.key_loc(jpath)))
+        needs = self.needs_of(site.rel, doc, jobs, job, inputs, wf_env)
         base = _Scope(self, doc, inputs=inputs, env=_Env([wf_env]), needs=needs)
-        active, off = parent
+        active, off = site.runs, site.why
         if active:
             active, off = self.condition(base, job.get("if"), (*jpath, "if"))
-        for row in self.matrix_rows(rel, job_id, doc, jpath, job, base):
+        for row in self.matrix_rows(doc, jpath, job, base):
             scope = _Scope(self, doc, matrix=row, inputs=inputs, env=_Env([wf_env]), needs=needs)
             job_env = self.env_layer(doc, (*jpath, "env"), job.get("env"), scope)
-            scope = scope.with_env(_Env([wf_env, job_env, {}]))
+            written: dict[str, Any] = {}
+            scope = scope.with_env(_Env([wf_env, job_env, written]))
+            here = replace(site, runs=active, why=off, outputs={}, written=written)
             if isinstance(job.get("uses"), str):
-                self.call(rel, job_id, doc, jpath, job, scope, callers, depth, (active, off))
+                self.call(here, jpath, job, scope)
                 continue
-            self.job_steps(rel, job_id, doc, jpath, job, scope, callers, depth, active, off)
+            self.job_steps(here, jpath, job, scope)
 
     def needs_of(
         self,
@@ -846,13 +889,7 @@ class _Reader:
         return True, ""
 
     def matrix_rows(
-        self,
-        rel: str,
-        job_id: str,
-        doc: Document,
-        jpath: DocPath,
-        job: Mapping[str, Any],
-        scope: _Scope,
+        self, doc: Document, jpath: DocPath, job: Mapping[str, Any], scope: _Scope
     ) -> list[Value]:
         strategy = job.get("strategy")
         if strategy is None:
@@ -887,18 +924,26 @@ class _Reader:
         self, doc: Document, path: DocPath, matrix: Mapping[str, Any], scope: _Scope
     ) -> list[dict[str, Any]] | Unknown:
         """GitHub's matrix: the product of the lists, minus `exclude`, with `include` merged."""
-        axes: list[tuple[str, list[Any]]] = []
-        product = 1
-        for key, raw in matrix.items():
-            if key in ("include", "exclude"):
-                continue
+
+        def evaluated(key: str, what: str, bind: str) -> Value:
+            """``matrix[key]`` evaluated; an Unknown saying where, if it is generated."""
+            raw = matrix.get(key)
             value = scope.evaluate(raw, (*path, key)) if isinstance(raw, str) else raw
             if isinstance(value, Unknown | Sym):
                 loc = doc.loc((*path, key))
                 return Unknown(
-                    str(raw).strip(),
-                    f"matrix.{key} is generated ({loc.file}:{loc.line}); bind matrix.{key}",
+                    str(raw).strip(), f"{what} is generated ({loc.file}:{loc.line}); bind {bind}"
                 )
+            return value
+
+        axes: list[tuple[str, list[Any]]] = []
+        product = 1
+        for key in matrix:
+            if key in ("include", "exclude"):
+                continue
+            value = evaluated(key, f"matrix.{key}", f"matrix.{key}")
+            if isinstance(value, Unknown):
+                return value
             values = value if isinstance(value, list) else [value]
             product *= max(len(values), 1)
             if product > MAX_MATRIX_PRODUCT:
@@ -915,14 +960,9 @@ class _Reader:
             rows = []
         extras: list[Any] = []
         for key in ("exclude", "include"):
-            raw = matrix.get(key)
-            value = scope.evaluate(raw, (*path, key)) if isinstance(raw, str) else raw
-            if isinstance(value, Unknown | Sym):
-                loc = doc.loc((*path, key))
-                return Unknown(
-                    str(raw).strip(),
-                    f"matrix {key} is generated ({loc.file}:{loc.line}); bind the matrix.KEY a name uses",
-                )
+            value = evaluated(key, f"matrix {key}", "the matrix.KEY a name uses")
+            if isinstance(value, Unknown):
+                return value
             entries = _list(doc, (*path, key), value, f"matrix {key}")
             if key == "exclude":
                 for entry in entries:
@@ -954,21 +994,11 @@ class _Reader:
             )
         return rows or [{}]
 
-    def call(
-        self,
-        rel: str,
-        job_id: str,
-        doc: Document,
-        jpath: DocPath,
-        job: Mapping[str, Any],
-        scope: _Scope,
-        callers: tuple[str, ...],
-        depth: int,
-        active: tuple[bool, str],
-    ) -> None:
+    def call(self, site: _Site, jpath: DocPath, job: Mapping[str, Any], scope: _Scope) -> None:
         """A job that calls a reusable workflow: its `with:` become the callee's inputs."""
+        doc = site.doc
         uses = job["uses"]
-        target = _local(uses, rel)
+        target = _local(uses, site.rel)
         if target is None:
             return
         self.charge(doc, (*jpath, "uses"))
@@ -988,101 +1018,56 @@ class _Reader:
         self.workflow(
             target,
             inputs,
-            (*callers, f"{rel}#{job_id}"),
-            depth + 1,
+            (*site.callers, site.job),
+            site.depth + 1,
             doc.loc((*jpath, "uses")),
-            active,
+            (site.runs, site.why),
         )
 
-    def job_steps(
-        self,
-        rel: str,
-        job_id: str,
-        doc: Document,
-        jpath: DocPath,
-        job: Mapping[str, Any],
-        scope: _Scope,
-        callers: tuple[str, ...],
-        depth: int,
-        active: bool,
-        off: str,
-    ) -> None:
-        steps = _list(doc, (*jpath, "steps"), job.get("steps"), "steps")
-        outputs: dict[str, dict[str, Value]] = {}
-        written = scope.env.layers[-1]
-        assert isinstance(written, dict)
+    def job_steps(self, site: _Site, jpath: DocPath, job: Mapping[str, Any], scope: _Scope) -> None:
+        steps = _list(site.doc, (*jpath, "steps"), job.get("steps"), "steps")
         scope = _Scope(
             self,
-            doc,
+            site.doc,
             matrix=scope.matrix,
             inputs=scope.inputs,
             env=scope.env,
-            steps=outputs,
+            steps=site.outputs,
             needs=scope.needs,
         )
-        self.steps(
-            rel,
-            f"{rel}#{job_id}",
-            doc,
-            (*jpath, "steps"),
-            steps,
-            scope,
-            callers,
-            depth,
-            (active, off),
-            outputs,
-            written,
-        )
+        self.steps(site, (*jpath, "steps"), steps, scope)
 
-    def steps(
-        self,
-        rel: str,
-        job: str,
-        doc: Document,
-        spath: DocPath,
-        steps: list[Any],
-        scope: _Scope,
-        callers: tuple[str, ...],
-        depth: int,
-        state: tuple[bool, str],
-        outputs: dict[str, dict[str, Value]],
-        written: dict[str, Any],
-    ) -> None:
-        active, off = state
+    def steps(self, site: _Site, spath: DocPath, steps: list[Any], scope: _Scope) -> None:
+        doc = site.doc
         for i, raw in enumerate(steps):
             path: DocPath = (*spath, i)
             step = _mapping(doc, path, raw, "a step")
             self.charge(doc, path)
             step_env = self.env_layer(doc, (*path, "env"), step.get("env"), scope)
             here = scope.with_env(scope.env.child(step_env))
-            runs, why = (active, off)
+            runs, why = site.runs, site.why
             if runs:
                 runs, why = self.condition(here, step.get("if"), (*path, "if"))
+            at = site if runs == site.runs else replace(site, runs=runs, why=why)
             uses = step.get("uses")
             if isinstance(uses, str):
-                self.uses(
-                    rel,
-                    job,
-                    doc,
-                    path,
-                    step,
-                    uses,
-                    here,
-                    callers,
-                    depth,
-                    (runs, why),
-                    outputs,
-                    written,
-                )
+                self.uses(at, path, step, uses, here)
             run = step.get("run")
             if isinstance(run, str):
                 command = _stagegate_command(step)
-                if command and runs:
-                    if isinstance(step.get("id"), str):
-                        outputs[step["id"]] = self.command_outputs(command)
-                    if command[0] == "flags":
-                        self.flags_env(written)
-                _Shell(self, doc, (*path, "run"), run, here, job, callers, runs, why, written).run()
+                if command:
+                    self.stagegate_step(at, step, command)
+                _Shell(self, at, (*path, "run"), run, here).run()
+
+    def stagegate_step(self, site: _Site, step: Mapping[str, Any], command: list[str]) -> None:
+        """A step that runs `stagegate flags` or `stagegate matrix P`: its outputs, and for
+        `flags` the env it writes, when it runs at the stage."""
+        if not site.runs:
+            return
+        if isinstance(step.get("id"), str):
+            site.outputs[step["id"]] = self.command_outputs(command)
+        if command[0] == "flags":
+            self.flags_env(site.written)
 
     def flags_env(self, written: dict[str, Any]) -> None:
         """`stagegate flags --format github` writes ENV=true|false for each flag with an env."""
@@ -1092,21 +1077,9 @@ class _Reader:
         written.update(ciflags.env_pairs(resolve(self.migration, self.stage)))
 
     def uses(
-        self,
-        rel: str,
-        job: str,
-        doc: Document,
-        path: DocPath,
-        step: Mapping[str, Any],
-        uses: str,
-        scope: _Scope,
-        callers: tuple[str, ...],
-        depth: int,
-        state: tuple[bool, str],
-        outputs: dict[str, dict[str, Value]],
-        written: dict[str, Any],
+        self, site: _Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: _Scope
     ) -> None:
-        runs, why = state
+        doc = site.doc
         name = _action_name(uses)
         given = _mapping(doc, (*path, "with"), step.get("with"), "with")
         loc = doc.loc((*path, "uses"))
@@ -1116,19 +1089,12 @@ class _Reader:
         ) -> None:
             """The artifact step's ``with.<key>`` (or ``default``), at its own line."""
             at = (*path, "with", key)
-            self.add(
-                Transfer(
-                    direction=direction,
-                    loc=doc.loc(at) if key in given else loc,
-                    job=job,
-                    callers=callers,
-                    value=_text_value(scope.evaluate(given[key], at) if key in given else default),
-                    kind=kind,
-                    run=run,
-                    active=runs,
-                    off=why,
+            if key in given:
+                self.add(
+                    site.transfer(direction, doc.loc(at), scope.evaluate(given[key], at), kind, run)
                 )
-            )
+            else:
+                self.add(site.transfer(direction, loc, default, kind, run))
 
         if name == UPLOAD:
             transfer("upload", "name", "artifact")
@@ -1152,12 +1118,9 @@ class _Reader:
             return
         command = _stagegate_command(step)
         if command is not None:
-            if runs and isinstance(step.get("id"), str):
-                outputs[step["id"]] = self.command_outputs(command)
-            if runs and command[0] == "flags":
-                self.flags_env(written)
+            self.stagegate_step(site, step, command)
             return
-        target = _local(uses, rel)
+        target = _local(uses, site.rel)
         if target is None:
             return
         action_file = self.action_file(target, loc)
@@ -1178,13 +1141,13 @@ class _Reader:
                 )
         for key, raw in given.items():
             inputs[str(key)] = scope.evaluate(raw, (*path, "with", key))
-        if depth + 1 > MAX_CALL_DEPTH:
+        if site.depth + 1 > MAX_CALL_DEPTH:
             raise _problem(
                 loc, f"composite actions nest more than {MAX_CALL_DEPTH} deep; break the chain."
             )
         inner = _Scope(self, action, inputs=inputs, env=scope.env, in_action=True)
         self.action_steps(
-            action_file, action, inner, job, callers, depth + 1, {}, written, runs, why
+            replace(site, rel=action_file, doc=action, depth=site.depth + 1, outputs={}), inner
         )
 
     def action_file(self, target: str, loc: Loc) -> str | None:
@@ -1196,19 +1159,9 @@ class _Reader:
             return None  # a reusable workflow used as a step: GitHub refuses it
         raise _problem(loc, f"no action.yml in {target}; fix the uses: path.")
 
-    def action_steps(
-        self,
-        rel: str,
-        action: Document,
-        scope: _Scope,
-        job: str,
-        callers: tuple[str, ...],
-        depth: int,
-        outputs: dict[str, dict[str, Value]],
-        written: dict[str, Any],
-        runs: bool = True,
-        why: str = "",
-    ) -> None:
+    def action_steps(self, site: _Site, scope: _Scope) -> None:
+        """The steps of the composite action ``site.doc``, where ``site`` says it is used."""
+        rel, action = site.rel, site.doc
         if not _is_action(action.data):
             raise _problem(
                 action.loc(()), f"{rel} is not an action (no runs: mapping); fix the uses: path."
@@ -1217,21 +1170,12 @@ class _Reader:
         if str(spec.get("using", "")).lower() != "composite":
             return
         steps = _list(action, ("runs", "steps"), spec.get("steps"), "runs.steps")
+        written = site.written
         env = scope.env if written in scope.env.layers else scope.env.child(written)
-        inner = _Scope(self, action, inputs=scope.inputs, env=env, steps=outputs, in_action=True)
-        self.steps(
-            rel,
-            job,
-            action,
-            ("runs", "steps"),
-            steps,
-            inner,
-            callers,
-            depth,
-            (runs, why),
-            outputs,
-            written,
+        inner = _Scope(
+            self, action, inputs=scope.inputs, env=env, steps=site.outputs, in_action=True
         )
+        self.steps(site, ("runs", "steps"), steps, inner)
 
 
 def _text_value(value: Value) -> Value:
@@ -1343,28 +1287,12 @@ class _Shell:
     later steps of the job."""
 
     def __init__(
-        self,
-        reader: _Reader,
-        doc: Document,
-        path: DocPath,
-        text: str,
-        scope: _Scope,
-        job: str,
-        callers: tuple[str, ...],
-        runs: bool,
-        why: str,
-        written: dict[str, Any],
+        self, reader: _Reader, site: _Site, path: DocPath, text: str, scope: _Scope
     ) -> None:
         self.reader = reader
-        self.doc = doc
-        self.path = path
+        self.site = site
         self.text = text
         self.scope = scope
-        self.job = job
-        self.callers = callers
-        self.runs = runs
-        self.why = why
-        self.written = written
         self.table: list[Value] = []
         self.vars: dict[str, Value] = {}
         self.pending: list[tuple[Transfer, str | None]] = []
@@ -1373,14 +1301,14 @@ class _Shell:
         """Line of a command -> its here-document's lines (as one shell word each)."""
         """This script's pattern downloads (with their -D folder), held until its end so
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
-        base = doc.loc(path)
-        block = reader.files.block_offset(doc, path)
+        base = site.doc.loc(path)
+        block = reader.files.block_offset(site.doc, path)
         self.first_line = base.line + block
         self.col = 1 if block else base.col
 
     def loc(self, offset_line: int) -> Loc:
         return Loc(
-            self.doc.file, self.first_line + offset_line, self.col if offset_line == 0 else 1
+            self.site.doc.file, self.first_line + offset_line, self.col if offset_line == 0 else 1
         )
 
     def run(self) -> None:
@@ -1795,8 +1723,8 @@ class _Shell:
                 f"stagegate cannot compute ({unknowns(value)[0].expression}); bind env.{name}"
             )
             value = Unknown(f"env.{name}", self.reader.env_writers[name])
-        if self.runs:
-            self.written[name] = value
+        if self.site.runs:
+            self.site.written[name] = value
 
     def download(self, line_no: int, args: list[str]) -> None:
         names: list[str] = []
@@ -1842,17 +1770,7 @@ class _Shell:
             selections = [("*", "pattern")]
         where = self.value(folder) if folder is not None else None
         for word, kind in selections:
-            transfer = Transfer(
-                direction="download",
-                loc=loc,
-                job=self.job,
-                callers=self.callers,
-                value=_text_value(self.value(word)),
-                kind=kind,
-                run=run_id,
-                active=self.runs,
-                off=self.why,
-            )
+            transfer = self.site.transfer("download", loc, self.value(word), kind, run_id)
             if kind == "pattern":
                 self.pending.append((transfer, where if isinstance(where, str) else None))
             else:
@@ -1895,21 +1813,8 @@ class _Shell:
                     continue
                 if isinstance(name, str):
                     name = name.rstrip("/")
-                self.pending[i] = (
-                    Transfer(
-                        direction=transfer.direction,
-                        loc=transfer.loc,
-                        job=transfer.job,
-                        callers=transfer.callers,
-                        value=transfer.value,
-                        kind=transfer.kind,
-                        run=transfer.run,
-                        active=transfer.active,
-                        off=transfer.off,
-                        exclude=(*transfer.exclude, _text_value(name)),
-                    ),
-                    folder,
-                )
+                excluded = replace(transfer, exclude=(*transfer.exclude, _text_value(name)))
+                self.pending[i] = (excluded, folder)
 
 
 def _shell_words(text: str) -> list[str]:

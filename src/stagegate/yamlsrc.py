@@ -17,7 +17,7 @@ We build the data ourselves from the parser's event stream instead of using
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -43,12 +43,18 @@ def _numbers() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 _CORE = "tag:yaml.org,2002:"
+_BOM = b"\xef\xbb\xbf"
 
 
 class Document:
-    """Plain data read from one YAML file, with where each part of it starts."""
+    """Plain data read from one YAML file, with where each part of it starts.
 
-    __slots__ = ("data", "file", "key_marks", "marks", "quoted")
+    ``spans`` holds, for each top-level value written in place as a plain scalar (not
+    quoted, not through an alias), the byte offsets ``[start, end)`` of its text in
+    the file: what ``flip`` rewrites byte-exactly. Anchors and tags before the
+    value are outside its span."""
+
+    __slots__ = ("data", "file", "key_marks", "marks", "quoted", "spans")
 
     def __init__(
         self,
@@ -57,12 +63,17 @@ class Document:
         marks: dict[Path, tuple[int, int]] | None = None,
         key_marks: dict[Path, tuple[int, int]] | None = None,
         quoted: set[Path] | None = None,
+        spans: dict[Path, tuple[int, int]] | None = None,
     ) -> None:
         self.file = file
         self.data = data
         self.marks = marks if marks is not None else {}
         self.key_marks = key_marks if key_marks is not None else {}
         self.quoted = quoted if quoted is not None else set()
+        self.spans = spans if spans is not None else {}
+
+    def __repr__(self) -> str:
+        return f"Document({self.file!r})"
 
     def loc(self, path: Path) -> Loc:
         """Where the value at ``path`` starts; the nearest enclosing value if unknown."""
@@ -82,6 +93,28 @@ class Document:
         base = self.loc(path)
         quote = 1 if tuple(path) in self.quoted else 0
         return base.shifted(quote + max(offset, 0))
+
+    def stored(self) -> dict[str, Any]:
+        """The document as JSON data (for the on-disk cache); ``restored`` reads it back."""
+        return {
+            "data": self.data,
+            "marks": [[list(p), line, col] for p, (line, col) in self.marks.items()],
+            "key_marks": [[list(p), line, col] for p, (line, col) in self.key_marks.items()],
+            "quoted": [list(p) for p in self.quoted],
+            "spans": [[list(p), start, end] for p, (start, end) in self.spans.items()],
+        }
+
+    @classmethod
+    def restored(cls, file: str, stored: Any) -> Document:
+        """A document from ``stored()`` data; KeyError, TypeError or ValueError if it is not."""
+        return cls(
+            file,
+            stored["data"],
+            {tuple(p): (line, col) for p, line, col in stored["marks"]},
+            {tuple(p): (line, col) for p, line, col in stored["key_marks"]},
+            {tuple(p) for p in stored["quoted"]},
+            {tuple(p): (start, end) for p, start, end in stored["spans"]},
+        )
 
 
 def json_path(path: Path) -> str:
@@ -110,8 +143,8 @@ def decode(raw: bytes, file: str) -> str:
                 )
             ]
         )
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -129,7 +162,9 @@ def decode(raw: bytes, file: str) -> str:
 
 
 class _Frame:
-    __slots__ = ("container", "key", "key_mark", "path", "seen", "weight")
+    """An open mapping or sequence: what is read into it so far."""
+
+    __slots__ = ("anchor", "container", "key", "key_mark", "path", "seen", "weight")
 
     def __init__(self, container: dict[str, Any] | list[Any], path: Path) -> None:
         self.container = container
@@ -138,58 +173,87 @@ class _Frame:
         self.key_mark: tuple[int, int] = (1, 1)
         self.seen: dict[str, int] = {}
         self.weight = 1
+        self.anchor: str | None = None
 
 
 def _mark(event: Any) -> tuple[int, int]:
     return (event.start_mark.line + 1, event.start_mark.column + 1)
 
 
-def parse(text: str, file: str) -> Document:
-    """Compose one YAML document from ``text`` into plain data and locations."""
-    import yaml
+_NOT_A_KEY = "a mapping key must be a plain value (a name), not a list or mapping."
 
-    try:  # the C parser is several times faster; fall back where libyaml is missing
-        from yaml import CSafeLoader as loader
-    except ImportError:  # pragma: no cover - depends on how PyYAML was built
-        from yaml import SafeLoader as loader  # type: ignore[assignment]
 
-    doc = Document(file)
-    problems: list[Problem] = []
+class _Reader:
+    """One pass over the parser's events, building the data and its locations.
 
-    def fail(mark: tuple[int, int], message: str) -> InvalidInput:
-        problems.append(Problem(Loc(file, *mark), message))
-        return InvalidInput(problems)
+    Iterative (an explicit stack of open collections), so no nesting depth reaches
+    Python's recursion limit; every value is counted, an alias by the values it
+    stands for, so an alias bomb fails after its few events are read."""
 
-    stack: list[_Frame] = []
-    anchors: dict[str, tuple[Any, int]] = {}
-    pending_anchor: list[tuple[str, _Frame]] = []
-    total = 0
-    documents = 0
-    root_set = False
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.doc = Document(file)
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.total = 0
+        self.documents = 0
+        self.root_set = False
+        self.aliased = False
+        self.plain_top: dict[Path, tuple[int, int]] = {}  # character offsets, for ``spans``
 
-    aliased = False
+    def fail(self, mark: tuple[int, int], message: str) -> InvalidInput:
+        return InvalidInput([Problem(Loc(self.file, *mark), message)])
 
-    def count(weight: int, mark: tuple[int, int]) -> None:
-        nonlocal total
-        total += weight
-        if total > MAX_NODES:
-            raise fail(
+    def read(self, events: Iterable[Any]) -> None:
+        import yaml
+
+        handlers = {
+            yaml.ScalarEvent: self.scalar,
+            yaml.MappingStartEvent: self.start,
+            yaml.SequenceStartEvent: self.start,
+            yaml.MappingEndEvent: self.end,
+            yaml.SequenceEndEvent: self.end,
+            yaml.AliasEvent: self.alias,
+            yaml.DocumentStartEvent: self.document_start,
+        }
+        for event in events:
+            handler = handlers.get(type(event))
+            if handler is not None:
+                handler(event)
+
+    def count(self, weight: int, mark: tuple[int, int]) -> None:
+        self.total += weight
+        if self.total > MAX_NODES:
+            raise self.fail(
                 mark,
                 f"more than {MAX_NODES:,} values after expanding aliases; "
                 "this looks like an alias bomb; write the values out or use fewer aliases."
-                if aliased
+                if self.aliased
                 else f"more than {MAX_NODES:,} values, the limit for one file; "
                 "split the migration or remove generated content.",
             )
 
-    def place(value: Any, mark: tuple[int, int], weight: int, is_key_ok: bool) -> None:
-        nonlocal root_set
-        if not stack:
+    def at_key(self) -> bool:
+        """The next node is a mapping key."""
+        stack = self.stack
+        return bool(stack) and isinstance(stack[-1].container, dict) and stack[-1].key is None
+
+    def child_path(self) -> Path:
+        if not self.stack:
+            return ()
+        frame = self.stack[-1]
+        if isinstance(frame.container, list):
+            return (*frame.path, len(frame.container))
+        return (*frame.path, frame.key if frame.key is not None else "?")
+
+    def place(self, value: Any, mark: tuple[int, int], weight: int, is_key_ok: bool) -> None:
+        doc = self.doc
+        if not self.stack:
             doc.data = value
             doc.marks[()] = mark
-            root_set = True
+            self.root_set = True
             return
-        frame = stack[-1]
+        frame = self.stack[-1]
         frame.weight += weight
         if isinstance(frame.container, list):
             path = (*frame.path, len(frame.container))
@@ -198,12 +262,10 @@ def parse(text: str, file: str) -> Document:
             return
         if frame.key is None:
             if not is_key_ok:
-                raise fail(
-                    mark, "a mapping key must be a plain value (a name), not a list or mapping."
-                )
+                raise self.fail(mark, _NOT_A_KEY)
             key = value
             if key in frame.seen:
-                raise fail(
+                raise self.fail(
                     mark,
                     f"duplicate key {key[:60]!r} (first at line {frame.seen[key]}); "
                     "remove one of them.",
@@ -218,122 +280,146 @@ def parse(text: str, file: str) -> Document:
         doc.key_marks[path] = frame.key_mark
         frame.key = None
 
-    def child_path() -> Path:
-        if not stack:
-            return ()
-        frame = stack[-1]
-        if isinstance(frame.container, list):
-            return (*frame.path, len(frame.container))
-        return (*frame.path, frame.key if frame.key is not None else "?")
+    def scalar(self, event: Any) -> None:
+        mark = (event.start_mark.line + 1, event.start_mark.column + 1)
+        stack = self.stack
+        if stack and stack[-1].key is None and isinstance(stack[-1].container, dict):  # a key
+            value: Any = event.value
+            if event.tag is not None:
+                _check_tag(event.tag, ("str",), mark, self.fail)
+            if event.value in _NULL and not event.style and event.tag in (None, ""):
+                raise self.fail(
+                    mark,
+                    f"the key {event.value or '(empty)'!r} is YAML's null, not a name; "
+                    "quote it if you mean the text, or remove the entry.",
+                )
+        else:
+            value = _scalar(event, mark, self.fail)
+            if event.style in ("'", '"'):
+                self.doc.quoted.add(self.child_path())
+            elif not event.style and len(stack) == 1:  # a top-level plain value
+                end = event.end_mark.index
+                self.plain_top[self.child_path()] = (end - len(event.value), end)
+        if event.anchor:
+            self.anchors[event.anchor] = (value, 1)
+        self.total += 1
+        if self.total > MAX_NODES:
+            self.count(0, mark)
+        self.place(value, mark, 1, True)
 
-    try:
-        events: Iterator[Any] = yaml.parse(text, Loader=loader)
-        for event in events:
-            kind = type(event).__name__
-            if kind == "ScalarEvent":
-                mark = _mark(event)
-                is_key = (
-                    bool(stack) and isinstance(stack[-1].container, dict) and stack[-1].key is None
-                )
-                if is_key:
-                    value: Any = event.value
-                    _check_tag(event.tag, ("str",), mark, fail)
-                    if event.value in _NULL and not event.style and event.tag in (None, ""):
-                        raise fail(
-                            mark,
-                            f"the key {event.value or '(empty)'!r} is YAML's null, not a name; "
-                            "quote it if you mean the text, or remove the entry.",
-                        )
-                else:
-                    value = _scalar(event, mark, fail)
-                    if event.style in ("'", '"'):
-                        doc.quoted.add(child_path())
-                if event.anchor:
-                    anchors[event.anchor] = (value, 1)
-                count(1, mark)
-                place(value, mark, 1, True)
-            elif kind in ("MappingStartEvent", "SequenceStartEvent"):
-                mark = _mark(event)
-                if len(stack) >= MAX_DEPTH:
-                    raise fail(
-                        mark, f"nested more than {MAX_DEPTH} levels deep; flatten the structure."
-                    )
-                if stack and isinstance(stack[-1].container, dict) and stack[-1].key is None:
-                    raise fail(
-                        mark, "a mapping key must be a plain value (a name), not a list or mapping."
-                    )
-                is_map = kind == "MappingStartEvent"
-                _check_tag(event.tag, ("map",) if is_map else ("seq",), mark, fail)
-                count(1, mark)
-                container: dict[str, Any] | list[Any] = {} if is_map else []
-                frame = _Frame(container, child_path())
-                frame.key_mark = mark
-                if event.anchor:
-                    pending_anchor.append((event.anchor, frame))
-                stack.append(frame)
-                doc.marks.setdefault(frame.path, mark)
-            elif kind in ("MappingEndEvent", "SequenceEndEvent"):
-                frame = stack.pop()
-                for name, anchored in list(pending_anchor):
-                    if anchored is frame:
-                        anchors[name] = (frame.container, frame.weight)
-                        pending_anchor.remove((name, anchored))
-                place(frame.container, doc.marks.get(frame.path, (1, 1)), frame.weight, False)
-            elif kind == "AliasEvent":
-                mark = _mark(event)
-                if event.anchor not in anchors:
-                    raise fail(
-                        mark,
-                        f"alias *{event.anchor} refers to an anchor that is not defined before it "
-                        "(or to the collection that contains it); define &"
-                        f"{event.anchor} first.",
-                    )
-                value, weight = anchors[event.anchor]
-                aliased = True
-                count(weight, mark)
-                is_key = (
-                    bool(stack) and isinstance(stack[-1].container, dict) and stack[-1].key is None
-                )
-                if is_key and not isinstance(value, str):
-                    raise fail(
-                        mark, "a mapping key must be a plain value (a name), not a list or mapping."
-                    )
-                place(value, mark, weight, True)
-            elif kind == "DocumentStartEvent":
-                documents += 1
-                if documents > 1:
-                    raise fail(
-                        _mark(event),
-                        "a second YAML document (---) in this file; stagegate reads one document "
-                        "per file: remove the separator or split the file.",
-                    )
-    except yaml.MarkedYAMLError as exc:
+    def start(self, event: Any) -> None:
+        import yaml
+
+        mark = _mark(event)
+        if len(self.stack) >= MAX_DEPTH:
+            raise self.fail(
+                mark, f"nested more than {MAX_DEPTH} levels deep; flatten the structure."
+            )
+        if self.at_key():
+            raise self.fail(mark, _NOT_A_KEY)
+        is_map = isinstance(event, yaml.MappingStartEvent)
+        _check_tag(event.tag, ("map",) if is_map else ("seq",), mark, self.fail)
+        self.count(1, mark)
+        frame = _Frame({} if is_map else [], self.child_path())
+        frame.key_mark = mark
+        frame.anchor = event.anchor
+        self.stack.append(frame)
+        self.doc.marks.setdefault(frame.path, mark)
+
+    def end(self, _event: Any) -> None:
+        frame = self.stack.pop()
+        if frame.anchor:
+            self.anchors[frame.anchor] = (frame.container, frame.weight)
+        self.place(frame.container, self.doc.marks.get(frame.path, (1, 1)), frame.weight, False)
+
+    def alias(self, event: Any) -> None:
+        mark = _mark(event)
+        if event.anchor not in self.anchors:
+            raise self.fail(
+                mark,
+                f"alias *{event.anchor} refers to an anchor that is not defined before it "
+                "(or to the collection that contains it); define &"
+                f"{event.anchor} first.",
+            )
+        value, weight = self.anchors[event.anchor]
+        self.aliased = True
+        self.count(weight, mark)
+        if self.at_key() and not isinstance(value, str):
+            raise self.fail(mark, _NOT_A_KEY)
+        self.place(value, mark, weight, True)
+
+    def document_start(self, event: Any) -> None:
+        self.documents += 1
+        if self.documents > 1:
+            raise self.fail(
+                _mark(event),
+                "a second YAML document (---) in this file; stagegate reads one document "
+                "per file: remove the separator or split the file.",
+            )
+
+
+def _syntax_error(exc: Exception, text: str, file: str) -> InvalidInput:
+    """PyYAML's own error as a located problem."""
+    import yaml
+
+    if isinstance(exc, yaml.MarkedYAMLError):
         where = exc.problem_mark or exc.context_mark
         line, col = (where.line + 1, where.column + 1) if where else (1, 1)
         what = exc.problem or exc.context or "invalid YAML"
-        raise InvalidInput(
+        return InvalidInput(
             [Problem(Loc(file, line, col), f"invalid YAML: {what}; fix the syntax at this place.")]
-        ) from None
+        )
+    where = getattr(exc, "problem_mark", None)
+    line, col = (where.line + 1, where.column + 1) if where else (1, 1)
+    detail = " ".join(str(exc).split())
+    position = getattr(exc, "position", None)  # a ReaderError: a character not allowed
+    if where is None and isinstance(position, int) and 0 <= position <= len(text):
+        line = text.count("\n", 0, position) + 1
+        col = position - (text.rfind("\n", 0, position) + 1) + 1
+        char = getattr(exc, "character", None)
+        if isinstance(char, str | int):
+            code = ord(char) if isinstance(char, str) else char
+            detail = f"the character U+{code:04X} (a control character) is not allowed in YAML"
+    return InvalidInput(
+        [Problem(Loc(file, line, col), f"invalid YAML: {detail}; fix the syntax at this place.")]
+    )
+
+
+def _byte_spans(
+    text: str, spans: dict[Path, tuple[int, int]], offset: int
+) -> dict[Path, tuple[int, int]]:
+    """Character offsets in ``text`` as byte offsets in the file (``offset``: its BOM)."""
+    if text.isascii():
+        return {path: (offset + start, offset + end) for path, (start, end) in spans.items()}
+    out: dict[Path, tuple[int, int]] = {}
+    for path, (start, end) in spans.items():
+        before = offset + len(text[:start].encode("utf-8"))
+        out[path] = (before, before + len(text[start:end].encode("utf-8")))
+    return out
+
+
+def parse(text: str, file: str, *, offset: int = 0) -> Document:
+    """Compose one YAML document from ``text`` into plain data and locations.
+
+    ``offset``: the bytes of the file before ``text`` (a byte-order mark), for ``spans``."""
+    import yaml
+
+    try:  # the C parser is several times faster; fall back where libyaml is missing
+        from yaml import CSafeLoader as loader
+    except ImportError:  # pragma: no cover - depends on how PyYAML was built
+        from yaml import SafeLoader as loader  # type: ignore[assignment]
+
+    reader = _Reader(file)
+    try:
+        parser = loader(text)
+        try:
+            reader.read(iter(parser.get_event, None))  # None: after the end of the stream
+        finally:
+            parser.dispose()
     except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line, col = (where.line + 1, where.column + 1) if where else (1, 1)
-        detail = " ".join(str(exc).split())
-        position = getattr(exc, "position", None)  # a ReaderError: a character not allowed
-        if where is None and isinstance(position, int) and 0 <= position <= len(text):
-            line = text.count("\n", 0, position) + 1
-            col = position - (text.rfind("\n", 0, position) + 1) + 1
-            char = getattr(exc, "character", None)
-            if isinstance(char, str | int):
-                code = ord(char) if isinstance(char, str) else char
-                detail = f"the character U+{code:04X} (a control character) is not allowed in YAML"
-        raise InvalidInput(
-            [
-                Problem(
-                    Loc(file, line, col), f"invalid YAML: {detail}; fix the syntax at this place."
-                )
-            ]
-        ) from None
-    if not root_set or doc.data is None:
+        raise _syntax_error(exc, text, file) from None
+    doc = reader.doc
+    if not reader.root_set or doc.data is None:
         raise InvalidInput(
             [Problem(Loc(file, 1, 1), "the file is empty; it must hold a YAML mapping.")]
         )
@@ -346,7 +432,46 @@ def parse(text: str, file: str) -> Document:
                 )
             ]
         )
+    doc.spans = _byte_spans(text, reader.plain_top, offset)
     return doc
+
+
+MEMO_ENTRIES = 64
+"""Documents ``read`` keeps; when it is full, the one read longest ago goes."""
+_recent: dict[tuple[str, bytes], Document | InvalidInput] = {}
+
+
+def read(raw: bytes, file: str) -> Document:
+    """The located document of a file's bytes: ``decode`` then ``parse``.
+
+    The same bytes under the same name are parsed once: a command that reads a file at
+    several commits (``verify-pr``'s base, merge base and head; ``log``'s versions and
+    their parents) gets the document already read where the file did not change. A
+    document is never changed after it is read, so one can be shared."""
+    try:  # the built-in BLAKE2 avoids loading OpenSSL
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - interpreters without the private module
+        from hashlib import blake2b
+
+    key = (file, blake2b(raw, digest_size=16).digest())
+    known = _recent.get(key)
+    if known is None:
+        try:
+            offset = len(_BOM) if raw.startswith(_BOM) else 0
+            known = parse(decode(raw, file), file, offset=offset)
+        except InvalidInput as error:
+            known = error
+        if len(_recent) >= MEMO_ENTRIES:
+            del _recent[next(iter(_recent))]
+        _recent[key] = known
+    if isinstance(known, InvalidInput):
+        raise InvalidInput(known.problems)
+    return known
+
+
+def whole_number(text: str) -> bool:
+    """``text`` is an integer as YAML 1.2's core schema writes one (``3``, ``-1``, ``0x1f``)."""
+    return _numbers()[0].fullmatch(text) is not None
 
 
 def _check_tag(tag: str | None, allowed: tuple[str, ...], mark: tuple[int, int], fail: Any) -> None:

@@ -11,13 +11,23 @@ A check module in this package defines:
   its arguments, run by ``stagegate validate``.
 
 Adding a kind is adding a module: the schema, the loader and ``check`` find it here.
+A module without ``KIND`` is not a kind: ``runner`` (which checks apply at a stage, and
+running them) and the private helpers.
 """
 
 from __future__ import annotations
 
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..errors import Problem
+    from ..model import Migration
+
+READS_MORE_THAN_FILES = {"pytest": "pytest_check"}
+"""Kinds (and their modules) whose argument checks read more than the migration's files (links on disk): run
+on every load, also of a migration the validation cache knows valid."""
 
 
 @cache
@@ -36,21 +46,26 @@ def kinds() -> dict[str, ModuleType]:
     return dict(sorted(found.items()))
 
 
-@cache
-def fingerprint() -> str:
-    """Name, size and time of every module of stagegate: part of the validation cache key,
-    so that a changed stagegate (an editable install, a patch) validates afresh. Taken
-    once per process (every parse-cache lookup asks for it)."""
-    import os
+def argument_problems(migration: Migration, *, uncached_only: bool = False) -> list[Problem]:
+    """What every check's kind finds wrong with its arguments (the kind's ``validate``).
 
-    entries = []
-    for directory in (*__path__, os.path.dirname(os.path.dirname(__file__))):
-        with os.scandir(directory) as it:
-            for entry in it:
-                if entry.name.endswith(".py"):
-                    stat = entry.stat()
-                    entries.append(f"{entry.path}:{stat.st_size}:{stat.st_mtime_ns}")
-    return ",".join(sorted(entries))
+    ``uncached_only``: only the kinds in ``READS_MORE_THAN_FILES``, each imported only
+    when the migration has such a check, so that a cached load stays fast."""
+    checks = (*migration.invariants, *(c for s in migration.stages for c in s.acceptance))
+    registry: dict[str, ModuleType] = {}
+    if not uncached_only:
+        registry = kinds()
+    elif wanted := {c.kind for c in checks} & set(READS_MORE_THAN_FILES):
+        import importlib
+
+        for kind in sorted(wanted):
+            registry[kind] = importlib.import_module(f"{__name__}.{READS_MORE_THAN_FILES[kind]}")
+    found: list[Problem] = []
+    for check in checks:
+        validate = getattr(registry.get(check.kind), "validate", None)
+        if validate is not None:
+            found.extend(validate(migration, check))
+    return found
 
 
 def check_schema() -> dict[str, Any]:

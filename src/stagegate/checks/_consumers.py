@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..errors import Problem
-from ..load import _suggest
 from ..model import Check, Migration
+from ..words import suggest
 
 ARGS = {
     "consumer": {
@@ -18,7 +18,7 @@ ARGS = {
 def validate(migration: Migration, check: Check) -> list[Problem]:
     name = check.args.get("consumer")
     if name is not None and name not in migration.consumers:
-        hint = _suggest(name, migration.consumers)
+        hint = suggest(name, migration.consumers)
         return [
             Problem(check.loc, f"{check.kind}: unknown consumer {name!r}{hint or '; check its id'}")
         ]

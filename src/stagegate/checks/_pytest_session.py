@@ -2,7 +2,7 @@
 
 Starting pytest costs about half a second before the first test runs, and ``check
 --all`` on the worked example ran seven pytest processes one after the other. Inside
-``shared_session`` (``acceptance.run_all``) the first pytest check runs every stage's
+``shared_session`` (``runner.run_all``) the first pytest check runs every stage's
 folder in one process instead: the ``stagegate`` fixture gives each test module the
 stage of its folder (``pytest_plugin``: ``$STAGEGATE_STAGES``) and the plugin writes
 each folder's counts, as pytest's own summary counts them, to a report file.
@@ -25,10 +25,10 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Migration
+from ..records import record
 from ._base import Context
 
 CONFIG_FILES = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
@@ -36,12 +36,12 @@ ORDER = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "war
 """pytest's own order of the counts in its summary line."""
 
 
-@dataclass
+@record(eq=False)
 class Shared:
     migration: Migration
     root: Path
-    summaries: dict[tuple[int, str], str] | None = None
-    running: Running | None = None
+    running: Running | None
+    """None: fewer than two folders can share a session, so every pytest check runs alone."""
 
 
 _shared: ContextVar[Shared | None] = ContextVar("stagegate_pytest_session", default=None)
@@ -53,17 +53,14 @@ def shared_session(migration: Migration, root: Path) -> Iterator[None]:
 
     The session starts at once and runs while the model checks do (two cores: the model
     checks cost about what pytest's start does); the first pytest check waits for it."""
-    shared = Shared(migration, root)
-    shared.running = _start(shared)
-    if shared.running is None:
-        shared.summaries = {}
-    token = _shared.set(shared)
+    running = _start(migration, root)
+    token = _shared.set(Shared(migration, root, running))
     try:
         yield
     finally:
         _shared.reset(token)
-        if shared.running is not None:
-            shared.running.stop()
+        if running is not None:
+            running.stop()
 
 
 def summary(ctx: Context, rel: str) -> str | None:
@@ -74,11 +71,9 @@ def summary(ctx: Context, rel: str) -> str | None:
         return None
     if getattr(ctx, "tests", None) is not None:
         return None  # verify-pr's checks run the base's copies, isolated
-    if shared.summaries is None:
-        assert shared.running is not None
-        shared.summaries = shared.running.finish()
-        shared.running = None
-    return shared.summaries.get((ctx.stage, rel))
+    if shared.running is None:
+        return None
+    return shared.running.finish().get((ctx.stage, rel))
 
 
 class Running:
@@ -98,6 +93,7 @@ class Running:
         import time
 
         self.chosen = chosen
+        self.passed: dict[tuple[int, str], str] | None = None
         self.folder = tempfile.TemporaryDirectory(prefix="stagegate-pytest-")
         self.report = Path(self.folder.name) / "report.json"
         env["STAGEGATE_REPORT"] = str(self.report)
@@ -114,7 +110,12 @@ class Running:
         )
 
     def finish(self) -> dict[tuple[int, str], str]:
-        """Wait for the session (to its deadline): the summary of each folder that passed."""
+        """Wait for the session (to its deadline), once: the summary of each folder that passed."""
+        if self.passed is None:
+            self.passed = self._wait()
+        return self.passed
+
+    def _wait(self) -> dict[tuple[int, str], str]:
         import subprocess
         import time
 
@@ -156,23 +157,23 @@ def _python_files(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*.py") if p.is_file()]
 
 
-def _eligible(shared: Shared) -> dict[tuple[int, str], Path]:
-    from ..acceptance import checks_at
+def _eligible(migration: Migration, root: Path) -> dict[tuple[int, str], Path]:
     from .pytest_check import _escapes, target
+    from .runner import checks_at
 
     wanted: dict[str, list[int]] = {}
-    for stage in range(shared.migration.last + 1):
-        ctx = Context(shared.migration, stage, shared.root)
-        for check in checks_at(shared.migration, stage):
+    for stage in range(migration.last + 1):
+        ctx = Context(migration, stage, root)
+        for check in checks_at(migration, stage):
             if check.kind != "pytest":
                 continue
             rel = target(ctx, check)
-            if rel is not None and not _escapes(shared.root, rel):
+            if rel is not None and not _escapes(root, rel):
                 wanted.setdefault(rel, []).append(stage)
     chosen: dict[tuple[int, str], Path] = {}
     names: dict[str, list[tuple[int, str]]] = {}
     for rel, stages in wanted.items():
-        folder = (shared.root / rel).resolve()
+        folder = (root / rel).resolve()
         if len(stages) != 1 or not folder.is_dir():
             continue
         files = _python_files(folder)
@@ -192,23 +193,23 @@ def _eligible(shared: Shared) -> dict[tuple[int, str], Path]:
     return chosen
 
 
-def _start(shared: Shared) -> Running | None:
+def _start(migration: Migration, root: Path) -> Running | None:
     """Start the session of the shareable folders; None when fewer than two can share."""
     from importlib.util import find_spec
 
-    from ..acceptance import checks_at
+    from .runner import checks_at
 
-    chosen = _eligible(shared)
+    chosen = _eligible(migration, root)
     if len(chosen) < 2 or any(find_spec(n) is None for n in ("pytest", "pytest_snapshot")):
         return None
     timeout = sum(
         float(check.args.get("timeout", 600.0))
-        for stage in range(shared.migration.last + 1)
-        for check in checks_at(shared.migration, stage)
+        for stage in range(migration.last + 1)
+        for check in checks_at(migration, stage)
         if check.kind == "pytest"
     )
     env = dict(os.environ)
-    env["STAGEGATE_FILE"] = str((shared.root / Path(shared.migration.file).name).resolve())
+    env["STAGEGATE_FILE"] = str((root / Path(migration.file).name).resolve())
     env["STAGEGATE_STAGES"] = json.dumps({str(f): stage for (stage, _), f in chosen.items()})
     env.pop("STAGEGATE_STAGE", None)
     argv = [
@@ -216,7 +217,7 @@ def _start(shared: Shared) -> Running | None:
         *("-p", "no:cacheprovider", "-p", "stagegate"),
         *(f"./{rel}" if rel.startswith("-") else rel for _, rel in chosen),
     ]
-    return Running(chosen, argv, env, shared.root, timeout)
+    return Running(chosen, argv, env, root, timeout)
 
 
 def _line(counts: dict[str, float]) -> str:

@@ -15,14 +15,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, Loc
 from ..model import Check, Flag, Migration, Ref
 from ..resolve import changed_flags, flag_table
 from ..words import counted
 from ._base import Context, Finding, Result, result
+
+if TYPE_CHECKING:
+    from ..workflows import Files
 
 KIND = "flags-wired"
 SUMMARY = (
@@ -94,21 +96,21 @@ def _bool(value: bool) -> str:
 
 
 def hard_coded(
-    top: Path, raw: bytes, envs: Mapping[str, Flag], values: Mapping[str, bool], stage: int
+    files: Files, raw: bytes, envs: Mapping[str, Flag], values: Mapping[str, bool], stage: int
 ) -> list[Finding]:
-    """The ``env:`` literals in one workflow file that contradict a flag at ``stage``.
+    """The ``env:`` literals in one workflow file (``raw``, as git names it below
+    ``files.root``) that contradict a flag at ``stage``.
 
     A workflow stagegate cannot read is a finding at the place it stops, never a crash."""
     from ..audit import display
-    from ..load import read_limited
-    from ..yamlsrc import decode, parse
 
     shown = display(raw)
-    path = top / os.fsdecode(raw)
+    rel = os.fsdecode(raw)
+    path = files.root / rel
     if path.is_symlink() or not path.is_file():
         return []  # deleted in the work tree, or a link GitHub would not read as a workflow
     try:
-        doc = parse(decode(read_limited(path), shown), shown)
+        doc = files.document(rel, name=shown)
     except InvalidInput as error:
         first = error.problems[0]
         return [
@@ -217,8 +219,11 @@ def run(ctx: Context, check: Check) -> list[Result]:
             )
     envs = {flag.env: flag for flag in migration.flags.values() if flag.env}
     if envs:
+        from ..workflows import Files
+
+        files = Files(tree.top)
         for raw in workflows:
-            findings += hard_coded(tree.top, raw, envs, values, stage)
+            findings += hard_coded(files, raw, envs, values, stage)
     note = ""
     if settled:
         note = (
@@ -229,13 +234,8 @@ def run(ctx: Context, check: Check) -> list[Result]:
         f"{counted(len(flipped), 'flipped flag')} read in CI; {note}"
         f"no env: in {counted(len(workflows), 'workflow')} contradicts a flag"
     )
-    return [
-        result(
-            ctx,
-            check,
-            findings,
-            ok,
-            fail_message=f"{counted(len(findings), 'problem')}: a flip must reach CI, and CI "
-            "must read flags from stagegate",
-        )
-    ]
+    failed = (
+        f"{counted(len(findings), 'problem')}: a flip must reach CI, and CI must read flags "
+        "from stagegate"
+    )
+    return [result(ctx, check, findings, ok, fail_message=failed)]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from ..errors import Problem
 from ..match import Evaluation, RowIndex, evaluation, index, plain_selector, selected, tag_claimed
 from ..model import Check, Migration, Release, ReleaseChange, Stage, Template
+from ..records import record
 from ..resolve import Plan, Row
 from ..words import counted
 from ._base import Context, Finding, Result, result, where
@@ -90,7 +90,7 @@ def _rows_phrase(rows: list[Row], total: int) -> str:
     return f"{len(rows)} rows of {rows[0].template.text} ({listed}{more}), e.g. {sample}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Planned:
     """A name the release is expected to select, and the stage it entered the plan."""
 

@@ -35,19 +35,10 @@ def run(ctx: Context, check: Check) -> list[Result]:
                 f"{place.excerpt(leftover.reference, 200)}"
             )
         findings.append(Finding(message, place.loc))
-    items = len(report.retired)
-    ok = (
-        f"nothing retired at or before stage {ctx.stage} is left "
-        f"({counted(items, 'retired item')} with legacy entries searched)"
+    searched = counted(len(report.retired), "retired item")
+    ok = f"nothing retired at or before stage {ctx.stage} is left ({searched} with legacy entries searched)"
+    failed = (
+        f"{counted(len(findings), 'leftover')} of retired items; "
+        "remove them, or list files that mention them on purpose in audit.ignore"
     )
-    count = len(findings)
-    return [
-        result(
-            ctx,
-            check,
-            findings,
-            ok,
-            fail_message=f"{counted(count, 'leftover')} of retired items; "
-            "remove them, or list files that mention them on purpose in audit.ignore",
-        )
-    ]
+    return [result(ctx, check, findings, ok, fail_message=failed)]

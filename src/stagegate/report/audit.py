@@ -12,6 +12,7 @@ from ..model import Item
 from ..references import label
 from ..words import counted
 from . import github
+from .render import Output, Renderers, echo_json, echo_text, lines
 
 
 def _iso(timestamp: int) -> str:
@@ -312,3 +313,19 @@ def workflow_commands(report: Report) -> str:
             notice = github.annotation("notice", message, place.loc, "stagegate audit: stale flag")
             out.append(notice)
     return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- renderer table
+
+
+def _github(report: Report) -> Output:
+    annotations = workflow_commands(report)
+    return Output(lines(annotations or None, text(report)), summary=markdown(report))
+
+
+AUDIT: Renderers[Report] = {
+    "text": echo_text(text),
+    "json": echo_json(as_json),
+    "github": _github,
+    "markdown": echo_text(markdown),
+}

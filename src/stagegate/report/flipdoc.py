@@ -9,6 +9,7 @@ results and a Mermaid graph of the target stage with what the flip adds marked.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..checks._base import Result
 from ..model import Migration
@@ -17,6 +18,9 @@ from ..words import counted
 from .github import md_text
 from .graph import _node_id, build, mermaid
 from .results import table as result_table
+
+if TYPE_CHECKING:
+    from ..flip import Flip
 
 
 def _code(text: str) -> str:
@@ -149,3 +153,13 @@ def markdown(
         lines += ["What the flip turns on is highlighted.", ""]
     lines += ["```mermaid", change_graph(migration, b, change), "```"]
     return "\n".join(lines) + "\n"
+
+
+def write_description(flip: Flip, path: str) -> None:
+    """Write the pull-request description of ``flip`` (`--pr-body FILE`) atomically."""
+    from pathlib import Path
+
+    from ..flip import write_atomic
+
+    body = markdown(flip.migration, flip.old, flip.new, flip.results)
+    write_atomic(Path(path), body.encode("utf-8"))

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..records import record
 from ..words import counted
 from . import github
 from . import results as checks
+from .render import Output, Renderers, echo_json, echo_text, lines, nothing
 
 if TYPE_CHECKING:
     from ..flip import Flip
@@ -269,3 +271,58 @@ def history_json(history: History) -> dict[str, Any]:
         ],
         "skipped": [{"commit": c, "reason": r} for c, r in history.skipped],
     }
+
+
+# --------------------------------------------------------------------------- renderer tables
+
+
+@record
+class Flipped:
+    """`advance`'s or `rollback`'s result: the flip, and which of the two made it."""
+
+    flip: Flip
+    command: str
+
+
+def _flip_github(result: Flipped) -> Output:
+    from .flipdoc import markdown
+
+    flip = result.flip
+    annotations = checks.workflow_commands(list(flip.results))
+    return Output(
+        lines(annotations or None, flip_text(flip, result.command)),
+        summary=markdown(flip.migration, flip.old, flip.new, flip.results),
+    )
+
+
+def _verdict_github(verdict: Verdict) -> Output:
+    annotations = verdict_annotations(verdict, github.verdict_changes(verdict))
+    return Output(
+        lines(annotations or None, verdict_text(verdict)), summary=verdict_summary(verdict)
+    )
+
+
+def _gate_failed_github(error: Exception) -> Output:
+    return Output(
+        lines(github.annotation("error", str(error), None, "stagegate verify-pr")),
+        summary=f"### stagegate verify-pr: **failed**\n\n```\n{error}\n```",
+    )
+
+
+FLIP: Renderers[Flipped] = {
+    "text": echo_text(lambda f: flip_text(f.flip, f.command)),
+    "json": echo_json(lambda f: flip_json(f.flip, f.command)),
+    "github": _flip_github,
+}
+VERIFY: Renderers[Verdict] = {
+    "text": echo_text(verdict_text),
+    "json": echo_json(verdict_json),
+    "github": _verdict_github,
+}
+VERIFY_FAILED: Renderers[Exception] = {
+    "text": nothing,
+    "json": nothing,
+    "github": _gate_failed_github,
+}
+"""verify-pr that could not judge: what goes with the error's message (printed by cli.py)."""
+LOG: Renderers[History] = {"text": echo_text(history_text), "json": echo_json(history_json)}

@@ -8,9 +8,13 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..errors import Loc
+from ..errors import Loc, Problem
+
+if TYPE_CHECKING:
+    from ..gate import Verdict
+    from ..model import Migration
 
 # How the Actions runner finds workflow commands in a step's output (actions/runner,
 # ActionCommand.TryParseV2 and TryParse): it reads the output line by line, a line
@@ -260,6 +264,51 @@ def _span(lines: list[str], start: int) -> range:
     return range(start, end + 1)
 
 
+def shown_changes(top: Path, changed: Mapping[str, set[int]]) -> dict[str, set[int]]:
+    """Changed lines keyed by the files as stagegate shows them (from the current folder)."""
+    return {os.path.normpath(os.path.relpath(top / name)): lines for name, lines in changed.items()}
+
+
+def pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
+    """In a pull request's job (``$GITHUB_BASE_REF`` set): the lines the work tree changed
+    since its merge base with the base branch, so that annotations land where the diff
+    shows them. None where that cannot be known (a shallow clone without the base)."""
+    base = os.environ.get("GITHUB_BASE_REF")
+    if not base:
+        return None
+    from ..errors import GitError
+    from ..gitrepo import open_repository
+
+    try:
+        repo = open_repository(migration.root if str(migration.root) else ".")
+        head = repo.head() or "HEAD"
+        for ref in (f"origin/{base}", base):
+            try:
+                start = repo.merge_base(repo.resolve(ref), head, shown=(ref, "HEAD"))
+            except GitError:
+                continue
+            return shown_changes(repo.root, repo.changed_lines(start))
+    except GitError:
+        return None
+    return None
+
+
+def verdict_changes(verdict: Verdict) -> dict[str, set[int]] | None:
+    """The lines the pull request changed, from its base to its head."""
+    from ..errors import GitError
+    from ..gitrepo import open_migration
+
+    try:
+        repo, _path = open_migration(verdict.file)
+        base, head = verdict.base.commit, verdict.head.commit
+        if head != repo.head() or repo.tracked_changes():
+            return None  # the lines are read from the work tree: it must be the head
+        changed = repo.changed_lines(repo.merge_base(base, head, shown=(base, head)), head)
+        return shown_changes(repo.root, changed)
+    except GitError:
+        return None
+
+
 def on_changed_line(
     loc: Loc | None, message: str, changed: Mapping[str, set[int]] | None
 ) -> Loc | None:
@@ -267,7 +316,7 @@ def on_changed_line(
     culprit (``loc``) or an item the message names (``(file:line)``) has one, so that the
     diff shows it (a widened glob, an edited template); else ``loc``. ``changed``: the
     changed lines per file, the files named as locations name them (from the current
-    folder; ``cli.shown_changes``)."""
+    folder; ``shown_changes``)."""
     if not changed or loc is None:
         return loc
     candidates = [(loc.file, loc.line), *((f, int(n)) for f, n in _REFERENCE.findall(message))]
@@ -286,6 +335,14 @@ def on_changed_line(
             text = texts[file][hit - 1]
             return Loc(file, hit, len(text) - len(text.lstrip()) + 1)
     return loc
+
+
+def problem_annotations(problems: Iterable[Problem], title: str) -> str:
+    """One ``::error`` a problem of invalid input, at its place."""
+    return "\n".join(
+        annotation("error", f"{p.path}: {p.message}" if p.path else p.message, placed(p.loc), title)
+        for p in problems
+    )
 
 
 def placed(loc: Loc | None) -> Loc | None:

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 
-from ..errors import TooComplex
+from ..errors import TooComplex, UsageError
 from ..globs import TooMuchWork, budget
 from ..match import index, release_selection
+from ..records import field, record, replace
 from ..resolve import Plan, Row
+from .render import Renderers, echo_text
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=True)
 class Graph:
     producers: list[str]
     artifacts: list[str]  # template texts
@@ -142,6 +143,17 @@ def _rows_label(g: Graph, artifact: str) -> str:
     return g.texts.get(artifact, artifact) + (f" · {count} rows" if count != 1 else "")
 
 
+def _boxes(g: Graph) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """What both pictures nest: each producer's artifacts, and the producers of each run."""
+    made: dict[str, list[str]] = {}
+    for p, a in g.made:
+        made.setdefault(p, []).append(a)
+    runs: dict[str, list[str]] = {}
+    for p in g.producers:
+        runs.setdefault(g.runs.get(p, "this"), []).append(p)
+    return made, runs
+
+
 LEGEND = [
     '  subgraph legend["legend"]',
     "    direction LR",
@@ -169,12 +181,7 @@ def mermaid(plan: Plan, graph: Graph | None = None, *, legend: bool = True) -> s
     lines = ["flowchart LR", f"  %% {plan.migration.id} at stage {plan.stage}"]
     if legend:  # first, so that layouts put it at the top, apart from the picture
         lines += LEGEND
-    made: dict[str, list[str]] = {}
-    for p, a in g.made:
-        made.setdefault(p, []).append(a)
-    runs: dict[str, list[str]] = {}
-    for p in g.producers:
-        runs.setdefault(g.runs.get(p, "this"), []).append(p)
+    made, runs = _boxes(g)
     for run, members in runs.items():
         inner = "    " if run != "this" else "  "
         if run != "this":
@@ -235,12 +242,7 @@ def dot(plan: Plan, graph: Graph | None = None) -> str:
         "  rankdir=LR;",
         "  compound=true;",
     ]
-    made: dict[str, list[str]] = {}
-    for p, a in g.made:
-        made.setdefault(p, []).append(a)
-    runs: dict[str, list[str]] = {}
-    for p in g.producers:
-        runs.setdefault(g.runs.get(p, "this"), []).append(p)
+    made, runs = _boxes(g)
     for run, members in runs.items():
         if run != "this":
             lines.append(f"  subgraph {_dot_quote('cluster_run:' + run)} {{")
@@ -275,3 +277,53 @@ def dot(plan: Plan, graph: Graph | None = None) -> str:
     ]
     lines.append("}")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- renderer table
+
+
+def focus(
+    plan: Plan,
+    graph: Graph,
+    *,
+    producers: Sequence[str] = (),
+    consumers: Sequence[str] = (),
+    releases: Sequence[str] = (),
+) -> Graph:
+    """``graph`` narrowed to the neighbourhood of the items named (all of it when none
+    is); a UsageError for an id the migration does not declare or that is not active."""
+    named = {"producer": producers, "consumer": consumers, "release": releases}
+    if not any(named.values()):
+        return graph
+    migration = plan.migration
+    for kind, ids in named.items():
+        declared: dict[str, object] = getattr(migration, f"{kind}s")
+        active = set(getattr(graph, f"{kind}s"))
+        for item in ids:
+            if item not in declared:
+                import difflib
+
+                close = difflib.get_close_matches(item, list(declared), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise UsageError(f"no {kind} {item!r} in {migration.file}{hint}")
+            if item not in active:
+                raise UsageError(
+                    f"{kind} {item} is not active at stage {plan.stage}; "
+                    f"`stagegate plan --stage {plan.stage}` lists what is."
+                )
+    return neighbourhood(graph, producers=producers, consumers=consumers, releases=releases)
+
+
+@record
+class Picture:
+    """`graph`'s result: the resolved stage and the part of its graph to draw."""
+
+    plan: Plan
+    graph: Graph
+    legend: bool = True
+
+
+PICTURE: Renderers[Picture] = {
+    "mermaid": echo_text(lambda p: mermaid(p.plan, p.graph, legend=p.legend)),
+    "dot": echo_text(lambda p: dot(p.plan, p.graph)),
+}

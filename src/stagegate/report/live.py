@@ -1,6 +1,6 @@
 """``check`` as it runs: stage headers, each check's lines with its duration, a live line.
 
-``Live`` is an ``acceptance.Observer``. It writes through the ``write`` callback the
+``Live`` is an ``checks.runner.Observer``. It writes through the ``write`` callback the
 command line gives it (nothing here opens a stream): on a terminal, a line redrawn in
 place while a check runs; elsewhere (a CI log), a line every ``heartbeat`` seconds, so
 that a job running a long pytest or command check never looks hung.
@@ -11,10 +11,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ..checks._base import Result
 from ..model import Check, Migration
+from ..records import record, replace
 from . import results as render
 
 HEARTBEAT_SECONDS = 30.0
@@ -25,12 +25,12 @@ CLEAR = "\r\x1b[K"
 SPINNER = "|/-\\"
 
 
-@dataclass
+@record
 class _Running:
     stage: int
     label: str
     began: float
-    beats: int = 0
+    beats: int = 0  # the heartbeat lines written for it so far
 
 
 class Live:
@@ -154,7 +154,7 @@ class Live:
                         )
                         self._drawn = True
                 elif spent >= self.heartbeat * (running.beats + 1):
-                    running.beats += 1
+                    self._running = running = replace(running, beats=running.beats + 1)
                     self._emit(
                         f"  ..    stage {running.stage}: {running.label}: still running after "
                         f"{render.duration(self.heartbeat * running.beats)}"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from ..model import Item, Migration, Producer
+from ..records import record
 from ..resolve import (
     Change,
     Plan,
@@ -19,6 +20,9 @@ from ..resolve import (
 )
 from ..templates import finite_axes
 from ..words import counted
+from .render import Renderers, echo_json, echo_text
+
+R = TypeVar("R")
 
 
 def _bool(value: bool) -> str:
@@ -276,7 +280,34 @@ def status_json(migration: Migration) -> dict[str, Any]:
     return out
 
 
-def dumps(data: Any) -> str:
-    import json
+# --------------------------------------------------------------------------- renderer tables
 
-    return json.dumps(data, indent=2, ensure_ascii=False)
+
+@record
+class Planned:
+    """`plan`'s result: the resolved stage, and whether to list every artifact row."""
+
+    plan: Plan
+    rows: bool = False
+
+
+@record
+class Compared:
+    """`diff`'s result: what changes between two stages of the migration."""
+
+    migration: Migration
+    change: Change
+
+
+def _tables(text: Callable[[R], str], json: Callable[[R], Any]) -> Renderers[R]:
+    """Text (also for ``--format github``: nothing of these is GitHub-specific) and JSON."""
+    return {"text": echo_text(text), "json": echo_json(json), "github": echo_text(text)}
+
+
+STATUS: Renderers[Migration] = _tables(status_text, status_json)
+PLAN: Renderers[Planned] = _tables(
+    lambda p: plan_text(p.plan, show_rows=p.rows), lambda p: plan_json(p.plan)
+)
+DIFF: Renderers[Compared] = _tables(
+    lambda c: change_text(c.migration, c.change), lambda c: change_json(c.change)
+)

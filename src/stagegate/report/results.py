@@ -8,8 +8,10 @@ from typing import Any
 
 from ..checks._base import Result
 from ..model import Migration
+from ..records import record
 from ..words import counted
 from . import github
+from .render import Output, Renderers, echo_json, lines, nothing
 
 
 def ok(results: Sequence[Result]) -> bool:
@@ -182,3 +184,36 @@ def summary(migration: Migration, results: Sequence[Result], heading: str) -> st
             f"{table(passed)}\n\n</details>"
         )
     return "\n\n".join(parts)
+
+
+# --------------------------------------------------------------------------- renderer table
+
+
+@record
+class Checked:
+    """`check`'s result: what ran, at one stage or (``every``) at each stage at itself.
+    Its text was shown as the checks ran (``report.live``)."""
+
+    migration: Migration
+    results: tuple[Result, ...]
+    stage: int
+    every: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return ok(self.results)
+
+
+def _check_github(result: Checked) -> Output:
+    annotations = workflow_commands(result.results, github.pull_request_changes(result.migration))
+    heading = "stagegate check --all" if result.every else f"stagegate check (stage {result.stage})"
+    return Output(
+        lines(annotations or None), summary=summary(result.migration, result.results, heading)
+    )
+
+
+CHECK: Renderers[Checked] = {
+    "text": nothing,
+    "json": echo_json(lambda c: as_json(c.migration, c.results, stage=c.stage, every=c.every)),
+    "github": _check_github,
+}

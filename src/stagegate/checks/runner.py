@@ -1,4 +1,4 @@
-"""Which checks apply at a stage, and running them."""
+"""Which checks apply at a stage, and running them: the checks runner."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-from . import globs
-from .checks import kinds
-from .checks._base import Context, Result
-from .checks._pytest_session import shared_session
-from .errors import TooComplex
-from .model import Check, Migration
-from .templates import row_count
+from .. import globs
+from ..errors import TooComplex
+from ..model import Check, Migration
+from ..templates import row_count
+from . import kinds
+from ._base import Context, Result
+from ._pytest_session import shared_session
 
 WORK_PER_ROW = 1_000
 """Work allowed per artifact or select row per stage evaluated, on top of ``globs.MAX_WORK``.
@@ -42,7 +42,7 @@ def work_limit(migration: Migration, stages: int = 1) -> int:
 @lru_cache(maxsize=8)
 def _rows(migration: Migration) -> int:
     """Artifact and select rows of ``migration`` (once per load: each stage asks)."""
-    from .resolve import item_axes
+    from ..resolve import item_axes
 
     rows = sum(
         row_count(t.parts, item_axes(migration, p))

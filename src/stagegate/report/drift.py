@@ -1,0 +1,95 @@
+"""`drift`: the comparison of the model with the workflows, as text, JSON and GitHub."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..drift import Drift, downloads_json, uploads_json
+from ..errors import Loc
+from ..words import counted
+from . import github
+from .render import Output, Renderers, echo_json, echo_text, lines
+
+
+def _where(loc: Loc) -> str:
+    return f"{loc.file}:{loc.line}"
+
+
+def as_json(result: Drift) -> dict[str, Any]:
+    reading = result.reading
+    return {
+        "stage": result.stage,
+        "ok": result.ok,
+        "uploads": uploads_json(reading),
+        "downloads": downloads_json(reading),
+        "findings": [
+            {
+                "kind": f.kind,
+                "item": f.item,
+                "file": f.loc.file,
+                "line": f.loc.line,
+                "message": f.message,
+                "other": {"file": f.other.file, "line": f.other.line} if f.other else None,
+            }
+            for f in result.findings
+        ],
+        "unresolved": [
+            {"file": u.loc.file, "line": u.loc.line, "expression": u.expression, "reason": u.reason}
+            for u in reading.unresolved
+        ],
+    }
+
+
+def text(result: Drift) -> str:
+    reading = result.reading
+    out = [f"{_where(f.loc)}: {f.kind}: {f.message}" for f in result.findings]
+    if reading.unresolved:
+        out.append(
+            f"{counted(len(reading.unresolved), 'value')} cannot be evaluated (bind them under "
+            "workflows.bind"
+            + (", --strict fails on them)" if result.strict else "; --strict fails on them)")
+        )
+        out += [
+            f"  {_where(u.loc)}: unresolved {u.expression}: {u.reason}" for u in reading.unresolved
+        ]
+    if not reading.files:
+        out.append(
+            "no workflow file matches workflows.paths "
+            f"({', '.join(result.paths)}); every active producer counts as not uploaded"
+        )
+    verdict = "no drift" if result.ok else counted(len(result.findings), "finding")
+    out.append(
+        f"drift at stage {result.stage}: {counted(len(reading.files), 'workflow file')}, "
+        f"{counted(len(uploads_json(reading)), 'upload')}, "
+        f"{counted(len(downloads_json(reading)), 'download')}: {verdict}"
+    )
+    return "\n".join(out)
+
+
+def workflow_commands(result: Drift) -> str:
+    """``::error`` per finding; per unresolved value ``::warning`` (``::error`` when strict)."""
+    found = [
+        github.annotation("error", f.message, f.loc, f"stagegate drift: {f.kind}")
+        for f in result.findings
+    ]
+    found += [
+        github.annotation(
+            "error" if result.strict else "warning",
+            f"unresolved {u.expression}: {u.reason}",
+            u.loc,
+            "stagegate drift: unresolved",
+        )
+        for u in result.reading.unresolved
+    ]
+    return "\n".join(found)
+
+
+def _github(result: Drift) -> Output:
+    report = text(result)
+    return Output(
+        lines(workflow_commands(result) or None, report),
+        summary=f"### stagegate drift (stage {result.stage})\n\n```\n{report}\n```",
+    )
+
+
+DRIFT: Renderers[Drift] = {"text": echo_text(text), "json": echo_json(as_json), "github": _github}

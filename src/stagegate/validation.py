@@ -1,0 +1,72 @@
+"""A migration loaded and validated in full: the loader handed the rules of the modules
+that read the model.
+
+``load.py`` knows the files, the schemas and what the files' declarations mean. What
+the check kinds make of their arguments, the audit of its references, CI of flag
+names, and the checks of the stages' planned release changes belong to those modules;
+``RULES`` hands them to the loader, so that data flows one way (the loader imports none
+of them) and each is imported only when a load runs it. Every command loads through
+``load`` here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import load as loader
+from .errors import Problem
+from .model import Migration
+
+
+def _check_schema() -> dict[str, Any]:
+    from .checks import check_schema
+
+    return check_schema()
+
+
+def _check_arguments(migration: Migration, _files: loader.Located) -> list[Problem]:
+    from .checks import argument_problems
+
+    return argument_problems(migration)
+
+
+def _release_changes(migration: Migration, files: loader.Located) -> list[Problem]:
+    from .checks._release_changes import problems
+
+    return problems(migration, files)
+
+
+def _audit_entries(migration: Migration, _files: loader.Located) -> list[Problem]:
+    from .audit import problems
+
+    return problems(migration)
+
+
+def _ci_names(migration: Migration, files: loader.Located) -> list[Problem]:
+    from .ciflags import problems
+
+    return problems(migration, files.migration)
+
+
+def _links_on_disk(migration: Migration, _files: loader.Located) -> list[Problem]:
+    from .checks import argument_problems
+
+    return argument_problems(migration, uncached_only=True)
+
+
+RULES = loader.Rules(
+    check_schema=_check_schema,
+    validators=(_check_arguments, _release_changes, _audit_entries, _ci_names),
+    uncached=(_links_on_disk,),
+)
+"""Everything ``stagegate validate`` checks beyond the loader's own meaning checks."""
+
+
+def load(path: str | Path = "migration.yaml", *, source: loader.Source | None = None) -> Migration:
+    """Load and fully validate a migration from the work tree (or another source)."""
+    return loader.load(path, source=source, rules=RULES)
+
+
+def schema(kind: str) -> dict[str, Any]:
+    """The full JSON Schema of ``migration`` or ``stage`` files, check kinds included."""
+    return loader.schema(kind, RULES)

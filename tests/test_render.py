@@ -1,0 +1,96 @@
+"""The renderer tables and the commands built on first use (cli.py)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from stagegate.cli import cli
+from stagegate.report.audit import AUDIT
+from stagegate.report.ciflags import FLAGS, MATRIX
+from stagegate.report.drift import DRIFT
+from stagegate.report.flips import FLIP, LOG, VERIFY, VERIFY_FAILED
+from stagegate.report.graph import PICTURE
+from stagegate.report.plans import DIFF, PLAN, STATUS
+from stagegate.report.render import Output, lines
+from stagegate.report.results import CHECK
+from stagegate.report.validate import VALIDATE
+
+REPO = Path(__file__).resolve().parent.parent
+
+TABLES = {
+    "validate": VALIDATE,
+    "status": STATUS,
+    "plan": PLAN,
+    "diff": DIFF,
+    "graph": PICTURE,
+    "check": CHECK,
+    "audit": AUDIT,
+    "advance": FLIP,
+    "rollback": FLIP,
+    "verify-pr": VERIFY,
+    "log": LOG,
+    "drift": DRIFT,
+    "flags": FLAGS,
+    "matrix": MATRIX,
+}
+
+
+def _formats(name: str) -> tuple[str, ...]:
+    for param in cli.commands[name].params:
+        if isinstance(param, click.Option) and "--format" in param.opts:
+            assert isinstance(param.type, click.Choice)
+            return tuple(str(c) for c in param.type.choices)
+    return ()
+
+
+@pytest.mark.parametrize("name", sorted(cli.commands))
+def test_every_format_a_command_offers_has_its_renderer(name: str) -> None:
+    formats = _formats(name)
+    if not formats:
+        assert name not in TABLES
+        return
+    assert set(formats) == set(TABLES[name]), name
+    if name == "verify-pr":
+        assert set(formats) == set(VERIFY_FAILED)
+
+
+def test_lines_ends_each_part_and_leaves_out_none() -> None:
+    assert lines("a", None, "", "b\nc") == "a\n\nb\nc\n"
+    assert lines() == ""
+    assert Output() == Output("", "")
+
+
+def test_one_command_builds_only_itself(tmp_path: Path) -> None:
+    """`stagegate status` defines no other command and imports no other command's modules."""
+    shutil.copy(REPO / "migration.yaml", tmp_path)
+    shutil.copytree(REPO / "stages", tmp_path / "stages")
+    script = (
+        "import sys\n"
+        "from stagegate.cli import cli, run\n"
+        "code = run(['status'])\n"
+        "print(code, sorted(cli.commands._built))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('stagegate.report.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    *_, built, reports = done.stdout.splitlines()
+    assert built == "0 ['status']"
+    assert reports == str(
+        sorted(["stagegate.report.github", "stagegate.report.plans", "stagegate.report.render"])
+    )
+
+
+def test_the_listing_builds_every_command_once() -> None:
+    names = list(cli.commands)
+    assert len(set(names)) == len(names) == len(cli.commands)
+    assert all(cli.commands[n] is cli.commands[n] for n in names)
+    help_text = cli.get_help(click.Context(cli, info_name="stagegate"))
+    for name in names:
+        assert f"\n  {name} " in help_text
