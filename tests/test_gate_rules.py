@@ -3,7 +3,6 @@ an immutable ``Rule``; the verdict is immutable too."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path, PurePosixPath
 
 import pytest
