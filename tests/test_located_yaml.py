@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, Result
 from scratch import SMALL, pin_git, small_repo, write_small
 from stagegate import yamlsrc
-from stagegate.load import load
+from stagegate.validation import load
 
 Sg = Callable[..., Result]
 
