@@ -212,6 +212,17 @@ def audit_lines(out: bytes) -> set[tuple[str, int, str]]:
     return found
 
 
+def same_findings(ours: set[Any], theirs: set[Any], baseline: str, what: str) -> None:
+    """Stop unless the audit found exactly what ``baseline`` found: a timing of two
+    searches that disagree would compare different work."""
+    if ours != theirs:
+        raise SystemExit(
+            f"the audit's findings differ from {baseline}'s: {len(ours - theirs)} only in the "
+            f"audit, {len(theirs - ours)} only in {baseline}"
+        )
+    print(f"findings equal {baseline}'s: {len(ours)} {what}", file=sys.stderr)
+
+
 def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure]:
     top = work / "repo"
     top.mkdir()
@@ -226,12 +237,7 @@ def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
     _, _, json_out = timed([*subject, "--format", "json"], top, env)
     _, _, grep_out = timed(baseline, top, env)
     ours, theirs = audit_lines(json_out), text_only(top, grep_lines(grep_out, strings))
-    if ours != theirs:
-        raise SystemExit(
-            f"the audit's findings differ from git grep's: {len(ours - theirs)} only in the "
-            f"audit, {len(theirs - ours)} only in git grep"
-        )
-    print(f"findings equal git grep's: {len(ours)} (file, line, string) triples", file=sys.stderr)
+    same_findings(ours, theirs, "git grep", "(file, line, string) triples")
 
     return [
         paired(
@@ -351,12 +357,7 @@ def regex_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
     findings = json.loads(json_out)["findings"]
     ours = {(f["file"], f["line"], f["reference"]) for f in findings if f["line"]}
     theirs = text_only(top, regex_lines(grep_out, REGEXES))
-    if ours != theirs:
-        raise SystemExit(
-            f"the audit's regex findings differ from git grep -P's: {len(ours - theirs)} only "
-            f"in the audit, {len(theirs - ours)} only in git grep"
-        )
-    print(f"regex findings equal git grep -P's: {len(ours)} (file, line, regex)", file=sys.stderr)
+    same_findings(ours, theirs, "git grep -P", "(file, line, regex) triples")
     return [
         search_only(migration, folder, baseline, env, runs),
         paired(

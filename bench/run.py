@@ -44,20 +44,17 @@ def startup(work: Path) -> list[Figure]:
     env = environment(work)
     baseline = [PYTHON, "-c", "import yaml, click"]
     figures = []
-    for args in (["status"], ["validate"], ["--help"]):
+    # status, validate and --help; then the commands CI runs to read a flag, which
+    # start as fast as status
+    for args in (
+        ["status"],
+        ["validate"],
+        ["--help"],
+        ["flags"],
+        ["flags", "--format", "github"],
+        ["flag", "legacy-branch-source"],
+    ):
         figures.append(
-            paired(
-                f"stagegate {' '.join(args)} (example) / python -c 'import yaml, click'",
-                [STAGEGATE, *args],
-                baseline,
-                cwd=example,
-                env=env,
-                target=1.3,
-                runs=21,
-            )
-        )
-    for args in (["flags"], ["flags", "--format", "github"], ["flag", "legacy-branch-source"]):
-        figures.append(  # the commands CI runs to read a flag start as fast as status
             paired(
                 f"stagegate {' '.join(args)} (example) / python -c 'import yaml, click'",
                 [STAGEGATE, *args],
@@ -124,16 +121,7 @@ def synthetic(copies: int, directory: Path) -> None:
     Each copy: an old and a new producer (two templates over 6 py x 3 platform x sha),
     a consumer that moves from old to new, a release with exclude and expect, and
     three stages (build new, move consumer, retire old)."""
-    lines = [
-        "version: 1",
-        f"migration: synthetic-{copies}",
-        "stage: 0",
-        "axes:",
-        '  py: ["310", "311", "312", "313", "314", "314t"]',
-        "  platform: [linux-64, linux-aarch64, win-64]",
-        '  sha: {pattern: "[0-9a-f]{40}"}',
-        "flags:",
-    ]
+    lines = synth.header(f"synthetic-{copies}")
     for i in range(copies):
         lines += [
             f"  build-new-{i}: {{}}",
@@ -142,32 +130,20 @@ def synthetic(copies: int, directory: Path) -> None:
         ]
     lines.append("producers:")
     for i in range(copies):
-        lines += [
-            f"  old-{i}:",
-            f"    when: keep-old-{i}",
-            "    artifacts:",
-            f'      - "pkg{i}-python{{py}}-{{platform}}-{{sha}}"',
-            f'      - "pkg{i}-python{{py}}-{{platform}}-{{sha}}-tests"',
-            f"  new-{i}:",
-            f"    when: build-new-{i}",
-            "    artifacts:",
-            f'      - "pkg{i}-next-python{{py}}-{{platform}}-{{sha}}"',
-            f'      - "pkg{i}-next-python{{py}}-{{platform}}-{{sha}}-tests"',
-        ]
+        for side, when, infix in (("old", "keep-old", ""), ("new", "build-new", "-next")):
+            template = f"pkg{i}{infix}-python{{py}}-{{platform}}-{{sha}}"
+            lines += [f"  {side}-{i}:", f"    when: {when}-{i}", "    artifacts:"]
+            lines += [f'      - "{template}"', f'      - "{template}-tests"']
     lines.append("consumers:")
     for i in range(copies):
-        lines += [
-            f"  tests-{i}-old:",
-            f"    when: not use-new-{i}",
-            "    inputs:",
-            f'      - select: "pkg{i}-python{{py}}-{{platform}}-*[0-9a-f]"',
-            f"        from: [old-{i}]",
-            f"  tests-{i}-new:",
-            f"    when: use-new-{i}",
-            "    inputs:",
-            f'      - select: "pkg{i}-next-python{{py}}-{{platform}}-*[0-9a-f]"',
-            f"        from: [new-{i}]",
-        ]
+        for side, negation, infix in (("old", "not ", ""), ("new", "", "-next")):
+            lines += [
+                f"  tests-{i}-{side}:",
+                f"    when: {negation}use-new-{i}",
+                "    inputs:",
+                f'      - select: "pkg{i}{infix}-python{{py}}-{{platform}}-*[0-9a-f]"',
+                f"        from: [{side}-{i}]",
+            ]
     lines.append("releases:")
     for i in range(copies):
         lines += [

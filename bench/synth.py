@@ -45,11 +45,11 @@ def has_release(family: int) -> bool:
     return family % 3 != 2
 
 
-def migration_text(producers: int, stages: int, *, faults: bool = False) -> str:
-    count = families(producers)
-    lines = [
+def header(name: str) -> list[str]:
+    """The first lines of a synthetic migration: its id, stage 0, the example's axes."""
+    return [
         "version: 1",
-        f"migration: synthetic-{producers}-{stages}",
+        f"migration: {name}",
         "stage: 0",
         "axes:",
         '  py: ["310", "311", "312", "313", "314", "314t"]',
@@ -57,6 +57,11 @@ def migration_text(producers: int, stages: int, *, faults: bool = False) -> str:
         '  sha: {pattern: "[0-9a-f]{40}"}',
         "flags:",
     ]
+
+
+def migration_text(producers: int, stages: int, *, faults: bool = False) -> str:
+    count = families(producers)
+    lines = header(f"synthetic-{producers}-{stages}")
     lines += [f"  move-{f}: {{summary: Build family {f} the new way.}}" for f in range(count)]
     lines.append("producers:")
     for j in range(producers):

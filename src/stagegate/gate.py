@@ -102,7 +102,6 @@ class Refs:
     judge: Migration
     since: Migration
     head: Migration
-    judge_src: GitSource
     since_src: GitSource
     head_src: GitSource
 
@@ -569,7 +568,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
         since_src = repo.source(since_sha, prefix)
         since = _load_at(file, since_src, "the merge base") or base
         sides["since"] = Side("merge base", since_sha, since)
-    refs = Refs(base, since, head, base_src, since_src, head_src)
+    refs = Refs(base, since, head, since_src, head_src)
     rules = [
         rule
         for rule in (

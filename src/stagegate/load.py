@@ -137,7 +137,8 @@ class Rules:
 
     They belong to the modules that read the model (the check kinds, the audit, CI's
     flags), which import the loader: handed in (by ``validation``), they are checked
-    without the loader importing any of them."""
+    without the loader importing any of them. The validation cache is keyed by
+    stagegate's own modules, not by the rules: every load passes ``validation.RULES``."""
 
     check_schema: Callable[[], dict[str, Any]]
     """The JSON Schema of one check, each kind's arguments: ``$defs.check`` of both files."""

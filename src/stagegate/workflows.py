@@ -28,8 +28,9 @@ from .ghexpr import Ph, Sym, Unknown, Value, concat, truth, unknowns
 from .model import Migration
 from .records import field, record, replace
 from .resolve import flag_table
-from .yamlsrc import Document, decode, parse
+from .yamlsrc import Document, decode
 from .yamlsrc import Path as DocPath
+from .yamlsrc import read as read_yaml
 
 MAX_FILES = 2_000
 """Most workflow and action files read."""
@@ -255,13 +256,12 @@ class Files:
                 "stagegate reads nothing from outside it.",
             )
         raw = read_limited(path)
-        text = decode(raw, shown)
         doc = self.cache.document(raw, shown)
         if doc is None:
-            doc = parse(text, shown)
+            doc = read_yaml(raw, shown)
             self.cache.store_document(raw, doc)
         self.docs[rel] = doc
-        self.texts[shown] = text.splitlines()
+        self.texts[shown] = decode(raw, shown).splitlines()
         return doc
 
     def block_offset(self, doc: Document, path: DocPath) -> int:
