@@ -15,7 +15,6 @@ question whose answer is "no" (no release claims a tag) fails the test with an
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NoReturn
 
@@ -29,13 +28,13 @@ from .pytest_plugin import usage_error
 from .records import record, replace
 from .resolve import Plan, Row, changed_flags, resolve
 from .templates import format_assignment
+from .words import suggest
 
 
 def _unknown(what: str, name: str, known: Iterable[str], migration: Migration) -> NoReturn:
     choices = list(known)
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(choices) or 'none'}."
-    raise usage_error(f"{migration.file} declares no {what} {name!r}; {hint}")
+    hint = suggest(name, choices) or f"; known: {', '.join(choices) or 'none'}."
+    raise usage_error(f"{migration.file} declares no {what} {name!r}{hint}")
 
 
 @record
