@@ -126,7 +126,7 @@ Piece: TypeAlias = Lit | Glob | Rx
 class PatternError(LocatedError):
     """A glob or regex that cannot be used, or a question too complex to decide.
 
-    Its own class because callers that run checks (``acceptance``, ``match``,
+    Its own class because the callers that run checks (``checks.runner``, ``match``,
     ``testing``) tell the engine's refusals apart from other errors."""
 
 
