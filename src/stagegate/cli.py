@@ -27,7 +27,7 @@ from .errors import EXIT_INTERNAL, EXIT_INVALID, InvalidInput, StagegateError, U
 
 if TYPE_CHECKING:
     from .model import Migration
-    from .report.render import Output
+    from .report import Output
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
@@ -306,7 +306,7 @@ def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) ->
 @pass_ctx
 def validate(ctx: Context, fmt: str) -> int:
     """Check the migration and its stage files: schema and meaning."""
-    from .report.validate import VALIDATE, Validation
+    from .report import VALIDATE, Validation
 
     try:
         result = Validation(migration=ctx.migration())
@@ -620,10 +620,10 @@ def log_command(ctx: Context, fmt: str) -> int:
 @option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
     """Print the JSON Schema of migration.yaml (or of a stage file)."""
-    from .report.render import dumps
+    from .report import SCHEMA
     from .validation import schema as compose
 
-    click.echo(dumps(compose("stage" if stage_file else "migration")))
+    show(SCHEMA, "json", compose("stage" if stage_file else "migration"))
     return 0
 
 
@@ -653,10 +653,10 @@ def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
 @pass_ctx
 def init(ctx: Context, from_workflows: bool, force: bool) -> int:
     """Write a starting migration.yaml and an empty stages/ folder."""
+    from .report.scaffold import INIT
     from .scaffold import init as write
 
-    written = write(ctx.file, from_workflows=from_workflows, force=force)
-    click.echo(f"wrote {written[0]} (stage 0) and {written[1]}/; next: stagegate validate")
+    show(INIT, "text", write(ctx.file, from_workflows=from_workflows, force=force))
     return 0
 
 
@@ -665,12 +665,10 @@ def init(ctx: Context, from_workflows: bool, force: bool) -> int:
 @pass_ctx
 def new_stage(ctx: Context, title: str) -> int:
     """Add the next numbered stage file, with a commented skeleton."""
+    from .report.scaffold import NEW_STAGE, NewStage
     from .scaffold import new_stage as write
 
-    path = write(ctx.migration(), title)
-    click.echo(
-        f"wrote {path}; set its flags, then: stagegate check --stage {ctx.migration().last + 1}"
-    )
+    show(NEW_STAGE, "text", NewStage(write(ctx.migration(), title), ctx.migration().last + 1))
     return 0
 
 
@@ -696,6 +694,7 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
     from . import ciflags
 
     value = ciflags.flag(ctx.migration(), name, ctx.stage(stage))
+    # printed here: the one command a CI script runs per flag imports no renderer module
     click.echo("true" if value else "false")
     return 0 if value else 1
 

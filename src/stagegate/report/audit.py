@@ -11,8 +11,7 @@ from ..gitrepo import BlameLine
 from ..model import Item
 from ..references import label
 from ..words import counted
-from . import github
-from .render import Output, Renderers, echo_json, echo_text, lines
+from . import Output, Renderers, echo_json, echo_text, github, lines
 
 
 def _iso(timestamp: int) -> str:

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ciflags
 from ..records import record
-from . import github
-from .render import Output, Renderers, echo_json, echo_text, lines
+from . import Output, Renderers, echo_json, echo_text, github, lines
 
 if TYPE_CHECKING:
     from ..resolve import Plan

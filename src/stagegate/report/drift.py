@@ -7,8 +7,7 @@ from typing import Any
 from ..drift import Drift, downloads_json, uploads_json
 from ..errors import Loc
 from ..words import counted
-from . import github
-from .render import Output, Renderers, echo_json, echo_text, lines
+from . import Output, Renderers, echo_json, echo_text, github, lines
 
 
 def _where(loc: Loc) -> str:

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..records import record
 from ..words import counted
-from . import github
+from . import Output, Renderers, echo_json, echo_text, github, lines, nothing
 from . import results as checks
-from .render import Output, Renderers, echo_json, echo_text, lines, nothing
 
 if TYPE_CHECKING:
     from ..flip import Flip

@@ -15,7 +15,7 @@ from ..globs import TooMuchWork, budget
 from ..match import index, release_selection
 from ..records import field, record, replace
 from ..resolve import Plan, Row
-from .render import Renderers, echo_text
+from . import Renderers, echo_text
 
 
 @record(kw_only=True)

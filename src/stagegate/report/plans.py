@@ -20,7 +20,7 @@ from ..resolve import (
 )
 from ..templates import finite_axes
 from ..words import counted
-from .render import Renderers, echo_json, echo_text
+from . import Renderers, echo_json, echo_text
 
 R = TypeVar("R")
 

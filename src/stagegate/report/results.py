@@ -10,8 +10,7 @@ from ..checks._base import Result
 from ..model import Migration
 from ..records import record
 from ..words import counted
-from . import github
-from .render import Output, Renderers, echo_json, lines, nothing
+from . import Output, Renderers, echo_json, github, lines, nothing
 
 
 def ok(results: Sequence[Result]) -> bool:
