@@ -3,13 +3,12 @@ an immutable ``Rule``; the verdict is immutable too."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path, PurePosixPath
 
 import pytest
 
 from scratch import SMALL, write_small
-from stagegate import gate
+from stagegate import gate, records
 from stagegate.checks._base import Result
 from stagegate.model import Migration
 from stagegate.records import FrozenInstanceError
@@ -40,7 +39,7 @@ def test_one_step(tmp_path: Path) -> None:
 
 def test_checks_pass_and_the_verdict_are_immutable(tmp_path: Path) -> None:
     ok = Result(check="unique-artifacts", label="unique-artifacts", stage=1, ok=True, message="")
-    bad = dataclasses.replace(ok, ok=False, label="tags-routed tags=v1")
+    bad = records.replace(ok, ok=False, label="tags-routed tags=v1")
     assert gate.checks_pass([ok], 1).message == (
         "the 1 check of stage 1 (the base's, on the head) passes"
     )

@@ -30,10 +30,10 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TypeAlias
 
 from .errors import LocatedError
+from .records import record
 
 __all__ = [
     "Glob",
@@ -99,21 +99,21 @@ _INLINE_FLAGS = frozenset("aiLmsux-")
 # --------------------------------------------------------------------------- public types
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lit:
     """Literal text: every character stands for itself (a finite axis value)."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Glob:
     """fnmatch-style text, matched exactly as ``fnmatch.fnmatchcase`` does."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Rx:
     """A regex in the supported subset of Python syntax, full match, ASCII semantics."""
 
@@ -126,7 +126,7 @@ Piece: TypeAlias = Lit | Glob | Rx
 class PatternError(LocatedError):
     """A glob or regex that cannot be used, or a question too complex to decide.
 
-    Its own class because callers that run checks (``acceptance``, ``match``,
+    Its own class because the callers that run checks (``checks.runner``, ``match``,
     ``testing``) tell the engine's refusals apart from other errors."""
 
 
@@ -135,10 +135,14 @@ class TooMuchWork(PatternError):
     (not one pattern) is too large to decide exactly in bounded time."""
 
 
-@dataclass(slots=True)
 class _Budget:
-    limit: int
-    spent: int = 0
+    """The work a budgeted task may do and has done (the one mutable state here)."""
+
+    __slots__ = ("limit", "spent")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.spent = 0
 
 
 _budget: ContextVar[_Budget | None] = ContextVar("stagegate_globs_budget", default=None)
@@ -223,25 +227,25 @@ _CATEGORIES = {
 # --------------------------------------------------------------------------- syntax tree
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Chars:
     ivs: Intervals
     size: int = 1
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Cat:
     items: tuple[_Node, ...]
     size: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Alt:
     items: tuple[_Node, ...]
     size: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Rep:
     item: _Node
     lo: int
@@ -758,7 +762,7 @@ def check_glob(text: str) -> None:
 # --------------------------------------------------------------------------- automata
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Nfa:
     """Thompson NFA; ``out[s]`` holds (lo, hi, target) edges, trimmed to live states."""
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
@@ -25,6 +24,7 @@ from .globs import (
     matches,
 )
 from .model import Input, Migration, Release
+from .records import record
 from .resolve import Plan, Row, glob_pieces, item_axes, resolve, rows
 from .templates import Assignment, assignments
 
@@ -40,7 +40,7 @@ def _once(table: dict[K, T], key: K, make: Callable[[], T]) -> T:
     return found
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Selector:
     """One evaluation of a glob: the finite-axis values it was given and its language."""
 
@@ -199,7 +199,7 @@ class Universe:
         return tuple((pid, tuple(ps)) for pid, ps in grouped.items())
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Selection:
     """What a release's tooling downloads at one state: rows, their names and producers."""
 

@@ -26,13 +26,13 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .checks.pytest_check import pytest_target
 from .gitrepo import GitSource, Repository
 from .load import STAGE_FILE
 from .model import Check, Migration
+from .records import record
 
 # What decides how pytest runs the stage tests, besides the tests themselves: a
 # conftest.py hook can turn any failure into a pass, an ini file's addopts can load a
@@ -53,7 +53,7 @@ SENTINEL_INI = "[pytest]\n"
 there (in a folder stagegate made) when the base has none."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TestCopy:
     """The base's test files: ``files`` by path from the top of the repository."""
 

@@ -3,8 +3,12 @@
 ``dataclasses`` writes each class's ``__init__``, ``__eq__``, ``__hash__`` and friends
 as source code and ``exec``s it at import time, about 0.8 ms a class. stagegate runs
 in pre-commit hooks and on every pull request, and declares a few dozen record types
-on its start-up path, so records here share one set of generic methods instead.
-``typing.dataclass_transform`` tells type checkers they behave like frozen dataclasses.
+on its start-up path, so records here get their methods as closures over their field
+names (no source written, nothing ``exec``ed): slot setters for ``__init__``, one
+``attrgetter`` for equality, hashing and order. They are the one record style of the
+package, the glob engine's cache keys included, so those methods stay about as fast as
+the ones ``dataclasses`` writes. ``typing.dataclass_transform`` tells type checkers
+they behave like frozen dataclasses.
 """
 
 from __future__ import annotations
@@ -56,36 +60,44 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
         raise TypeError(f"{type(self).__name__}() got unknown fields {sorted(kwargs)}")
 
 
-def _positional_init(names: tuple[str, ...]) -> Callable[..., None]:
-    """``__init__`` with a fast path for every field given in order (the engine's nodes)."""
-    count = len(names)
-    assign = object.__setattr__
+def _fast_init(cls: type[Any]) -> Callable[..., None]:
+    """``__init__`` for ``cls``: every field given in order is stored through its slot's
+    own setter, about as fast as the ``__init__`` ``dataclasses`` writes; anything else
+    (keywords, defaults) goes the general way."""
+    setters = tuple(getattr(cls, name).__set__ for name, *_ in cls.__record_fields__)
+    count = len(setters)
+    if count == 1:
+        (store,) = setters
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        def init_one(self: Any, *args: Any, **kwargs: Any) -> None:
+            if len(args) == 1 and not kwargs:
+                store(self, args[0])
+            else:
+                _init(self, *args, **kwargs)
+
+        return init_one
+
+    def init_many(self: Any, *args: Any, **kwargs: Any) -> None:
         if len(args) == count and not kwargs:
-            for name, value in zip(names, args):  # noqa: B905 (lengths checked; a keyword costs here)
-                assign(self, name, value)
+            for store, value in zip(setters, args):  # noqa: B905 (lengths checked; a keyword costs)
+                store(self, value)
         else:
             _init(self, *args, **kwargs)
 
-    return __init__
+    return init_many
 
 
-def _key_of(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """The tuple of ``names``' values, read at C speed (records are dictionary keys)."""
-    if len(names) == 1:
-        get = attrgetter(names[0])
-        return lambda obj: (get(obj),)
-    if not names:
-        return lambda obj: ()
-    return attrgetter(*names)
+def _comparisons(names: tuple[str, ...], order: bool) -> dict[str, Any]:
+    """``__eq__`` and ``__hash__`` (and the order) on the values of ``names``, read at C
+    speed by one ``attrgetter``: records are the glob engine's dictionary keys."""
+    key: Callable[[Any], Any] = attrgetter(*names) if names else lambda obj: ()
+    # one name: the bare value stands for the 1-tuple (same equality and order)
 
-
-def _comparisons(key: Callable[[Any], tuple[Any, ...]], order: bool) -> dict[str, Any]:
     def __eq__(self: Any, other: object) -> Any:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return key(self) == key(other)
+        mine, theirs = key(self), key(other)
+        return mine is theirs or mine == theirs
 
     def __hash__(self: Any) -> int:
         return hash(key(self))
@@ -103,7 +115,7 @@ def _comparisons(key: Callable[[Any], tuple[Any, ...]], order: bool) -> dict[str
 
 
 def _ordering(
-    key: Callable[[Any], tuple[Any, ...]], compare: Callable[[Any, Any], Any]
+    key: Callable[[Any], Any], compare: Callable[[Any, Any], Any]
 ) -> Callable[[Any, Any], Any]:
     def method(self: Any, other: Any) -> Any:
         if other.__class__ is not self.__class__:
@@ -152,20 +164,20 @@ def _build(cls: type[T], eq: bool, order: bool) -> type[T]:
     namespace.pop("__weakref__", None)
     namespace["__slots__"] = tuple(name for name in annotations if name not in names)
     namespace["__record_fields__"] = tuple(spec)
+    namespace.setdefault("__repr__", _repr)  # a class may show itself its own way
     namespace.update(
-        __init__=_positional_init(tuple(name for name, *_ in spec)),
-        __repr__=_repr,
         __setattr__=_setattr,
         __delattr__=_delattr,
         __reduce__=_reduce,
     )
     if eq:
-        key = _key_of(tuple(name for name, _d, _f, compare in spec if compare))
-        namespace.update(_comparisons(key, order))
+        namespace.update(_comparisons(tuple(n for n, _d, _f, compare in spec if compare), order))
     elif inherited:  # identity again, whatever the base compares
         namespace.setdefault("__eq__", object.__eq__)
         namespace.setdefault("__hash__", object.__hash__)
-    return type(cls.__name__, cls.__bases__, namespace)
+    made = type(cls.__name__, cls.__bases__, namespace)
+    made.__init__ = _fast_init(made)  # type: ignore[misc]  # it needs the class's slots
+    return made
 
 
 @overload
@@ -183,8 +195,9 @@ def record(
     """Make ``cls`` a frozen record of its annotated fields (slots, eq, hash, repr).
 
     A record may extend another record: the base's fields come first, and a field
-    declared again keeps its place with its new default. ``kw_only`` is for type checkers (callers name every field); ``eq=False`` keeps
-    identity equality and hashing; ``order=True`` sorts by the fields in order."""
+    declared again keeps its place with its new default. ``kw_only`` is for type
+    checkers (callers name every field); ``eq=False`` keeps identity equality and
+    hashing; ``order=True`` sorts by the fields in order."""
     del kw_only  # enforced by the type checker only, as construction cost matters here
 
     def wrap(inner: type[T]) -> type[T]:

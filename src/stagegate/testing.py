@@ -16,7 +16,6 @@ question whose answer is "no" (no release claims a tag) fails the test with an
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import NoReturn
 
 from .checks._base import selections
@@ -26,19 +25,19 @@ from .globs import PatternError
 from .match import plain_selector, release_selection, selected
 from .model import Consumer, Item, Migration, Producer, Release
 from .pytest_plugin import usage_error
+from .records import record, replace
 from .resolve import Plan, Row, changed_flags, resolve
 from .templates import format_assignment
-from .words import closest
+from .words import suggest
 
 
 def _unknown(what: str, name: str, known: Iterable[str], migration: Migration) -> NoReturn:
     choices = list(known)
-    close = closest(name, choices)
-    hint = f"did you mean {close!r}?" if close else f"known: {', '.join(choices) or 'none'}."
-    raise usage_error(f"{migration.file} declares no {what} {name!r}; {hint}")
+    hint = suggest(name, choices) or f"; known: {', '.join(choices) or 'none'}."
+    raise usage_error(f"{migration.file} declares no {what} {name!r}{hint}")
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record
 class StageUnderTest:
     """One stage of a loaded migration, resolved."""
 
@@ -71,7 +70,7 @@ class StageUnderTest:
                 f"stage {stage!r} does not exist; {self.migration.file} has stages "
                 f"0..{self.migration.last}."
             )
-        return StageUnderTest(self.migration, stage)
+        return replace(self, stage=stage)
 
     # -- flags and items
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import Loc
 from ..globs import Language
 from ..match import RowIndex, Selector, evaluation, index, plain_selector
 from ..model import Check, Consumer, Input, Item, Migration, Producer
+from ..records import field, record
 from ..resolve import Plan, Row, cause, resolve, since
 from ..words import counted
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Finding:
     """One concrete thing that broke, at the line that declares the culprit."""
 
@@ -22,7 +22,7 @@ class Finding:
     loc: Loc | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Result:
     """The outcome of one check at one stage."""
 
@@ -37,7 +37,7 @@ class Result:
     detail: str = ""  # e.g. the tail of a command's output
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Context:
     """Everything a check may look at: the migration, the stage, the work tree."""
 
