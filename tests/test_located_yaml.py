@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO, Result
 from scratch import SMALL, pin_git, small_repo, write_small
 from stagegate import yamlsrc
+from stagegate.errors import InvalidInput, Loc
 from stagegate.validation import load
 
 Sg = Callable[..., Result]
@@ -136,3 +137,25 @@ def test_verify_pr_parses_each_file_once(
     result = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root)
     assert result.code == 0, result.output
     assert parsed and max(parsed.values()) == 1, parsed.most_common(3)
+
+
+def test_the_reader_survives_pyyaml_imported_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytester's in-process runs (a stage test author's own plugin tests) delete `yaml`
+    from sys.modules and import it again; libyaml's extension keeps the classes of its
+    first import, so its events and errors are not the new `yaml`'s classes."""
+    import sys
+
+    yamlsrc.parse("a: 1\n", "first.yaml")
+    first = sys.modules["yaml"]
+    for name in [n for n in sys.modules if n == "yaml" or n.startswith("yaml.")]:
+        monkeypatch.delitem(sys.modules, name)
+    import yaml  # a second copy of the module
+
+    assert yaml is not first and yaml.ScalarEvent is not first.ScalarEvent
+    doc = yamlsrc.parse("a: [1, 2]\nb: {c: d}\n", "again.yaml")
+    assert doc.data == {"a": [1, 2], "b": {"c": "d"}}
+    assert doc.loc(("b", "c")) == Loc("again.yaml", 2, 8)
+    with pytest.raises(InvalidInput) as broken:
+        yamlsrc.parse("a: [1,\n", "broken.yaml")
+    assert str(broken.value.problems[0].loc).startswith("broken.yaml:")
+    assert "invalid YAML" in broken.value.problems[0].message

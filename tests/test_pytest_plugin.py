@@ -11,6 +11,22 @@ import pytest
 
 pytest_plugins = ("pytester",)
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _stagegate_imported() -> None:
+    """pytester's in-process runs delete the modules a run imported. stagegate imports
+    most of its modules lazily, so a later run would import fresh copies of them beside
+    the classes the modules kept from the first run hold (a Placeholder that is not a
+    Placeholder). Import every module first, as the tests before this file do in a whole
+    suite: this file then passes alone too."""
+    import importlib
+    import pkgutil
+
+    import stagegate
+
+    for module in pkgutil.walk_packages(stagegate.__path__, "stagegate."):
+        importlib.import_module(module.name)
+
 MIGRATION = """\
 version: 1
 migration: tiny

@@ -37,6 +37,24 @@ _FLOAT = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:i
 
 
 @cache
+def _pyyaml() -> tuple[Any, Any]:
+    """PyYAML's parser (the C one where libyaml is there: several times faster) and the
+    module that holds the classes of its events and errors, imported once per process.
+
+    The classes are the parser's own: the C extension keeps the classes of its first
+    import even when ``yaml`` is imported again (pytester's in-process runs delete and
+    re-import modules), so ``yaml.ScalarEvent`` may not be the class its events have."""
+    try:
+        from yaml import CSafeLoader, _yaml
+    except ImportError:  # pragma: no cover - depends on how PyYAML was built
+        import yaml
+        from yaml import SafeLoader
+
+        return SafeLoader, yaml
+    return CSafeLoader, _yaml
+
+
+@cache
 def _numbers() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Compiled only when a file is parsed, not on every start-up."""
     return re.compile(_INT), re.compile(_FLOAT)
@@ -205,8 +223,7 @@ class _Reader:
         return InvalidInput([Problem(Loc(self.file, *mark), message)])
 
     def read(self, events: Iterable[Any]) -> None:
-        import yaml
-
+        yaml = _pyyaml()[1]
         handlers = {
             yaml.ScalarEvent: self.scalar,
             yaml.MappingStartEvent: self.start,
@@ -308,8 +325,6 @@ class _Reader:
         self.place(value, mark, 1, True)
 
     def start(self, event: Any) -> None:
-        import yaml
-
         mark = _mark(event)
         if len(self.stack) >= MAX_DEPTH:
             raise self.fail(
@@ -317,7 +332,7 @@ class _Reader:
             )
         if self.at_key():
             raise self.fail(mark, _NOT_A_KEY)
-        is_map = isinstance(event, yaml.MappingStartEvent)
+        is_map = isinstance(event, _pyyaml()[1].MappingStartEvent)
         _check_tag(event.tag, ("map",) if is_map else ("seq",), mark, self.fail)
         self.count(1, mark)
         frame = _Frame({} if is_map else [], self.child_path())
@@ -360,12 +375,11 @@ class _Reader:
 
 def _syntax_error(exc: Exception, text: str, file: str) -> InvalidInput:
     """PyYAML's own error as a located problem."""
-    import yaml
-
-    if isinstance(exc, yaml.MarkedYAMLError):
-        where = exc.problem_mark or exc.context_mark
+    if hasattr(exc, "context_mark"):  # a MarkedYAMLError: the scanner's, parser's or composer's
+        marked: Any = exc
+        where = marked.problem_mark or marked.context_mark
         line, col = (where.line + 1, where.column + 1) if where else (1, 1)
-        what = exc.problem or exc.context or "invalid YAML"
+        what = marked.problem or marked.context or "invalid YAML"
         return InvalidInput(
             [Problem(Loc(file, line, col), f"invalid YAML: {what}; fix the syntax at this place.")]
         )
@@ -402,13 +416,7 @@ def parse(text: str, file: str, *, offset: int = 0) -> Document:
     """Compose one YAML document from ``text`` into plain data and locations.
 
     ``offset``: the bytes of the file before ``text`` (a byte-order mark), for ``spans``."""
-    import yaml
-
-    try:  # the C parser is several times faster; fall back where libyaml is missing
-        from yaml import CSafeLoader as loader
-    except ImportError:  # pragma: no cover - depends on how PyYAML was built
-        from yaml import SafeLoader as loader  # type: ignore[assignment]
-
+    loader, yaml = _pyyaml()
     reader = _Reader(file)
     try:
         parser = loader(text)
