@@ -65,6 +65,19 @@ def startup(work: Path) -> list[Figure]:
                 runs=21,
             )
         )
+    # the console script imports the CLI with the cyclic collector off (stagegate/_console.py);
+    # the same floor without the collector shows what is left once that saving is taken out
+    figures.append(
+        paired(
+            "stagegate status (example) / python -c 'import gc; gc.disable(); import yaml, click'",
+            [STAGEGATE, "status"],
+            [PYTHON, "-c", "import gc; gc.disable(); import yaml, click"],
+            cwd=example,
+            env=env,
+            target=1.3,
+            runs=21,
+        )
+    )
     cold = work / "cold"
     figures.append(
         paired(

@@ -30,7 +30,7 @@ def test_the_distribution_has_a_name_of_its_own_and_runs_every_check_kind() -> N
     project = _pyproject()["project"]
     # `stagegate` on PyPI is someone else's scheduler; the command stays `stagegate`
     assert project["name"] == "stagegate-ci"
-    assert project["scripts"] == {"stagegate": "stagegate.cli:main"}
+    assert project["scripts"] == {"stagegate": "stagegate._console:main"}
     runtime = {re.split(r"[<>=!~ \[]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
     assert {"pytest", "pytest-snapshot"} <= runtime
 

@@ -27,6 +27,7 @@ def _stagegate_imported() -> None:
     for module in pkgutil.walk_packages(stagegate.__path__, "stagegate."):
         importlib.import_module(module.name)
 
+
 MIGRATION = """\
 version: 1
 migration: tiny
