@@ -150,3 +150,23 @@ def test_check_of_one_stage_runs_its_folder_alone(
     monkeypatch.setenv("PIDS", str(pids))
     assert sg("check", "--stage", "2", cwd=root).code == 0
     assert processes(root) == 1
+
+
+def test_the_session_wait_gives_the_exit_code_or_none_at_the_deadline() -> None:
+    import subprocess
+    import sys
+    import time
+
+    from stagegate.checks._pytest_session import _exit_code
+
+    done = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    assert _exit_code(done, time.monotonic() + 60) == 3
+    assert _exit_code(done, time.monotonic() + 60) == 3  # already collected: asked again
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert _exit_code(slow, time.monotonic() + 0.2) is None
+        assert slow.poll() is None  # still running: the caller stops it
+    finally:
+        slow.kill()
+        slow.wait()
+    assert _exit_code(slow, time.monotonic()) == slow.returncode

@@ -37,6 +37,7 @@ STAGES = "STAGEGATE_STAGES"
 REPORT = "STAGEGATE_REPORT"
 _BY_FOLDER = pytest.StashKey[dict[Path, int]]()
 _TALLY = pytest.StashKey[dict[str, dict[str, float]]]()
+_TALLY_FOLDER = pytest.StashKey[dict[str, str | None]]()
 
 
 PREFIX = "stagegate fixture: "
@@ -189,14 +190,23 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             os.environ["STAGEGATE_STAGE"] = before
 
 
+def _tally_folder(config: pytest.Config, file: str) -> str | None:
+    """The innermost stage folder holding ``file`` (a node id's path), once per file: every
+    test of a file reports three times."""
+    known = config.stash.setdefault(_TALLY_FOLDER, {})
+    if file not in known:
+        path = config.rootpath / file
+        folders = [f for f in _folders(config) if path == f or f in path.parents]
+        known[file] = str(max(folders, key=lambda f: len(f.parts))) if folders else None
+    return known[file]
+
+
 def _tally(config: pytest.Config, nodeid: str, category: str, seconds: float = 0.0) -> None:
     if not os.environ.get(REPORT):
         return
-    path = config.rootpath / nodeid.split("::")[0]
-    folders = [f for f in _folders(config) if path == f or f in path.parents]
-    if not folders:
+    folder = _tally_folder(config, nodeid.split("::")[0])
+    if folder is None:
         return
-    folder = str(max(folders, key=lambda f: len(f.parts)))
     counts = config.stash.setdefault(_TALLY, {}).setdefault(folder, {"seconds": 0.0})
     counts["seconds"] += seconds
     if category:
