@@ -170,3 +170,72 @@ def test_the_session_wait_gives_the_exit_code_or_none_at_the_deadline() -> None:
         slow.kill()
         slow.wait()
     assert _exit_code(slow, time.monotonic()) == slow.returncode
+
+
+def test_model_checks_computed_while_the_session_runs_are_shown_in_their_turn(
+    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stagegate.checks import runner
+
+    root = project(tmp_path / "p", 3)
+    migration = root / "migration.yaml"
+    extras = "".join(
+        f'  extra{n}:\n    when: f{n}\n    artifacts: ["extra{n}-python{{py}}"]\n' for n in (1, 2, 3)
+    )
+    migration.write_text(migration.read_text().replace("consumers:", extras + "consumers:"))
+    for n in (1, 2, 3):
+        stage_file = root / "stages" / f"0{n}-s{n}.yaml"
+        extra = "  - check: unique-artifacts\n  - check: inputs-satisfied\n"
+        stage_file.write_text(stage_file.read_text() + extra)
+    computed: list[int] = []
+    real = runner._ahead
+
+    def spy(migration: object, at: object) -> dict[int, runner.Ahead]:
+        found = real(migration, at)  # type: ignore[arg-type]
+        computed.append(sum(len(checks) for checks in found.values()))
+        return found
+
+    monkeypatch.setattr(runner, "_ahead", spy)
+    ahead = check_all(sg, root, monkeypatch)
+    monkeypatch.setattr(runner, "_ahead", lambda migration, at: {})
+    in_turn = check_all(sg, root, monkeypatch)
+
+    def shown(out: str) -> list[str]:
+        return [re.sub(r"\d+\.\d+ ?s\b", "Xs", line) for line in out.splitlines()]
+
+    assert computed and computed[0] > 0  # the session was still running: computed ahead
+    assert ahead.code == in_turn.code == 0
+    assert shown(ahead.out) == shown(in_turn.out)
+    assert [line.split(" (")[0] for line in ahead.out.splitlines() if "unique" in line] == [
+        f"  ok    unique-artifacts: {rows} artifact rows of active producers have distinct names"
+        for rows in (2, 3, 4)
+    ]
+
+
+def test_an_error_of_a_check_computed_ahead_comes_in_its_turn(
+    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stagegate.checks import runner, unique_artifacts
+    from stagegate.globs import PatternError
+
+    root = project(tmp_path / "p", 3)
+    for n in (1, 2, 3):
+        stage_file = root / "stages" / f"0{n}-s{n}.yaml"
+        stage_file.write_text(stage_file.read_text() + "  - check: unique-artifacts\n")
+    real = unique_artifacts.run
+
+    def refuses_at_two(ctx: object, check: object) -> object:
+        if getattr(ctx, "stage", None) == 2:
+            raise PatternError("a question too complex to decide")
+        return real(ctx, check)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(unique_artifacts, "run", refuses_at_two)
+    ahead = check_all(sg, root, monkeypatch)
+    monkeypatch.setattr(runner, "_ahead", lambda migration, at: {})
+    in_turn = check_all(sg, root, monkeypatch)
+    assert ahead.code == in_turn.code == 2
+    assert "a question too complex to decide" in ahead.err
+    assert re.sub(r"\d+\.\d+ ?s\b", "X", ahead.output) == re.sub(
+        r"\d+\.\d+ ?s\b", "X", in_turn.output
+    )
+    assert "stage 1: S1" in ahead.out and "stage 3" not in ahead.out

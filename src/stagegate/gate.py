@@ -34,7 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from . import overlay
-from .checks import runner
+from .checks import PURE_KINDS, runner
 from .checks._base import Result
 from .errors import InvalidInput, Loc, UsageError
 from .gitrepo import GitSource, Repository, open_migration
@@ -44,10 +44,6 @@ from .validation import load
 from .words import counted
 from .yamlsrc import Document, decode, json_path
 
-# Check kinds that look only at the model; every other kind may read the tree.
-PURE_KINDS = frozenset(
-    {"release-continuity", "inputs-satisfied", "single-source", "unique-artifacts", "tags-routed"}
-)
 MAX_LISTED = 20
 
 

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from ..errors import Problem
     from ..model import Migration
 
+PURE_KINDS = frozenset(
+    {"release-continuity", "inputs-satisfied", "single-source", "unique-artifacts", "tags-routed"}
+)
+"""Kinds that look only at the model: no file, process or clock; every other kind may."""
+
 READS_MORE_THAN_FILES = {"pytest": "pytest_check"}
 """Kinds (and their modules) whose argument checks read more than the migration's files (links on disk): run
 on every load, also of a migration the validation cache knows valid."""

@@ -67,6 +67,13 @@ def shared_session(migration: Migration, root: Path) -> Iterator[None]:
             running.stop()
 
 
+def pending() -> bool:
+    """Whether a shared session still runs: a pytest check would wait for it."""
+    shared = _shared.get()
+    running = shared.running if shared is not None else None
+    return running is not None and running.passed is None and running.proc.poll() is None
+
+
 def summary(ctx: Context, rel: str) -> str | None:
     """The summary line of ``rel``'s tests where they passed in the shared session; None
     where the check must run pytest on its own (not shared, or anything but a pass)."""

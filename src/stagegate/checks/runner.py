@@ -14,9 +14,13 @@ from .. import globs
 from ..errors import TooComplex
 from ..model import Check, Migration
 from ..templates import row_count
-from . import kinds
+from . import PURE_KINDS, kinds
 from ._base import Context, Result
-from ._pytest_session import shared_session
+from ._pytest_session import pending, shared_session
+
+Ahead = dict[int, tuple[list[Result] | BaseException, float]]
+"""A stage's checks computed before their turn: check index -> results (or what the
+check raised) and seconds."""
 
 WORK_PER_ROW = 1_000
 """Work allowed per artifact or select row per stage evaluated, on top of ``globs.MAX_WORK``.
@@ -105,6 +109,7 @@ def run_checks(
     tests: Path | None = None,
     observer: Observer | None = None,
     fail_fast: bool = False,
+    ahead: Ahead | None = None,
 ) -> list[Result]:
     """Run ``checks`` (default: those of ``stage``) evaluated at ``stage``.
 
@@ -113,7 +118,8 @@ def run_checks(
     to run the base's checks against the head's items, and then ``migration`` is also
     the checks' baseline (``Context.baseline``); ``tests``: the base's test copy.
     ``observer`` is told of each stage and check as it runs; ``fail_fast`` stops after
-    the first failing check."""
+    the first failing check. ``ahead``: checks already computed (``run_all``), reported
+    in their turn as if they ran then."""
     subject = evaluated_at or migration
     observer = observer if observer is not None else _WATCHING.get()
     registry = kinds()
@@ -128,17 +134,58 @@ def run_checks(
     if observer is not None:
         observer.stage_started(stage)
     with globs.budget(work_limit(subject)):  # joins an enclosing run_all budget
-        for check in checks if checks is not None else checks_at(migration, stage):
+        chosen = checks if checks is not None else checks_at(migration, stage)
+        for index, check in enumerate(chosen):
             if observer is not None:
                 observer.check_started(stage, check)
-            began = time.perf_counter()
-            found = _run_one(registry[check.kind].run, ctx, check)
+            if ahead is not None and index in ahead:
+                done, seconds = ahead[index]
+                if isinstance(done, BaseException):
+                    raise done
+                found = done
+            else:
+                began = time.perf_counter()
+                found = _run_one(registry[check.kind].run, ctx, check)
+                seconds = time.perf_counter() - began
             if observer is not None:
-                observer.check_finished(stage, check, found, time.perf_counter() - began)
+                observer.check_finished(stage, check, found, seconds)
             results.extend(found)
             if fail_fast and not all(r.ok for r in found):
                 break
     return results
+
+
+AHEAD_SECONDS = 2.0
+
+
+def _ahead(migration: Migration, root: Path | None) -> dict[int, Ahead]:
+    """Every stage's model-only checks, computed while the shared pytest session runs.
+
+    The first stage with a ``pytest`` check waits there for the session, and the stages
+    after it used to run their checks only once it had ended; these checks read nothing
+    but the model, so computing them first changes no result and no order of what is
+    shown (each is reported in its turn, with the seconds it took). What a check raises
+    is kept and raised in its turn, so an error in stage 5 still comes after stage 4's
+    report. Not with ``fail_fast`` (it may stop before a later stage runs at all). It
+    stops when the session ends, or after ``AHEAD_SECONDS``: what is computed ahead is
+    shown only in its turn, and the live line must not stand still for long."""
+    registry = kinds()
+    found: dict[int, Ahead] = {}
+    start = time.perf_counter()
+    for stage in range(migration.last + 1):
+        ctx = Context(migration, stage, root if root is not None else migration.root)
+        for index, check in enumerate(checks_at(migration, stage)):
+            if check.kind not in PURE_KINDS:
+                continue
+            began = time.perf_counter()
+            if not pending() or began - start > AHEAD_SECONDS:
+                return found  # the rest run in their turn
+            try:
+                done: list[Result] | BaseException = _run_one(registry[check.kind].run, ctx, check)
+            except Exception as error:
+                done = error
+            found.setdefault(stage, {})[index] = (done, time.perf_counter() - began)
+    return found
 
 
 def _run_one(
@@ -169,8 +216,16 @@ def run_all(
     # and one pytest session for the stages' pytest checks, where they can share one
     shared = shared_session(migration, root if root is not None else migration.root)
     with globs.budget(work_limit(migration, migration.last + 1)), shared:
+        ahead = {} if fail_fast or not pending() else _ahead(migration, root)
         for stage in range(migration.last + 1):
-            found = run_checks(migration, stage, root=root, observer=observer, fail_fast=fail_fast)
+            found = run_checks(
+                migration,
+                stage,
+                root=root,
+                observer=observer,
+                fail_fast=fail_fast,
+                ahead=ahead.get(stage),
+            )
             results.extend(found)
             if fail_fast and not all(r.ok for r in found):
                 break
