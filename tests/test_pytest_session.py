@@ -239,3 +239,28 @@ def test_an_error_of_a_check_computed_ahead_comes_in_its_turn(
         r"\d+\.\d+ ?s\b", "X", in_turn.output
     )
     assert "stage 1: S1" in ahead.out and "stage 3" not in ahead.out
+
+
+def test_the_session_wait_works_with_a_thousand_files_open() -> None:
+    """A check --all of a large migration may hold many files: the wait's descriptor can
+    be past 1023, where select() cannot watch it."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    from stagegate.checks._pytest_session import _exit_code
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if max(soft, hard if hard != resource.RLIM_INFINITY else 4096) < 1200:
+        pytest.skip("fewer than 1200 open files allowed here")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.dup(0) for _ in range(1100)]
+    try:
+        done = subprocess.Popen([sys.executable, "-c", "raise SystemExit(5)"])
+        assert _exit_code(done, time.monotonic() + 60) == 5
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
