@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,3 +73,20 @@ def sg(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
         return Result(code, captured.out, captured.err)
 
     return invoke
+
+
+def schema_check(builtin: str, path: Path) -> subprocess.CompletedProcess[str]:
+    """check-jsonschema with one of its vendored schemas (no network) on ``path``."""
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", builtin, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def load_yaml(path: Path) -> Any:
+    import yaml
+
+    return yaml.safe_load(path.read_text(encoding="utf-8"))

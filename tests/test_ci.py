@@ -6,34 +6,17 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import click
 import pytest
-import yaml
 
-from conftest import REPO
+from conftest import REPO, load_yaml, schema_check
 from stagegate.cli import cli
 
 WORKFLOW = REPO / "docs" / "examples" / "stagegate.yml"
 ACTION = REPO / "action.yml"
 HOOKS = REPO / ".pre-commit-hooks.yaml"
-
-
-def _schema_check(builtin: str, path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", builtin, str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-
-
-def _load(path: Path) -> Any:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize(
@@ -42,7 +25,7 @@ def _load(path: Path) -> Any:
     ids=["workflow", "action"],
 )
 def test_valid_under_the_vendored_schema(builtin: str, path: Path) -> None:
-    proc = _schema_check(builtin, path)
+    proc = schema_check(builtin, path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok -- validation done" in proc.stdout
 
@@ -50,7 +33,7 @@ def test_valid_under_the_vendored_schema(builtin: str, path: Path) -> None:
 def test_the_schema_check_does_catch_a_broken_workflow(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yml"
     broken.write_text(WORKFLOW.read_text().replace("runs-on:", "run-on:", 1))
-    assert _schema_check("vendor.github-workflows", broken).returncode == 1
+    assert schema_check("vendor.github-workflows", broken).returncode == 1
 
 
 def test_docs_ci_shows_the_workflow_file_byte_for_byte() -> None:
@@ -62,7 +45,7 @@ def test_docs_ci_shows_the_workflow_file_byte_for_byte() -> None:
 
 
 def test_the_workflow_covers_every_event_it_promises() -> None:
-    workflow = _load(WORKFLOW)
+    workflow = load_yaml(WORKFLOW)
     events = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     assert set(events) == {"pull_request", "merge_group", "push"}
     assert events["push"]["branches"] == ["main"]
@@ -83,7 +66,7 @@ def test_the_workflow_covers_every_event_it_promises() -> None:
 
 
 def _action_script() -> str:
-    steps = _load(ACTION)["runs"]["steps"]
+    steps = load_yaml(ACTION)["runs"]["steps"]
     return str(steps[-1]["run"])
 
 
@@ -131,7 +114,7 @@ def test_the_action_runs_the_command_it_is_given(
 
 
 def test_the_action_installs_stagegate_from_its_own_folder() -> None:
-    action = _load(ACTION)
+    action = load_yaml(ACTION)
     assert action["runs"]["using"] == "composite"
     assert action["inputs"]["command"]["required"] is True
     assert action["inputs"]["format"]["default"] == "github"
@@ -141,7 +124,7 @@ def test_the_action_installs_stagegate_from_its_own_folder() -> None:
 
 
 def test_pre_commit_hooks_name_commands_that_exist() -> None:
-    hooks = _load(HOOKS)
+    hooks = load_yaml(HOOKS)
     assert [h["id"] for h in hooks] == ["stagegate-validate", "stagegate-check"]
     for hook in hooks:
         assert {"id", "name", "entry", "language"} <= set(hook)

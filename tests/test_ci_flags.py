@@ -11,32 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from conftest import REPO
+from conftest import REPO, load_yaml, schema_check
 from stagegate.validation import load
 
 FLAGS_WORKFLOW = REPO / "docs" / "examples" / "flags.yml"
 ACTION = REPO / "action.yml"
 
 
-def _schema_check(builtin: str, path: Path) -> subprocess.CompletedProcess[str]:
-    """check-jsonschema with its vendored schema (no network), as tests/test_ci.py runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", builtin, str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-
-
-def _load(path: Path) -> Any:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
-
-
 def test_the_flags_workflow_is_valid_under_the_vendored_schema() -> None:
-    proc = _schema_check("vendor.github-workflows", FLAGS_WORKFLOW)
+    proc = schema_check("vendor.github-workflows", FLAGS_WORKFLOW)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok -- validation done" in proc.stdout
 
@@ -44,7 +28,7 @@ def test_the_flags_workflow_is_valid_under_the_vendored_schema() -> None:
 def test_the_schema_check_catches_a_broken_flags_workflow(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yml"
     broken.write_text(FLAGS_WORKFLOW.read_text().replace("strategy:", "stratgy:", 1))
-    assert _schema_check("vendor.github-workflows", broken).returncode == 1
+    assert schema_check("vendor.github-workflows", broken).returncode == 1
 
 
 def test_docs_ci_shows_the_flags_workflow_byte_for_byte() -> None:
@@ -64,7 +48,7 @@ def _expressions(value: Any) -> list[str]:
 
 
 def test_the_flags_workflow_reads_the_flags_from_a_gate_job() -> None:
-    workflow = _load(FLAGS_WORKFLOW)
+    workflow = load_yaml(FLAGS_WORKFLOW)
     jobs = workflow["jobs"]
     gate = jobs["gate"]
     steps = {step.get("id"): step for step in gate["steps"]}
@@ -107,7 +91,7 @@ def test_every_flag_producer_and_matrix_axis_it_reads_exists_in_the_example() ->
 
 
 def test_the_action_exposes_the_outputs_of_its_stagegate_step() -> None:
-    action = _load(ACTION)
+    action = load_yaml(ACTION)
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "stagegate")
     assert step["run"].rstrip().endswith('stagegate -f "$STAGEGATE_MIGRATION" "${args[@]}"')
     assert {name: output["value"] for name, output in action["outputs"].items()} == {
@@ -118,7 +102,7 @@ def test_the_action_exposes_the_outputs_of_its_stagegate_step() -> None:
 
 
 def _action_script() -> str:
-    steps = _load(ACTION)["runs"]["steps"]
+    steps = load_yaml(ACTION)["runs"]["steps"]
     return str(steps[-1]["run"])
 
 
@@ -197,7 +181,7 @@ def test_the_action_step_writes_the_outputs_the_workflow_reads(tmp_path: Path) -
         for line in output.read_text().splitlines():
             name, _, value = line.partition("=")
             outputs[name] = value
-    assert set(_load(ACTION)["outputs"]) <= set(outputs)
+    assert set(load_yaml(ACTION)["outputs"]) <= set(outputs)
     assert outputs["stage"] == "0"
     assert outputs["local-cu12-bindings"] == "false"
     assert outputs["matrix"].startswith('{"include":[{"py":"310","platform":"linux-64"}')
