@@ -17,12 +17,22 @@ from stagegate.cli import cli
 WORKFLOW = REPO / "docs" / "examples" / "stagegate.yml"
 ACTION = REPO / "action.yml"
 HOOKS = REPO / ".pre-commit-hooks.yaml"
+FLAGS_WORKFLOW = REPO / "docs" / "examples" / "flags.yml"
+SHOWN = [
+    # each workflow docs/ci.md shows: its section, and an edit its schema refuses
+    (WORKFLOW, "## The workflow", ("runs-on:", "run-on:")),
+    (FLAGS_WORKFLOW, "## Reading flags in CI", ("strategy:", "stratgy:")),
+]
 
 
 @pytest.mark.parametrize(
     ("builtin", "path"),
-    [("vendor.github-workflows", WORKFLOW), ("vendor.github-actions", ACTION)],
-    ids=["workflow", "action"],
+    [
+        ("vendor.github-workflows", WORKFLOW),
+        ("vendor.github-actions", ACTION),
+        ("vendor.github-workflows", FLAGS_WORKFLOW),
+    ],
+    ids=["workflow", "action", "flags-workflow"],
 )
 def test_valid_under_the_vendored_schema(builtin: str, path: Path) -> None:
     proc = schema_check(builtin, path)
@@ -30,18 +40,26 @@ def test_valid_under_the_vendored_schema(builtin: str, path: Path) -> None:
     assert "ok -- validation done" in proc.stdout
 
 
-def test_the_schema_check_does_catch_a_broken_workflow(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("path", "heading", "edit"), SHOWN, ids=["workflow", "flags-workflow"])
+def test_the_schema_check_does_catch_a_broken_workflow(
+    tmp_path: Path, path: Path, heading: str, edit: tuple[str, str]
+) -> None:
     broken = tmp_path / "broken.yml"
-    broken.write_text(WORKFLOW.read_text().replace("runs-on:", "run-on:", 1))
+    text = path.read_text()
+    assert edit[0] in text
+    broken.write_text(text.replace(*edit, 1))
     assert schema_check("vendor.github-workflows", broken).returncode == 1
 
 
-def test_docs_ci_shows_the_workflow_file_byte_for_byte() -> None:
+@pytest.mark.parametrize(("path", "heading", "edit"), SHOWN, ids=["workflow", "flags-workflow"])
+def test_docs_ci_shows_the_workflow_file_byte_for_byte(
+    path: Path, heading: str, edit: tuple[str, str]
+) -> None:
     doc = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
-    section = doc.split("## The workflow", 1)[1]
+    section = doc.split(heading, 1)[1]
     shown = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
     assert shown is not None
-    assert shown.group(1) == WORKFLOW.read_text(encoding="utf-8")
+    assert shown.group(1) == path.read_text(encoding="utf-8")
 
 
 def test_the_workflow_covers_every_event_it_promises() -> None:
