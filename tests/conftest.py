@@ -90,3 +90,28 @@ def load_yaml(path: Path) -> Any:
     import yaml
 
     return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def action_script() -> str:
+    """The shell script of action.yml's stagegate step (its last step)."""
+    steps = load_yaml(REPO / "action.yml")["runs"]["steps"]
+    return str(steps[-1]["run"])
+
+
+def run_action_step(
+    cwd: Path, bin_dir: Path, env: dict[str, str | None]
+) -> subprocess.CompletedProcess[str]:
+    """That script under ``bash -e`` in ``cwd``, with ``bin_dir`` first on PATH (where its
+    `stagegate` is) and ``env`` on top of this environment (None: the variable unset), as
+    the runner gives it."""
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    given = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", **env}
+    return subprocess.run(
+        ["bash", "-e", "-c", action_script()],
+        capture_output=True,
+        text=True,
+        env={name: value for name, value in given.items() if value is not None},
+        check=False,
+        cwd=cwd,
+    )

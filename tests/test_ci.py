@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import click
 import pytest
 
-from conftest import REPO, load_yaml, schema_check
+from conftest import REPO, action_script, load_yaml, run_action_step, schema_check
 from stagegate.cli import cli
 
 WORKFLOW = REPO / "docs" / "examples" / "stagegate.yml"
@@ -83,11 +80,6 @@ def test_the_workflow_covers_every_event_it_promises() -> None:
     assert check_all["if"] == "github.event_name == 'push'"
 
 
-def _action_script() -> str:
-    steps = load_yaml(ACTION)["runs"]["steps"]
-    return str(steps[-1]["run"])
-
-
 @pytest.mark.parametrize(
     ("command", "fmt", "expected"),
     [
@@ -101,32 +93,27 @@ def _action_script() -> str:
         ("log", "github", "-f m.yaml log"),
         ("graph --stage 2", "github", "-f m.yaml graph --stage 2"),
         ("validate", "", "-f m.yaml validate"),
+        # the commands CI reads flags with (docs/ci.md, "Reading flags in CI")
+        ("flags", "github", "-f m.yaml flags --format github"),
+        ("flags --stage 3", "github", "-f m.yaml flags --stage 3 --format github"),
+        ("matrix bindings-cu12", "github", "-f m.yaml matrix bindings-cu12 --format github"),
+        ("flag local-cu12-bindings", "github", "-f m.yaml flag local-cu12-bindings"),
+        ("flags --format=env", "github", "-f m.yaml flags --format=env"),
     ],
 )
 def test_the_action_runs_the_command_it_is_given(
     tmp_path: Path, command: str, fmt: str, expected: str
 ) -> None:
-    if shutil.which("bash") is None:
-        pytest.skip("bash is not installed")
     fake = tmp_path / "bin" / "stagegate"
     fake.parent.mkdir()
     fake.write_text('#!/bin/sh\necho "$@"\n')
     fake.chmod(0o755)
     env = {
-        **os.environ,
-        "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
         "STAGEGATE_COMMAND": command,
         "STAGEGATE_OUTPUT_FORMAT": fmt,
         "STAGEGATE_MIGRATION": "m.yaml",
     }
-    proc = subprocess.run(
-        ["bash", "-e", "-c", _action_script()],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        cwd=tmp_path,
-    )
+    proc = run_action_step(tmp_path, fake.parent, env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == expected
 
@@ -138,7 +125,7 @@ def test_the_action_installs_stagegate_from_its_own_folder() -> None:
     assert action["inputs"]["format"]["default"] == "github"
     install = next(s for s in action["runs"]["steps"] if s.get("name") == "Install stagegate")
     assert 'pip install --disable-pip-version-check --quiet "$GITHUB_ACTION_PATH"' in install["run"]
-    assert "${{" not in _action_script()  # inputs reach the shell only through env
+    assert "${{" not in action_script()  # inputs reach the shell only through env
 
 
 def test_pre_commit_hooks_name_commands_that_exist() -> None:

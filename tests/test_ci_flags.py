@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import REPO, load_yaml
+from conftest import REPO, load_yaml, run_action_step
 from stagegate.validation import load
 
 FLAGS_WORKFLOW = REPO / "docs" / "examples" / "flags.yml"
@@ -84,53 +82,11 @@ def test_the_action_exposes_the_outputs_of_its_stagegate_step() -> None:
     assert all(output["description"] for output in action["outputs"].values())
 
 
-def _action_script() -> str:
-    steps = load_yaml(ACTION)["runs"]["steps"]
-    return str(steps[-1]["run"])
-
-
-@pytest.mark.parametrize(
-    ("command", "expected"),
-    [
-        ("flags", "-f m.yaml flags --format github"),
-        ("flags --stage 3", "-f m.yaml flags --stage 3 --format github"),
-        ("matrix bindings-cu12", "-f m.yaml matrix bindings-cu12 --format github"),
-        ("flag local-cu12-bindings", "-f m.yaml flag local-cu12-bindings"),
-        ("flags --format=env", "-f m.yaml flags --format=env"),
-    ],
-)
-def test_the_action_runs_flags_and_matrix_with_github_format(
-    tmp_path: Path, command: str, expected: str
-) -> None:
-    if shutil.which("bash") is None:
-        pytest.skip("bash is not installed")
-    fake = tmp_path / "bin" / "stagegate"
-    fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\necho "$@"\n')
-    fake.chmod(0o755)
-    env = {
-        **os.environ,
-        "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
-        "STAGEGATE_COMMAND": command,
-        "STAGEGATE_OUTPUT_FORMAT": "github",
-        "STAGEGATE_MIGRATION": "m.yaml",
-    }
-    proc = subprocess.run(
-        ["bash", "-e", "-c", _action_script()],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == expected
+# the action running flags, flag and matrix with the fake stagegate: tests/test_ci.py
 
 
 def test_the_action_step_writes_the_outputs_the_workflow_reads(tmp_path: Path) -> None:
     """The action's script, with the real stagegate, on the example: what the runner gets."""
-    if shutil.which("bash") is None:
-        pytest.skip("bash is not installed")
     work = tmp_path / "example"
     work.mkdir()
     shutil.copy(REPO / "migration.yaml", work)
@@ -143,23 +99,14 @@ def test_the_action_step_writes_the_outputs_the_workflow_reads(tmp_path: Path) -
         output = tmp_path / "output"
         output.write_text("")
         env = {
-            **os.environ,
-            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
             "STAGEGATE_COMMAND": command,
             "STAGEGATE_OUTPUT_FORMAT": "github",
             "STAGEGATE_MIGRATION": "migration.yaml",
             "GITHUB_OUTPUT": str(output),
+            "GITHUB_ENV": None,
+            "GITHUB_STEP_SUMMARY": None,
         }
-        env.pop("GITHUB_ENV", None)
-        env.pop("GITHUB_STEP_SUMMARY", None)
-        proc = subprocess.run(
-            ["bash", "-e", "-c", _action_script()],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-            cwd=work,
-        )
+        proc = run_action_step(work, bin_dir, env)
         assert proc.returncode == 0, proc.stderr
         for line in output.read_text().splitlines():
             name, _, value = line.partition("=")

@@ -180,7 +180,8 @@ def test_model_checks_computed_while_the_session_runs_are_shown_in_their_turn(
     root = project(tmp_path / "p", 3)
     migration = root / "migration.yaml"
     extras = "".join(
-        f'  extra{n}:\n    when: f{n}\n    artifacts: ["extra{n}-python{{py}}"]\n' for n in (1, 2, 3)
+        f'  extra{n}:\n    when: f{n}\n    artifacts: ["extra{n}-python{{py}}"]\n'
+        for n in (1, 2, 3)
     )
     migration.write_text(migration.read_text().replace("consumers:", extras + "consumers:"))
     for n in (1, 2, 3):
