@@ -18,12 +18,13 @@ test: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests bench stages
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 bench: $(VENV)/.installed
 	$(PY) bench/run.py
 
 fuzz-long: $(VENV)/.installed
-	$(PY) -m pytest -q --fuzz-long tests/test_fuzz.py
+	$(PY) -m pytest -q --fuzz-long tests/example/test_fuzz.py
 
 ci:
 	bash .ci/run

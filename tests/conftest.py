@@ -13,8 +13,10 @@ import pytest
 
 from stagegate.cli import run
 
-REPO = Path(__file__).resolve().parent.parent
-CASES = Path(__file__).resolve().parent / "cases"
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+CASES = TESTS / "cases"
+FIXTURES = TESTS / "fixtures"
 
 
 def story_twin(story: str, variant: str, root: Path) -> Path:

@@ -17,9 +17,9 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .errors import StagegateError
+    from stagegate._version import __version__
+    from stagegate.errors import StagegateError
 
-__version__ = "0.1.0"
 __all__ = ["StagegateError", "__version__", "flags"]
 
 
@@ -27,9 +27,13 @@ def __getattr__(name: str) -> Any:
     """``stagegate.StagegateError``, imported on first use: the pytest plugin loads this
     package into every pytest run, which must not import the rest of stagegate."""
     if name == "StagegateError":
-        from .errors import StagegateError
+        from stagegate.errors import StagegateError
 
         return StagegateError
+    if name == "__version__":
+        from stagegate._version import __version__
+
+        return __version__
     raise AttributeError(f"module 'stagegate' has no attribute {name!r}")
 
 
@@ -49,9 +53,9 @@ def flags(
     every problem in ``problems``; ``UsageError`` for a file that cannot be read or a
     ``stage`` that is not one of 0..last.
     """
-    from .errors import UsageError
-    from .resolve import flag_values
-    from .validation import load
+    from stagegate.engine.resolve import flag_values
+    from stagegate.errors import UsageError
+    from stagegate.validation import load
 
     migration = load(os.fspath(file))
     if stage is None:

@@ -22,7 +22,7 @@ def main() -> NoReturn:
 
     gc.disable()
     try:
-        from .cli import main as run_cli
+        from stagegate.cli import main as run_cli
     finally:
         gc.freeze()
         gc.enable()

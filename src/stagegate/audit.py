@@ -6,7 +6,7 @@ tracks, and none of its ``legacy.paths`` may exist. A flag is *stale at S* when 
 value no longer changes from S to the last stage, so the conditionals that read it
 (its ``references``) can go. Items that later stages retire make up the burndown.
 
-The search is one ``git grep`` for every string at once (``gitrepo.start_grep``);
+The search is one ``git grep`` for every string at once (``start_grep``);
 ``compute`` then attributes each matching line to every string it contains, so the
 findings are exactly what ``git grep -F`` reports. A ``{regex: ...}`` reference is
 searched in the same ``git grep`` by the fixed texts its every match holds
@@ -23,12 +23,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from . import gitrepo
-from .errors import Loc, Problem
-from .model import Flag, Item, Migration, Ref, Reference
-from .records import record, replace
-from .references import compiled, fixed_texts, label, literals
-from .resolve import flag_table, retired_at
+from stagegate.engine.resolve import flag_table, retired_at
+from stagegate.errors import Loc, Problem
+from stagegate.git.run import Pending
+from stagegate.git.search import (
+    WHOLE_TREE,
+    BlameLine,
+    GrepHit,
+    Worktree,
+    blame_many,
+    pathspec,
+    start_grep,
+    start_ls_files,
+    start_worktree,
+    text_hits,
+)
+from stagegate.model import Flag, Item, Migration, Ref, Reference
+from stagegate.model.references import compiled, fixed_texts, label, literals
+from stagegate.records import record, replace
 
 Kind = Literal["reference", "path"]
 
@@ -70,7 +82,7 @@ class Leftover:
     kind: Kind
     reference: str  # the references string (a regex as {regex: ...}), or the legacy.paths entry
     place: Place
-    blame: gitrepo.BlameLine | None = None
+    blame: BlameLine | None = None
 
 
 @record
@@ -243,7 +255,7 @@ def display(raw: bytes) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
-def attribute(hits: Iterable[gitrepo.GrepHit], strings: Iterable[Ref]) -> dict[Ref, list[Place]]:
+def attribute(hits: Iterable[GrepHit], strings: Iterable[Ref]) -> dict[Ref, list[Place]]:
     """Each reference -> the lines containing it (a regex: the lines it matches somewhere
     in). A line holding two references counts for both; a line holding one twice counts
     once (git grep reports lines)."""
@@ -287,7 +299,7 @@ def compute(
     stage: int,
     *,
     top: Path,
-    hits: Sequence[gitrepo.GrepHit],
+    hits: Sequence[GrepHit],
     paths: Mapping[str, Sequence[bytes]],
     excluded: Sequence[str] = (),
 ) -> Report:
@@ -350,7 +362,7 @@ def glob_pathspecs(pattern: str, *, exclude: bool = False) -> list[str]:
     anchored = "/" in pattern.rstrip("/")
     first = pattern if anchored else f"**/{pattern}"
     return [
-        gitrepo.pathspec(p, glob=True, exclude=exclude, top=True)
+        pathspec(p, glob=True, exclude=exclude, top=True)
         for p in (first, first.rstrip("/") + "/**")
     ]
 
@@ -358,7 +370,7 @@ def glob_pathspecs(pattern: str, *, exclude: bool = False) -> list[str]:
 def exclusions(migration: Migration) -> list[str]:
     """The pathspecs of what is never searched: the migration's own files (relative to
     its folder, where git runs) and the ``audit.ignore`` globs."""
-    own = [gitrepo.pathspec(p, exclude=True) for p in own_files(migration)]
+    own = [pathspec(p, exclude=True) for p in own_files(migration)]
     return own + [p for g in migration.audit_ignore for p in glob_pathspecs(g, exclude=True)]
 
 
@@ -385,29 +397,29 @@ def search(
     ``blame``: add who last changed each finding's line (``git blame``). ``exclude``:
     more files (relative to the folder) never searched."""
     folder = root if root is not None else migration.root
-    skip = exclusions(migration) + [gitrepo.pathspec(p, exclude=True) for p in exclude]
+    skip = exclusions(migration) + [pathspec(p, exclude=True) for p in exclude]
     strings = searched(migration, stage)
     entries = list(
         dict.fromkeys(p for item, _ in retirements(migration) for p in item.legacy.paths)
     )
-    started: list[gitrepo.Pending[Any]] = []
+    started: list[Pending[Any]] = []
     try:
         grep = None
         texts, every_line = fixed_texts(strings)
         if texts or every_line:  # first: it is the long one, and it may use every core
-            grep = gitrepo.start_grep(
-                folder, texts, [*skip, gitrepo.WHOLE_TREE], every_line=every_line
+            grep = start_grep(
+                folder, texts, [*skip, WHOLE_TREE], every_line=every_line
             )
             started.append(grep)
-        where = gitrepo.start_worktree(folder)
+        where = start_worktree(folder)
         started.append(where)
         listings = {}
         for entry in entries:
-            include = [gitrepo.pathspec(entry, top=True), *glob_pathspecs(entry)]
-            listings[entry] = gitrepo.start_ls_files(folder, include, skip)
+            include = [pathspec(entry, top=True), *glob_pathspecs(entry)]
+            listings[entry] = start_ls_files(folder, include, skip)
             started.append(listings[entry])
         tree = where.result()
-        hits = gitrepo.text_hits(tree.top, grep.result()) if grep is not None else []
+        hits = text_hits(tree.top, grep.result()) if grep is not None else []
         paths = {
             entry: [raw for raw in pending.result() if os.path.lexists(tree.top / os.fsdecode(raw))]
             for entry, pending in listings.items()
@@ -421,13 +433,13 @@ def search(
     return with_blame(report, tree) if blame else report
 
 
-def with_blame(report: Report, tree: gitrepo.Worktree) -> Report:
+def with_blame(report: Report, tree: Worktree) -> Report:
     """The report with each finding's line blamed (one ``git blame`` per file)."""
     wanted: dict[bytes, set[int]] = {}
     for leftover in report.findings:
         if leftover.place.line is not None:
             wanted.setdefault(leftover.place.raw, set()).add(leftover.place.line)
-    blamed = gitrepo.blame_many(tree, wanted)
+    blamed = blame_many(tree, wanted)
 
     def blame(x: Leftover) -> Leftover:
         return (
@@ -442,13 +454,13 @@ def with_blame(report: Report, tree: gitrepo.Worktree) -> Report:
 
 def start_reference_search(
     migration: Migration, folder: Path, references: Sequence[Ref]
-) -> gitrepo.Pending[list[gitrepo.GrepHit]] | None:
+) -> Pending[list[GrepHit]] | None:
     """The audit's search for ``references`` alone: one ``git grep`` over the files git
     tracks, outside the migration's own files and ``audit.ignore``; None when there is
     nothing to search for. ``attribute`` turns its hits into places (flags-wired)."""
     texts, every_line = fixed_texts(references)
     if not texts and not every_line:
         return None
-    return gitrepo.start_grep(
-        folder, texts, [*exclusions(migration), gitrepo.WHOLE_TREE], every_line=every_line
+    return start_grep(
+        folder, texts, [*exclusions(migration), WHOLE_TREE], every_line=every_line
     )

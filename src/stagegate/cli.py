@@ -2,13 +2,8 @@
 
 Only this module imports click, prints or exits. Each command maps its options to
 one core call, shows the result through the renderer its ``--format`` picks from the
-command's table in ``report/`` (``show``), and returns the exit code.
-
-Commands are built when they are used: ``@command()`` registers the function, and
-``option``, ``argument`` and ``pass_ctx`` keep their click decorators on it until
-``Commands`` builds the click command, the first time the group looks the name up.
-Running one command so builds that command only (``--help`` builds them all, to list
-them); the modules a command needs are imported inside it.
+command's table in ``report/`` (``show``), and returns the exit code. The modules a
+command needs are imported inside it, so running one command imports its own only.
 """
 
 from __future__ import annotations
@@ -16,18 +11,18 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from . import __version__
-from .errors import EXIT_INTERNAL, EXIT_INVALID, InvalidInput, StagegateError, UsageError
+from stagegate._version import __version__
+from stagegate.errors import EXIT_INTERNAL, EXIT_INVALID, InvalidInput, StagegateError, UsageError
 
 if TYPE_CHECKING:
-    from .model import Migration
-    from .report import Output
+    from stagegate.model import Migration
+    from stagegate.report import Output
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
@@ -57,6 +52,8 @@ def discover(start: Path | None = None) -> str:
 
 class Context:
     def __init__(self, file: str | None = None) -> None:
+        self.show_traceback = False
+        """``--traceback``: an internal error prints its traceback."""
         self.given: str | None = file
         """The file named by -f/--file or $STAGEGATE_FILE; None: found by ``discover``."""
         self._migration: Migration | None = None
@@ -73,7 +70,7 @@ class Context:
 
     def migration(self) -> Migration:
         if self._migration is None:
-            from .validation import load
+            from stagegate.validation import load
 
             if self.given is None and not Path(self.file).exists():
                 raise UsageError(
@@ -97,84 +94,12 @@ class Context:
         return value
 
 
-# --------------------------------------------------------------------------- building commands
-
-_PENDING = "__stagegate_pending__"
-"""The attribute of a command's function that holds its click decorators, innermost first."""
-
-_DEFINED: dict[str, Callable[..., Any]] = {}
-"""Every command's name and function, in the order of this file."""
-
-
-def later(decorator: Callable[[Any], Any]) -> Callable[[F], F]:
-    """``decorator`` (a click one), applied to the function when its command is built."""
-
-    def keep(f: F) -> F:
-        vars(f).setdefault(_PENDING, []).append(decorator)
-        return f
-
-    return keep
-
-
-def option(*names: str, **attrs: Any) -> Callable[[F], F]:
-    return later(click.option(*names, **attrs))
-
-
-def argument(*names: str, **attrs: Any) -> Callable[[F], F]:
-    return later(click.argument(*names, **attrs))
-
-
-pass_ctx: Callable[[F], F] = later(click.make_pass_decorator(Context))
-
-
-def command(name: str | None = None) -> Callable[[F], F]:
-    """Register a command of the group, built on first use (``Commands``)."""
-
-    def register(f: F) -> F:
-        _DEFINED[name or f.__name__.replace("_", "-")] = f
-        return f
-
-    return register
-
-
-def build(name: str, f: Callable[..., Any]) -> click.Command:
-    """The click command of ``f``: its pending decorators applied as written."""
-    pending: list[Callable[[Any], Any]] = vars(f).pop(_PENDING, [])
-    for decorator in pending:
-        f = decorator(f)
-    return click.command(name)(f)
-
-
-class Commands(MutableMapping[str, click.Command]):
-    """The group's commands by name; each is built the first time it is looked up."""
-
-    def __init__(self, defined: Mapping[str, Callable[..., Any]]) -> None:
-        self._defined = defined
-        self._built: dict[str, click.Command] = {}
-
-    def __getitem__(self, name: str) -> click.Command:
-        found = self._built.get(name)
-        if found is None:
-            found = self._built[name] = build(name, self._defined[name])
-        return found
-
-    def __setitem__(self, name: str, value: click.Command) -> None:
-        self._built[name] = value
-
-    def __delitem__(self, name: str) -> None:
-        raise TypeError("stagegate's commands cannot be removed")
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._defined or name in self._built
-
-    def __iter__(self) -> Iterator[str]:
-        return iter({**dict.fromkeys(self._defined), **dict.fromkeys(self._built)})
-
-    def __len__(self) -> int:
-        return len(self._defined.keys() | self._built.keys())
-
-
 # --------------------------------------------------------------------------- options
+
+
+option = click.option
+argument = click.argument
+pass_ctx = click.make_pass_decorator(Context)
 
 
 def format_option(
@@ -245,7 +170,7 @@ def hoist_file(args: list[str], commands: Any, *, strict: bool = True) -> list[s
 
 class Group(click.Group):
     """The group whose ``-f/--file`` may also come after the command name, as pre-commit's
-    ``args:`` and most habits put it, and whose commands are built on first use."""
+    ``args:`` and most habits put it."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         strict = not ctx.resilient_parsing
@@ -254,7 +179,6 @@ class Group(click.Group):
 
 @click.group(
     cls=Group,
-    commands=Commands(_DEFINED),
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.option(
@@ -279,9 +203,8 @@ def cli(click_ctx: click.Context, file: str | None, show_traceback: bool) -> Non
     producers, consumers and release paths each flag gates. stagegate proves at
     every stage that the existing release still selects exactly what it did.
     """
-    if show_traceback:
-        os.environ["STAGEGATE_TRACEBACK"] = "1"
-    click_ctx.obj = Context(file)
+    state = click_ctx.ensure_object(Context)
+    state.given, state.show_traceback = file, show_traceback
 
 
 def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) -> None:
@@ -293,7 +216,7 @@ def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) ->
     if output.err:
         click.echo(output.err, nl=False, err=True)
     if output.summary is not None:
-        from .report.github import write_summary
+        from stagegate.report.github import write_summary
 
         write_summary(output.summary)
 
@@ -301,12 +224,12 @@ def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) ->
 # --------------------------------------------------------------------------- commands
 
 
-@command()
+@cli.command()
 @format_option()
 @pass_ctx
 def validate(ctx: Context, fmt: str) -> int:
     """Check the migration and its stage files: schema and meaning."""
-    from .report import VALIDATE, Validation
+    from stagegate.report import VALIDATE, Validation
 
     try:
         result = Validation(migration=ctx.migration())
@@ -316,18 +239,18 @@ def validate(ctx: Context, fmt: str) -> int:
     return result.exit_code
 
 
-@command()
+@cli.command()
 @format_option()
 @pass_ctx
 def status(ctx: Context, fmt: str) -> int:
     """The current stage, its flags, and what the next flip would change."""
-    from .report.plans import STATUS
+    from stagegate.report.plans import STATUS
 
     show(STATUS, fmt, ctx.migration())
     return 0
 
 
-@command()
+@cli.command()
 @stage_option()
 @option(
     "--rows",
@@ -339,21 +262,21 @@ def status(ctx: Context, fmt: str) -> int:
 @pass_ctx
 def plan(ctx: Context, stage: int | None, show_rows: bool, fmt: str) -> int:
     """Active flags, producers (with artifact rows), consumers and releases at a stage."""
-    from .report.plans import PLAN, Planned
-    from .resolve import resolve
+    from stagegate.engine.resolve import resolve
+    from stagegate.report.plans import PLAN, Planned
 
     show(PLAN, fmt, Planned(resolve(ctx.migration(), ctx.stage(stage)), rows=show_rows))
     return 0
 
 
-@command()
+@cli.command()
 @argument("stages", nargs=-1, type=int, metavar="[A] B")
 @format_option()
 @pass_ctx
 def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
     """What turns on and off between stage A (default: current) and B."""
-    from .report.plans import DIFF, Compared
-    from .resolve import diff as compute
+    from stagegate.engine.resolve import diff as compute
+    from stagegate.report.plans import DIFF, Compared
 
     if len(stages) not in (1, 2):
         raise UsageError(
@@ -375,7 +298,7 @@ def _neighbour_option(kind: str) -> Callable[[F], F]:
     )
 
 
-@command()
+@cli.command()
 @stage_option()
 @format_option(("mermaid", "dot"), default="mermaid", help="Picture source.")
 @_neighbour_option("producer")
@@ -393,8 +316,8 @@ def graph(
     no_legend: bool,
 ) -> int:
     """Producers -> artifacts -> consumers and releases, as Mermaid or Graphviz source."""
-    from .report.graph import PICTURE, Picture, build, focus
-    from .resolve import resolve
+    from stagegate.engine.resolve import resolve
+    from stagegate.report.graph import PICTURE, Picture, build, focus
 
     resolved = resolve(ctx.migration(), ctx.stage(stage))
     picture = focus(
@@ -408,8 +331,8 @@ def graph(
 def _watching(fmt: str) -> Iterator[None]:
     """While a command that prints its report at the end runs its checks: the live line on
     a terminal, a line every 30 s in a log (on standard error for JSON)."""
-    from .checks.runner import observing
-    from .report.live import Live
+    from stagegate.checks.runner import observing
+    from stagegate.report.live import Live
 
     write, tty = _writer(err=fmt == "json")
     with Live(None, write, tty=tty, show_results=False) as live, observing(live):
@@ -429,7 +352,7 @@ def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
     return write, bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
-@command()
+@cli.command()
 @stage_option("Evaluate at this stage (default: the current stage).")
 @option("--all", "every", is_flag=True, help="Every stage 0..last, each evaluated at itself.")
 @option("--fail-fast", "-x", is_flag=True, help="Stop at the first failing check.")
@@ -444,9 +367,9 @@ def check(
     Each stage's header is shown when it starts and each check's line when it
     finishes, with its duration; a long check shows a live line on a terminal and a
     line every 30 s in a CI log."""
-    from .checks.runner import checks_at, run_all, run_checks
-    from .report.live import Live
-    from .report.results import CHECK, Checked
+    from stagegate.checks.runner import run_all, run_checks
+    from stagegate.report.live import Live
+    from stagegate.report.results import CHECK, Checked
 
     migration = ctx.migration()
     if every and stage is not None:
@@ -462,21 +385,21 @@ def check(
             found = run_checks(migration, at, observer=live, fail_fast=fail_fast)
     result = Checked(migration, tuple(found), at, every=every)
     stages = range(migration.last + 1) if every else (at,)
-    planned = sum(len(checks_at(migration, s)) for s in stages)
+    planned = sum(len(migration.checks_at(s)) for s in stages)
     live.close(stopped=planned - live.checks_run if fail_fast and not result.ok else None)
     show(CHECK, fmt, result)
     return 0 if result.ok else 1
 
 
-@command()
+@cli.command()
 @stage_option("Audit at this stage (default: the current stage).")
 @format_option((*FORMATS, "markdown"))
 @option("--blame", is_flag=True, help="Add the commit, author and age of each leftover's line.")
 @pass_ctx
 def audit(ctx: Context, stage: int | None, fmt: str, blame: bool) -> int:
     """What retired legacy left behind, stale flags, and the burndown; exit 1 on leftovers."""
-    from .audit import search
-    from .report.audit import AUDIT
+    from stagegate.audit import search
+    from stagegate.report.audit import AUDIT
 
     report = search(ctx.migration(), ctx.stage(stage), blame=blame)
     show(AUDIT, fmt, report)
@@ -485,8 +408,8 @@ def audit(ctx: Context, stage: int | None, fmt: str, blame: bool) -> int:
 
 def _flipped(flip: Any, command: str, pr_body: str | None, fmt: str) -> int:
     """Show advance/rollback; write the pull-request description when the checks pass."""
-    from .report.flipdoc import write_description
-    from .report.flips import FLIP, Flipped
+    from stagegate.report.flipdoc import write_description
+    from stagegate.report.flips import FLIP, Flipped
 
     if flip.ok and pr_body:
         write_description(flip, pr_body)
@@ -534,7 +457,7 @@ def dry_run_option() -> Callable[[F], F]:
     )
 
 
-@command()
+@cli.command()
 @option(
     "--to",
     "to",
@@ -549,28 +472,28 @@ def dry_run_option() -> Callable[[F], F]:
 @pass_ctx
 def advance(ctx: Context, to: int | None, dry_run: bool, pr_body: str | None, fmt: str) -> int:
     """Set `stage:` to the next stage (or N) once its checks pass; only that line changes."""
-    from .flip import advance as run
+    from stagegate.commands.flip import advance as run
 
     with _watching(fmt):
         flip = run(ctx.file, to=to, dry_run=dry_run)
     return _flipped(flip, "advance", pr_body, fmt)
 
 
-@command()
+@cli.command()
 @dry_run_option()
 @pr_body_option()
 @format_option()
 @pass_ctx
 def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
     """Set `stage:` one lower; refused where the current stage is not reversible."""
-    from .flip import rollback as run
+    from stagegate.commands.flip import rollback as run
 
     with _watching(fmt):
         flip = run(ctx.file, dry_run=dry_run)
     return _flipped(flip, "rollback", pr_body, fmt)
 
 
-@command("verify-pr")
+@cli.command("verify-pr")
 @option(
     "--base",
     "base",
@@ -591,8 +514,8 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
 @pass_ctx
 def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     """The pull-request gate: one step, past stages unchanged, the base's checks pass."""
-    from .gate import verify
-    from .report.flips import VERIFY, VERIFY_FAILED
+    from stagegate.commands.gate import verify
+    from stagegate.report.flips import VERIFY, VERIFY_FAILED
 
     try:
         with _watching(fmt):
@@ -604,45 +527,45 @@ def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     return 0 if verdict.ok else 1
 
 
-@command("log")
+@cli.command("log")
 @format_option(("text", "json"))
 @pass_ctx
 def log_command(ctx: Context, fmt: str) -> int:
     """The stage flips, from the git history of the migration file."""
-    from .history import log
-    from .report.flips import LOG
+    from stagegate.commands.log import log
+    from stagegate.report.flips import LOG
 
     show(LOG, fmt, log(ctx.file))
     return 0
 
 
-@command()
+@cli.command()
 @option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
     """Print the JSON Schema of migration.yaml (or of a stage file)."""
-    from .report import SCHEMA
-    from .validation import schema as compose
+    from stagegate.report import SCHEMA
+    from stagegate.validation import schema as compose
 
     show(SCHEMA, "json", compose("stage" if stage_file else "migration"))
     return 0
 
 
-@command()
+@cli.command()
 @stage_option("Compare at this stage (default: the current stage).")
 @option("--strict", is_flag=True, help="Fail (exit 1) on values that cannot be evaluated too.")
 @format_option()
 @pass_ctx
 def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
     """The model against the real workflows: undeclared or missing uploads, other selections."""
-    from .drift import drift as compare
-    from .report.drift import DRIFT
+    from stagegate.ci.drift import drift as compare
+    from stagegate.report.drift import DRIFT
 
     result = compare(ctx.migration(), ctx.stage(stage), strict=strict)
     show(DRIFT, fmt, result)
     return 1 if result.failed else 0
 
 
-@command()
+@cli.command()
 @option(
     "--from-workflows",
     "from_workflows",
@@ -653,45 +576,45 @@ def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
 @pass_ctx
 def init(ctx: Context, from_workflows: bool, force: bool) -> int:
     """Write a starting migration.yaml and an empty stages/ folder."""
-    from .report.scaffold import INIT
-    from .scaffold import init as write
+    from stagegate.commands.scaffold import init as write
+    from stagegate.report.scaffold import INIT
 
     show(INIT, "text", write(ctx.file, from_workflows=from_workflows, force=force))
     return 0
 
 
-@command("new-stage")
+@cli.command("new-stage")
 @argument("title")
 @pass_ctx
 def new_stage(ctx: Context, title: str) -> int:
     """Add the next numbered stage file, with a commented skeleton."""
-    from .report.scaffold import NEW_STAGE, NewStage
-    from .scaffold import new_stage as write
+    from stagegate.commands.scaffold import new_stage as write
+    from stagegate.report.scaffold import NEW_STAGE, NewStage
 
     show(NEW_STAGE, "text", NewStage(write(ctx.migration(), title), ctx.migration().last + 1))
     return 0
 
 
-@command("flags")
+@cli.command("flags")
 @stage_option()
 @format_option(("text", "json", "github", "env"))
 @pass_ctx
 def flags_command(ctx: Context, stage: int | None, fmt: str) -> int:
     """Flag values at a stage, for CI: github appends them to $GITHUB_OUTPUT and $GITHUB_ENV."""
-    from .report.ciflags import FLAGS
-    from .resolve import resolve
+    from stagegate.engine.resolve import resolve
+    from stagegate.report.ciflags import FLAGS
 
     show(FLAGS, fmt, resolve(ctx.migration(), ctx.stage(stage)))
     return 0
 
 
-@command("flag")
+@cli.command("flag")
 @argument("name")
 @stage_option()
 @pass_ctx
 def flag_command(ctx: Context, name: str, stage: int | None) -> int:
     """Print `true` or `false`; exit 0 when the flag is on, 1 when off, 2 when unknown."""
-    from . import ciflags
+    from stagegate.ci import ciflags
 
     value = ciflags.flag(ctx.migration(), name, ctx.stage(stage))
     # printed here: the one command a CI script runs per flag imports no renderer module
@@ -699,7 +622,7 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
     return 0 if value else 1
 
 
-@command("matrix")
+@cli.command("matrix")
 @argument("producer")
 @stage_option()
 @format_option(
@@ -710,16 +633,16 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
 @pass_ctx
 def matrix_command(ctx: Context, producer: str, stage: int | None, fmt: str) -> int:
     """A producer's build rows as a GitHub strategy.matrix: {"include": [...]}."""
-    from . import ciflags
-    from .report.ciflags import MATRIX, Matrix
+    from stagegate.ci import ciflags
+    from stagegate.report.ciflags import MATRIX, Matrix
 
     found = ciflags.matrix(ctx.migration(), producer, ctx.stage(stage))
     show(MATRIX, fmt, Matrix(producer, found))
     return 0
 
 
-def _internal_error(error: BaseException) -> int:
-    if os.environ.get("STAGEGATE_TRACEBACK"):
+def _internal_error(error: BaseException, state: Context) -> int:
+    if state.show_traceback or os.environ.get("STAGEGATE_TRACEBACK"):
         import traceback
 
         traceback.print_exception(error)
@@ -738,7 +661,7 @@ def run(argv: list[str] | None = None) -> int:
 
     Its output is guarded: a line from the input files cannot pose as a GitHub
     Actions workflow command (see ``report.github.defuse``)."""
-    from .report.github import guarded_output
+    from stagegate.report.github import guarded_output
 
     with guarded_output():
         return _run(argv)
@@ -758,7 +681,7 @@ def _annotate_error(argv: list[str], error: Exception, before: set[str]) -> None
     problem of invalid input at its place), unless the command annotated it already. On
     standard error, beside the message (the runner reads commands there too), so that a
     command whose standard output is data prints none when it fails."""
-    from .report import github
+    from stagegate.report import github
 
     if not _wants_github(argv) or any(
         line.startswith("::error") for line in set(getattr(github, "_EMITTED", ())) - before
@@ -775,12 +698,13 @@ def _annotate_error(argv: list[str], error: Exception, before: set[str]) -> None
 
 
 def _run(argv: list[str] | None) -> int:
-    from .report import github
+    from stagegate.report import github
 
     args = list(sys.argv[1:] if argv is None else argv)
     before = set(getattr(github, "_EMITTED", ()))
+    state = Context()
     try:
-        result = cli.main(args=argv, prog_name="stagegate", standalone_mode=False)
+        result = cli.main(args=argv, prog_name="stagegate", standalone_mode=False, obj=state)
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.exceptions.Abort:
@@ -801,7 +725,7 @@ def _run(argv: list[str] | None) -> int:
         sys.stderr.close()  # the reader went away (e.g. `| head`); nothing left to say
         return 0
     except Exception as error:
-        return _internal_error(error)
+        return _internal_error(error, state)
     return result if isinstance(result, int) else 0
 
 

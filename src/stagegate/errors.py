@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .records import record
+from stagegate.records import record
 
-EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INVALID = 2
 EXIT_GIT = 3

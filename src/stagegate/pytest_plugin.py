@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .testing import StageUnderTest
+    from stagegate.testing import StageUnderTest
 
 FIXTURE = "stagegate"
 _LOADED = pytest.StashKey["StageUnderTest"]()
@@ -40,14 +40,8 @@ _TALLY = pytest.StashKey[dict[str, dict[str, float]]]()
 _TALLY_FOLDER = pytest.StashKey[dict[str, str | None]]()
 
 
-PREFIX = "stagegate fixture: "
 
 
-def usage_error(message: str) -> pytest.UsageError:
-    """The migration cannot be read, or a test asked about something it does not have.
-
-    (``pytest.UsageError`` is final, so the prefix is what marks these as ours.)"""
-    return pytest.UsageError(PREFIX + message)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -79,12 +73,14 @@ def _setting(config: pytest.Config, option: str, variable: str) -> tuple[str | N
 
 
 def _load(config: pytest.Config) -> StageUnderTest:
+    from stagegate.testing import usage_error
+
     cached = config.stash.get(_LOADED, None)
     if cached is not None:
         return cached
-    from .errors import StagegateError
-    from .testing import StageUnderTest
-    from .validation import load
+    from stagegate.errors import StagegateError
+    from stagegate.testing import StageUnderTest
+    from stagegate.validation import load
 
     raw_file, file_source = _setting(config, "stagegate_file", "STAGEGATE_FILE")
     path = Path(raw_file or "migration.yaml")
@@ -123,6 +119,8 @@ def _load(config: pytest.Config) -> StageUnderTest:
 
 def _folders(config: pytest.Config) -> dict[Path, int]:
     """``$STAGEGATE_STAGES``: folder -> stage, when one session runs several stages."""
+    from stagegate.testing import usage_error
+
     found = config.stash.get(_BY_FOLDER, None)
     if found is None:
         import json
@@ -168,8 +166,11 @@ def pytest_runtest_makereport(
     """A test's mistaken question about the migration shows as its message, not a traceback."""
     report = yield
     error = call.excinfo.value if call.excinfo is not None else None
-    if isinstance(error, pytest.UsageError) and str(error).startswith(PREFIX):
-        report.longrepr = str(error)
+    if isinstance(error, pytest.UsageError):
+        from stagegate.testing import PREFIX
+
+        if str(error).startswith(PREFIX):
+            report.longrepr = str(error)
     return report
 
 

@@ -18,17 +18,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NoReturn
 
-from .checks._base import selections
-from .checks.release_continuity import claimants, pool
-from .errors import TooComplex
-from .globs import PatternError
-from .match import plain_selector, release_selection, selected
-from .model import Consumer, Item, Migration, Producer, Release
-from .pytest_plugin import usage_error
-from .records import record, replace
-from .resolve import Plan, Row, changed_flags, resolve
-from .templates import format_assignment
-from .words import suggest
+import pytest
+
+from stagegate.checks.release_continuity import claimants, pool
+from stagegate.engine.globs import PatternError
+from stagegate.engine.match import plain_selector, release_selection, selected, selections
+from stagegate.engine.resolve import Plan, Row, changed_flags, resolve
+from stagegate.errors import TooComplex
+from stagegate.model import Consumer, Item, Migration, Producer, Release
+from stagegate.model.templates import format_assignment
+from stagegate.records import record, replace
+from stagegate.words import suggest
 
 
 def _unknown(what: str, name: str, known: Iterable[str], migration: Migration) -> NoReturn:
@@ -216,3 +216,13 @@ class StageUnderTest:
         release = self._release(tag)
         plan = self.plan if built_at is None else self.at(built_at).plan
         return release_selection(release, pool(plan, release))
+
+
+PREFIX = "stagegate fixture: "
+
+
+def usage_error(message: str) -> pytest.UsageError:
+    """The migration cannot be read, or a test asked about something it does not have.
+
+    (``pytest.UsageError`` is final, so the prefix is what marks these as ours.)"""
+    return pytest.UsageError(PREFIX + message)

@@ -13,48 +13,51 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import load as loader
-from .errors import Problem
-from .model import Migration
+from stagegate.errors import Problem
+from stagegate.load import loader
+from stagegate.load import schema as schemas
+from stagegate.load.rules import Located, Rules
+from stagegate.load.sources import Source
+from stagegate.model import Migration
 
 
 def _check_schema() -> dict[str, Any]:
-    from .checks import check_schema
+    from stagegate.checks import check_schema
 
     return check_schema()
 
 
-def _check_arguments(migration: Migration, _files: loader.Located) -> list[Problem]:
-    from .checks import argument_problems
+def _check_arguments(migration: Migration, _files: Located) -> list[Problem]:
+    from stagegate.checks import argument_problems
 
     return argument_problems(migration)
 
 
-def _release_changes(migration: Migration, files: loader.Located) -> list[Problem]:
-    from .checks._release_changes import problems
+def _release_changes(migration: Migration, files: Located) -> list[Problem]:
+    from stagegate.checks._release_changes import problems
 
     return problems(migration, files)
 
 
-def _audit_entries(migration: Migration, _files: loader.Located) -> list[Problem]:
-    from .audit import problems
+def _audit_entries(migration: Migration, _files: Located) -> list[Problem]:
+    from stagegate.audit import problems
 
     return problems(migration)
 
 
-def _ci_names(migration: Migration, files: loader.Located) -> list[Problem]:
-    from .ciflags import problems
+def _ci_names(migration: Migration, files: Located) -> list[Problem]:
+    from stagegate.ci.ciflags import problems
 
     return problems(migration, files.migration)
 
 
-def _links_on_disk(migration: Migration, _files: loader.Located) -> list[Problem]:
-    from .checks import argument_problems
+def _links_on_disk(migration: Migration, _files: Located) -> list[Problem]:
+    from stagegate.checks import argument_problems
 
     return argument_problems(migration, uncached_only=True)
 
 
-RULES = loader.Rules(
+RULES = Rules(
     check_schema=_check_schema,
     validators=(_check_arguments, _release_changes, _audit_entries, _ci_names),
     uncached=(_links_on_disk,),
@@ -62,11 +65,11 @@ RULES = loader.Rules(
 """Everything ``stagegate validate`` checks beyond the loader's own meaning checks."""
 
 
-def load(path: str | Path = "migration.yaml", *, source: loader.Source | None = None) -> Migration:
+def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -> Migration:
     """Load and fully validate a migration from the work tree (or another source)."""
     return loader.load(path, source=source, rules=RULES)
 
 
 def schema(kind: str) -> dict[str, Any]:
     """The full JSON Schema of ``migration`` or ``stage`` files, check kinds included."""
-    return loader.schema(kind, RULES)
+    return schemas.schema(kind, RULES)

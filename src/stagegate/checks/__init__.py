@@ -22,8 +22,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..errors import Problem
-    from ..model import Migration
+    from stagegate.errors import Problem
+    from stagegate.model import Migration
 
 PURE_KINDS = frozenset(
     {"release-continuity", "inputs-satisfied", "single-source", "unique-artifacts", "tags-routed"}

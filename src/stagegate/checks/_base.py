@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..errors import Loc
-from ..globs import Language
-from ..match import RowIndex, Selector, evaluation, index, plain_selector
-from ..model import Check, Consumer, Input, Item, Migration, Producer
-from ..records import field, record
-from ..resolve import Plan, Row, cause, resolve, since
-from ..words import counted
+from stagegate.engine.resolve import Plan, Row, cause, resolve, since
+from stagegate.errors import Loc
+from stagegate.model import Check, Consumer, Input, Item, Migration, Producer
+from stagegate.records import field, record
+from stagegate.words import counted
 
 
 @record
@@ -122,65 +120,12 @@ def consumer_cause(ctx: Context, consumer: Consumer, *others: Item) -> str:
     return f"; the consumer is active {ctx.cause(consumer)}"
 
 
-def input_runs(plan: Plan, item: Input) -> frozenset[str]:
-    """The runs an input downloads from: those of its active `from` producers, else this run.
-
-    A `from` producer that is off does not make its run visible: the download of a
-    retired source is gone too. With none of them active, their runs still count, so
-    that the input is reported as finding nothing rather than looking elsewhere."""
-    if item.from_ is None:
-        return frozenset({"this"})
-    on = evaluation(plan.migration).active(plan.stage)
-    producers = plan.migration.producers
-    active = [p for p in item.from_ if p in on] or item.from_
-    return frozenset(producers[p].run for p in active)
 
 
-def visible_rows(plan: Plan, item: Input) -> RowIndex:
-    """Every active row in the runs the input downloads from (its glob sees all of them)."""
-    return index(plan, input_runs(plan, item))
 
 
-def input_excludes(item: Input) -> list[Language]:
-    """The languages of the input's `exclude` globs: names its job deletes after downloading."""
-    return [plain_selector(t.text, t.loc).language for t in item.exclude]
 
 
-def selections(
-    plan: Plan, item: Input, *, only_from: bool = False
-) -> list[tuple[Selector, list[Row]]]:
-    """Per evaluation of the input's glob: the rows it selects (``only_from``: from its `from`).
-
-    Made once per distinct state of what the glob can see (the runs it downloads from and
-    the active producers among those its selectors may select) and shared by every stage
-    and check in that state: the same list, so that a check can remember its verdict."""
-    ev = evaluation(plan.migration)
-    runs = input_runs(plan, item)
-    universe = ev.universe(runs)
-    selectors = ev.selectors(item)
-    active = ev.active(plan.stage)
-    candidates: tuple[str, ...] = ev.remember(
-        ("input-candidates", id(item), runs),
-        lambda: tuple(
-            dict.fromkeys(pid for s in selectors for pid, _ in universe.groups(s.prefix))
-        ),
-    )
-    state = ev.state(candidates, active)
-    excluded: tuple[Language, ...] = ev.remember(
-        ("input-excludes", id(item)), lambda: tuple(input_excludes(item))
-    )
-
-    def make() -> list[tuple[Selector, list[Row]]]:
-        allowed = set(item.from_) if only_from and item.from_ is not None else None
-        out = []
-        for selector in selectors:
-            rows = ev.hits(selector, universe, active, excluded)
-            out.append(
-                (selector, rows if allowed is None else [r for r in rows if r.producer in allowed])
-            )
-        return out
-
-    return ev.remember(("selections", id(item), runs, only_from, state), make)
 
 
 def producers_of(rows: Iterable[Row], migration: Migration) -> list[Producer]:

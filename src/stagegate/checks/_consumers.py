@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..errors import Problem
-from ..model import Check, Migration
-from ..words import suggest
+from stagegate.errors import Problem
+from stagegate.model import Check, Migration
+from stagegate.words import suggest
 
 ARGS = {
     "consumer": {

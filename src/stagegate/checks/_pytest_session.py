@@ -28,9 +28,10 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..model import Migration
-from ..records import record
-from ._base import Context
+from stagegate.checks._base import Context
+from stagegate.git.overlay import pytest_target
+from stagegate.model import Check, Migration
+from stagegate.records import record
 
 if TYPE_CHECKING:
     import subprocess
@@ -193,17 +194,16 @@ def _python_files(folder: Path) -> list[Path]:
 
 
 def _eligible(migration: Migration, root: Path) -> dict[tuple[int, str], Path]:
-    from .pytest_check import _escapes, target
-    from .runner import checks_at
+    from stagegate.fs import escapes
 
     wanted: dict[str, list[int]] = {}
     for stage in range(migration.last + 1):
         ctx = Context(migration, stage, root)
-        for check in checks_at(migration, stage):
+        for check in migration.checks_at(stage):
             if check.kind != "pytest":
                 continue
             rel = target(ctx, check)
-            if rel is not None and not _escapes(root, rel):
+            if rel is not None and not escapes(root, rel):
                 wanted.setdefault(rel, []).append(stage)
     chosen: dict[tuple[int, str], Path] = {}
     names: dict[str, list[tuple[int, str]]] = {}
@@ -232,7 +232,6 @@ def _start(migration: Migration, root: Path) -> Running | None:
     """Start the session of the shareable folders; None when fewer than two can share."""
     from importlib.util import find_spec
 
-    from .runner import checks_at
 
     chosen = _eligible(migration, root)
     if len(chosen) < 2 or any(find_spec(n) is None for n in ("pytest", "pytest_snapshot")):
@@ -240,7 +239,7 @@ def _start(migration: Migration, root: Path) -> Running | None:
     timeout = sum(
         float(check.args.get("timeout", 600.0))
         for stage in range(migration.last + 1)
-        for check in checks_at(migration, stage)
+        for check in migration.checks_at(stage)
         if check.kind == "pytest"
     )
     env = dict(os.environ)
@@ -274,3 +273,9 @@ def _line(counts: dict[str, float]) -> str:
 
         shown += f" ({datetime.timedelta(seconds=int(seconds))})"
     return f"{', '.join(parts)} in {shown}"
+
+
+def target(ctx: Context, check: Check) -> str | None:
+    """What the check runs: in verify-pr, the base's folder for the stage (``ctx.reference``),
+    wherever the head moved its stages."""
+    return pytest_target(ctx.reference, ctx.stage, check)

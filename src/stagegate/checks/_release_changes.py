@@ -6,12 +6,12 @@ ever checks it. The loader is handed ``problems`` (see ``validation``)."""
 
 from __future__ import annotations
 
-from ..errors import Problem
-from ..load import Located
-from ..match import tag_claimed
-from ..model import Migration
-from ..words import suggest
-from ..yamlsrc import json_path
+from stagegate.engine.resolve import tag_claimed
+from stagegate.errors import Problem
+from stagegate.load.rules import Located
+from stagegate.load.yamlsrc import json_path
+from stagegate.model import Migration
+from stagegate.words import suggest
 
 
 def problems(migration: Migration, files: Located) -> list[Problem]:

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ..model import Check
-from ._base import Context, Finding, Result, result
+from stagegate.checks._base import Context, Finding, Result, result
+from stagegate.model import Check
 
 KIND = "command"
 SUMMARY = "Runs `run` (an argv list, no shell) in the migration's folder; passes when it exits 0."
@@ -112,7 +112,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     shown = shlex.join(argv)  # pasteable back into a shell
     env = None
     if ctx.baseline is not None:  # verify-pr: nothing of the head tree may stand in for it
-        from ..overlay import safe_path_env
+        from stagegate.git.overlay import safe_path_env
 
         env = safe_path_env(os.environ)
     try:

@@ -17,14 +17,14 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, Loc
-from ..model import Check, Flag, Migration, Ref
-from ..resolve import changed_flags, flag_table
-from ..words import counted
-from ._base import Context, Finding, Result, result
+from stagegate.checks._base import Context, Finding, Result, result
+from stagegate.engine.resolve import changed_flags, flag_table
+from stagegate.errors import InvalidInput, Loc
+from stagegate.model import Check, Flag, Migration, Ref
+from stagegate.words import counted
 
 if TYPE_CHECKING:
-    from ..workflows import Files
+    from stagegate.ci.files import Files
 
 KIND = "flags-wired"
 SUMMARY = (
@@ -42,11 +42,11 @@ def workflow_pathspecs(migration: Migration) -> list[str]:
     migration sets it (relative to its folder, as every path in it), else the default
     ones (workflows and composite actions) at the top of the work tree, where GitHub
     reads them."""
-    from .. import gitrepo
+    from stagegate.git.search import pathspec
 
     settings = migration.workflows
     explicit = settings.paths_loc is not None
-    return [gitrepo.pathspec(p, glob=True, top=not explicit) for p in settings.paths]
+    return [pathspec(p, glob=True, top=not explicit) for p in settings.paths]
 
 
 _TRUE = frozenset({"true", "1"})
@@ -102,7 +102,7 @@ def hard_coded(
     ``files.root``) that contradict a flag at ``stage``.
 
     A workflow stagegate cannot read is a finding at the place it stops, never a crash."""
-    from ..audit import display
+    from stagegate.audit import display
 
     shown = display(raw)
     rel = os.fsdecode(raw)
@@ -150,15 +150,16 @@ def _settled(migration: Migration, flag: str, stage: int) -> bool:
     them must not fail the stage that flipped it (a stage's definition cannot change
     once reached). A flip that nobody reads is caught while its stage is still ahead
     (`check --all`) and while it is the current stage."""
-    from ..audit import stale_since
+    from stagegate.audit import stale_since
 
     return migration.stage > stage and stale_since(migration, flag) <= migration.stage
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
-    from .. import gitrepo
-    from ..audit import attribute, flag_references, start_reference_search
-    from ..references import label
+    from stagegate.audit import attribute, flag_references, start_reference_search
+    from stagegate.git.run import Pending
+    from stagegate.git.search import start_ls_files, start_worktree, text_hits
+    from stagegate.model.references import label
 
     def shown(ref: Ref) -> str:
         return repr(ref) if isinstance(ref, str) else label(ref)
@@ -170,17 +171,17 @@ def run(ctx: Context, check: Check) -> list[Result]:
     for name in changed_flags(migration, stage):
         (settled if _settled(migration, name, stage) else flipped).append(migration.flags[name])
     strings = list(dict.fromkeys(s for flag in flipped for s in flag_references(flag)))
-    started: list[gitrepo.Pending[Any]] = []
+    started: list[Pending[Any]] = []
     try:
         grep = start_reference_search(migration, ctx.root, strings)
         if grep is not None:
             started.append(grep)
-        where = gitrepo.start_worktree(ctx.root)
+        where = start_worktree(ctx.root)
         started.append(where)
-        listing = gitrepo.start_ls_files(ctx.root, workflow_pathspecs(migration))
+        listing = start_ls_files(ctx.root, workflow_pathspecs(migration))
         started.append(listing)
         tree = where.result()
-        hits = gitrepo.text_hits(tree.top, grep.result()) if grep is not None else []
+        hits = text_hits(tree.top, grep.result()) if grep is not None else []
         workflows = listing.result()
     except BaseException:
         for pending in started:
@@ -219,7 +220,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             )
     envs = {flag.env: flag for flag in migration.flags.values() if flag.env}
     if envs:
-        from ..workflows import Files
+        from stagegate.ci.files import Files
 
         files = Files(tree.top)
         for raw in workflows:

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from ..match import evaluation
-from ..model import Check, Consumer, Input
-from ..resolve import since
-from ..templates import format_assignment
-from ..words import counted
-from . import _consumers
-from ._base import (
+from stagegate.checks import _consumers
+from stagegate.checks._base import (
     Context,
     Finding,
     Result,
@@ -16,9 +11,13 @@ from ._base import (
     consumers_for,
     result,
     row_list,
-    selections,
     where,
 )
+from stagegate.engine.match import evaluation, selections
+from stagegate.engine.resolve import since
+from stagegate.model import Check, Consumer, Input
+from stagegate.model.templates import format_assignment
+from stagegate.words import counted
 
 KIND = "inputs-satisfied"
 SUMMARY = "Every required input of every active consumer is selected from an active producer."

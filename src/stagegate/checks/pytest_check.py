@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from importlib.util import find_spec
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import Problem
-from ..model import Check, Migration
+from stagegate.checks._pytest_session import target
+from stagegate.errors import Problem
+from stagegate.fs import escapes
+from stagegate.model import Check, Migration
 
 if TYPE_CHECKING:
-    from ._base import Context, Result
+    from stagegate.checks._base import Context, Result
 
 KIND = "pytest"
 SUMMARY = (
@@ -27,22 +29,13 @@ ARGS = {
     "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds (default 600)."},
 }
 REQUIRED: list[str] = []
-VALIDATE_UNCACHED = True
-"""``validate`` follows symbolic links on disk, which the validation cache's key (the
-files' bytes) does not cover: it runs on every load."""
 
 
-def _escapes(root: Path, rel: str) -> bool:
-    posix = PurePosixPath(rel)
-    if posix.is_absolute() or os.path.isabs(rel) or ".." in posix.parts:
-        return True
-    resolved, base = (root / rel).resolve(), root.resolve()
-    return resolved != base and base not in resolved.parents
 
 
 def validate(migration: Migration, check: Check) -> list[Problem]:
     rel = check.args.get("path")
-    if rel is not None and _escapes(migration.root, rel):
+    if rel is not None and escapes(migration.root, rel):
         return [
             Problem(
                 check.loc,
@@ -52,21 +45,8 @@ def validate(migration: Migration, check: Check) -> list[Problem]:
     return []
 
 
-def pytest_target(migration: Migration, stage: int, check: Check) -> str | None:
-    """The path a pytest check runs, relative to the migration's folder; None at stage 0."""
-    rel = check.args.get("path")
-    if rel is not None:
-        return str(rel)
-    definition = migration.stage_def(stage)
-    if definition is None:
-        return None
-    return f"{migration.stages_dir}/{definition.dirname}"
 
 
-def target(ctx: Context, check: Check) -> str | None:
-    """What the check runs: in verify-pr, the base's folder for the stage (``ctx.reference``),
-    wherever the head moved its stages."""
-    return pytest_target(ctx.reference, ctx.stage, check)
 
 
 def _argv(rel: str, where: Path | None) -> list[str]:
@@ -86,17 +66,17 @@ def _argv(rel: str, where: Path | None) -> list[str]:
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
-    # imported here: ``validate`` runs on every load (see VALIDATE_UNCACHED) and must stay
+    # imported here: ``validate`` runs on every load (it follows links on disk, which the cache key does not cover) and must stay
     # cheap to import, for the commands that start fast
-    from ._base import Finding, result
-    from ._pytest_session import summary as shared_summary
-    from .command import bounded, tail
+    from stagegate.checks._base import Finding, result
+    from stagegate.checks._pytest_session import summary as shared_summary
+    from stagegate.checks.command import bounded, tail
 
     rel = target(ctx, check)
     if rel is None:
         return [result(ctx, check, [], "stage 0 has no stage folder; nothing to run")]
     files = ctx.tests if ctx.tests is not None else ctx.root
-    if _escapes(files, rel):
+    if escapes(files, rel):
         finding = Finding(f"pytest path {rel!r} leads outside the repository; refused.", check.loc)
         return [result(ctx, check, [finding], "")]
     if not (files / rel).exists():
@@ -122,7 +102,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     timeout = float(check.args.get("timeout", ctx.timeout))
     env = dict(os.environ)
     if ctx.tests is not None:
-        from ..overlay import safe_path_env
+        from stagegate.git.overlay import safe_path_env
 
         env = safe_path_env(env)
     env["STAGEGATE_FILE"] = str((ctx.root / Path(ctx.migration.file).name).resolve())

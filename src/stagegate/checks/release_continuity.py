@@ -10,13 +10,20 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from ..errors import Problem
-from ..match import Evaluation, RowIndex, evaluation, index, plain_selector, selected, tag_claimed
-from ..model import Check, Migration, Release, ReleaseChange, Stage, Template
-from ..records import record
-from ..resolve import Plan, Row
-from ..words import counted
-from ._base import Context, Finding, Result, result, where
+from stagegate.checks._base import Context, Finding, Result, result, where
+from stagegate.engine.match import (
+    Evaluation,
+    RowIndex,
+    evaluation,
+    index,
+    plain_selector,
+    selected,
+)
+from stagegate.engine.resolve import Plan, Row, tag_claimed
+from stagegate.errors import Problem
+from stagegate.model import Check, Migration, Release, ReleaseChange, Stage, Template
+from stagegate.records import record
+from stagegate.words import counted
 
 KIND = "release-continuity"
 SUMMARY = (

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..model import Check
-from ..words import counted
-from ._base import Context, Finding, Result, result
+from stagegate.checks._base import Context, Finding, Result, result
+from stagegate.model import Check
+from stagegate.words import counted
 
 KIND = "retired"
 SUMMARY = (
@@ -16,8 +16,8 @@ REQUIRED: list[str] = []
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
-    from ..audit import search
-    from ..overlay import own_stage_files
+    from stagegate.audit import search
+    from stagegate.git.overlay import own_stage_files
 
     # verify-pr: the base's legacy entries and audit.ignore, searched in the head's tree
     # (the head's own migration files, wherever it moved them, name references on purpose).

@@ -6,59 +6,25 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
-from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-from .. import globs
-from ..errors import TooComplex
-from ..model import Check, Migration
-from ..templates import row_count
-from . import PURE_KINDS, kinds
-from ._base import Context, Result
-from ._pytest_session import pending, shared_session
+from stagegate.checks import PURE_KINDS, kinds
+from stagegate.checks._base import Context, Result
+from stagegate.checks._pytest_session import pending, shared_session
+from stagegate.engine import globs
+from stagegate.engine.budget import work_limit
+from stagegate.errors import TooComplex
+from stagegate.model import Check, Migration
 
 Ahead = dict[int, tuple[list[Result] | BaseException, float]]
 """A stage's checks computed before their turn: check index -> results (or what the
 check raised) and seconds."""
 
-WORK_PER_ROW = 1_000
-"""Work allowed per artifact or select row per stage evaluated, on top of ``globs.MAX_WORK``.
-
-Checks ask questions in proportion to the rows (the prefix index keeps each row's
-candidates few, and answers are cached across stages): a migration of 100 copies of a
-small one uses about 10 per row and stage (rows of one shape share their automata). Work that grows with the square of the rows
-(templates with no fixed text in front, where every pair must be asked) outruns this
-allowance quickly and is refused as too large, at the check that asked."""
-MAX_WORK_CEILING = 100_000_000
-"""The most work one command may do however large the input: a few minutes at worst.
-
-Without it the allowance would grow with rows times stages, which the file limits
-allow to reach days of work; the worked example needs about 37,500, a migration
-of 100 copies of a small one about 330,000 (bench/run.py)."""
 
 
-def work_limit(migration: Migration, stages: int = 1) -> int:
-    """The work budget of checking ``stages`` stages of ``migration``: base plus a share per row."""
-    return min(MAX_WORK_CEILING, globs.MAX_WORK + WORK_PER_ROW * _rows(migration) * stages)
 
 
-@lru_cache(maxsize=8)
-def _rows(migration: Migration) -> int:
-    """Artifact and select rows of ``migration`` (once per load: each stage asks)."""
-    from ..resolve import item_axes
-
-    rows = sum(
-        row_count(t.parts, item_axes(migration, p))
-        for p in migration.producers.values()
-        for t in p.artifacts
-    )
-    rows += sum(
-        row_count(i.select.parts, item_axes(migration, i))
-        for c in migration.consumers.values()
-        for i in c.inputs
-    )
-    return rows
 
 
 class Observer(Protocol):
@@ -93,10 +59,6 @@ def observing(observer: Observer) -> Iterator[None]:
         _WATCHING.reset(token)
 
 
-def checks_at(migration: Migration, stage: int) -> tuple[Check, ...]:
-    """The invariants plus the stage's own acceptance (stage 0 has only invariants)."""
-    definition = migration.stage_def(stage)
-    return (*migration.invariants, *(definition.acceptance if definition else ()))
 
 
 def run_checks(
@@ -134,7 +96,7 @@ def run_checks(
     if observer is not None:
         observer.stage_started(stage)
     with globs.budget(work_limit(subject)):  # joins an enclosing run_all budget
-        chosen = checks if checks is not None else checks_at(migration, stage)
+        chosen = checks if checks is not None else migration.checks_at(stage)
         for index, check in enumerate(chosen):
             if observer is not None:
                 observer.check_started(stage, check)
@@ -174,7 +136,7 @@ def _ahead(migration: Migration, root: Path | None) -> dict[int, Ahead]:
     start = time.perf_counter()
     for stage in range(migration.last + 1):
         ctx = Context(migration, stage, root if root is not None else migration.root)
-        for index, check in enumerate(checks_at(migration, stage)):
+        for index, check in enumerate(migration.checks_at(stage)):
             if check.kind not in PURE_KINDS:
                 continue
             began = time.perf_counter()

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..match import Selector, evaluation
-from ..model import Check, Consumer, Input
-from ..resolve import Row
-from ..templates import format_assignment
-from ..words import counted
-from . import _consumers
-from ._base import (
+from stagegate.checks import _consumers
+from stagegate.checks._base import (
     Context,
     Finding,
     Result,
@@ -19,9 +14,13 @@ from ._base import (
     producers_of,
     result,
     row_list,
-    selections,
     where,
 )
+from stagegate.engine.match import Selector, evaluation, selections
+from stagegate.engine.resolve import Row
+from stagegate.model import Check, Consumer, Input
+from stagegate.model.templates import format_assignment
+from stagegate.words import counted
 
 KIND = "single-source"
 SUMMARY = (

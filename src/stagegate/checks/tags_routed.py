@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ..match import evaluation, tag_claimed
-from ..model import Check
-from ..words import counted
-from ._base import Context, Finding, Result, result, where
+from stagegate.checks._base import Context, Finding, Result, result, where
+from stagegate.engine.match import evaluation
+from stagegate.engine.resolve import tag_claimed
+from stagegate.model import Check
+from stagegate.words import counted
 
 KIND = "tags-routed"
 SUMMARY = "Each of `tags` (concrete tags) is claimed by exactly one active release."

@@ -7,12 +7,19 @@ from collections import defaultdict
 from collections.abc import Iterator
 from functools import partial
 
-from ..globs import PatternError, TooMuchWork, charge, language, literal_prefix, witness
-from ..match import Evaluation, evaluation
-from ..model import Check
-from ..resolve import Row
-from ..templates import format_assignment
-from ._base import Context, Finding, Result, result, row_list, where
+from stagegate.checks._base import Context, Finding, Result, result, row_list, where
+from stagegate.engine.globs import (
+    PatternError,
+    TooMuchWork,
+    charge,
+    language,
+    literal_prefix,
+    witness,
+)
+from stagegate.engine.match import Evaluation, evaluation
+from stagegate.engine.resolve import Row
+from stagegate.model import Check
+from stagegate.model.templates import format_assignment
 
 KIND = "unique-artifacts"
 SUMMARY = "No two distinct template rows of active producers (in one run) can yield the same name."

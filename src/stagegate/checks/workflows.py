@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..model import Check
-from ..words import counted
-from ._base import Context, Finding, Result, result
+from stagegate.checks._base import Context, Finding, Result, result
+from stagegate.model import Check
+from stagegate.words import counted
 
 KIND = "workflows"
 SUMMARY = (
@@ -28,7 +28,7 @@ _FILES: dict[int, tuple[object, object]] = {}
 def _files(ctx: Context) -> object:
     """The workflows of the tree the check runs in (``ctx.root``: a temporary worktree
     under verify-pr), parsed once for all the stages it is run at."""
-    from ..workflows import Files
+    from stagegate.ci.files import Files
 
     key = id(ctx.migration)
     kept = _FILES.get(key)
@@ -39,8 +39,9 @@ def _files(ctx: Context) -> object:
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
-    from ..drift import drift
-    from ..workflows import Files, read
+    from stagegate.ci.drift import drift
+    from stagegate.ci.files import Files
+    from stagegate.ci.workflows import read
 
     files = _files(ctx)
     assert isinstance(files, Files)
@@ -63,7 +64,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             Finding(f"unresolved {u.expression}: {u.reason}; bind it under workflows.bind", u.loc)
             for u in reading.unresolved
         ]
-    from ..drift import downloads_json, uploads_json
+    from stagegate.ci.drift import downloads_json, uploads_json
 
     ups, downs = len(uploads_json(reading)), len(downloads_json(reading))
     note = f"; {counted(len(reading.unresolved), 'value')} unresolved" if reading.unresolved else ""

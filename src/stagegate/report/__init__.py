@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..records import record
+from stagegate.records import record
 
 if TYPE_CHECKING:
-    from ..errors import InvalidInput
-    from ..model import Migration
+    from stagegate.errors import InvalidInput
+    from stagegate.model import Migration
 
 R = TypeVar("R")
 
@@ -37,7 +37,6 @@ class Output:
     summary: str | None = None
 
 
-Renderer = Callable[[R], Output]
 Renderers = Mapping[str, Callable[[R], Output]]
 """A command's table: format name -> renderer."""
 
@@ -92,7 +91,7 @@ class Validation:
 
 
 def summary_line(migration: Migration) -> str:
-    from ..words import counted
+    from stagegate.words import counted
 
     counts = ", ".join(
         counted(n, noun)
@@ -133,8 +132,8 @@ def _text(result: Validation) -> Output:
 
 
 def _github(result: Validation) -> Output:
-    from ..words import counted
-    from . import github
+    from stagegate.report import github
+    from stagegate.words import counted
 
     if result.error is not None:
         annotations = github.problem_annotations(result.error.problems, "stagegate validate")

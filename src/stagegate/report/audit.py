@@ -6,12 +6,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..audit import Leftover, Place, Report, flag_references
-from ..gitrepo import BlameLine
-from ..model import Item
-from ..references import label
-from ..words import counted
-from . import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.audit import Leftover, Place, Report, flag_references
+from stagegate.git.search import BlameLine
+from stagegate.model import Item
+from stagegate.model.references import label
+from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.words import counted
 
 
 def _iso(timestamp: int) -> str:

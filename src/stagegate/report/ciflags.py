@@ -11,12 +11,12 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import ciflags
-from ..records import record
-from . import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.ci import ciflags
+from stagegate.records import record
+from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
 
 if TYPE_CHECKING:
-    from ..resolve import Plan
+    from stagegate.engine.resolve import Plan
 
 
 def _bool(value: bool) -> str:

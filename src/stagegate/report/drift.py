@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..drift import Drift, downloads_json, uploads_json
-from ..errors import Loc
-from ..words import counted
-from . import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.ci.drift import Drift, downloads_json, uploads_json
+from stagegate.errors import Loc
+from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.words import counted
 
 
 def _where(loc: Loc) -> str:

@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..checks._base import Result
-from ..model import Migration
-from ..resolve import Change, diff, resolve
-from ..words import counted
-from .github import md_text
-from .graph import _node_id, build, mermaid
-from .results import table as result_table
+from stagegate.checks._base import Result
+from stagegate.engine.resolve import Change, diff, resolve
+from stagegate.model import Migration
+from stagegate.report.github import md_text
+from stagegate.report.graph import _node_id, build, mermaid
+from stagegate.report.results import table as result_table
+from stagegate.words import counted
 
 if TYPE_CHECKING:
-    from ..flip import Flip
+    from stagegate.commands.flip import Flip
 
 
 def _code(text: str) -> str:
@@ -159,7 +159,7 @@ def write_description(flip: Flip, path: str) -> None:
     """Write the pull-request description of ``flip`` (`--pr-body FILE`) atomically."""
     from pathlib import Path
 
-    from ..flip import write_atomic
+    from stagegate.fs import write_atomic
 
     body = markdown(flip.migration, flip.old, flip.new, flip.results)
     write_atomic(Path(path), body.encode("utf-8"))

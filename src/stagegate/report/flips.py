@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..records import record
-from ..words import counted
-from . import Output, Renderers, echo_json, echo_text, github, lines, nothing
-from . import results as checks
+from stagegate.records import record
+from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines, nothing
+from stagegate.report import results as checks
+from stagegate.words import counted
 
 if TYPE_CHECKING:
-    from ..flip import Flip
-    from ..gate import Verdict
-    from ..history import History
+    from stagegate.commands.flip import Flip
+    from stagegate.commands.gate import Verdict
+    from stagegate.commands.log import History
 
 
 # --------------------------------------------------------------------------- advance / rollback
@@ -167,7 +167,7 @@ def verdict_annotations(verdict: Verdict, changed: Mapping[str, set[int]] | None
 
 
 def verdict_summary(verdict: Verdict) -> str:
-    from .flipdoc import markdown
+    from stagegate.report.flipdoc import markdown
 
     base, head = verdict.base.migration, verdict.head.migration
     status = "accepted" if verdict.ok else "**refused**"
@@ -284,7 +284,7 @@ class Flipped:
 
 
 def _flip_github(result: Flipped) -> Output:
-    from .flipdoc import markdown
+    from stagegate.report.flipdoc import markdown
 
     flip = result.flip
     annotations = checks.workflow_commands(list(flip.results))

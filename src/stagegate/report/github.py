@@ -10,11 +10,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..errors import Loc, Problem
+from stagegate.errors import Loc, Problem
 
 if TYPE_CHECKING:
-    from ..gate import Verdict
-    from ..model import Migration
+    from stagegate.commands.gate import Verdict
+    from stagegate.model import Migration
 
 # How the Actions runner finds workflow commands in a step's output (actions/runner,
 # ActionCommand.TryParseV2 and TryParse): it reads the output line by line, a line
@@ -276,8 +276,8 @@ def pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
     base = os.environ.get("GITHUB_BASE_REF")
     if not base:
         return None
-    from ..errors import GitError
-    from ..gitrepo import open_repository
+    from stagegate.errors import GitError
+    from stagegate.git.repo import open_repository
 
     try:
         repo = open_repository(migration.root if str(migration.root) else ".")
@@ -295,8 +295,8 @@ def pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
 
 def verdict_changes(verdict: Verdict) -> dict[str, set[int]] | None:
     """The lines the pull request changed, from its base to its head."""
-    from ..errors import GitError
-    from ..gitrepo import open_migration
+    from stagegate.errors import GitError
+    from stagegate.git.repo import open_migration
 
     try:
         repo, _path = open_migration(verdict.file)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..errors import TooComplex, UsageError
-from ..globs import TooMuchWork, budget
-from ..match import index, release_selection
-from ..records import field, record, replace
-from ..resolve import Plan, Row
-from ..words import suggest
-from . import Renderers, echo_text
+from stagegate.engine.globs import TooMuchWork, budget
+from stagegate.engine.match import index, release_selection
+from stagegate.engine.resolve import Plan, Row
+from stagegate.errors import TooComplex, UsageError
+from stagegate.records import field, record, replace
+from stagegate.report import Renderers, echo_text
+from stagegate.words import suggest
 
 
 @record(kw_only=True)
@@ -50,7 +50,7 @@ def artifact_key(run: str, template: str) -> str:
 
 
 def _build(plan: Plan) -> Graph:
-    from ..checks._base import selections
+    from stagegate.engine.match import selections
 
     m = plan.migration
 

@@ -12,10 +12,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from ..checks._base import Result
-from ..model import Check, Migration
-from ..records import record, replace
-from . import results as render
+from stagegate.checks._base import Result
+from stagegate.model import Check, Migration
+from stagegate.records import record, replace
+from stagegate.report import results as render
 
 HEARTBEAT_SECONDS = 30.0
 """In a log that is not a terminal: a "still running" line this often during a long check."""

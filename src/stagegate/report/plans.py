@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ..model import Item, Migration, Producer
-from ..records import record
-from ..resolve import (
+from stagegate.engine.resolve import (
     Change,
     Plan,
     PlannedChange,
@@ -18,9 +16,11 @@ from ..resolve import (
     rows,
     since,
 )
-from ..templates import finite_axes
-from ..words import counted
-from . import Renderers, echo_json, echo_text
+from stagegate.model import Item, Migration, Producer
+from stagegate.model.templates import finite_axes
+from stagegate.records import record
+from stagegate.report import Renderers, echo_json, echo_text
+from stagegate.words import counted
 
 R = TypeVar("R")
 
@@ -103,7 +103,7 @@ def plan_text(plan: Plan, *, show_rows: bool = False) -> str:
 
 
 def _flag_since(migration: Migration, name: str, stage: int) -> str:
-    from ..expr import Flag
+    from stagegate.model.expr import Flag
 
     start = since(migration, Flag(name), stage)
     return "default" if start == 0 else f"set at stage {start}"
@@ -230,7 +230,7 @@ def status_text(migration: Migration) -> str:
     lines = [f"{migration.id}: {_stage_line(migration, stage)}"]
     if migration.summary:
         lines.append(f"  {migration.summary}")
-    from ..resolve import resolve
+    from stagegate.engine.resolve import resolve
 
     plan = resolve(migration, stage)
     on = [name for name, value in plan.flags.items() if value]
@@ -259,7 +259,7 @@ def status_text(migration: Migration) -> str:
 
 
 def status_json(migration: Migration) -> dict[str, Any]:
-    from ..resolve import resolve
+    from stagegate.engine.resolve import resolve
 
     stage = migration.stage
     plan = resolve(migration, stage)

@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from ..checks._base import Result
-from ..model import Migration
-from ..records import record
-from ..words import counted
-from . import Output, Renderers, echo_json, github, lines, nothing
+from stagegate.checks._base import Result
+from stagegate.model import Migration
+from stagegate.records import record
+from stagegate.report import Output, Renderers, echo_json, github, lines, nothing
+from stagegate.words import counted
 
 
 def ok(results: Sequence[Result]) -> bool:

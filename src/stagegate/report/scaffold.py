@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..records import record
-from . import Renderers, echo_text
+from stagegate.records import record
+from stagegate.report import Renderers, echo_text
 
 
 @record

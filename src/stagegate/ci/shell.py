@@ -1,0 +1,699 @@
+"""A ``run:`` script read as POSIX shell: assignments, loops, downloads, env writes.
+
+Nothing is executed: scripts are split into words with ``shlex`` and only the effects
+stagegate follows are evaluated; ``$(...)`` and backquotes are unknown values.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+
+from stagegate.ci.files import invalid
+from stagegate.ci.scopes import Host, Scope
+from stagegate.ci.transfers import (
+    ENV_FILE,
+    MAX_LOOP,
+    MAX_SCRIPT,
+    OUT_FILE,
+    THIS_RUN,
+    Site,
+    Transfer,
+    shown,
+    text_value,
+)
+from stagegate.errors import Loc, LocatedError
+from stagegate.load.yamlsrc import Path as DocPath
+from stagegate.model import ghexpr
+from stagegate.model.ghexpr import Sym, Unknown, Value, concat, unknowns
+from stagegate.records import replace
+
+# --------------------------------------------------------------------------- shell
+
+_SENTINEL = re.compile("\ue000([0-9]+)\ue001")
+_EXPANSION = re.compile(r"(#)?([A-Za-z_][A-Za-z0-9_]*)(?:(//|/|##|#|%%|%|:-|-)(.*))?", re.S)
+"""The parameter expansions the shell reader evaluates: ${#X}, ${X//a/b}, ${X#a}, ${X:-d}."""
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+_KEYWORDS = frozenset(
+    {
+        "if",
+        "then",
+        "else",
+        "elif",
+        "do",
+        "while",
+        "until",
+        "!",
+        "time",
+        "{",
+        "}",
+        "fi",
+        "exec",
+        "command",
+    }
+)
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", "((", "))"})
+
+
+class Shell:
+    """A ``run:`` script read as POSIX shell: assignments, loops, downloads, env writes.
+
+    Nothing is executed: ``$(...)`` and backquotes are unknown values; ``for`` loops
+    over literal words are expanded; ``echo "K=V" >> "$GITHUB_ENV"`` sets K for the
+    later steps of the job."""
+
+    def __init__(
+        self, reader: Host, site: Site, path: DocPath, text: str, scope: Scope
+    ) -> None:
+        self.reader = reader
+        self.site = site
+        self.text = text
+        self.scope = scope
+        self.table: list[Value] = []
+        self.vars: dict[str, Value] = {}
+        self.pending: list[tuple[Transfer, str | None]] = []
+        self.groups: list[list[tuple[int, list[str]]]] = []
+        self.heredocs: dict[int, list[tuple[int, str]]] = {}
+        """Line of a command -> its here-document's lines (as one shell word each)."""
+        """This script's pattern downloads (with their -D folder), held until its end so
+        that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
+        base = site.doc.loc(path)
+        block = reader.files.block_offset(site.doc, path)
+        self.first_line = base.line + block
+        self.col = 1 if block else base.col
+
+    def loc(self, offset_line: int) -> Loc:
+        return Loc(
+            self.site.doc.file, self.first_line + offset_line, self.col if offset_line == 0 else 1
+        )
+
+    def run(self) -> None:
+        if "gh" not in self.text and "GITHUB_ENV" not in self.text:
+            return
+        if len(self.text) > MAX_SCRIPT:
+            if "gh run download" in self.text or "GITHUB_ENV" in self.text:
+                self.reader.note_unresolved(
+                    self.loc(0),
+                    Unknown(
+                        "run:",
+                        f"a script of {len(self.text):,} characters; stagegate reads "
+                        f"at most {MAX_SCRIPT:,}: move it to a file and bind what it computes",
+                    ),
+                )
+            return
+        self.execute(list(self.commands()))
+        for transfer, _folder in self.pending:
+            self.reader.add(transfer)
+
+    def execute(self, commands: list[tuple[int, list[str]]]) -> None:
+        """Run the commands' effects stagegate follows; a ``for`` loop's body once per value."""
+        i = 0
+        while i < len(commands):
+            line_no, words = commands[i]
+            stripped = _strip(words)
+            if stripped and stripped[0] in ("for", "while", "until"):
+                end = _loop_end(commands, i)
+                body = commands[i + 1 : end]
+                if stripped[0] == "for" and len(stripped) >= 2 and _NAME.fullmatch(stripped[1]):
+                    self.loop(line_no, stripped, body)
+                else:
+                    self.execute(body)
+                i = end + 1
+                continue
+            if words and words[0] == "{":
+                self.groups.append([])
+            elif words and words[0] == "}" and self.groups:
+                self.close_group(line_no, words)
+                i += 1
+                continue
+            if self.groups and _strip(words)[:1] == ["echo"] and _redirect_target(words) is None:
+                self.groups[-1].append((line_no, _strip(words)))
+            self.command(line_no, words)
+            i += 1
+
+    def close_group(self, line_no: int, words: list[str]) -> None:
+        """``{ echo "A=1"; echo "B=2"; } >> "$GITHUB_ENV"``: the group's echos write the file."""
+        echos = self.groups.pop()
+        target = _redirect_target(words)
+        if target is not None and self.value(target) == ENV_FILE:
+            for at, echo in echos:
+                self.env_write(at, echo[1:])
+
+    def loop(self, line_no: int, words: list[str], body: list[tuple[int, list[str]]]) -> None:
+        name = words[1]
+        items = words[3:] if len(words) > 3 and words[2] == "in" else None
+        values: list[Value] = []
+        if items is None:
+            values = [
+                Unknown(
+                    f"${name}", f"the loop at {self.loc(line_no)} runs over the script's arguments"
+                )
+            ]
+        for item in items or ():
+            value = self.value(item)
+            if isinstance(value, str) and _SENTINEL.search(item) is not None:
+                values += value.split()
+            else:
+                values.append(value)
+        if len(values) > MAX_LOOP:
+            raise invalid(
+                self.loc(line_no),
+                f"a for loop over {len(values):,} values; stagegate expands at most {MAX_LOOP:,}.",
+            )
+        for value in values:
+            self.vars[name] = (
+                Unknown(f"${name}", f"${name} runs over {value.expression} ({self.loc(line_no)})")
+                if isinstance(value, Unknown)
+                else value
+            )
+            self.execute(body)
+
+    # -- parsing
+
+    def sentinel(self, value: Value) -> str:
+        self.table.append(value)
+        return f"\ue000{len(self.table) - 1}\ue001"
+
+    def substitute(self, line: str, line_no: int) -> str:
+        """GitHub's ``${{ }}`` first (as GitHub does), then ``$VAR`` marked outside single quotes."""
+        if "${{" in line:
+            pieces: list[str] = []
+            try:
+                parts = ghexpr.split_text(line)
+            except LocatedError as exc:
+                raise invalid(self.loc(line_no), f"invalid expression: {exc.message}") from None
+            for piece, _offset in parts:
+                if not piece.startswith("${{"):
+                    pieces.append(piece)
+                    continue
+                try:
+                    node = ghexpr.parse(piece[3:-2])
+                except LocatedError as exc:
+                    raise invalid(
+                        self.loc(line_no), f"invalid expression: {exc.message}"
+                    ) from None
+                value = ghexpr.Evaluator(self.scope.lookup)(node)
+                if isinstance(value, Unknown):
+                    value = Unknown(piece.strip(), value.reason)
+                pieces.append(
+                    value
+                    if isinstance(value, str) and not isinstance(value, ghexpr.Tagged)
+                    else self.sentinel(value)
+                    if isinstance(value, Sym | Unknown | ghexpr.Tagged)
+                    else ghexpr.to_text(value)
+                )
+            line = "".join(pieces)
+        out: list[str] = []
+        i, quote = 0, ""
+        while i < len(line):
+            char = line[i]
+            if quote == "'":
+                out.append(char)
+                if char == "'":
+                    quote = ""
+                i += 1
+                continue
+            if char == "\\" and i + 1 < len(line):
+                out.append(line[i : i + 2])
+                i += 2
+                continue
+            if char == "'" and not quote:
+                quote = "'"
+                out.append(char)
+                i += 1
+                continue
+            if char == '"':
+                quote = "" if quote == '"' else '"'
+                out.append(char)
+                i += 1
+                continue
+            if char == "`":
+                end = line.find("`", i + 1)
+                end = len(line) - 1 if end < 0 else end
+                out.append(
+                    self.sentinel(Unknown(line[i : end + 1], f"{line[i : end + 1]} runs a command"))
+                )
+                i = end + 1
+                continue
+            if char == "$" and i + 1 < len(line):
+                nxt = line[i + 1]
+                if nxt == "(":
+                    end = _closing(line, i + 1)
+                    piece = line[i:end]
+                    out.append(self.sentinel(Unknown(piece, f"{piece} runs a command")))
+                    i = end
+                    continue
+                if nxt == "{":
+                    end = line.find("}", i)
+                    end = len(line) - 1 if end < 0 else end
+                    inner = line[i + 2 : end]
+                    expansion = _EXPANSION.fullmatch(inner)
+                    if _NAME.fullmatch(inner):
+                        out.append(self.sentinel(("var", inner)))
+                    elif expansion:
+                        out.append(self.sentinel(("expand", inner, line[i : end + 1])))
+                    else:
+                        out.append(
+                            self.sentinel(
+                                Unknown(
+                                    line[i : end + 1],
+                                    f"{line[i : end + 1]} is a shell expansion stagegate does not compute",
+                                )
+                            )
+                        )
+                    i = end + 1
+                    continue
+                match = _NAME.match(line, i + 1)
+                if match:
+                    out.append(self.sentinel(("var", match.group())))
+                    i = match.end()
+                    continue
+                if nxt in "0123456789@*#?$!-":
+                    out.append(
+                        self.sentinel(
+                            Unknown(line[i : i + 2], f"{line[i : i + 2]} is a shell parameter")
+                        )
+                    )
+                    i += 2
+                    continue
+            out.append(char)
+            i += 1
+        return "".join(out)
+
+    def commands(self) -> Iterator[tuple[int, list[str]]]:
+        lines = self.text.split("\n")
+        i = 0
+        while i < len(lines):
+            start = i
+            line = lines[i]
+            while line.endswith("\\") and i + 1 < len(lines):
+                i += 1
+                line = line[:-1] + " " + lines[i]
+            heredoc = re.search(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)", line)
+            marked = self.substitute(line, start)
+            words: list[str] | None = None
+            for extra in range(20):
+                try:
+                    lexer = shlex.shlex(marked, posix=True, punctuation_chars=True)
+                    lexer.whitespace_split = True
+                    words = list(lexer)
+                    break
+                except ValueError:  # an unclosed quote: the string goes on on the next line
+                    if i + 1 >= len(lines) or extra == 19:
+                        break
+                    i += 1
+                    marked += "\n" + self.substitute(lines[i], i)
+            i += 1
+            if heredoc:
+                end = heredoc.group(2)
+                body: list[tuple[int, str]] = []
+                while i < len(lines) and lines[i].strip() != end:
+                    # a quoted delimiter ('EOF') keeps the body literal; else $VAR expands
+                    text = lines[i].strip()
+                    body.append(
+                        (
+                            i,
+                            "'" + text.replace("'", "'\\''") + "'"
+                            if heredoc.group(1)
+                            else self.substitute('"' + text.replace('"', '\\"') + '"', i),
+                        )
+                    )
+                    i += 1
+                i += 1
+                self.heredocs[start] = body
+            if words is None:
+                if "gh run download" in line:
+                    self.reader.note_unresolved(
+                        self.loc(start),
+                        Unknown(line.strip()[:200], "a gh run download stagegate cannot parse"),
+                    )
+                continue
+            words = _tee_as_append(words)
+            command: list[str] = []
+            for word in words:
+                if word in _SEPARATORS or (set(word) <= set(";&|()") and word):
+                    if command:
+                        yield start, command
+                    command = []
+                else:
+                    command.append(word)
+            if command:
+                yield start, command
+
+    # -- values
+
+    def value(self, word: str) -> Value:
+        pieces: list[Value] = []
+        pos = 0
+        for match in _SENTINEL.finditer(word):
+            pieces.append(word[pos : match.start()])
+            entry = self.table[int(match.group(1))]
+            if isinstance(entry, tuple) and entry[0] == "expand":
+                pieces.append(self.expand(entry[1], entry[2]))
+            elif isinstance(entry, tuple):
+                pieces.append(self.variable(entry[1]))
+            else:
+                pieces.append(entry)
+            pos = match.end()
+        pieces.append(word[pos:])
+        return concat(pieces)
+
+    def expand(self, inner: str, written: str) -> Value:
+        """``${X//a/b}``, ``${X/a/b}``, ``${X#a}``, ``${X%a}`` (and ``##``, ``%%``),
+        ``${X:-d}``, ``${#X}``: string operations on a known value, with literal patterns
+        (a pattern with shell wildcards, or a value stagegate does not know, is unknown)."""
+        match = _EXPANSION.fullmatch(inner)
+        assert match is not None
+        length, name, op, arg = match.group(1), match.group(2), match.group(3), match.group(4)
+        value = self.variable(name)
+        if length:
+            return (
+                str(len(value))
+                if isinstance(value, str)
+                else Unknown(written, f"{written}: the length of a value stagegate does not know")
+            )
+        if op in (":-", "-"):
+            unset = (
+                name not in self.vars
+                and self.scope.env_value(name) is NotImplemented
+                and self.reader.bound(f"env.{name}", self.scope) is NotImplemented
+                and name not in self.reader.env_writers
+                and not name.startswith("GITHUB_")
+            )
+            if unset or (op == ":-" and value == ""):
+                if "$" in (arg or "") or "`" in (arg or ""):
+                    return Unknown(written, f"{written}: a default stagegate does not compute")
+                return arg or ""
+            return value
+        if not isinstance(value, str):
+            return Unknown(
+                written, f"{written}: a string operation on a value stagegate does not know"
+            )
+        if set(arg or "") & set("*?[]\\$`"):
+            return Unknown(written, f"{written}: a pattern with shell wildcards")
+        if op in ("//", "/"):
+            old, _, new = (arg or "").partition("/")
+            if not old:
+                return value
+            return value.replace(old, new) if op == "//" else value.replace(old, new, 1)
+        if op in ("#", "##"):
+            return value.removeprefix(arg or "")
+        return value.removesuffix(arg or "")
+
+    def variable(self, name: str) -> Value:
+        """A shell variable: a bind for this job or file, then the script's own known
+        value, then a bare bind, then the script's unknown value, then the environment."""
+        key = f"env.{name}"
+        bound = self.reader.bound(key, self.scope, bare=False)
+        if bound is not NotImplemented:
+            return bound
+        local = self.vars.get(name)
+        if name in self.vars and not unknowns(local):
+            return local
+        bound = self.reader.bound(key, self.scope, scoped=False)
+        if bound is not NotImplemented:
+            return bound
+        if name in self.vars:
+            return local
+        if name == "GITHUB_ENV":
+            return ENV_FILE
+        if name == "GITHUB_OUTPUT":
+            return OUT_FILE
+        if name == "GITHUB_RUN_ID":
+            return THIS_RUN
+        if name == "GITHUB_SHA":
+            found = self.reader.bound("github.sha", self.scope)
+            if found is not NotImplemented:
+                return found
+        found = self.scope.env_value(name)
+        if found is not NotImplemented:
+            return found
+        reason = (
+            self.reader.env_writers.get(name)
+            or f"${name} is set in no env: of the step, job or workflow, nor earlier in the script; bind env.{name}"
+        )
+        return Unknown(f"${name}", reason)
+
+    # -- commands
+
+    def command(self, line_no: int, words: list[str]) -> None:
+        words = _strip(words)
+        if not words:
+            return
+        head = words[0]
+        if all(_ASSIGN.fullmatch(w) for w in words) or (
+            head in ("export", "local", "declare", "readonly") and len(words) > 1
+        ):
+            for word in words[1:] if head in ("export", "local", "declare", "readonly") else words:
+                match = _ASSIGN.fullmatch(word)
+                if match:
+                    value = self.value(match.group(2))
+                    self.vars[match.group(1)] = _annotate(value, self.loc(line_no), match.group(1))
+            return
+        redirect = _redirect_target(words)
+        if head == "tee" and redirect is None:
+            redirect = next((w for w in words[1:] if not w.startswith("-") and w != "<<"), None)
+        if (
+            head in ("cat", "tee")
+            and line_no in self.heredocs
+            and redirect is not None
+            and self.value(redirect) == ENV_FILE
+        ):
+            for at, word in self.heredocs[line_no]:
+                self.env_write(at, _shell_words(word))
+            return
+        if head == "echo" and redirect is not None and self.value(redirect) == ENV_FILE:
+            self.env_write(line_no, words[1 : words.index(">>") if ">>" in words else len(words)])
+            return
+        if head == "rm" and self.pending:
+            self.remove(line_no, words[1:])
+            return
+        if len(words) >= 3 and words[0] == "gh" and words[1] == "run" and words[2] == "download":
+            self.download(line_no, words[3:])
+            return
+        for i in range(len(words) - 2):
+            if words[i] == "gh" and words[i + 1] == "run" and words[i + 2] == "download":
+                self.download(line_no, words[i + 3 :])
+                return
+
+    def env_write(self, line_no: int, words: list[str]) -> None:
+        words = [w for w in words if not w.startswith("-")]
+        if not words:
+            return
+        text = self.value(" ".join(words))
+        head = (
+            text
+            if isinstance(text, str)
+            else text.parts[0]
+            if isinstance(text, Sym) and isinstance(text.parts[0], str)
+            else ""
+        )
+        name, sep, _rest = head.partition("=") if isinstance(head, str) else ("", "", "")
+        if not sep or not _NAME.fullmatch(name):
+            return
+        value = _after_equals(text)
+        loc = self.loc(line_no)
+        if unknowns(value):
+            self.reader.env_writers[name] = (
+                f"{name} is written to $GITHUB_ENV by the script at {loc.file}:{loc.line} from a value "
+                f"stagegate cannot compute ({unknowns(value)[0].expression}); bind env.{name}"
+            )
+            value = Unknown(f"env.{name}", self.reader.env_writers[name])
+        if self.site.runs:
+            self.site.written[name] = value
+
+    def download(self, line_no: int, args: list[str]) -> None:
+        names: list[str] = []
+        patterns: list[str] = []
+        run: str | None = None
+        folder: str | None = None
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg in (">", ">>", "<", "2>", "2>&1", "&>"):
+                i += 2
+                continue
+            for short, long, into in (("-n", "--name", names), ("-p", "--pattern", patterns)):
+                if arg in (short, long):
+                    if i + 1 < len(args):
+                        into.append(args[i + 1])
+                    i += 1
+                    break
+                if arg.startswith(long + "="):
+                    into.append(arg[len(long) + 1 :])
+                    break
+                if arg.startswith(short) and len(arg) > 2 and not arg.startswith("--"):
+                    into.append(arg[2:].lstrip("="))
+                    break
+            else:
+                if arg in ("-D", "--dir") and i + 1 < len(args):
+                    folder = args[i + 1]
+                if arg.startswith("--dir="):
+                    folder = arg[len("--dir=") :]
+                if arg in ("-D", "--dir", "-R", "--repo"):
+                    i += 1
+                elif not arg.startswith("-") and run is None:
+                    run = arg
+            i += 1
+        loc = self.loc(line_no)
+        run_id = "this"
+        if run is not None:
+            value = self.value(run)
+            if value != THIS_RUN:
+                run_id = _unmark(run, self)
+        selections = [(n, "name") for n in names] + [(p, "pattern") for p in patterns]
+        if not selections:
+            selections = [("*", "pattern")]
+        where = self.value(folder) if folder is not None else None
+        for word, kind in selections:
+            transfer = self.site.transfer("download", loc, self.value(word), kind, run_id)
+            if kind == "pattern":
+                self.pending.append((transfer, where if isinstance(where, str) else None))
+            else:
+                self.reader.add(transfer)
+
+    def remove(self, line_no: int, args: list[str]) -> None:
+        """``rm -rf DIR/NAME`` after ``gh run download -p GLOB -D DIR``: NAME (a glob, as the
+        shell expands it) is taken out of what the download keeps. A path stagegate cannot
+        compute makes the downloads' selection unresolved."""
+        for arg in args:
+            if arg.startswith("-"):
+                continue
+            value = self.value(arg)
+            if unknowns(value):
+                self.reader.note_unresolved(
+                    self.loc(line_no),
+                    Unknown(
+                        f"rm {_unmark(arg, self)}",
+                        "a script removes a path stagegate cannot compute after a download, so "
+                        "what the download keeps is unknown; bind what it removes",
+                    ),
+                )
+                continue
+            for i, (transfer, folder) in enumerate(self.pending):
+                text = value if isinstance(value, str) else None
+                name: Value = value
+                if folder is not None:
+                    prefix = folder.rstrip("/") + "/"
+                    if text is not None and text.startswith(prefix):
+                        name = text[len(prefix) :]
+                    elif (
+                        isinstance(value, Sym)
+                        and isinstance(value.parts[0], str)
+                        and value.parts[0].startswith(prefix)
+                    ):
+                        name = concat([value.parts[0][len(prefix) :], *value.parts[1:]])
+                    else:
+                        continue
+                if "/" in shown(name).rstrip("/"):
+                    continue
+                if isinstance(name, str):
+                    name = name.rstrip("/")
+                excluded = replace(transfer, exclude=(*transfer.exclude, text_value(name)))
+                self.pending[i] = (excluded, folder)
+
+
+def _shell_words(text: str) -> list[str]:
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:
+        return []
+
+
+def _tee_as_append(words: list[str]) -> list[str]:
+    """``A | tee -a FILE`` as ``A >> FILE`` (what reaches FILE is what A prints)."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        if words[i] == "|" and i + 1 < len(words) and words[i + 1] == "tee":
+            j = i + 2
+            target = None
+            while j < len(words) and words[j] not in _SEPARATORS:
+                if not words[j].startswith("-") and target is None:
+                    target = words[j]
+                j += 1
+            if target is not None:
+                out += [">>", target]
+                i = j
+                continue
+        out.append(words[i])
+        i += 1
+    return out
+
+
+def _strip(words: list[str]) -> list[str]:
+    start = 0
+    while start < len(words) and words[start] in _KEYWORDS:
+        start += 1
+    return words[start:]
+
+
+def _loop_end(commands: list[tuple[int, list[str]]], start: int) -> int:
+    """The index of the ``done`` that closes the loop opened at ``start`` (or the end)."""
+    depth = 0
+    for i in range(start, len(commands)):
+        words = _strip(commands[i][1])
+        if words and words[0] in ("for", "while", "until"):
+            depth += 1
+        if (commands[i][1] and commands[i][1][0] == "done") or (words and words[0] == "done"):
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(commands)
+
+
+def _annotate(value: Value, loc: Loc, name: str) -> Value:
+    """An unknown shell value says where it was assigned."""
+    if isinstance(value, Unknown):
+        return Unknown(
+            value.expression,
+            f"${name} is assigned at {loc.file}:{loc.line} from {value.expression}: {value.reason}",
+        )
+    return value
+
+
+def _after_equals(value: Value) -> Value:
+    if isinstance(value, str):
+        return value.partition("=")[2]
+    assert isinstance(value, Sym)
+    first = value.parts[0]
+    assert isinstance(first, str)
+    return concat([first.partition("=")[2], *value.parts[1:]])
+
+
+def _redirect_target(words: list[str]) -> str | None:
+    for i, word in enumerate(words):
+        if word == ">>" and i + 1 < len(words):
+            return words[i + 1]
+        if word.startswith(">>") and len(word) > 2:
+            return word[2:]
+    return None
+
+
+def _unmark(word: str, shell: Shell) -> str:
+    """A word with its markers written back as the script wrote them (for messages)."""
+
+    def back(match: re.Match[str]) -> str:
+        entry = shell.table[int(match.group(1))]
+        if isinstance(entry, tuple):
+            return str(entry[2]) if entry[0] == "expand" else "$" + str(entry[1])
+        return shown(entry)
+
+    return _SENTINEL.sub(back, word)
+
+
+def _closing(line: str, start: int) -> int:
+    """The index after the ``)`` that closes the ``(`` at ``start``."""
+    depth = 0
+    for i in range(start, len(line)):
+        if line[i] == "(":
+            depth += 1
+        elif line[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(line)

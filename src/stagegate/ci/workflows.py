@@ -1,0 +1,810 @@
+"""The repository's GitHub Actions workflows: what they upload and download, at a stage.
+
+Reads workflow files and local composite actions with the project's located-YAML
+reader (its limits on size, depth and aliases apply), then evaluates, for each job in
+each context it runs in (a reusable-workflow call, a matrix row), the names of the
+artifacts its steps upload (``actions/upload-artifact``) and download
+(``actions/download-artifact``, ``gh run download`` in ``run:`` scripts). Expressions
+are evaluated as far as the YAML and the model's ``workflows.bind`` allow: ``matrix``,
+``env`` (step, job, workflow; nearest wins), ``inputs`` through reusable-workflow calls
+and composite actions, shell variables, ``$GITHUB_ENV`` writes and the outputs of
+``stagegate flags``. What cannot be evaluated is kept as ``Unknown`` with its file, line
+and expression and reported as unresolved: never guessed. Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stagegate.ci.files import (
+    Files,
+    action_name,
+    as_list,
+    as_mapping,
+    call_inputs,
+    discover,
+    invalid,
+    local_target,
+    root_inputs,
+    triggers_of,
+)
+from stagegate.ci.scopes import Env, Lazy, Scope
+from stagegate.ci.shell import Shell
+from stagegate.ci.transfers import (
+    DOWNLOAD,
+    MAX_CALL_DEPTH,
+    MAX_EVALUATIONS,
+    MAX_MATRIX,
+    MAX_MATRIX_PRODUCT,
+    MERGE,
+    THIS_RUN,
+    UPLOAD,
+    Job,
+    Reading,
+    Site,
+    Transfer,
+    Unresolved,
+    shown,
+    text_value,
+)
+from stagegate.engine.resolve import flag_table
+from stagegate.errors import Loc, LocatedError
+from stagegate.load.yamlsrc import Document
+from stagegate.load.yamlsrc import Path as DocPath
+from stagegate.model import Migration, ghexpr
+from stagegate.model.ghexpr import Ph, Sym, Unknown, Value, concat, truth, unknowns
+from stagegate.records import replace
+
+# --------------------------------------------------------------------------- the reader
+
+
+class Reader:
+    def __init__(
+        self, migration: Migration, stage: int, files: Files, *, tag_matrix: bool = False
+    ) -> None:
+        self.tag_matrix = tag_matrix
+        self.generated: set[str] = set()
+        self.migration = migration
+        self.stage = stage
+        self.files = files
+        self.flags = flag_table(migration)[stage]
+        self.transfers: dict[tuple[Any, ...], Transfer] = {}
+        self.unresolved: dict[tuple[Loc, str], Unresolved] = {}
+        self.jobs: dict[str, Job] = {}
+        self.env_writers: dict[str, str] = {}
+        self.evaluations = 0
+        self.parsed: dict[str, ghexpr.Node] = {}
+        self.used_actions: set[str] = set()
+        self.current_job = ""
+        self.binding: set[str] = set()
+        self.scoped_binds = any(" " in key for key in migration.workflows.bind)
+
+    # -- binds
+
+    def bound(
+        self, path: str, scope: Scope | None = None, *, scoped: bool = True, bare: bool = True
+    ) -> Value:
+        """The bound value of ``path`` where ``scope`` is: a bind for its job (``PATH#JOB
+        path``) before one for its file (``PATH path``) before a bare one (NotImplemented
+        if none). ``scoped``/``bare`` choose which kinds are looked at."""
+        binds = self.migration.workflows.bind
+        bind = None
+        if scoped and scope is not None and self.scoped_binds:
+            for where in (scope.job, scope.doc.file, scope.job.partition("#")[0]):
+                if where:
+                    bind = binds.get(f"{where} {path}")
+                    if bind is not None:
+                        break
+        if bind is None and bare:
+            bind = binds.get(path)
+        if bind is None:
+            return NotImplemented
+        if bind.when is not None:
+            return bind.then if bind.when.evaluate(self.flags) else bind.otherwise
+        assert bind.text is not None
+        if bind.expressions:
+            return self.expression_bind(bind.key, bind.text.text, scope)
+        pieces: list[Value] = [
+            part if isinstance(part, str) else Ph(part.axis) for part in bind.text.parts
+        ]
+        return concat(pieces)
+
+    def expression_bind(self, key: str, text: str, scope: Scope | None) -> Value:
+        """A bind's text with its ``${{ }}`` evaluated where it is used."""
+        from stagegate.model.templates import split
+
+        if scope is None or key in self.binding:
+            return Unknown(key, f"the bind {key!r} refers to itself or is used outside a step")
+        self.binding.add(key)
+        try:
+            pieces: list[Value] = []
+            for piece, _offset in ghexpr.split_text(text):
+                if piece.startswith("${{"):
+                    value = ghexpr.Evaluator(scope.lookup)(ghexpr.parse(piece[3:-2]))
+                    pieces.append(
+                        Unknown(piece, value.reason) if isinstance(value, Unknown) else value
+                    )
+                else:
+                    pieces += [p if isinstance(p, str) else Ph(p.axis) for p in split(piece)]
+            return concat(pieces)
+        except LocatedError as exc:  # checked by load; kept for safety
+            return Unknown(key, exc.message)
+        finally:
+            self.binding.discard(key)
+
+    # -- expressions
+
+    def interpolate(
+        self, text: str, scope: Scope, doc: Document, path: DocPath, *, condition: bool
+    ) -> Value:
+        at = 0
+        try:
+            pieces = ghexpr.split_text(text)
+            if condition and not any(p.startswith("${{") for p, _ in pieces):
+                pieces = [("${{ " + text + " }}", 0)]
+            values: list[Value] = []
+            at = 0
+            for piece, offset in pieces:
+                at = offset + 3
+                if not piece.startswith("${{"):
+                    values.append(piece)
+                    continue
+                inner = piece[3:-2]
+                node = self.parsed.get(inner)
+                if node is None:
+                    node = ghexpr.parse(inner)
+                    self.parsed[inner] = node
+                value = ghexpr.Evaluator(scope.lookup)(node)
+                if isinstance(value, Unknown):
+                    value = Unknown(piece.strip(), value.reason, truth=value.truth)
+                elif isinstance(value, Sym):
+                    value = Sym(
+                        tuple(
+                            Unknown(piece.strip(), p.reason) if isinstance(p, Unknown) else p
+                            for p in value.parts
+                        )
+                    )
+                if len(pieces) == 1:
+                    return value
+                values.append(value)
+        except LocatedError as exc:
+            where = doc.loc(path) if "\n" in text else doc.text_loc(path, at + exc.column)
+            raise invalid(where, f"invalid expression: {exc.message}") from None
+        return concat(values)
+
+    def note_unresolved(self, loc: Loc, value: Value) -> None:
+        for part in unknowns(value):
+            key = (loc, part.expression)
+            if key not in self.unresolved:
+                self.unresolved[key] = Unresolved(loc, part.expression, part.reason)
+
+    def add(self, transfer: Transfer) -> None:
+        key = (
+            transfer.direction,
+            transfer.loc,
+            transfer.job,
+            transfer.callers,
+            transfer.value,
+            transfer.kind,
+            transfer.run,
+            transfer.active,
+            transfer.exclude,
+        )
+        if transfer.active:
+            self.note_unresolved(transfer.loc, transfer.value)
+        self.transfers.setdefault(key, transfer)
+
+    def charge(self, doc: Document, path: DocPath) -> None:
+        self.evaluations += 1
+        if self.evaluations > MAX_EVALUATIONS:
+            raise invalid(
+                doc.loc(path),
+                f"evaluating the workflows takes more than {MAX_EVALUATIONS:,} step evaluations "
+                "(steps x matrix rows x calls); narrow workflows.paths or the matrices.",
+            )
+
+    # -- workflows
+
+    def run(self, rels: Sequence[str]) -> None:
+        called: set[str] = set()
+        actions: set[str] = set()
+        for rel in rels:
+            doc = self.files.get(rel)
+            if _is_action(doc.data):
+                actions.add(rel)
+                continue
+            jobs = as_mapping(doc, ("jobs",), doc.data.get("jobs"), "jobs")
+            for job in jobs.values():
+                if isinstance(job, dict) and isinstance(job.get("uses"), str):
+                    target = local_target(job["uses"], rel)
+                    if target is not None:
+                        called.add(target)
+        for rel in rels:
+            if rel in actions:
+                continue
+            doc = self.files.get(rel)
+            for job_id in as_mapping(doc, ("jobs",), doc.data.get("jobs"), "jobs"):
+                self.jobs[f"{rel}#{job_id}"] = Job(
+                    id=f"{rel}#{job_id}", loc=doc.key_loc(("jobs", job_id))
+                )
+            triggers = triggers_of(doc.data)
+            if rel not in called or triggers - {"workflow_call"}:
+                self.workflow(rel, root_inputs(rel, doc.data, triggers), (), 0)
+        for rel in sorted(actions):
+            if rel not in self.used_actions:
+                doc = self.files.get(rel)
+                scope = Scope(
+                    self,
+                    doc,
+                    inputs=Unknown(
+                        "inputs", f"inputs: no workflow read here uses {rel}; bind them"
+                    ),
+                    in_action=True,
+                )
+                self.action_steps(Site(rel=rel, doc=doc, job=rel, callers=(), depth=0), scope)
+
+    def workflow(
+        self,
+        rel: str,
+        inputs: Mapping[str, Value] | Unknown | None,
+        callers: tuple[str, ...],
+        depth: int,
+        where: Loc | None = None,
+        parent: tuple[bool, str] = (True, ""),
+    ) -> None:
+        doc = self.files.get(rel, where)
+        if depth > MAX_CALL_DEPTH or rel in (c.partition("#")[0] for c in callers):
+            raise invalid(
+                where or doc.loc(()),
+                f"reusable workflows call each other more than {MAX_CALL_DEPTH} deep, or in a "
+                f"cycle ({' -> '.join((*callers, rel))}); break the chain.",
+            )
+        data = doc.data
+        wf_env = self.env_layer(doc, ("env",), data.get("env"), Scope(self, doc, inputs=inputs))
+        jobs = as_mapping(doc, ("jobs",), data.get("jobs"), "jobs")
+        saved = self.current_job
+        try:
+            for job_id, spec in jobs.items():
+                self.current_job = f"{rel}#{job_id}"
+                site = Site(rel, doc, self.current_job, callers, depth, *parent)
+                self.job(site, job_id, spec, jobs, inputs, wf_env)
+        finally:
+            self.current_job = saved
+
+    def job(
+        self,
+        site: Site,
+        job_id: str,
+        spec: Any,
+        jobs: Mapping[str, Any],
+        inputs: Mapping[str, Value] | Unknown | None,
+        wf_env: dict[str, Any],
+    ) -> None:
+        """One job of a workflow, in each row of its matrix."""
+        doc = site.doc
+        jpath: DocPath = ("jobs", job_id)
+        job = as_mapping(doc, jpath, spec, f"job {job_id}")
+        self.jobs.setdefault(site.job, Job(id=site.job, loc=doc.key_loc(jpath)))
+        needs = self.needs_of(site.rel, doc, jobs, job, inputs, wf_env)
+        base = Scope(self, doc, inputs=inputs, env=Env([wf_env]), needs=needs)
+        active, off = site.runs, site.why
+        if active:
+            active, off = self.condition(base, job.get("if"), (*jpath, "if"))
+        for row in self.matrix_rows(doc, jpath, job, base):
+            scope = Scope(self, doc, matrix=row, inputs=inputs, env=Env([wf_env]), needs=needs)
+            job_env = self.env_layer(doc, (*jpath, "env"), job.get("env"), scope)
+            written: dict[str, Any] = {}
+            scope = scope.with_env(Env([wf_env, job_env, written]))
+            here = replace(site, runs=active, why=off, outputs={}, written=written)
+            if isinstance(job.get("uses"), str):
+                self.call(here, jpath, job, scope)
+                continue
+            self.job_steps(here, jpath, job, scope)
+
+    def needs_of(
+        self,
+        rel: str,
+        doc: Document,
+        jobs: Mapping[str, Any],
+        job: Mapping[str, Any],
+        inputs: Mapping[str, Value] | Unknown | None,
+        wf_env: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """``needs.J.outputs.K`` for the jobs this one needs: their `outputs:` evaluated."""
+        raw = job.get("needs")
+        names = (
+            [raw]
+            if isinstance(raw, str)
+            else [n for n in raw if isinstance(n, str)]
+            if isinstance(raw, list)
+            else []
+        )
+        out: dict[str, Any] = {}
+        for name in names:
+            other = jobs.get(name)
+            if not isinstance(other, dict):
+                continue
+
+            def outputs(key: str, other: dict[str, Any] = other, name: str = name) -> Value:
+                declared = other.get("outputs")
+                if not isinstance(declared, dict) or key not in declared:
+                    return Unknown(
+                        f"needs.{name}.outputs.{key}", f"job {name} declares no output {key}"
+                    )
+                if other.get("strategy") is not None or isinstance(other.get("uses"), str):
+                    return Unknown(
+                        f"needs.{name}.outputs.{key}",
+                        f"job {name} runs a matrix or a reusable workflow; bind needs.{name}.outputs.{key}",
+                    )
+                scope = Scope(
+                    self,
+                    doc,
+                    inputs=inputs,
+                    env=Env([wf_env]),
+                    steps=self.flag_steps(doc, ("jobs", name), other),
+                )
+                scope.job = f"{rel}#{name}"
+                return scope.evaluate(declared[key], ("jobs", name, "outputs", key))
+
+            out[name] = outputs
+        return out
+
+    def flag_steps(
+        self, doc: Document, jpath: DocPath, job: Mapping[str, Any]
+    ) -> dict[str, dict[str, Value]]:
+        """The outputs of the job's `stagegate flags` steps, at the stage."""
+        found: dict[str, dict[str, Value]] = {}
+        steps = job.get("steps")
+        if not isinstance(steps, list):
+            return found
+        for step in steps:
+            if isinstance(step, dict) and isinstance(step.get("id"), str):
+                command = _stagegate_command(step)
+                if command:
+                    found[step["id"]] = self.command_outputs(command)
+        return found
+
+    def command_outputs(self, command: list[str]) -> dict[str, Value]:
+        """The step outputs a `stagegate flags` or `stagegate matrix P` step writes, at the stage."""
+        from stagegate.ci import ciflags
+        from stagegate.engine.resolve import resolve
+        from stagegate.errors import StagegateError
+
+        plan = resolve(self.migration, self.stage)
+        if command[0] == "flags":
+            try:
+                return dict(ciflags.github_outputs(plan))
+            except StagegateError:
+                return {}
+        if command[0] == "matrix" and len(command) > 1:
+            try:
+                found = ciflags.matrix(self.migration, command[1], self.stage)
+            except StagegateError:
+                return {
+                    "matrix": Unknown(
+                        f"stagegate matrix {command[1]}",
+                        f"{command[1]} is not a producer of the model; fix the step's command",
+                    )
+                }
+            return {"matrix": ciflags.compact(found)}
+        return {}
+
+    def env_layer(self, doc: Document, path: DocPath, raw: Any, scope: Scope) -> dict[str, Any]:
+        if isinstance(raw, str):
+            return {}  # env: ${{ fromJSON(...) }}: nothing known by name
+        env = as_mapping(doc, path, raw, "env")
+        return {
+            str(key): Lazy(
+                lambda key=key, value=value: text_value(scope.evaluate(value, (*path, key)))
+            )
+            for key, value in env.items()
+        }
+
+    def condition(self, scope: Scope, raw: Any, path: DocPath) -> tuple[bool, str]:
+        """Whether a job or step may run: False only when its `if:` is decidedly false."""
+        if raw is None:
+            return True, ""
+        if isinstance(raw, bool):
+            return raw, "" if raw else "if: false"
+        value = scope.evaluate(str(raw), path, condition=True)
+        if truth(value) is False:
+            loc = scope.doc.loc(path)
+            return (
+                False,
+                f"its if: {str(raw).strip()!r} ({loc.file}:{loc.line}) is false at stage {self.stage}",
+            )
+        return True, ""
+
+    def matrix_rows(
+        self, doc: Document, jpath: DocPath, job: Mapping[str, Any], scope: Scope
+    ) -> list[Value]:
+        strategy = job.get("strategy")
+        if strategy is None:
+            return [None]
+        spath: DocPath = (*jpath, "strategy")
+        if isinstance(strategy, str):
+            value = scope.evaluate(strategy, spath)
+            strategy = value if isinstance(value, dict) else {"matrix": strategy}
+        strategy = as_mapping(doc, spath, strategy, "strategy")
+        raw = strategy.get("matrix")
+        mpath: DocPath = (*spath, "matrix")
+        if raw is None:
+            return [None]
+        if isinstance(raw, str):
+            value = scope.evaluate(raw, mpath)
+            if not isinstance(value, dict):
+                loc = doc.loc(mpath)
+                return [
+                    Unknown(
+                        raw.strip(),
+                        f"the matrix is generated ({raw.strip()} at {loc.file}:{loc.line}); bind each matrix.KEY a name uses",
+                    )
+                ]
+            raw = value
+        matrix = as_mapping(doc, mpath, raw, "strategy.matrix")
+        rows = self.expand(doc, mpath, matrix, scope)
+        if isinstance(rows, Unknown):
+            return [rows]
+        return list(rows)
+
+    def expand(
+        self, doc: Document, path: DocPath, matrix: Mapping[str, Any], scope: Scope
+    ) -> list[dict[str, Any]] | Unknown:
+        """GitHub's matrix: the product of the lists, minus `exclude`, with `include` merged."""
+
+        def evaluated(key: str, what: str, bind: str) -> Value:
+            """``matrix[key]`` evaluated; an Unknown saying where, if it is generated."""
+            raw = matrix.get(key)
+            value = scope.evaluate(raw, (*path, key)) if isinstance(raw, str) else raw
+            if isinstance(value, Unknown | Sym):
+                loc = doc.loc((*path, key))
+                return Unknown(
+                    str(raw).strip(), f"{what} is generated ({loc.file}:{loc.line}); bind {bind}"
+                )
+            return value
+
+        axes: list[tuple[str, list[Any]]] = []
+        product = 1
+        for key in matrix:
+            if key in ("include", "exclude"):
+                continue
+            value = evaluated(key, f"matrix.{key}", f"matrix.{key}")
+            if isinstance(value, Unknown):
+                return value
+            values = value if isinstance(value, list) else [value]
+            product *= max(len(values), 1)
+            if product > MAX_MATRIX_PRODUCT:
+                raise invalid(
+                    doc.loc((*path, key)),
+                    f"this matrix has more than {MAX_MATRIX_PRODUCT:,} combinations; GitHub runs "
+                    f"at most {MAX_MATRIX} jobs per matrix: use fewer values.",
+                )
+            axes.append((key, values))
+        rows: list[dict[str, Any]] = [{}]
+        for key, values in axes:
+            rows = [{**row, key: v} for row in rows for v in values]
+        if not axes:
+            rows = []
+        extras: list[Any] = []
+        for key in ("exclude", "include"):
+            value = evaluated(key, f"matrix {key}", "the matrix.KEY a name uses")
+            if isinstance(value, Unknown):
+                return value
+            entries = as_list(doc, (*path, key), value, f"matrix {key}")
+            if key == "exclude":
+                for entry in entries:
+                    if isinstance(entry, dict):
+                        rows = [r for r in rows if not _partial_match(r, entry)]
+            else:
+                extras = entries
+        originals = {k for k, _ in axes}
+        product_rows = list(rows)  # includes merge into these only, never into added rows
+        for entry in extras:
+            if not isinstance(entry, dict):
+                raise invalid(
+                    doc.loc((*path, "include")), "each matrix include must be a mapping."
+                )
+            merged = False
+            for row in product_rows:
+                if all(_same(row.get(k), v) for k, v in entry.items() if k in originals):
+                    row.update(
+                        {k: v for k, v in entry.items() if k not in originals or k not in row}
+                    )
+                    merged = True
+            if not merged:
+                rows.append(dict(entry))
+        if len(rows) > MAX_MATRIX:
+            raise invalid(
+                doc.loc(path),
+                f"this matrix makes {len(rows):,} jobs; GitHub runs at most {MAX_MATRIX} per matrix: "
+                "use fewer values.",
+            )
+        return rows or [{}]
+
+    def call(self, site: Site, jpath: DocPath, job: Mapping[str, Any], scope: Scope) -> None:
+        """A job that calls a reusable workflow: its `with:` become the callee's inputs."""
+        doc = site.doc
+        uses = job["uses"]
+        target = local_target(uses, site.rel)
+        if target is None:
+            return
+        self.charge(doc, (*jpath, "uses"))
+        callee = self.files.get(target, doc.loc((*jpath, "uses")))
+        declared = call_inputs(callee.data)
+        given = as_mapping(doc, (*jpath, "with"), job.get("with"), "with")
+        inputs: dict[str, Value] = {}
+        for name, spec in declared.items():
+            if isinstance(spec, dict) and "default" in spec:
+                inputs[name] = Scope(self, callee).evaluate(
+                    spec["default"], ("on", "workflow_call", "inputs", name, "default")
+                )
+            else:
+                inputs[name] = None
+        for name, raw in given.items():
+            inputs[str(name)] = scope.evaluate(raw, (*jpath, "with", name))
+        self.workflow(
+            target,
+            inputs,
+            (*site.callers, site.job),
+            site.depth + 1,
+            doc.loc((*jpath, "uses")),
+            (site.runs, site.why),
+        )
+
+    def job_steps(self, site: Site, jpath: DocPath, job: Mapping[str, Any], scope: Scope) -> None:
+        steps = as_list(site.doc, (*jpath, "steps"), job.get("steps"), "steps")
+        scope = Scope(
+            self,
+            site.doc,
+            matrix=scope.matrix,
+            inputs=scope.inputs,
+            env=scope.env,
+            steps=site.outputs,
+            needs=scope.needs,
+        )
+        self.steps(site, (*jpath, "steps"), steps, scope)
+
+    def steps(self, site: Site, spath: DocPath, steps: list[Any], scope: Scope) -> None:
+        doc = site.doc
+        for i, raw in enumerate(steps):
+            path: DocPath = (*spath, i)
+            step = as_mapping(doc, path, raw, "a step")
+            self.charge(doc, path)
+            step_env = self.env_layer(doc, (*path, "env"), step.get("env"), scope)
+            here = scope.with_env(scope.env.child(step_env))
+            runs, why = site.runs, site.why
+            if runs:
+                runs, why = self.condition(here, step.get("if"), (*path, "if"))
+            at = site if runs == site.runs else replace(site, runs=runs, why=why)
+            uses = step.get("uses")
+            if isinstance(uses, str):
+                self.uses(at, path, step, uses, here)
+            run = step.get("run")
+            if isinstance(run, str):
+                command = _stagegate_command(step)
+                if command:
+                    self.stagegate_step(at, step, command)
+                Shell(self, at, (*path, "run"), run, here).run()
+
+    def stagegate_step(self, site: Site, step: Mapping[str, Any], command: list[str]) -> None:
+        """A step that runs `stagegate flags` or `stagegate matrix P`: its outputs, and for
+        `flags` the env it writes, when it runs at the stage."""
+        if not site.runs:
+            return
+        if isinstance(step.get("id"), str):
+            site.outputs[step["id"]] = self.command_outputs(command)
+        if command[0] == "flags":
+            self.flags_env(site.written)
+
+    def flags_env(self, written: dict[str, Any]) -> None:
+        """`stagegate flags --format github` writes ENV=true|false for each flag with an env."""
+        from stagegate.ci import ciflags
+        from stagegate.engine.resolve import resolve
+
+        written.update(ciflags.env_pairs(resolve(self.migration, self.stage)))
+
+    def uses(
+        self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
+    ) -> None:
+        doc = site.doc
+        name = action_name(uses)
+        given = as_mapping(doc, (*path, "with"), step.get("with"), "with")
+        loc = doc.loc((*path, "uses"))
+
+        def transfer(
+            direction: str, key: str, default: str, kind: str = "name", run: str = "this"
+        ) -> None:
+            """The artifact step's ``with.<key>`` (or ``default``), at its own line."""
+            at = (*path, "with", key)
+            if key in given:
+                self.add(
+                    site.transfer(direction, doc.loc(at), scope.evaluate(given[key], at), kind, run)
+                )
+            else:
+                self.add(site.transfer(direction, loc, default, kind, run))
+
+        if name == UPLOAD:
+            transfer("upload", "name", "artifact")
+            return
+        if name == MERGE:
+            # reads the run's artifacts that `pattern` matches (all, without one) and
+            # uploads them as one artifact, `name` (default merged-artifacts)
+            transfer("download", "pattern", "*", kind="pattern")
+            transfer("upload", "name", "merged-artifacts")
+            return
+        if name == DOWNLOAD:
+            run = "this"
+            if "run-id" in given:
+                run_value = scope.evaluate(given["run-id"], (*path, "with", "run-id"))
+                if run_value != THIS_RUN:
+                    run = ghexpr.to_text(given["run-id"]).strip()
+            if "name" in given:
+                transfer("download", "name", "", run=run)
+            else:  # a pattern, or without one every artifact of the run
+                transfer("download", "pattern", "*", kind="pattern", run=run)
+            return
+        command = _stagegate_command(step)
+        if command is not None:
+            self.stagegate_step(site, step, command)
+            return
+        target = local_target(uses, site.rel)
+        if target is None:
+            return
+        action_file = self.action_file(target, loc)
+        if action_file is None:
+            return
+        self.used_actions.add(action_file)
+        action = self.files.get(action_file, loc)
+        declared = action.data.get("inputs")
+        inputs: dict[str, Value] = {}
+        if isinstance(declared, dict):
+            for key, spec in declared.items():
+                inputs[str(key)] = (
+                    Scope(self, action, env=scope.env, in_action=True).evaluate(
+                        spec.get("default"), ("inputs", key, "default")
+                    )
+                    if isinstance(spec, dict)
+                    else None
+                )
+        for key, raw in given.items():
+            inputs[str(key)] = scope.evaluate(raw, (*path, "with", key))
+        if site.depth + 1 > MAX_CALL_DEPTH:
+            raise invalid(
+                loc, f"composite actions nest more than {MAX_CALL_DEPTH} deep; break the chain."
+            )
+        inner = Scope(self, action, inputs=inputs, env=scope.env, in_action=True)
+        self.action_steps(
+            replace(site, rel=action_file, doc=action, depth=site.depth + 1, outputs={}), inner
+        )
+
+    def action_file(self, target: str, loc: Loc) -> str | None:
+        for name in ("action.yml", "action.yaml"):
+            candidate = f"{target.rstrip('/')}/{name}"
+            if (self.files.root / candidate).is_file():
+                return candidate
+        if target.endswith((".yml", ".yaml")) and (self.files.root / target).is_file():
+            return None  # a reusable workflow used as a step: GitHub refuses it
+        raise invalid(loc, f"no action.yml in {target}; fix the uses: path.")
+
+    def action_steps(self, site: Site, scope: Scope) -> None:
+        """The steps of the composite action ``site.doc``, where ``site`` says it is used."""
+        rel, action = site.rel, site.doc
+        if not _is_action(action.data):
+            raise invalid(
+                action.loc(()), f"{rel} is not an action (no runs: mapping); fix the uses: path."
+            )
+        spec = as_mapping(action, ("runs",), action.data.get("runs"), "runs")
+        if str(spec.get("using", "")).lower() != "composite":
+            return
+        steps = as_list(action, ("runs", "steps"), spec.get("steps"), "runs.steps")
+        written = site.written
+        env = scope.env if written in scope.env.layers else scope.env.child(written)
+        inner = Scope(
+            self, action, inputs=scope.inputs, env=env, steps=site.outputs, in_action=True
+        )
+        self.steps(site, ("runs", "steps"), steps, inner)
+
+
+def _is_action(data: dict[str, Any]) -> bool:
+    return isinstance(data.get("runs"), dict) and "jobs" not in data
+
+
+_OPTIONS_WITH_VALUES = frozenset({"-f", "--file", "--format", "--stage"})
+
+
+def _command_words(words: list[str]) -> list[str] | None:
+    """``flags`` / ``matrix P`` from the words after ``stagegate`` (its options skipped)."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _OPTIONS_WITH_VALUES:
+            i += 2
+            continue
+        if word.startswith("-") or word in (">>", ">", "|", "&&", ";"):
+            if word in (">>", ">", "|", "&&", ";"):
+                break
+            i += 1
+            continue
+        out.append(word.strip("\"'"))
+        i += 1
+    return out if out and out[0] in ("flags", "matrix") else None
+
+
+def _stagegate_command(step: Mapping[str, Any]) -> list[str] | None:
+    """The command of a step that runs `stagegate flags` or `stagegate matrix P` (else None)."""
+    run = step.get("run")
+    if isinstance(run, str):
+        for line in run.splitlines():
+            words = line.split()
+            for i, word in enumerate(words):
+                if word in ("stagegate", "stagegate-ci") or word.endswith("/stagegate"):
+                    found = _command_words(words[i + 1 :])
+                    if found:
+                        return found
+    uses = step.get("uses")
+    if isinstance(uses, str) and "stagegate" in uses.lower():
+        given = step.get("with")
+        command = given.get("command") if isinstance(given, dict) else None
+        if isinstance(command, str):
+            return _command_words(command.split())
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict | list) or isinstance(b, dict | list):
+        return bool(a == b)
+    return ghexpr.to_text(a) == ghexpr.to_text(b) if a is not None else b is None
+
+
+def _partial_match(row: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
+    for key, value in entry.items():
+        if key not in row:
+            return False
+        have = row[key]
+        if isinstance(value, dict) and isinstance(have, dict):
+            if not _partial_match(have, value):
+                return False
+        elif not _same(have, value):
+            return False
+    return True
+
+# --------------------------------------------------------------------------- entry points
+
+
+def files_for(migration: Migration) -> Files:
+    return Files(migration.root if str(migration.root) else Path("."))
+
+
+def read(
+    migration: Migration, stage: int, files: Files | None = None, *, tag_matrix: bool = False
+) -> Reading:
+    """What the workflows upload and download at ``stage``; InvalidInput for a bad file.
+
+    ``tag_matrix`` (for ``init``): matrix values become ``Ph(key, value)`` pieces."""
+    files = files or files_for(migration)
+    rels = discover(files.root, migration.workflows.paths)
+    reader = Reader(migration, stage, files, tag_matrix=tag_matrix)
+    reader.run(rels)
+    transfers = sorted(
+        reader.transfers.values(),
+        key=lambda t: (t.loc, t.direction, t.job, t.callers, shown(t.value)),
+    )
+    return Reading(
+        stage=stage,
+        transfers=tuple(transfers),
+        unresolved=tuple(sorted(reader.unresolved.values(), key=lambda u: (u.loc, u.expression))),
+        jobs=dict(reader.jobs),
+        files=tuple(sorted(files.docs)),
+        generated=frozenset(reader.generated),
+    )
+
+
+def matches_job(ref: str, transfer: Transfer) -> bool:
+    """Whether a `jobs` entry names the job of a transfer (or a job that calls into it)."""
+    return any(
+        fnmatch.fnmatchcase(job, ref) if "*" in ref else job == ref for job in transfer.jobs()
+    )

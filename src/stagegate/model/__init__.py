@@ -1,0 +1,263 @@
+"""The migration as immutable records. Built only by ``load``; read by everything else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from stagegate.errors import Loc
+from stagegate.model.expr import Expr
+from stagegate.model.templates import Axis, Part
+from stagegate.records import field, record
+
+if TYPE_CHECKING:
+    from stagegate.load.yamlsrc import Document
+
+ItemKind = Literal["producer", "consumer", "release"]
+
+
+def _frozen(mapping: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@record(kw_only=True)
+class Reference:
+    """A ``{regex: PATTERN}`` reference: a line is a finding when the expression matches in it.
+
+    Fixed-string references stay plain ``str``; code that reads references takes both."""
+
+    regex: str
+
+    def __str__(self) -> str:
+        return f"regex {self.regex}"
+
+
+Ref = str | Reference
+"""One entry of ``legacy.references`` or a flag's ``references``."""
+
+
+@record(kw_only=True)
+class Legacy:
+    references: tuple[Ref, ...] = ()
+    paths: tuple[str, ...] = ()
+
+
+@record(kw_only=True)
+class Flag:
+    id: str
+    summary: str = ""
+    default: bool = False
+    references: tuple[Ref, ...] = ()
+    loc: Loc
+    env: str | None = None  # the environment variable CI reads; audited as a reference
+
+
+@record(kw_only=True)
+class Template:
+    text: str
+    parts: tuple[Part, ...]
+    loc: Loc
+    kind: str = "artifact"  # an artifact template's kind ({name: ..., kind: wheel}); else unused
+
+
+@record(kw_only=True)
+class _Item:
+    """The fields producers, consumers and releases share."""
+
+    id: str
+    summary: str = ""
+    when: Expr
+    legacy: Legacy = field(default_factory=Legacy)
+    loc: Loc
+    kind: ItemKind
+
+
+@record(kw_only=True)
+class Producer(_Item):
+    artifacts: tuple[Template, ...]
+    paths: tuple[str, ...] = ()
+    run: str = "this"
+    kind: ItemKind = "producer"
+    axes: tuple[Axis, ...] = ()
+    """Finite axes this producer narrows or replaces for its own templates (``axes: {py: [...]}``)."""
+
+
+@record(kw_only=True)
+class Input:
+    select: Template
+    required: bool = True
+    from_: tuple[str, ...] | None = None
+    exclude: tuple[Template, ...] = ()  # plain globs the job drops after downloading
+    loc: Loc
+    axes: tuple[Axis, ...] = ()  # its consumer's own axes
+
+
+@record(kw_only=True)
+class Consumer(_Item):
+    inputs: tuple[Input, ...]
+    kind: ItemKind = "consumer"
+    axes: tuple[Axis, ...] = ()
+    """Finite axes this consumer's selects are evaluated over instead of the migration's."""
+
+
+@record(kw_only=True)
+class Release(_Item):
+    tags: tuple[str, ...]
+    select: tuple[Template, ...]
+    exclude: tuple[Template, ...] = ()
+    expect: tuple[str, ...] | None = None
+    tooling: Literal["tag", "control", "both"] = "tag"
+    kinds: tuple[str, ...] | None = None  # the artifact kinds it may select; None: any
+    run: str = "this"
+    kind: ItemKind = "release"
+
+
+Item = Producer | Consumer | Release
+
+
+@record(kw_only=True)
+class Check:
+    """One acceptance check: its kind, its arguments, and where it is declared."""
+
+    kind: str
+    args: Mapping[str, Any] = field(default_factory=_frozen)
+    loc: Loc
+    origin: str = "acceptance"  # "invariant" or "acceptance"
+
+    def describe(self) -> str:
+        shown = [f"{k}={v}" for k, v in self.args.items() if not isinstance(v, list | dict)]
+        return self.kind + (f" {' '.join(shown)}" if shown else "")
+
+
+@record(kw_only=True)
+class ReleaseChange:
+    """A planned change of what the release claiming ``tag`` selects, made by one stage."""
+
+    tag: str
+    add: tuple[Template, ...] = ()  # plain globs: names the stage adds to the selection
+    drop: tuple[Template, ...] = ()  # plain globs: names it removes from it
+    loc: Loc
+
+
+@record(kw_only=True)
+class Stage:
+    number: int
+    slug: str
+    title: str
+    outcome: str = ""
+    set: Mapping[str, bool] = field(default_factory=_frozen)
+    set_locs: Mapping[str, Loc] = field(default_factory=_frozen)
+    reversible: bool = True
+    acceptance: tuple[Check, ...] = ()
+    release_changes: tuple[ReleaseChange, ...] = ()
+    file: str
+    loc: Loc
+    reversible_loc: Loc | None = None  # where `reversible:` is written (its key)
+    document: Document | None = field(default=None, compare=False)  # the file as read
+
+    @property
+    def dirname(self) -> str:
+        """The folder of this stage's pytest files: ``stages/NN-slug/``'s name."""
+        return Path(self.file).stem
+
+
+@record(kw_only=True, eq=False)
+class Migration:
+    """The whole migration. Compared by identity, so resolution can be cached per load."""
+
+    version: int
+    id: str
+    summary: str = ""
+    stage: int
+    stage_loc: Loc
+    stages_dir: str
+    axes: Mapping[str, Axis]
+    flags: Mapping[str, Flag]
+    producers: Mapping[str, Producer]
+    consumers: Mapping[str, Consumer]
+    releases: Mapping[str, Release]
+    invariants: tuple[Check, ...] = ()
+    audit_ignore: tuple[str, ...] = ()
+    audit_ignore_locs: tuple[Loc, ...] = ()  # where each audit.ignore entry is written
+    stages: tuple[Stage, ...] = ()
+    file: str  # the migration file as given (for messages)
+    root: Path  # the directory holding migration.yaml; relative paths start here
+    workflows: WorkflowSettings = field(default_factory=lambda: WorkflowSettings())
+    stage_span: tuple[int, int] | None = None  # bytes of a plain `stage:` value in the file
+    document: Document | None = field(default=None, compare=False)  # the file as read
+
+    @property
+    def last(self) -> int:
+        return len(self.stages)
+
+    def stage_def(self, number: int) -> Stage | None:
+        """The definition of stage ``number`` (1..last); None for stage 0."""
+        return self.stages[number - 1] if 1 <= number <= len(self.stages) else None
+
+    def checks_at(self, number: int) -> tuple[Check, ...]:
+        """The checks of stage ``number``: the invariants plus its own acceptance (stage 0
+        has only invariants)."""
+        definition = self.stage_def(number)
+        return (*self.invariants, *(definition.acceptance if definition else ()))
+
+    def title(self, number: int) -> str:
+        stage = self.stage_def(number)
+        return stage.title if stage else "before the migration"
+
+    def items(self) -> list[Item]:
+        return [*self.producers.values(), *self.consumers.values(), *self.releases.values()]
+
+
+DEFAULT_WORKFLOW_PATHS = (
+    ".github/workflows/*.yml",
+    ".github/workflows/*.yaml",
+    ".github/actions/*/action.yml",
+)
+
+
+@record(kw_only=True)
+class JobRef:
+    """One `jobs` entry: ``path#job``, a real job the item stands for."""
+
+    text: str
+    loc: Loc
+
+    @property
+    def path(self) -> str:
+        return self.text.partition("#")[0]
+
+    @property
+    def job(self) -> str:
+        return self.text.partition("#")[2]
+
+
+@record(kw_only=True)
+class Bind:
+    """A `workflows.bind` entry: an expression's value given by the model.
+
+    Either text (a template with ``{axis}`` placeholders) or a flag expression, whose
+    value at the stage is ``then`` (default ``"true"``) or ``else`` (``"false"``)."""
+
+    key: str
+    text: Template | None = None
+    expressions: bool = False  # the text holds ${{ }} expressions, evaluated where it is used
+    when: Expr | None = None
+    then: str = "true"
+    otherwise: str = "false"
+    loc: Loc
+
+
+@record(kw_only=True)
+class WorkflowSettings:
+    """The `workflows` section, and the `jobs` of every producer, consumer and release."""
+
+    paths: tuple[str, ...] = DEFAULT_WORKFLOW_PATHS
+    paths_loc: Loc | None = None
+    bind: Mapping[str, Bind] = field(default_factory=_frozen)
+    jobs: Mapping[tuple[str, str], tuple[JobRef, ...]] = field(default_factory=_frozen)
+    """(kind, id) -> the item's `jobs` entries."""
+
+    def jobs_of(self, item: Item) -> tuple[JobRef, ...]:
+        return tuple(self.jobs.get((item.kind, item.id), ()))

@@ -1,0 +1,585 @@
+"""GitHub Actions expressions (``${{ ... }}``), parsed and evaluated without guessing.
+
+Values are plain Python values (str, bool, None, float, list, dict) or symbolic:
+``Sym`` is text assembled from literal pieces, ``Ph`` placeholders (an axis of the
+model, from ``workflows.bind``) and ``Unknown`` pieces; ``Unknown`` is a value nobody
+can compute from the YAML alone (a secret, a step's output, ``github.event_name``).
+Logic is three-valued: ``truth`` answers True, False or None (undecided). Parsed by
+recursive descent with bounded length and depth; never handed to ``eval``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from stagegate.errors import LocatedError
+from stagegate.model.expr import Cursor, Token
+from stagegate.records import field, record
+
+MAX_EXPRESSION = 10_000
+"""Longest expression between ``${{`` and ``}}`` accepted."""
+MAX_DEPTH = 50
+"""Deepest nesting of an expression (parentheses, calls, indexes)."""
+MAX_JSON = 100_000
+"""Longest text ``fromJSON`` reads."""
+
+
+@record
+class Ph:
+    """An ``{axis}`` placeholder inside a name; ``value``: the matrix value it stands for.
+
+    A value is set only when reading for ``init``, where matrix values are tagged with
+    their key so that names can be written back as templates."""
+
+    axis: str
+    value: str | None = None
+
+
+class Tagged(str):
+    """A matrix value that remembers its key (only when reading for ``init``)."""
+
+    axis: str
+
+    def __new__(cls, text: str, axis: str) -> Tagged:
+        made = super().__new__(cls, text)
+        made.axis = axis
+        return made
+
+
+@record
+class Unknown:
+    """A value that cannot be computed: what it is and why."""
+
+    expression: str
+    reason: str
+    truth: bool | None = field(default=None, compare=False)
+
+
+@record
+class Sym:
+    """Text made of literal strings, placeholders and unknown pieces."""
+
+    parts: tuple[str | Ph | Unknown, ...]
+
+
+Value = Any
+Part = str | Ph | Unknown
+
+
+def concat(parts: Sequence[Value]) -> Value:
+    """Text of values put side by side: a plain str when every piece is known."""
+    out: list[Part] = []
+    for value in parts:
+        if isinstance(value, Tagged):
+            out.append(Ph(value.axis, str(value)))
+        elif isinstance(value, Sym):
+            out.extend(value.parts)
+        elif isinstance(value, Unknown | Ph):
+            out.append(value)
+        else:
+            out.append(to_text(value))
+    merged: list[Part] = []
+    for part in out:
+        if isinstance(part, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += part
+        elif part != "":
+            merged.append(part)
+    if all(isinstance(p, str) for p in merged):
+        return "".join(p for p in merged if isinstance(p, str))
+    return Sym(tuple(merged))
+
+
+def to_text(value: Value) -> str:
+    """How GitHub writes a known value into text."""
+    if value is None:
+        return ""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, float | int):
+        return _number_text(float(value))
+    if isinstance(value, list):
+        return "Array"
+    if isinstance(value, dict):
+        return "Object"
+    return str(value)
+
+
+def _number_text(number: float) -> str:
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    if number.is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    return repr(number)
+
+
+def unknowns(value: Value) -> list[Unknown]:
+    if isinstance(value, Unknown):
+        return [value]
+    if isinstance(value, Sym):
+        return [p for p in value.parts if isinstance(p, Unknown)]
+    return []
+
+
+def truth(value: Value) -> bool | None:
+    if isinstance(value, Unknown):
+        return value.truth
+    if isinstance(value, Sym):
+        if any((isinstance(p, str) and p) or isinstance(p, Ph) for p in value.parts):
+            return True
+        return None
+    if value is None or value is False:
+        return False
+    if isinstance(value, str):
+        return value != ""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return value != 0 and not math.isnan(value)
+    return True
+
+
+# --------------------------------------------------------------------------- parsing
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>0x[0-9a-fA-F]+|[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
+    r"(?:[eE][-+]?[0-9]+)?(?![A-Za-z_]))|(?P<word>[A-Za-z_][A-Za-z0-9_-]*)"
+    r"|(?P<op>==|!=|<=|>=|&&|\|\||[<>!()\[\].,*]))"
+)
+
+Node = tuple[Any, ...]
+
+
+def parse(text: str) -> Node:
+    """The syntax tree of one expression (the text between ``${{`` and ``}}``)."""
+    if len(text) > MAX_EXPRESSION:
+        raise LocatedError(
+            f"expression of {len(text):,} characters; the limit is {MAX_EXPRESSION:,}: shorten it."
+        )
+    tokens: list[Token] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        match = _TOKEN.match(text, pos)
+        if match is None or match.end() == pos:
+            column = len(text) - len(text[pos:].lstrip())
+            raise LocatedError(
+                f"unexpected {text[column : column + 1]!r} in an expression; "
+                "fix the expression's syntax.",
+                column,
+            )
+        kind = match.lastgroup or "op"
+        tokens.append((kind, match.group(kind), match.start(kind)))
+        pos = match.end()
+    parser = _Parser(text, tokens)
+    node = parser.expression(0)
+    if parser.pos < len(tokens):
+        raise LocatedError(
+            f"unexpected {tokens[parser.pos][1]!r} after a complete expression; "
+            "fix the expression's syntax.",
+            tokens[parser.pos][2],
+        )
+    return node
+
+
+class _Parser(Cursor):
+    def take(self, token: str) -> None:
+        if self.peek() != token:
+            raise LocatedError(f"expected {token!r} here; fix the expression.", self.column())
+        self.pos += 1
+
+    def expression(self, depth: int) -> Node:
+        if depth > MAX_DEPTH:
+            raise LocatedError(
+                f"the expression nests more than {MAX_DEPTH} levels; simplify it.", self.column()
+            )
+        return self.binary(0, depth)
+
+    _LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="))
+
+    def binary(self, level: int, depth: int) -> Node:
+        if level == len(self._LEVELS):
+            return self.unary(depth)
+        left = self.binary(level + 1, depth)
+        while self.peek() in self._LEVELS[level]:
+            op = self.tokens[self.pos][1]
+            self.pos += 1
+            right = self.binary(level + 1, depth)
+            left = ("bin", op, left, right)
+        return left
+
+    def unary(self, depth: int) -> Node:
+        if self.peek() == "!":
+            self.pos += 1
+            if depth > MAX_DEPTH:
+                raise LocatedError(
+                    f"the expression nests more than {MAX_DEPTH} levels; simplify it.",
+                    self.column(),
+                )
+            return ("not", self.unary(depth + 1))
+        return self.postfix(depth)
+
+    def postfix(self, depth: int) -> Node:
+        node = self.primary(depth)
+        while self.peek() in (".", "["):
+            if self.peek() == ".":
+                self.pos += 1
+                if self.peek() == "*":
+                    self.pos += 1
+                    node = ("star", node)
+                    continue
+                if self.pos >= len(self.tokens) or self.tokens[self.pos][0] != "word":
+                    raise LocatedError(
+                        "expected a property name after '.'; fix the expression.", self.column()
+                    )
+                node = ("prop", node, self.tokens[self.pos][1])
+                self.pos += 1
+            else:
+                self.pos += 1
+                if self.peek() == "*":
+                    self.pos += 1
+                    self.take("]")
+                    node = ("star", node)
+                    continue
+                inner = self.expression(depth + 1)
+                self.take("]")
+                node = ("index", node, inner)
+        return node
+
+    def primary(self, depth: int) -> Node:
+        if self.pos >= len(self.tokens):
+            raise LocatedError("the expression ends too early; complete it.", self.column())
+        kind, token, column = self.tokens[self.pos]
+        self.pos += 1
+        if kind == "str":
+            return ("lit", token[1:-1].replace("''", "'"))
+        if kind == "num":
+            return ("lit", float(int(token, 16)) if token.startswith("0x") else float(token))
+        if kind == "word":
+            if token == "true":
+                return ("lit", True)
+            if token == "false":
+                return ("lit", False)
+            if token == "null":
+                return ("lit", None)
+            if self.peek() == "(":
+                self.pos += 1
+                args: list[Node] = []
+                if self.peek() != ")":
+                    args.append(self.expression(depth + 1))
+                    while self.peek() == ",":
+                        self.pos += 1
+                        args.append(self.expression(depth + 1))
+                self.take(")")
+                return ("call", token.lower(), tuple(args), column)
+            return ("ref", token)
+        if token == "(":
+            inner = self.expression(depth + 1)
+            self.take(")")
+            return inner
+        raise LocatedError(f"unexpected {token!r}; fix the expression.", column)
+
+
+def path_of(node: Node) -> str | None:
+    """``env.NAME`` for ``env.NAME`` / ``env['NAME']``: the dotted path a bind may name."""
+    if node[0] == "ref":
+        return str(node[1])
+    if node[0] == "prop":
+        base = path_of(node[1])
+        return None if base is None else f"{base}.{node[2]}"
+    if node[0] == "index" and node[2][0] == "lit" and isinstance(node[2][1], str):
+        base = path_of(node[1])
+        return None if base is None else f"{base}.{node[2][1]}"
+    return None
+
+
+def source(node: Node) -> str:
+    """The expression written back (for messages about unknown values)."""
+    kind = node[0]
+    if kind == "lit":
+        value = node[1]
+        if isinstance(value, str):
+            return "'" + value.replace("'", "''") + "'"
+        return to_text(value) if value is not None else "null"
+    if kind == "ref":
+        return str(node[1])
+    if kind == "prop":
+        return f"{source(node[1])}.{node[2]}"
+    if kind == "index":
+        return f"{source(node[1])}[{source(node[2])}]"
+    if kind == "star":
+        return f"{source(node[1])}.*"
+    if kind == "call":
+        return f"{node[1]}({', '.join(source(a) for a in node[2])})"
+    if kind == "not":
+        return f"!{source(node[1])}"
+    return f"{source(node[2])} {node[1]} {source(node[3])}"
+
+
+# --------------------------------------------------------------------------- evaluation
+
+"""Looks up a context path such as ``matrix.py`` (``None`` path: not a plain path)."""
+
+
+class Evaluator:
+    """Evaluates syntax trees; context look-ups go to ``lookup(path, node)``.
+
+    ``lookup`` receives each context access whose path is fixed text (``env.X``,
+    ``needs.gate.outputs.flags``) and returns its value, or ``NotImplemented`` to
+    have the evaluator descend into the value of the shorter path."""
+
+    def __init__(self, lookup: Callable[[str], Value]) -> None:
+        self.lookup = lookup
+
+    def __call__(self, node: Node) -> Value:
+        kind = node[0]
+        if kind == "lit":
+            return node[1]
+        if kind in ("ref", "prop", "index"):
+            path = path_of(node)
+            if path is not None:
+                found = self.lookup(path)
+                if found is not NotImplemented:
+                    return found
+            if kind == "ref":
+                return Unknown(source(node), f"{node[1]} is not a context stagegate reads")
+            base = self(node[1])
+            key = node[2] if kind == "prop" else self(node[2])
+            return self._member(base, key, node)
+        if kind == "star":
+            base = self(node[1])
+            if isinstance(base, dict):
+                return list(base.values())
+            if isinstance(base, list):
+                return base
+            return unknown_of(base, node)
+        if kind == "call":
+            return self._call(node)
+        if kind == "not":
+            value = self(node[1])
+            answer = truth(value)
+            return Unknown(source(node), _why(value)) if answer is None else not answer
+        op, left_node, right_node = node[1], node[2], node[3]
+        left = self(left_node)
+        if op in ("&&", "||"):
+            answer = truth(left)
+            if answer is not None:
+                if (op == "&&") != answer:
+                    return left
+                return self(right_node)
+            right = self(right_node)
+            other = truth(right)
+            if op == "&&" and other is False:
+                return right
+            return Unknown(source(node), _why(left), truth=True if op == "||" and other else None)
+        right = self(right_node)
+        return _compare(op, left, right, node)
+
+    def _member(self, base: Value, key: Value, node: Node) -> Value:
+        if isinstance(base, Unknown):
+            return Unknown(source(node), base.reason)
+        if isinstance(key, Unknown | Sym):
+            return unknown_of(key, node)
+        if isinstance(base, dict):
+            if isinstance(key, str):
+                for name, value in base.items():
+                    if name.lower() == key.lower():
+                        return value
+            return None
+        if isinstance(base, list) and isinstance(key, float | int) and not isinstance(key, bool):
+            index = int(key)
+            return base[index] if 0 <= index < len(base) and index == key else None
+        if isinstance(base, list) and isinstance(key, str):
+            return [self._member(item, key, node) for item in base if isinstance(item, dict)]
+        return None
+
+    def _call(self, node: Node) -> Value:
+        name, arg_nodes = node[1], node[2]
+        if name in ("success", "always"):
+            return True
+        if name in ("failure", "cancelled"):
+            return False
+        args = [self(a) for a in arg_nodes]
+        for arg in args:
+            if isinstance(arg, Unknown) or (isinstance(arg, Sym) and name != "format"):
+                return unknown_of(arg, node)
+        if name == "fromjson" and len(args) == 1:
+            text = to_text(args[0])
+            if len(text) > MAX_JSON:
+                return Unknown(source(node), f"fromJSON of {len(text):,} characters")
+            try:
+                return _json_value(json.loads(text))
+            except (ValueError, RecursionError):
+                return Unknown(source(node), "fromJSON of text that is not JSON")
+        if name == "tojson" and len(args) == 1:
+            try:
+                return json.dumps(args[0], indent=2)
+            except (TypeError, ValueError):
+                return Unknown(source(node), "toJSON of a value stagegate cannot write")
+        if name in ("contains", "startswith", "endswith") and len(args) == 2:
+            hay, needle = args
+            if name == "contains" and isinstance(hay, list):
+                return any(_equal(item, needle) is True for item in hay)
+            if isinstance(hay, Sym):
+                return unknown_of(hay, node)
+            h, n = to_text(hay).lower(), to_text(needle).lower()
+            return (
+                n in h
+                if name == "contains"
+                else h.startswith(n)
+                if name == "startswith"
+                else h.endswith(n)
+            )
+        if name == "format" and args:
+            return _format(args, node)
+        if name == "join" and 1 <= len(args) <= 2:
+            items = args[0] if isinstance(args[0], list) else [args[0]]
+            sep = to_text(args[1]) if len(args) == 2 else ","
+            pieces: list[Value] = []
+            for i, item in enumerate(items):
+                if i:
+                    pieces.append(sep)
+                pieces.append(item)
+            return concat(pieces)
+        return Unknown(source(node), f"{name}() is not computed by stagegate")
+
+
+def _why(value: Value) -> str:
+    found = unknowns(value)
+    return found[0].reason if found else "a value stagegate cannot compute"
+
+
+def unknown_of(value: Value, node: Node) -> Unknown:
+    return Unknown(source(node), _why(value))
+
+
+def _json_value(value: Any) -> Value:
+    """JSON numbers as floats, as GitHub reads them."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    return value
+
+
+def _format(args: list[Value], node: Node) -> Value:
+    template = args[0]
+    if not isinstance(template, str):
+        return unknown_of(template, node)
+    pieces: list[Value] = []
+    i = 0
+    literal = ""
+    while i < len(template):
+        if template.startswith("{{", i):
+            literal += "{"
+            i += 2
+        elif template.startswith("}}", i):
+            literal += "}"
+            i += 2
+        elif template[i] == "{":
+            end = template.find("}", i)
+            index = template[i + 1 : end] if end > 0 else ""
+            if not index.isdigit() or int(index) + 1 >= len(args):
+                return Unknown(source(node), "format() with an invalid placeholder")
+            pieces += [literal, args[int(index) + 1]]
+            literal = ""
+            i = end + 1
+        else:
+            literal += template[i]
+            i += 1
+    pieces.append(literal)
+    return concat(pieces)
+
+
+def _number(value: Value) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, float | int):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "":
+            return 0.0
+        try:
+            return float(int(text, 16)) if text.lower().startswith("0x") else float(text)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def _equal(left: Value, right: Value) -> bool | None:
+    if isinstance(left, Unknown | Sym) or isinstance(right, Unknown | Sym):
+        return None
+    if isinstance(left, str) and isinstance(right, str):
+        return left.lower() == right.lower()
+    if type(left) is type(right) and isinstance(left, list | dict):
+        return left is right
+    if isinstance(left, list | dict) or isinstance(right, list | dict):
+        return False
+    if left is None and right is None:
+        return True
+    return _number(left) == _number(right)
+
+
+def _compare(op: str, left: Value, right: Value, node: Node) -> Value:
+    if isinstance(left, Unknown | Sym) or isinstance(right, Unknown | Sym):
+        return Unknown(source(node), _why(left if unknowns(left) else right))
+    if op in ("==", "!="):
+        same = _equal(left, right)
+        return same if op == "==" else not same
+    if isinstance(left, str) and isinstance(right, str):
+        a: Any = left.lower()
+        b: Any = right.lower()
+    else:
+        a, b = _number(left), _number(right)
+        if math.isnan(a) or math.isnan(b):
+            return False
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+
+
+# --------------------------------------------------------------------------- text
+
+
+def split_text(text: str) -> list[tuple[str, int]]:
+    """``text`` as literal and expression pieces: (piece, offset); expressions keep ``${{``.
+
+    An expression ends at the first ``}}`` outside a string literal. An unclosed one
+    raises LocatedError at its start."""
+    out: list[tuple[str, int]] = []
+    pos = 0
+    while True:
+        start = text.find("${{", pos)
+        if start < 0:
+            if pos < len(text):
+                out.append((text[pos:], pos))
+            return out
+        if start > pos:
+            out.append((text[pos:start], pos))
+        i = start + 3
+        quoted = False
+        while i < len(text):
+            char = text[i]
+            if char == "'":
+                quoted = not quoted
+            elif not quoted and text.startswith("}}", i):
+                break
+            i += 1
+        else:
+            raise LocatedError(
+                "'${{' is not closed by '}}'; close the expression (or write the text without ${{).",
+                start,
+            )
+        out.append((text[start : i + 2], start))
+        pos = i + 2

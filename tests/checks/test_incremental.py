@@ -1,0 +1,128 @@
+"""check --all shares answers across stages and checks (``match.Evaluation``); each must
+be the answer a stage's own search gives, in the same order (attacks on issue 17's work).
+
+The oracle is the plain engine: ``match.selected`` over the stage's own ``match.index``
+of active rows, ``match.release_selection`` over its run, and unique-artifacts' full
+search of the stage's rows; the subjects are the shared answers after every stage has
+been evaluated in one process, in order and out of order."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import CASES, REPO
+from stagegate.checks import runner, unique_artifacts
+from stagegate.checks._base import Context
+from stagegate.engine import match, resolve
+from stagegate.engine.match import evaluation, index, input_selectors, release_selection, selected
+from stagegate.errors import Loc
+from stagegate.model import Check, Migration
+from stagegate.validation import load
+
+sys.path.insert(0, str(REPO / "bench"))
+import synth
+
+ROOT = REPO
+
+
+def _synthetic(tmp_path: Path, producers: int, stages: int) -> Path:
+    return synth.write(tmp_path / f"n{producers}-s{stages}", producers, stages, faults=True)
+
+
+def _files(tmp_path: Path) -> list[Path]:
+    stories = sorted(CASES.glob("stories/*/*/migration.yaml"))
+    return [
+        ROOT / "migration.yaml",
+        *stories,
+        _synthetic(tmp_path, 21, 9),
+        _synthetic(tmp_path, 30, 16),
+    ]
+
+
+def _oracle_selections(plan: resolve.Plan, item: object, only_from: bool) -> list[object]:
+    assert isinstance(item, type(next(iter(plan.migration.consumers.values())).inputs[0]))
+    pool = index(plan, match.input_runs(plan, item))
+    allowed = set(item.from_) if only_from and item.from_ is not None else None
+    out = []
+    excluded = match.input_excludes(item)
+    for selector in input_selectors(plan.migration, item):
+        rows = selected(selector, pool, excluded)
+        out.append(
+            (
+                selector.assignment,
+                rows if allowed is None else [r for r in rows if r.producer in allowed],
+            )
+        )
+    return out
+
+
+def _stages(migration: Migration) -> list[int]:
+    """Every stage, forwards, then backwards (answers made later are reused earlier)."""
+    forwards = list(range(migration.last + 1))
+    return forwards + forwards[::-1]
+
+
+def test_shared_selections_are_each_stages_own(tmp_path: Path) -> None:
+    for file in _files(tmp_path):
+        migration = load(file)
+        for stage in _stages(migration):
+            plan = resolve.resolve(migration, stage)
+            for consumer in migration.consumers.values():
+                for item in consumer.inputs:
+                    for only_from in (False, True):
+                        shared = match.selections(plan, item, only_from=only_from)
+                        assert [(s.assignment, rows) for s, rows in shared] == (
+                            _oracle_selections(plan, item, only_from)
+                        ), (file, stage, consumer.id, item.select.text)
+
+
+def test_shared_release_selections_are_each_stages_own(tmp_path: Path) -> None:
+    for file in _files(tmp_path):
+        migration = load(file)
+        ev = evaluation(migration)
+        for stage in _stages(migration):
+            plan = resolve.resolve(migration, stage)
+            for release in migration.releases.values():
+                pool = index(plan, frozenset({release.run}))
+                assert ev.release_rows(release, stage).rows == release_selection(release, pool)
+            for tag in ("v13.4.2", "v12.9.8", "pkg0-v1.0", "pkg3-v1.0", "v0"):
+                expected = [r for r in plan.releases if any(_claims(t, tag) for t in r.tags)]
+                assert ev.claimants(tag, stage) == expected
+
+
+def _claims(glob: str, tag: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(tag, glob)
+
+
+CHECK = Check(kind="unique-artifacts", loc=Loc("migration.yaml", 1, 1))
+
+
+def test_unique_artifacts_verdict_is_the_full_searchs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for file in _files(tmp_path):
+        migration = load(file)
+        for stage in _stages(migration):
+            ctx = Context(migration, stage, file.parent)
+            fast = unique_artifacts.ev_clean(ctx)
+            with monkeypatch.context() as patched:
+                patched.setattr(unique_artifacts, "ev_clean", lambda ctx: False)
+                (full,) = unique_artifacts.run(ctx, CHECK)
+            assert fast == full.ok, (file, stage)
+
+
+def test_check_all_equals_each_stage_checked_alone(tmp_path: Path) -> None:
+    """One process for every stage (shared answers) gives what a fresh load gives per stage."""
+    for file in _files(tmp_path)[1:]:  # the example's pytest checks run in test_example
+        together = runner.run_all(load(file))
+        alone = [
+            result
+            for stage in range(load(file).last + 1)
+            for result in runner.run_checks(load(file), stage)
+        ]
+        assert together == alone, file

@@ -1,0 +1,74 @@
+"""The tree of example files: every invalid one exits 2 naming file, line and problem."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import CASES, Result
+
+INVALID = sorted(p for p in (CASES / "invalid").iterdir() if p.is_dir())
+VALID = sorted(p for p in (CASES / "valid").iterdir() if p.is_dir())
+
+
+def _expected(case: Path) -> list[str]:
+    return [line for line in (case / "expected.txt").read_text().splitlines() if line]
+
+
+@pytest.mark.parametrize("case", INVALID, ids=[p.name for p in INVALID])
+def test_invalid_case_exits_2_and_names_the_place(case: Path, sg: Callable[..., Result]) -> None:
+    result = sg("validate", cwd=case)
+    assert result.code == 2, result.output
+    for line in _expected(case):
+        assert line in result.err, f"expected {line!r} in:\n{result.err}"
+    assert result.err.rstrip().endswith("run `stagegate validate`.")
+
+
+@pytest.mark.parametrize("case", VALID, ids=[p.name for p in VALID])
+def test_valid_case_validates(case: Path, sg: Callable[..., Result]) -> None:
+    result = sg("validate", cwd=case)
+    assert result.code == 0, result.output
+    for line in _expected(case):
+        assert line in result.out
+
+
+def test_invalid_case_as_json_lists_every_problem(sg: Callable[..., Result]) -> None:
+    import json
+
+    result = sg("validate", "--format", "json", cwd=CASES / "invalid" / "axis-value-not-string")
+    assert result.code == 2
+    report = json.loads(result.out)
+    assert report["ok"] is False
+    assert [(p["line"], p["col"]) for p in report["problems"]] == [(6, 8), (6, 13)]
+
+
+def test_invalid_case_as_github_annotations(sg: Callable[..., Result]) -> None:
+    result = sg("validate", "--format", "github", cwd=CASES / "invalid" / "unknown-flag-in-when")
+    assert result.code == 2
+    assert result.out.startswith(
+        "::error file=migration.yaml,line=14,col=15,title=stagegate validate::"
+    )
+
+
+def test_the_cache_stays_small_as_files_are_edited(
+    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every edit leaves a cache entry; storing past the bound removes the older half."""
+    import shutil
+
+    from stagegate.load import cache as disk_cache
+
+    monkeypatch.setattr(disk_cache, "MAX_CACHE_ENTRIES", 4)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(cache))
+    shutil.copytree(CASES / "valid" / "valid-minimal", tmp_path / "m")
+    migration = tmp_path / "m" / "migration.yaml"
+    original = migration.read_text()
+    for edit in range(8):
+        migration.write_text(original.replace("A small migration", f"Edit {edit} of a migration"))
+        assert sg("validate", cwd=tmp_path / "m").code == 0
+    assert 1 <= len(list((cache / "valid").iterdir())) <= 4
+    assert 1 <= len(list((cache / "documents").iterdir())) <= 5
+    assert sg("validate", cwd=tmp_path / "m").code == 0  # the newest entries still serve
