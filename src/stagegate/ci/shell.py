@@ -16,6 +16,7 @@ from stagegate.ci.transfers import (
     ENV_FILE,
     MAX_LOOP,
     MAX_SCRIPT,
+    MAX_VALUE,
     OUT_FILE,
     THIS_RUN,
     Site,
@@ -32,6 +33,10 @@ from stagegate.records import replace
 # --------------------------------------------------------------------------- shell
 
 _SENTINEL = re.compile("\ue000([0-9]+)\ue001")
+_PRIVATE = re.compile("[\ue000-\ue003]")
+"""The characters stagegate marks values with; where a script or a value has them, they
+are replaced by markers of their own, so every marker in a marked line is stagegate's."""
+_SPECIALS = frozenset({THIS_RUN, ENV_FILE, OUT_FILE})
 _EXPANSION = re.compile(r"(#)?([A-Za-z_][A-Za-z0-9_]*)(?:(//|/|##|#|%%|%|:-|-)(.*))?", re.S)
 """The parameter expansions the shell reader evaluates: ${#X}, ${X//a/b}, ${X#a}, ${X:-d}."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -76,6 +81,8 @@ class Shell:
         self.pending: list[tuple[Transfer, str | None]] = []
         self.groups: list[list[tuple[int, list[str]]]] = []
         self.heredocs: dict[int, list[tuple[int, str]]] = {}
+        self.at = 0
+        """The line (from the script's first) of the command being read."""
         """Line of a command -> its here-document's lines (as one shell word each)."""
         """This script's pattern downloads (with their -D folder), held until its end so
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
@@ -112,6 +119,7 @@ class Shell:
         i = 0
         while i < len(commands):
             line_no, words = commands[i]
+            self.at = line_no
             stripped = _strip(words)
             if stripped and stripped[0] in ("for", "while", "until"):
                 end = _loop_end(commands, i)
@@ -130,6 +138,7 @@ class Shell:
                 continue
             if self.groups and _strip(words)[:1] == ["echo"] and _redirect_target(words) is None:
                 self.groups[-1].append((line_no, _strip(words)))
+            self.at = line_no
             self.command(line_no, words)
             i += 1
 
@@ -176,6 +185,12 @@ class Shell:
         self.table.append(value)
         return f"\ue000{len(self.table) - 1}\ue001"
 
+    def escape(self, text: str) -> str:
+        """``text`` with each character stagegate marks values with kept out of band."""
+        if _PRIVATE.search(text) is None:
+            return text
+        return _PRIVATE.sub(lambda m: self.sentinel(("lit", m.group())), text)
+
     def substitute(self, line: str, line_no: int) -> str:
         """GitHub's ``${{ }}`` first (as GitHub does), then ``$VAR`` marked outside single quotes."""
         if "${{" in line:
@@ -186,7 +201,7 @@ class Shell:
                 raise invalid(self.loc(line_no), f"invalid expression: {exc.message}") from None
             for piece, _offset in parts:
                 if not piece.startswith("${{"):
-                    pieces.append(piece)
+                    pieces.append(self.escape(piece))
                     continue
                 try:
                     node = ghexpr.parse(piece[3:-2])
@@ -198,13 +213,17 @@ class Shell:
                 if isinstance(value, Unknown):
                     value = Unknown(piece.strip(), value.reason)
                 pieces.append(
-                    value
-                    if isinstance(value, str) and not isinstance(value, ghexpr.Tagged)
+                    self.escape(value)
+                    if isinstance(value, str)
+                    and not isinstance(value, ghexpr.Tagged)
+                    and value not in _SPECIALS
                     else self.sentinel(value)
                     if isinstance(value, Sym | Unknown | ghexpr.Tagged)
                     else ghexpr.to_text(value)
                 )
             line = "".join(pieces)
+        else:
+            line = self.escape(line)
         out: list[str] = []
         i, quote = 0, ""
         while i < len(line):
@@ -315,7 +334,7 @@ class Shell:
                     body.append(
                         (
                             i,
-                            "'" + text.replace("'", "'\\''") + "'"
+                            "'" + self.escape(text).replace("'", "'\\''") + "'"
                             if heredoc.group(1)
                             else self.substitute('"' + text.replace('"', '\\"') + '"', i),
                         )
@@ -345,12 +364,18 @@ class Shell:
     # -- values
 
     def value(self, word: str) -> Value:
+        """The value of a marked word. One longer than MAX_VALUE characters (doubling
+        assignments make them grow exponentially) is unknown, and reported at its line."""
         pieces: list[Value] = []
         pos = 0
+        literal = False
         for match in _SENTINEL.finditer(word):
             pieces.append(word[pos : match.start()])
             entry = self.table[int(match.group(1))]
-            if isinstance(entry, tuple) and entry[0] == "expand":
+            if isinstance(entry, tuple) and entry[0] == "lit":
+                pieces.append(entry[1])
+                literal = True
+            elif isinstance(entry, tuple) and entry[0] == "expand":
                 pieces.append(self.expand(entry[1], entry[2]))
             elif isinstance(entry, tuple):
                 pieces.append(self.variable(entry[1]))
@@ -358,7 +383,26 @@ class Shell:
                 pieces.append(entry)
             pos = match.end()
         pieces.append(word[pos:])
-        return concat(pieces)
+        if sum(_size(p) for p in pieces) > MAX_VALUE:
+            return self.too_long(word)
+        value = concat(pieces)
+        if literal and isinstance(value, str) and value in _SPECIALS:
+            # the script spells one of stagegate's own markers: text, never the marker
+            return Unknown(
+                _unmark(word, self),
+                "a value made of the private-use characters stagegate marks values with",
+            )
+        return value
+
+    def too_long(self, word: str) -> Unknown:
+        written = _unmark(word, self, MAX_VALUE // 10)
+        unknown = Unknown(
+            written,
+            f"a value longer than {MAX_VALUE:,} characters (no artifact name or glob is that "
+            "long); stagegate does not compute it",
+        )
+        self.reader.note_unresolved(self.loc(self.at), unknown)
+        return unknown
 
     def expand(self, inner: str, written: str) -> Value:
         """``${X//a/b}``, ``${X/a/b}``, ``${X#a}``, ``${X%a}`` (and ``##``, ``%%``),
@@ -674,16 +718,33 @@ def _redirect_target(words: list[str]) -> str | None:
     return None
 
 
-def _unmark(word: str, shell: Shell) -> str:
-    """A word with its markers written back as the script wrote them (for messages)."""
+def _unmark(word: str, shell: Shell, limit: int = 0) -> str:
+    """A word with its markers written back as the script wrote them (for messages);
+    with ``limit``, at most that many characters of each value written back."""
 
     def back(match: re.Match[str]) -> str:
         entry = shell.table[int(match.group(1))]
         if isinstance(entry, tuple):
+            if entry[0] == "lit":
+                return f"\\u{ord(entry[1]):04x}"
             return str(entry[2]) if entry[0] == "expand" else "$" + str(entry[1])
-        return shown(entry)
+        text = shown(entry)
+        return text[:limit] + "..." if limit and len(text) > limit else text
 
     return _SENTINEL.sub(back, word)
+
+
+def _size(value: Value) -> int:
+    """How many characters a value is written with (its unknown pieces as written)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, Sym):
+        return sum(_size(p) for p in value.parts)
+    if isinstance(value, Unknown):
+        return len(value.expression)
+    if isinstance(value, ghexpr.Ph):
+        return len(value.axis) + 2
+    return len(ghexpr.to_text(value)) if value is not None else 0
 
 
 def _closing(line: str, start: int) -> int:

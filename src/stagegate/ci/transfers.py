@@ -25,9 +25,12 @@ MAX_CALL_DEPTH = 10
 MAX_EVALUATIONS = 200_000
 """Most step evaluations (steps x matrix rows x calls) of one reading."""
 MAX_LOOP = 1_000
+"""Most values a shell ``for`` loop is expanded over."""
 MAX_SCRIPT = 100_000
 """Longest ``run:`` script read (characters)."""
-"""Most values a shell ``for`` loop is expanded over."""
+MAX_VALUE = 1_000
+"""Longest shell value computed (characters; the glob limit): longer ones are unresolved,
+so that memory stays bounded by the size of the scripts read."""
 
 UPLOAD = "actions/upload-artifact"
 DOWNLOAD = "actions/download-artifact"
