@@ -6,9 +6,11 @@ stagegate follows are evaluated; ``$(...)`` and backquotes are unknown values.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import shlex
 from collections.abc import Iterator
+from typing import Any
 
 from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Host, Scope
@@ -59,6 +61,10 @@ _KEYWORDS = frozenset(
         "command",
     }
 )
+_USES = frozenset(
+    {"mv", "cp", "find", "pip", "pip3", "uv", "rsync", "tar", "unzip", "python", "python3"}
+)
+"""Commands that use downloaded files: an ``rm`` after one of them is clean-up."""
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", "((", "))"})
 
 
@@ -81,6 +87,9 @@ class Shell:
         self.pending: list[tuple[Transfer, str | None]] = []
         self.groups: list[list[tuple[int, list[str]]]] = []
         self.heredocs: dict[int, list[tuple[int, str]]] = {}
+        self.used = False
+        """Whether a command used the downloaded files (moved, copied, installed them):
+        an ``rm`` after that is clean-up, not a choice of what the download keeps."""
         self.at = 0
         """The line (from the script's first) of the command being read."""
         """Line of a command -> its here-document's lines (as one shell word each)."""
@@ -120,6 +129,11 @@ class Shell:
         while i < len(commands):
             line_no, words = commands[i]
             self.at = line_no
+            if words and words[0] in ("then", "else", "do") and len(words) > 1:
+                words = words[1:]  # `then X=1` on one line: the keyword opens X=1
+            if words and words[0] == "if":
+                i = self.conditional(commands, i)
+                continue
             stripped = _strip(words)
             if stripped and stripped[0] in ("for", "while", "until"):
                 end = _loop_end(commands, i)
@@ -141,6 +155,106 @@ class Shell:
             self.at = line_no
             self.command(line_no, words)
             i += 1
+
+    def conditional(self, commands: list[tuple[int, list[str]]], start: int) -> int:
+        """``if C; then A; elif D; then B; else E; fi`` from ``commands[start]``: the branch
+        the conditions decide runs; where they cannot be decided, every branch runs (what
+        each downloads may happen) and a variable or env write the branches set apart is
+        unknown. A branch that ends in ``exit N`` (N not 0) is a failing run: not read.
+        Returns the index after ``fi``."""
+        branches, end = _branches(commands, start)
+        line_no = commands[start][0]
+        chosen: list[tuple[int, list[str]]] | None = None
+        undecided: list[list[tuple[int, list[str]]]] = []
+        for condition, body in branches:
+            if _fails(body):
+                continue  # a run that succeeds did not take it, whatever stagegate decides
+            decided = True if condition is None else self.decide(condition)
+            if decided is False:
+                continue
+            if decided is True and not undecided:
+                chosen = body
+                break
+            undecided.append(body)
+            if decided is True:
+                break
+        else:
+            if undecided and branches and branches[-1][0] is not None:
+                undecided.append([])  # no else, no branch taken: the values before the if
+        if chosen is not None:
+            self.execute(chosen)
+            return end
+        runs = undecided
+        if not runs:
+            return end
+        before_vars, before_env = dict(self.vars), dict(self.site.written)
+        outcomes: list[tuple[dict[str, Value], dict[str, Any]]] = []
+        written = self.site.written
+        for body in runs:
+            self.vars = dict(before_vars)
+            written.clear()
+            written.update(before_env)
+            self.execute(body)
+            outcomes.append((self.vars, dict(written)))
+        loc = self.loc(line_no)
+        merged: list[dict[str, Any]] = []
+        for which in (0, 1):
+            out: dict[str, Any] = {}
+            for name in {k for outcome in outcomes for k in outcome[which]}:
+                seen = [o[which].get(name, _UNSET) for o in outcomes]
+                if all(v == seen[0] for v in seen) and seen[0] is not _UNSET:
+                    out[name] = seen[0]
+                else:
+                    what = f"${name}" if which == 0 else f"env.{name}"
+                    out[name] = Unknown(
+                        what,
+                        f"{what} is set differently by the branches of the if at "
+                        f"{loc.file}:{loc.line}, whose condition stagegate cannot decide; "
+                        f"bind env.{name}",
+                    )
+            merged.append(out)
+        self.vars = merged[0]
+        written.clear()
+        written.update(merged[1])
+        return end
+
+    def decide(self, condition: list[tuple[int, list[str]]]) -> bool | None:
+        """A condition's truth where its values are known: ``[[ A == B ]]`` (B a glob
+        where it has wildcards), ``!=``, ``=``, ``-n``, ``-z``, ``true``/``false`` (a
+        ``${{ }}`` GitHub substituted) and ``!``; else None."""
+        if len(condition) != 1:
+            return None
+        words = list(condition[0][1])
+        negate = False
+        while words and words[0] == "!":
+            negate, words = not negate, words[1:]
+        if words[:1] in (["[["], ["["], ["test"]):
+            words = words[1:-1] if words[0] != "test" else words[1:]
+            if words and words[-1] in ("]]", "]"):
+                words = words[:-1]
+            while words and words[0] == "!":
+                negate, words = not negate, words[1:]
+            result = self.test(words)
+        elif len(words) == 1:
+            value = self.value(words[0])
+            result = {"true": True, "false": False}.get(value) if isinstance(value, str) else None
+        else:
+            result = None
+        return None if result is None else result != negate
+
+    def test(self, words: list[str]) -> bool | None:
+        values = [self.value(w) for w in words]
+        if any(not isinstance(v, str) for v in values):
+            return None
+        texts = [str(v) for v in values]
+        if len(texts) == 2 and words[0] in ("-n", "-z"):
+            return (texts[1] != "") == (words[0] == "-n")
+        if len(texts) == 1:
+            return texts[0] != ""
+        if len(texts) == 3 and words[1] in ("==", "=", "!="):
+            same = fnmatch.fnmatchcase(texts[0], texts[2])
+            return same if words[1] != "!=" else not same
+        return None
 
     def close_group(self, line_no: int, words: list[str]) -> None:
         """``{ echo "A=1"; echo "B=2"; } >> "$GITHUB_ENV"``: the group's echos write the file."""
@@ -511,8 +625,11 @@ class Shell:
         if head == "echo" and redirect is not None and self.value(redirect) == ENV_FILE:
             self.env_write(line_no, words[1 : words.index(">>") if ">>" in words else len(words)])
             return
+        if head in _USES and self.pending:
+            self.used = True
         if head == "rm" and self.pending:
-            self.remove(line_no, words[1:])
+            if not self.used:
+                self.remove(line_no, words[1:])
             return
         if len(words) >= 3 and words[0] == "gh" and words[1] == "run" and words[2] == "download":
             self.download(line_no, words[3:])
@@ -587,6 +704,9 @@ class Shell:
             value = self.value(run)
             if value != THIS_RUN:
                 run_id = _unmark(run, self)
+                if self.site.runs:
+                    # which run it reads decides what it can select: never guessed
+                    self.reader.note_unresolved(loc, value)
         selections = [(n, "name") for n in names] + [(p, "pattern") for p in patterns]
         if not selections:
             selections = [("*", "pattern")]
@@ -637,6 +757,64 @@ class Shell:
                     name = name.rstrip("/")
                 excluded = replace(transfer, exclude=(*transfer.exclude, text_value(name)))
                 self.pending[i] = (excluded, folder)
+
+
+_UNSET = object()
+
+
+def _branches(
+    commands: list[tuple[int, list[str]]], start: int
+) -> tuple[list[tuple[list[tuple[int, list[str]]] | None, list[tuple[int, list[str]]]]], int]:
+    """The (condition, body) pairs of the if at ``start`` (an else's condition None), and
+    the index after its ``fi``. Nested ifs stay inside their branch's body."""
+    branches: list[tuple[list[tuple[int, list[str]]] | None, list[tuple[int, list[str]]]]] = []
+    condition: list[tuple[int, list[str]]] | None = []
+    body: list[tuple[int, list[str]]] = []
+    in_condition = True
+    depth = 0
+    line, first = commands[start]
+    queue = [(line, first[1:])]
+    i = start + 1
+    while True:
+        if queue:
+            line, words = queue.pop()
+        elif i < len(commands):
+            line, words = commands[i]
+            i += 1
+        else:
+            break
+        head = words[0] if words else ""
+        if depth == 0 and head in ("then", "else", "elif", "fi"):
+            if head == "then":
+                in_condition = False
+            else:
+                branches.append((condition, body))
+                body = []
+                condition = [] if head == "elif" else None
+                in_condition = head == "elif"
+                if head == "fi":
+                    return branches, i
+            if len(words) > 1:
+                queue.append((line, words[1:]))
+            continue
+        if head == "if":
+            depth += 1
+        elif head == "fi":
+            depth -= 1
+        if in_condition and condition is not None:
+            condition.append((line, words))
+        else:
+            body.append((line, words))
+    branches.append((condition, body))
+    return branches, i
+
+
+def _fails(body: list[tuple[int, list[str]]]) -> bool:
+    """Whether a branch ends by failing the run (``exit N``, N not 0)."""
+    if not body:
+        return False
+    words = _strip(body[-1][1])
+    return len(words) == 2 and words[0] == "exit" and words[1] != "0"
 
 
 def _shell_words(text: str) -> list[str]:

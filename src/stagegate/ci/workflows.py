@@ -641,6 +641,8 @@ class Reader:
                 run_value = scope.evaluate(given["run-id"], (*path, "with", "run-id"))
                 if run_value != THIS_RUN:
                     run = ghexpr.to_text(given["run-id"]).strip()
+                    if site.runs:  # the run it reads is never guessed
+                        self.note_unresolved(doc.loc((*path, "with", "run-id")), run_value)
             if "name" in given:
                 transfer("download", "name", "", run=run)
             else:  # a pattern, or without one every artifact of the run

@@ -1,0 +1,173 @@
+"""The shell reader on the constructs of cuda-python's release scripts (issue 23): `if`
+branches the condition decides, clean-up after the files were used, and run ids that
+cannot be known. Each reading has its control beside it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import Result
+
+Sg = Callable[..., Result]
+
+MODEL = """\
+version: 1
+migration: shell
+stage: 0
+axes:
+  sha: {pattern: "[0-9a-f]{40}"}
+producers:
+  wheel:
+    artifacts: ["wheel-{sha}"]
+"""
+
+
+def read(sg: Sg, tmp_path: Path, steps: str, matrix: str = "") -> dict[str, list[dict[str, object]]]:
+    root = tmp_path / "repo"
+    (root / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    (root / "migration.yaml").write_text(MODEL)
+    strategy = f"    strategy:\n      matrix:\n{matrix}" if matrix else ""
+    (root / ".github" / "workflows" / "w.yml").write_text(
+        f"on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n{strategy}    steps:\n{steps}"
+    )
+    result = sg("drift", "--format", "json", cwd=root)
+    assert result.code in (0, 1), result.output
+    data: dict[str, list[dict[str, object]]] = json.loads(result.out)
+    return data
+
+
+def run(script: str) -> str:
+    return "      - run: |\n" + "".join(f"          {line}\n" for line in script.splitlines())
+
+
+def downloads(data: dict[str, list[dict[str, object]]]) -> list[tuple[object, ...]]:
+    return [(d["line"], d["select"], d["resolved"], d["exclude"]) for d in data["downloads"]]
+
+
+def unresolved(data: dict[str, list[dict[str, object]]]) -> list[tuple[object, ...]]:
+    return [(u["line"], u["expression"], u["reason"]) for u in data["unresolved"]]
+
+
+RELEASE_MODE = """\
+if [[ ${{ matrix.release }} == "true" ]]; then
+  FILE_HASH="*"
+else
+  FILE_HASH="${{ github.sha }}"
+fi
+gh run download -p "wheel-${FILE_HASH}"
+"""
+
+
+def test_an_if_takes_the_branch_its_condition_decides(sg: Sg, tmp_path: Path) -> None:
+    """build-docs.yml's release mode: `*` on a release, the commit otherwise; the last
+    branch used to win in every row."""
+    data = read(sg, tmp_path, run(RELEASE_MODE), matrix='        release: ["true", "false"]\n')
+    assert downloads(data) == [
+        (15, "wheel-*", True, []),
+        (15, "wheel-{sha}", True, []),
+    ]
+
+
+def test_an_undecidable_if_makes_what_its_branches_set_apart_unresolved(
+    sg: Sg, tmp_path: Path
+) -> None:
+    script = """\
+if [[ -f ci/versions.yml ]]; then
+  VER="13.3.0"; SAME="x"
+elif [[ -f ci/versions.json ]]; then
+  VER="13.2.0"; SAME="x"
+else
+  echo "no versions file"
+  exit 1
+fi
+gh run download -n "wheel-$VER" -n "wheel-$SAME"
+"""
+    data = read(sg, tmp_path, run(script))
+    assert downloads(data) == [(15, "wheel-$VER", False, []), (15, "wheel-x", True, [])]
+    assert unresolved(data) == [
+        (
+            15,
+            "$VER",
+            "$VER is set differently by the branches of the if at .github/workflows/w.yml:7, "
+            "whose condition stagegate cannot decide; bind env.VER",
+        )
+    ]
+
+
+def test_a_guard_that_fails_the_run_is_not_a_branch(sg: Sg, tmp_path: Path) -> None:
+    """download-wheels' `if [[ -z "${GH_TOKEN:-}" ]]; then ...; exit 1; fi`: a run that
+    succeeds did not take it, so what it would set does not count."""
+    script = """\
+NAME="wheel-a"
+if [[ -z "${GH_TOKEN:-}" ]]; then
+  NAME="never"
+  exit 1
+fi
+gh run download -n "$NAME"
+"""
+    data = read(sg, tmp_path, run(script))
+    assert downloads(data) == [(12, "wheel-a", True, [])]
+    assert unresolved(data) == []
+
+
+PUBLISH = """\
+mkdir -p dist
+gh run download -p "wheel-*"
+{before}for artifact_dir in wheel-*; do
+  [[ ! -d "${{artifact_dir}}" ]] && continue
+  mv "${{artifact_dir}}"/*.whl dist/
+done
+{after}ls -la dist
+"""
+
+
+def test_removing_the_folders_after_moving_the_files_is_clean_up(sg: Sg, tmp_path: Path) -> None:
+    """release-cuda-pathfinder.yml's publish jobs end with `rm -rf cuda-*` after the
+    wheels went to dist/: read as an exclusion, the release selected nothing."""
+    data = read(sg, tmp_path, run(PUBLISH.format(before="", after="rm -rf wheel-*\n")))
+    assert downloads(data) == [(8, "wheel-*", True, [])]
+
+
+def test_removing_a_folder_before_the_files_are_used_excludes_it(sg: Sg, tmp_path: Path) -> None:
+    """The control (build-wheel.yml's prior-branch step): `rm -rf X-tests` before the move."""
+    data = read(sg, tmp_path, run(PUBLISH.format(before="rm -rf wheel-*-tests\n", after="")))
+    assert downloads(data) == [(8, "wheel-*", True, ["wheel-*-tests"])]
+
+
+def test_a_run_id_that_cannot_be_known_is_unresolved(sg: Sg, tmp_path: Path) -> None:
+    """A run from a command's output or a job's step output is another run or this one:
+    not known, so listed (it decides what the download can select)."""
+    steps = (
+        run('RUN=$(./ci/tools/lookup-run-id "$TAG")\ngh run download "$RUN" -n "wheel-a"')
+        + "      - uses: actions/download-artifact@v4\n"
+        "        with:\n"
+        "          name: wheel-b\n"
+        "          run-id: ${{ steps.find.outputs.run-id }}\n"
+    )
+    data = read(sg, tmp_path, steps)
+    assert [(d["select"], d["run"]) for d in data["downloads"]] == [
+        ("wheel-a", "$RUN"),
+        ("wheel-b", "${{ steps.find.outputs.run-id }}"),
+    ]
+    assert [(u["line"], u["expression"]) for u in data["unresolved"]] == [
+        (8, '$(./ci/tools/lookup-run-id "$TAG")'),
+        (12, "${{ steps.find.outputs.run-id }}"),
+    ]
+
+
+def test_a_run_id_of_this_run_is_resolved(sg: Sg, tmp_path: Path) -> None:
+    """The control: github.run_id, in either form, is this run."""
+    steps = run('gh run download "$GITHUB_RUN_ID" -n "wheel-a"') + (
+        "      - uses: actions/download-artifact@v4\n"
+        "        with:\n"
+        "          name: wheel-b\n"
+        "          run-id: ${{ github.run_id }}\n"
+    )
+    data = read(sg, tmp_path, steps)
+    assert [(d["select"], d["run"]) for d in data["downloads"]] == [
+        ("wheel-a", "this"),
+        ("wheel-b", "this"),
+    ]
+    assert data["unresolved"] == []
