@@ -24,9 +24,14 @@ producers:
 """
 
 
-def read(sg: Sg, tmp_path: Path, steps: str, matrix: str = "") -> dict[str, list[dict[str, object]]]:
+def read(
+    sg: Sg, tmp_path: Path, steps: str, matrix: str = "", scripts: dict[str, str] | None = None
+) -> dict[str, list[dict[str, object]]]:
     root = tmp_path / "repo"
     (root / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    for rel, text in (scripts or {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
     (root / "migration.yaml").write_text(MODEL)
     strategy = f"    strategy:\n      matrix:\n{matrix}" if matrix else ""
     (root / ".github" / "workflows" / "w.yml").write_text(
@@ -171,3 +176,98 @@ def test_a_run_id_of_this_run_is_resolved(sg: Sg, tmp_path: Path) -> None:
         ("wheel-b", "this"),
     ]
     assert data["unresolved"] == []
+
+
+DOWNLOAD_WHEELS = """\
+#!/usr/bin/env bash
+set -euo pipefail
+if [[ $# -lt 3 ]]; then
+  echo "usage: download-wheels RUN COMPONENT REPO [DIR]" >&2
+  exit 1
+fi
+RUN_ID="$1"
+COMPONENT="$2"
+OUTPUT_DIR="${4:-./dist}"
+if [[ "$COMPONENT" == "all" ]]; then
+  gh run download "$RUN_ID" -p "wheel-*" -R "$3"
+else
+  gh run download "$RUN_ID" -p "${COMPONENT}*" -R "$3"
+fi
+mkdir -p "$OUTPUT_DIR"
+for p in wheel-*; do
+  if [[ "$p" == *-tests ]]; then
+    continue
+  fi
+  find "$p" -name "*.whl" -exec mv {} "$OUTPUT_DIR/" \\;
+done
+rm -rf wheel-*
+"""
+
+ENV_VARS = """\
+#!/bin/bash
+PYTHON_VERSION_FORMATTED="${PY_VER//./}"
+NAME="wheel-python${PYTHON_VERSION_FORMATTED}-$1"
+echo "WHEEL_NAME=${NAME}" >> $GITHUB_ENV
+"""
+
+
+def test_a_script_the_run_calls_is_read_with_its_arguments(sg: Sg, tmp_path: Path) -> None:
+    """release.yml's `./ci/tools/download-wheels RUN COMPONENT REPO dist`: the script's
+    download, with $1... from the call, its `continue` filters as exclusions and its
+    trailing `rm -rf` as clean-up, count for the calling job, at the script's lines."""
+    steps = run('./ci/tools/download-wheels "${{ github.run_id }}" wheel-core owner/repo dist')
+    data = read(sg, tmp_path, steps, scripts={"ci/tools/download-wheels": DOWNLOAD_WHEELS})
+    assert [
+        (d["file"], d["line"], d["job"], d["select"], d["run"], d["exclude"])
+        for d in data["downloads"]
+    ] == [
+        (
+            "ci/tools/download-wheels",
+            13,
+            ".github/workflows/w.yml#a",
+            "wheel-core*",
+            "this",
+            ["*-tests"],
+        )
+    ]
+    assert data["unresolved"] == []
+
+
+def test_a_script_writing_github_env_feeds_later_steps(sg: Sg, tmp_path: Path) -> None:
+    """ci/tools/env-vars: names assembled in the script reach `${{ env.X }}` later on."""
+    steps = (
+        "      - env:\n          PY_VER: ${{ matrix.py }}\n"
+        + run("bash ci/tools/env-vars linux-64").replace("      - run", "        run")
+        + "      - uses: actions/upload-artifact@v4\n        with:\n          name: ${{ env.WHEEL_NAME }}\n"
+    )
+    data = read(
+        sg,
+        tmp_path,
+        steps,
+        matrix='        py: ["3.12", "3.14t"]\n',
+        scripts={"ci/tools/env-vars": ENV_VARS},
+    )
+    assert sorted((u["name"], u["resolved"]) for u in data["uploads"]) == [
+        ("wheel-python312-linux-64", True),
+        ("wheel-python314t-linux-64", True),
+    ]
+
+
+def test_only_shell_scripts_inside_the_repository_are_read(sg: Sg, tmp_path: Path) -> None:
+    """The control: a Python script, a script that is not there and a link leading out
+    of the repository are not read (the env they might write stays unknown)."""
+    outside = tmp_path / "outside.sh"
+    outside.write_text(ENV_VARS)
+    steps = (
+        run(
+            "./ci/tools/env_vars.py linux-64\n./ci/tools/missing linux-64\n./ci/tools/link linux-64"
+        )
+        + "      - uses: actions/upload-artifact@v4\n        with:\n          name: ${{ env.WHEEL_NAME }}\n"
+    )
+    root = tmp_path / "repo"
+    (root / "ci" / "tools").mkdir(parents=True)
+    (root / "ci" / "tools" / "link").symlink_to(outside)
+    data = read(sg, tmp_path, steps, scripts={"ci/tools/env_vars.py": ENV_VARS})
+    assert [(u["name"], u["resolved"]) for u in data["uploads"]] == [
+        ("${{ env.WHEEL_NAME }}", False)
+    ]

@@ -10,12 +10,14 @@ import fnmatch
 import re
 import shlex
 from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Host, Scope
 from stagegate.ci.transfers import (
     ENV_FILE,
+    MAX_CALL_DEPTH,
     MAX_LOOP,
     MAX_SCRIPT,
     MAX_VALUE,
@@ -39,7 +41,7 @@ _PRIVATE = re.compile("[\ue000-\ue003]")
 """The characters stagegate marks values with; where a script or a value has them, they
 are replaced by markers of their own, so every marker in a marked line is stagegate's."""
 _SPECIALS = frozenset({THIS_RUN, ENV_FILE, OUT_FILE})
-_EXPANSION = re.compile(r"(#)?([A-Za-z_][A-Za-z0-9_]*)(?:(//|/|##|#|%%|%|:-|-)(.*))?", re.S)
+_EXPANSION = re.compile(r"(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(?:(//|/|##|#|%%|%|:-|-)(.*))?", re.S)
 """The parameter expansions the shell reader evaluates: ${#X}, ${X//a/b}, ${X#a}, ${X:-d}."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
@@ -61,6 +63,8 @@ _KEYWORDS = frozenset(
         "command",
     }
 )
+_CALL = re.compile(r"(?:^|[\s;&|(])(?:(?:ba)?sh\s+)?\.?/?((?:\./)?[\w.-]+(?:/[\w.-]+)+)")
+"""A word that may call a repository script (``./ci/tools/x``, ``bash ci/x``)."""
 _USES = frozenset(
     {"mv", "cp", "find", "pip", "pip3", "uv", "rsync", "tar", "unzip", "python", "python3"}
 )
@@ -76,8 +80,18 @@ class Shell:
     later steps of the job."""
 
     def __init__(
-        self, reader: Host, site: Site, path: DocPath, text: str, scope: Scope
+        self,
+        reader: Host,
+        site: Site,
+        path: DocPath,
+        text: str,
+        scope: Scope,
+        *,
+        script: tuple[str, list[Value], int] | None = None,
     ) -> None:
+        """``script``: a repository script a ``run:`` calls, as (its path, the values of
+        its positional parameters, how deep the calls go); else the step's ``run:`` at
+        ``path`` of the site's document."""
         self.reader = reader
         self.site = site
         self.text = text
@@ -87,6 +101,8 @@ class Shell:
         self.pending: list[tuple[Transfer, str | None]] = []
         self.groups: list[list[tuple[int, list[str]]]] = []
         self.heredocs: dict[int, list[tuple[int, str]]] = {}
+        self.folders: str | None = None
+        """The variable of a ``for`` loop over the downloaded artifacts' folders."""
         self.used = False
         """Whether a command used the downloaded files (moved, copied, installed them):
         an ``rm`` after that is clean-up, not a choice of what the download keeps."""
@@ -95,18 +111,30 @@ class Shell:
         """Line of a command -> its here-document's lines (as one shell word each)."""
         """This script's pattern downloads (with their -D folder), held until its end so
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
+        self.positional: list[Value] | None = None
+        self.depth = 0
+        if script is not None:
+            self.file, self.positional, self.depth = script
+            self.first_line, self.col = 1, 1
+            return
+        self.file = site.doc.file
         base = site.doc.loc(path)
         block = reader.files.block_offset(site.doc, path)
         self.first_line = base.line + block
         self.col = 1 if block else base.col
 
     def loc(self, offset_line: int) -> Loc:
-        return Loc(
-            self.site.doc.file, self.first_line + offset_line, self.col if offset_line == 0 else 1
-        )
+        return Loc(self.file, self.first_line + offset_line, self.col if offset_line == 0 else 1)
 
     def run(self) -> None:
-        if "gh" not in self.text and "GITHUB_ENV" not in self.text:
+        if (
+            "gh" not in self.text
+            and "GITHUB_ENV" not in self.text
+            and not any(
+                _script_path(self.reader.files.root, m.group(1)) is not None
+                for m in _CALL.finditer(self.text)
+            )
+        ):
             return
         if len(self.text) > MAX_SCRIPT:
             if "gh run download" in self.text or "GITHUB_ENV" in self.text:
@@ -163,6 +191,8 @@ class Shell:
         unknown. A branch that ends in ``exit N`` (N not 0) is a failing run: not read.
         Returns the index after ``fi``."""
         branches, end = _branches(commands, start)
+        if self.skip(branches):
+            return end
         line_no = commands[start][0]
         chosen: list[tuple[int, list[str]]] | None = None
         undecided: list[list[tuple[int, list[str]]]] = []
@@ -285,13 +315,45 @@ class Shell:
                 self.loc(line_no),
                 f"a for loop over {len(values):,} values; stagegate expands at most {MAX_LOOP:,}.",
             )
-        for value in values:
-            self.vars[name] = (
-                Unknown(f"${name}", f"${name} runs over {value.expression} ({self.loc(line_no)})")
-                if isinstance(value, Unknown)
-                else value
-            )
-            self.execute(body)
+        saved = self.folders
+        if self.pending and not self.used and any(_is_glob(v) for v in values):
+            self.folders = name  # a loop over the downloaded artifacts' folders
+        try:
+            for value in values:
+                self.vars[name] = (
+                    Unknown(
+                        f"${name}", f"${name} runs over {value.expression} ({self.loc(line_no)})"
+                    )
+                    if isinstance(value, Unknown)
+                    else value
+                )
+                self.execute(body)
+        finally:
+            self.folders = saved
+
+    def skip(self, branches: list[tuple[Any, list[tuple[int, list[str]]]]]) -> bool:
+        """``if [[ "$dir" == *-tests ]]; then continue; fi`` in a loop over the downloaded
+        artifacts' folders (download-wheels): the artifacts it skips are excluded from
+        what the downloads keep. Whether the if was one."""
+        if self.folders is None or len(branches) != 1:
+            return False
+        condition, body = branches[0]
+        if not condition or len(condition) != 1 or [_strip(w) for _, w in body] != [["continue"]]:
+            return False
+        words = condition[0][1]
+        if len(words) != 5 or words[0] != "[[" or words[2] != "==" or words[4] != "]]":
+            return False
+        match = _SENTINEL.fullmatch(words[1])
+        entry = self.table[int(match.group(1))] if match else None
+        if entry != ("var", self.folders):
+            return False
+        pattern = self.value(words[3])
+        if not isinstance(pattern, str):
+            return False
+        for i, (transfer, folder) in enumerate(self.pending):
+            if folder is None and pattern not in transfer.exclude:
+                self.pending[i] = (replace(transfer, exclude=(*transfer.exclude, pattern)), folder)
+        return True
 
     # -- parsing
 
@@ -403,7 +465,11 @@ class Shell:
                     out.append(self.sentinel(("var", match.group())))
                     i = match.end()
                     continue
-                if nxt in "0123456789@*#?$!-":
+                if nxt in "0123456789#":
+                    out.append(self.sentinel(("var", nxt)))
+                    i += 2
+                    continue
+                if nxt in "@*?$!-":
                     out.append(
                         self.sentinel(
                             Unknown(line[i : i + 2], f"{line[i : i + 2]} is a shell parameter")
@@ -534,7 +600,9 @@ class Shell:
             )
         if op in (":-", "-"):
             unset = (
-                name not in self.vars
+                self.positional is None or int(name) > len(self.positional)
+                if name.isdigit()
+                else name not in self.vars
                 and self.scope.env_value(name) is NotImplemented
                 and self.reader.bound(f"env.{name}", self.scope) is NotImplemented
                 and name not in self.reader.env_writers
@@ -560,9 +628,22 @@ class Shell:
             return value.removeprefix(arg or "")
         return value.removesuffix(arg or "")
 
+    def parameter(self, name: str) -> Value:
+        """``$1``..., ``$#``, ``$0``: from the call, in a script a ``run:`` calls."""
+        if self.positional is None:
+            return Unknown(f"${name}", f"${name} is a shell parameter")
+        if name == "#":
+            return str(len(self.positional))
+        if name == "0":
+            return self.file
+        n = int(name)
+        return self.positional[n - 1] if n <= len(self.positional) else ""
+
     def variable(self, name: str) -> Value:
         """A shell variable: a bind for this job or file, then the script's own known
         value, then a bare bind, then the script's unknown value, then the environment."""
+        if name.isdigit() or name == "#":
+            return self.parameter(name)
         key = f"env.{name}"
         bound = self.reader.bound(key, self.scope, bare=False)
         if bound is not NotImplemented:
@@ -634,10 +715,47 @@ class Shell:
         if len(words) >= 3 and words[0] == "gh" and words[1] == "run" and words[2] == "download":
             self.download(line_no, words[3:])
             return
+        if self.call(line_no, words):
+            return
         for i in range(len(words) - 2):
             if words[i] == "gh" and words[i + 1] == "run" and words[i + 2] == "download":
                 self.download(line_no, words[i + 3 :])
                 return
+
+    def call(self, line_no: int, words: list[str]) -> bool:
+        """``./ci/tools/X A B``, ``ci/tools/X``, ``bash ci/tools/X``: a shell script of the
+        repository, read as this step's script with ``$1``... bound from the call (its
+        downloads and ``$GITHUB_ENV`` writes are the calling job's). Whether it was one."""
+        while words and _ASSIGN.fullmatch(words[0]):
+            words = words[1:]  # `A=1 ./x`: the prefix is the script's env, not followed
+        if len(words) >= 2 and words[0] in ("bash", "sh") and not words[1].startswith("-"):
+            words = words[1:]
+        if not words or "/" not in words[0] or words[0].startswith("/"):
+            return False
+        where = self.value(words[0])
+        if not isinstance(where, str):
+            return False
+        rel = _script_path(self.reader.files.root, where)
+        if rel is None:
+            return False
+        loc = self.loc(line_no)
+        text = _script_text(self.reader.files.root / rel)
+        if text is None:
+            return False
+        if self.depth + 1 > MAX_CALL_DEPTH:
+            raise invalid(
+                loc, f"scripts call each other more than {MAX_CALL_DEPTH} deep; break the chain."
+            )
+        args: list[Value] = []
+        for word in words[1:]:
+            if word.startswith((">", "<", "2>", "&>")) or word in _SEPARATORS:
+                break
+            args.append(self.value(word))
+        called = Shell(
+            self.reader, self.site, (), text, self.scope, script=(rel, args, self.depth + 1)
+        )
+        called.run()
+        return True
 
     def env_write(self, line_no: int, words: list[str]) -> None:
         words = [w for w in words if not w.startswith("-")]
@@ -815,6 +933,50 @@ def _fails(body: list[tuple[int, list[str]]]) -> bool:
         return False
     words = _strip(body[-1][1])
     return len(words) == 2 and words[0] == "exit" and words[1] != "0"
+
+
+def _script_path(root: Path, written: str) -> str | None:
+    """The repository path of a script a ``run:`` calls (relative to the top, as the
+    step's working folder is), where it is a regular file inside the repository."""
+    posix = PurePosixPath(written)
+    if posix.is_absolute() or ".." in posix.parts or not posix.parts:
+        return None
+    path = root / posix
+    try:
+        real = path.resolve()
+        top = root.resolve()
+    except OSError:
+        return None
+    if top not in real.parents or not real.is_file():
+        return None
+    return posix.as_posix()
+
+
+def _script_text(path: Path) -> str | None:
+    """A shell script's text: one with a ``sh``/``bash`` shebang, or none and no suffix
+    of another language; None for anything else (Python, PowerShell, binaries) or
+    where it cannot be read as text within MAX_SCRIPT characters."""
+    if path.suffix not in ("", ".sh", ".bash"):
+        return None
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SCRIPT + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_SCRIPT or b"\0" in data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    first = text.split("\n", 1)[0]
+    if first.startswith("#!") and not re.search(r"\b(ba)?sh\b", first):
+        return None
+    return text
+
+
+def _is_glob(value: Value) -> bool:
+    return isinstance(value, str) and any(c in value for c in "*?[")
 
 
 def _shell_words(text: str) -> list[str]:
