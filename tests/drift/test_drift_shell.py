@@ -271,3 +271,49 @@ def test_only_shell_scripts_inside_the_repository_are_read(sg: Sg, tmp_path: Pat
     assert [(u["name"], u["resolved"]) for u in data["uploads"]] == [
         ("${{ env.WHEEL_NAME }}", False)
     ]
+
+
+UPLOAD_A = "      - uses: actions/upload-artifact@v4\n        with:\n          name: ${{ env.A }}\n"
+
+
+def test_powershell_writes_to_github_env_are_read(sg: Sg, tmp_path: Path) -> None:
+    """`shell: pwsh`: simple assignments and `"K=V" >> $env:GITHUB_ENV` are read."""
+    steps = (
+        "      - shell: pwsh\n"
+        "        run: |\n"
+        "          $py = '312'\n"
+        '          "A=wheel-python$py-win-64" >> $env:GITHUB_ENV\n' + UPLOAD_A
+    )
+    data = read(sg, tmp_path, steps)
+    assert [(u["name"], u["resolved"]) for u in data["uploads"]] == [
+        ("wheel-python312-win-64", True)
+    ]
+
+
+def test_a_windows_runner_runs_powershell_not_bash(sg: Sg, tmp_path: Path) -> None:
+    """No `shell:` on a windows-* runner is PowerShell: a bash-style write there is not
+    read as one, but listed as a write stagegate cannot read."""
+    data = read(sg, tmp_path, run('echo "A=wheel-a" >> "$GITHUB_ENV"') + UPLOAD_A)
+    assert [(u["name"], u["resolved"]) for u in data["uploads"]] == [("wheel-a", True)]
+    workflow = tmp_path / "repo" / ".github" / "workflows" / "w.yml"
+    workflow.write_text(workflow.read_text().replace("ubuntu-latest", "windows-2022"))
+    result = sg("drift", "--format", "json", cwd=tmp_path / "repo")
+    data = json.loads(result.out)
+    assert [(u["name"], u["resolved"]) for u in data["uploads"]] == [("${{ env.A }}", False)]
+    assert (7, 'echo "A=wheel-a" >> "$GITHUB_ENV"') in [
+        (u["line"], u["expression"]) for u in data["unresolved"]
+    ]
+
+
+def test_upload_pages_artifact_is_an_upload(sg: Sg, tmp_path: Path) -> None:
+    """build-docs.yml's `actions/upload-pages-artifact`: named `github-pages` unless
+    `name:` says otherwise."""
+    steps = (
+        "      - uses: actions/upload-pages-artifact@v3\n        with:\n          path: artifacts/\n"
+        "      - uses: actions/upload-pages-artifact@v3\n        with:\n          name: docs-preview\n"
+    )
+    data = read(sg, tmp_path, steps)
+    assert [(u["line"], u["name"]) for u in data["uploads"]] == [
+        (6, "github-pages"),
+        (11, "docs-preview"),
+    ]
