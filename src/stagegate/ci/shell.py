@@ -7,6 +7,7 @@ stagegate follows are evaluated; ``$(...)`` and backquotes are unknown values.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import shlex
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from stagegate.errors import Loc, LocatedError
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import ghexpr
 from stagegate.model.ghexpr import Sym, Unknown, Value, concat, unknowns
-from stagegate.records import replace
+from stagegate.records import record, replace
 
 # --------------------------------------------------------------------------- shell
 
@@ -63,6 +64,7 @@ _KEYWORDS = frozenset(
         "command",
     }
 )
+_GH = re.compile(r"\bgh\b")
 _CALL = re.compile(r"(?:^|[\s;&|(])(?:(?:ba)?sh\s+)?\.?/?((?:\./)?[\w.-]+(?:/[\w.-]+)+)")
 """A word that may call a repository script (``./ci/tools/x``, ``bash ci/x``)."""
 _USES = frozenset(
@@ -127,14 +129,7 @@ class Shell:
         return Loc(self.file, self.first_line + offset_line, self.col if offset_line == 0 else 1)
 
     def run(self) -> None:
-        if (
-            "gh" not in self.text
-            and "GITHUB_ENV" not in self.text
-            and not any(
-                _script_path(self.reader.files.root, m.group(1)) is not None
-                for m in _CALL.finditer(self.text)
-            )
-        ):
+        if not _worth_reading(self.reader.files.root, self.text):
             return
         if len(self.text) > MAX_SCRIPT:
             if "gh run download" in self.text or "GITHUB_ENV" in self.text:
@@ -400,86 +395,10 @@ class Shell:
             line = "".join(pieces)
         else:
             line = self.escape(line)
-        out: list[str] = []
-        i, quote = 0, ""
-        while i < len(line):
-            char = line[i]
-            if quote == "'":
-                out.append(char)
-                if char == "'":
-                    quote = ""
-                i += 1
-                continue
-            if char == "\\" and i + 1 < len(line):
-                out.append(line[i : i + 2])
-                i += 2
-                continue
-            if char == "'" and not quote:
-                quote = "'"
-                out.append(char)
-                i += 1
-                continue
-            if char == '"':
-                quote = "" if quote == '"' else '"'
-                out.append(char)
-                i += 1
-                continue
-            if char == "`":
-                end = line.find("`", i + 1)
-                end = len(line) - 1 if end < 0 else end
-                out.append(
-                    self.sentinel(Unknown(line[i : end + 1], f"{line[i : end + 1]} runs a command"))
-                )
-                i = end + 1
-                continue
-            if char == "$" and i + 1 < len(line):
-                nxt = line[i + 1]
-                if nxt == "(":
-                    end = _closing(line, i + 1)
-                    piece = line[i:end]
-                    out.append(self.sentinel(Unknown(piece, f"{piece} runs a command")))
-                    i = end
-                    continue
-                if nxt == "{":
-                    end = line.find("}", i)
-                    end = len(line) - 1 if end < 0 else end
-                    inner = line[i + 2 : end]
-                    expansion = _EXPANSION.fullmatch(inner)
-                    if _NAME.fullmatch(inner):
-                        out.append(self.sentinel(("var", inner)))
-                    elif expansion:
-                        out.append(self.sentinel(("expand", inner, line[i : end + 1])))
-                    else:
-                        out.append(
-                            self.sentinel(
-                                Unknown(
-                                    line[i : end + 1],
-                                    f"{line[i : end + 1]} is a shell expansion stagegate does not compute",
-                                )
-                            )
-                        )
-                    i = end + 1
-                    continue
-                match = _NAME.match(line, i + 1)
-                if match:
-                    out.append(self.sentinel(("var", match.group())))
-                    i = match.end()
-                    continue
-                if nxt in "0123456789#":
-                    out.append(self.sentinel(("var", nxt)))
-                    i += 2
-                    continue
-                if nxt in "@*?$!-":
-                    out.append(
-                        self.sentinel(
-                            Unknown(line[i : i + 2], f"{line[i : i + 2]} is a shell parameter")
-                        )
-                    )
-                    i += 2
-                    continue
-            out.append(char)
-            i += 1
-        return "".join(out)
+        return "".join(
+            piece if isinstance(piece, str) else self.sentinel(piece.value)
+            for piece in _marked(line)
+        )
 
     def commands(self) -> Iterator[tuple[int, list[str]]]:
         lines = self.text.split("\n")
@@ -494,16 +413,15 @@ class Shell:
             marked = self.substitute(line, start)
             words: list[str] | None = None
             for extra in range(20):
-                try:
-                    lexer = shlex.shlex(marked, posix=True, punctuation_chars=True)
-                    lexer.whitespace_split = True
-                    words = list(lexer)
+                tokens = _tokens(marked)
+                if tokens is not None:
+                    words = list(tokens)
                     break
-                except ValueError:  # an unclosed quote: the string goes on on the next line
-                    if i + 1 >= len(lines) or extra == 19:
-                        break
-                    i += 1
-                    marked += "\n" + self.substitute(lines[i], i)
+                # an unclosed quote: the string goes on on the next line
+                if i + 1 >= len(lines) or extra == 19:
+                    break
+                i += 1
+                marked += "\n" + self.substitute(lines[i], i)
             i += 1
             if heredoc:
                 end = heredoc.group(2)
@@ -935,6 +853,18 @@ def _fails(body: list[tuple[int, list[str]]]) -> bool:
     return len(words) == 2 and words[0] == "exit" and words[1] != "0"
 
 
+@functools.lru_cache(maxsize=4_096)
+def _worth_reading(root: Path, text: str) -> bool:
+    """Whether a script may download, write ``$GITHUB_ENV`` or call a repository
+    script: the others have no effect stagegate follows (decided once per text)."""
+    return (
+        _GH.search(text) is not None
+        or "GITHUB_ENV" in text
+        or any(_script_path(root, m.group(1)) is not None for m in _CALL.finditer(text))
+    )
+
+
+@functools.lru_cache(maxsize=4_096)
 def _script_path(root: Path, written: str) -> str | None:
     """The repository path of a script a ``run:`` calls (relative to the top, as the
     step's working folder is), where it is a regular file inside the repository."""
@@ -977,6 +907,116 @@ def _script_text(path: Path) -> str | None:
 
 def _is_glob(value: Value) -> bool:
     return isinstance(value, str) and any(c in value for c in "*?[")
+
+
+@record
+class _Entry:
+    """A value ``_marked`` found in a line: a marker for it goes in its place."""
+
+    value: Any
+
+
+def _entry(value: Value) -> _Entry:
+    return _Entry(value)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _marked(line: str) -> tuple[str | _Entry, ...]:
+    """A line (GitHub's ``${{ }}`` already substituted) as text and the values that
+    replace its ``$VAR``, ``${...}``, ``$(...)`` and backquotes, outside single quotes.
+    Kept per line text: a script is marked once for all the matrix rows and callers
+    it runs in (each reading numbers the values in its own table)."""
+    out: list[str | _Entry] = []
+    i, quote = 0, ""
+    while i < len(line):
+        char = line[i]
+        if quote == "'":
+            out.append(char)
+            if char == "'":
+                quote = ""
+            i += 1
+            continue
+        if char == "\\" and i + 1 < len(line):
+            out.append(line[i : i + 2])
+            i += 2
+            continue
+        if char == "'" and not quote:
+            quote = "'"
+            out.append(char)
+            i += 1
+            continue
+        if char == '"':
+            quote = "" if quote == '"' else '"'
+            out.append(char)
+            i += 1
+            continue
+        if char == "`":
+            end = line.find("`", i + 1)
+            end = len(line) - 1 if end < 0 else end
+            out.append(
+                _entry(Unknown(line[i : end + 1], f"{line[i : end + 1]} runs a command"))
+            )
+            i = end + 1
+            continue
+        if char == "$" and i + 1 < len(line):
+            nxt = line[i + 1]
+            if nxt == "(":
+                end = _closing(line, i + 1)
+                piece = line[i:end]
+                out.append(_entry(Unknown(piece, f"{piece} runs a command")))
+                i = end
+                continue
+            if nxt == "{":
+                end = line.find("}", i)
+                end = len(line) - 1 if end < 0 else end
+                inner = line[i + 2 : end]
+                expansion = _EXPANSION.fullmatch(inner)
+                if _NAME.fullmatch(inner):
+                    out.append(_entry(("var", inner)))
+                elif expansion:
+                    out.append(_entry(("expand", inner, line[i : end + 1])))
+                else:
+                    out.append(
+                        _entry(
+                            Unknown(
+                                line[i : end + 1],
+                                f"{line[i : end + 1]} is a shell expansion stagegate does not compute",
+                            )
+                        )
+                    )
+                i = end + 1
+                continue
+            match = _NAME.match(line, i + 1)
+            if match:
+                out.append(_entry(("var", match.group())))
+                i = match.end()
+                continue
+            if nxt in "0123456789#":
+                out.append(_entry(("var", nxt)))
+                i += 2
+                continue
+            if nxt in "@*?$!-":
+                out.append(
+                    _entry(
+                        Unknown(line[i : i + 2], f"{line[i : i + 2]} is a shell parameter")
+                    )
+                )
+                i += 2
+                continue
+        out.append(char)
+        i += 1
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _tokens(marked: str) -> tuple[str, ...] | None:
+    """A marked line split into shell words (None: an unclosed quote), once per text."""
+    try:
+        lexer = shlex.shlex(marked, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        return tuple(lexer)
+    except ValueError:
+        return None
 
 
 def _shell_words(text: str) -> list[str]:
