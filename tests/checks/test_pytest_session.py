@@ -265,3 +265,52 @@ def test_the_session_wait_works_with_a_thousand_files_open() -> None:
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def host(root: Path) -> Path:
+    """A host repository's own pytest set-up at its top: an ini whose addopts stagegate's
+    pytest does not know, and a conftest importing the host's package (not installed)."""
+    (root / "pytest.ini").write_text("[pytest]\naddopts = --host-only-option\n")
+    (root / "conftest.py").write_text("from hostpkg import paths  # the host's own package\n")
+    return root
+
+
+def test_stage_tests_run_isolated_from_the_hosts_root_conftest_and_ini(
+    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 23: a host's root pytest.ini and conftest.py (and its CI's PYTEST_ADDOPTS)
+    are not the stage tests'; the stages folder's conftest still loads."""
+    root = host(project(tmp_path / "p", 2))
+    (root / "stages" / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef shared():\n    return 'stages'\n"
+    )
+    (root / "stages" / "01-s1" / "test_shared.py").write_text(
+        "def test_stages_conftest_loads(shared):\n    assert shared == 'stages'\n"
+    )
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--count=5")
+    result = check_all(sg, root, monkeypatch)
+    assert result.code == 0, result.output
+    assert processes(root) == 1
+    assert pytest_lines(result.out) == [
+        "  ok    pytest: pytest stages/01-s1: 2 passed in Xs",
+        "  ok    pytest: pytest stages/02-s2: 1 passed in Xs",
+    ]
+    alone = sg("check", "--stage", "2", cwd=root)
+    assert alone.code == 0, alone.output
+
+
+def test_a_host_that_wants_its_conftest_says_so(
+    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control: with `host-conftest: true` the host's conftest loads (here it fails
+    to import the host's package), as plain pytest would."""
+    root = host(project(tmp_path / "p", 2))
+    (root / "pytest.ini").write_text("[pytest]\n")
+    stage2 = root / "stages" / "02-s2.yaml"
+    stage2.write_text(stage2.read_text() + "    host-conftest: true\n")
+    result = check_all(sg, root, monkeypatch)
+    assert result.code == 1, result.output
+    assert pytest_lines(result.out)[0] == "  ok    pytest: pytest stages/01-s1: 1 passed in Xs"
+    assert "ImportError while loading conftest" in result.out
+    assert "No module named 'hostpkg'" in result.out
+    assert processes(root) == 1  # stage 1 alone (stage 2 never reached its tests)

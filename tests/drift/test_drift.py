@@ -227,11 +227,7 @@ def test_text_and_github_formats(
 
 
 def test_unresolved_fails_only_with_strict(sg: Sg, repo: Path) -> None:
-    edit(
-        repo / "migration.yaml",
-        'workflows:\n  bind:\n    steps.meta.outputs.name: "demo-meta-{sha}"\n',
-        "",
-    )
+    edit(repo / "migration.yaml", '    steps.meta.outputs.name: "demo-meta-{sha}"\n', "")
     edit(
         repo / "migration.yaml",
         '    artifacts: ["demo-meta-{sha}"]\n',

@@ -356,7 +356,15 @@ _WORDS = (
     " 'EOF' for x in do done while rm -rf dir/*-tests echo \"K=V\" X=1 X=$(y) \\ \" ' # $1 $@ ${X:-d}"
     " (( )) cat if then fi [[ ]] !"
 )
-_TOKENS = [*_WORDS.split(" "), "${{ matrix.py }}", "${{ env.X }}", "\n", "\n"]
+_TOKENS = [
+    *_WORDS.split(" "),
+    "${{ matrix.py }}",
+    "${{ env.X }}",
+    "\n",
+    "\n",
+    # issue 24: the characters the reader marks values with, and doubling assignments
+    "\ue000", "\ue0017\ue001", "\ue002GITHUB_ENV\ue003", "X=\"$X$X\"", "\nX=\"$X$X$X$X\"\n",
+]
 
 
 def test_random_scripts_give_a_verdict(sg: Sg, root: Path) -> None:
@@ -375,3 +383,108 @@ def test_random_scripts_give_a_verdict(sg: Sg, root: Path) -> None:
         result = sg("drift", cwd=root)
         assert result.code in (0, 1, 2), (script, result.output)
         assert "internal error" not in result.err, (script, result.err)
+
+
+def _doubling(times: int, then: str) -> str:
+    lines = ['A0="0123456789"'] + [f'A{i}="$A{i - 1}$A{i - 1}"' for i in range(1, times + 1)]
+    body = "".join("          " + line + "\n" for line in [*lines, then])
+    return JOB.format(body="    steps:\n      - run: |\n" + body)
+
+
+def test_doubling_assignments_stay_small_and_are_unresolved_at_their_line(
+    sg: Sg, root: Path
+) -> None:
+    """Issue 24.5: 30 lines of A1="$A0$A0" would build a 10 GB value. Every value is
+    capped at 1,000 characters: the first longer one is unresolved at its line, and the
+    reading's memory stays bounded by the script's size."""
+    import json
+    import tracemalloc
+
+    workflow(root, _doubling(30, 'gh run download -n "wheel-$A30"'))
+    tracemalloc.start()
+    try:
+        result = sg("drift", "--format", "json", cwd=root)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.code == 1, result.output  # the producer's upload is missing
+    assert peak < 30_000_000, peak
+    data = json.loads(result.out)
+    first = data["unresolved"][0]
+    # A7 is 1,280 characters: line 7 is the script's first, A7 its eighth line
+    assert (first["file"], first["line"], first["expression"]) == (
+        ".github/workflows/w.yml",
+        14,
+        "$A6$A6",
+    )
+    assert first["reason"] == (
+        "a value longer than 1,000 characters (no artifact name or glob is that long); "
+        "stagegate does not compute it"
+    )
+    [download] = data["downloads"]
+    assert download["resolved"] is False
+    assert sg("drift", "--strict", cwd=root).code == 1
+
+
+def test_doubling_below_the_cap_is_computed(sg: Sg, root: Path) -> None:
+    """The control: two doublings make the 40-character sha the producer's name needs."""
+    import json
+
+    workflow(root, _doubling(2, 'gh run download -n "wheel-$A2"'))
+    result = sg("drift", "--format", "json", cwd=root)
+    data = json.loads(result.out)
+    assert data["unresolved"] == []
+    [download] = data["downloads"]
+    assert (download["select"], download["resolved"]) == ("wheel-" + "0123456789" * 4, True)
+
+
+_MARKED = "wheel-\ue0007\ue001-\ue002GITHUB_ENV\ue003"
+
+
+def test_private_use_characters_in_a_script_are_text(sg: Sg, root: Path) -> None:
+    """Issue 24.6: the shell reader marks values with U+E000..U+E003. The same characters
+    in a script (or spelling its own $GITHUB_ENV marker) are plain text: no crash, the
+    name kept as written, and no env write through a look-alike of the env file."""
+    import json
+
+    body = (
+        "    steps:\n      - run: |\n"
+        f'          gh run download -n "{_MARKED}"\n'
+        '          FAKE="\ue002GITHUB_ENV\ue003"\n'
+        '          echo "A=1" >> "$FAKE"\n'
+        "          cat >> \"$GITHUB_ENV\" <<'EOF'\n"
+        "          B=\ue0003\ue001\n"
+        "          EOF\n"
+        "      - uses: actions/upload-artifact@v4\n"
+        "        with:\n"
+        "          name: ${{ env.B }}\n"
+        "      - uses: actions/upload-artifact@v4\n"
+        "        with:\n"
+        "          name: ${{ env.A }}\n"
+    )
+    workflow(root, JOB.format(body=body))
+    result = sg("drift", "--format", "json", cwd=root)
+    assert result.code == 1, result.output
+    data = json.loads(result.out)
+    assert [d["select"] for d in data["downloads"]] == [_MARKED]
+    assert [(u["name"], u["resolved"]) for u in data["uploads"]] == [
+        ("\ue0003\ue001", True),
+        ("${{ env.A }}", False),
+    ]
+    assert [u["expression"] for u in data["unresolved"]] == ["${{ env.A }}"]
+
+
+def test_private_use_control_the_real_env_file_is_written(sg: Sg, root: Path) -> None:
+    """The control: the same script writing to "$GITHUB_ENV" sets A for the later step."""
+    import json
+
+    body = (
+        "    steps:\n      - run: |\n"
+        '          echo "A=wheel-\ue000" >> "$GITHUB_ENV"\n'
+        "      - uses: actions/upload-artifact@v4\n"
+        "        with:\n"
+        "          name: ${{ env.A }}\n"
+    )
+    workflow(root, JOB.format(body=body))
+    data = json.loads(sg("drift", "--format", "json", cwd=root).out)
+    assert [(u["name"], u["resolved"]) for u in data["uploads"]] == [("wheel-\ue000", True)]

@@ -425,10 +425,15 @@ def test_flags_wired_reads_the_base_references(tmp_path: Path, sg: Sg) -> None:
 
 
 def test_a_migration_in_a_subfolder_runs_its_base_stage_tests(tmp_path: Path, sg: Sg) -> None:
-    """The copy keeps the repository's layout: the top's conftest.py still applies."""
+    """The copy keeps the repository's layout: the top's conftest.py still applies to a
+    check that asks for it (`host-conftest: true`)."""
     repo = init(tmp_path / "repo")
     write_small(repo.root / "ci")
-    repo.edit("ci/stages/01-narrow.yaml", "acceptance:\n", "acceptance:\n  - check: pytest\n")
+    repo.edit(
+        "ci/stages/01-narrow.yaml",
+        "acceptance:\n",
+        "acceptance:\n  - check: pytest\n    host-conftest: true\n",
+    )
     repo.write("conftest.py", "import pytest\n\n\n@pytest.fixture\ndef answer():\n    return 42\n")
     repo.write(
         "ci/stages/01-narrow/test_one.py",
@@ -442,7 +447,7 @@ def test_a_migration_in_a_subfolder_runs_its_base_stage_tests(tmp_path: Path, sg
     repo.commit("Flip to stage 1, ready")
     honest = sg("-f", "ci/migration.yaml", "verify-pr", "--base", base, cwd=repo.root)
     assert honest.code == 0, honest.output
-    assert "ok    pytest: pytest stages/01-narrow: 1 passed" in honest.out
+    assert "ok    pytest host-conftest=True: pytest stages/01-narrow: 1 passed" in honest.out
     repo.write("ci/ready.txt", "no\n")
     repo.write("ci/pytest.py", FAKE_PYTEST)
     repo.write("pytest.py", FAKE_PYTEST)

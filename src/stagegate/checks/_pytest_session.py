@@ -203,8 +203,11 @@ def _eligible(migration: Migration, root: Path) -> dict[tuple[int, str], Path]:
             if check.kind != "pytest":
                 continue
             rel = target(ctx, check)
-            if rel is not None and not escapes(root, rel):
-                wanted.setdefault(rel, []).append(stage)
+            if rel is None or escapes(root, rel):
+                continue
+            if check.args.get("host-conftest") is True or not _in_stages(migration, root, rel):
+                continue  # runs alone: the session's rootdir and conftests are the stages'
+            wanted.setdefault(rel, []).append(stage)
     chosen: dict[tuple[int, str], Path] = {}
     names: dict[str, list[tuple[int, str]]] = {}
     for rel, stages in wanted.items():
@@ -228,6 +231,38 @@ def _eligible(migration: Migration, root: Path) -> dict[tuple[int, str], Path]:
     return chosen
 
 
+def isolation(top: Path, stages_dir: str, rel: str, *, host: bool = False) -> list[str]:
+    """The options that keep a host repository's pytest set-up out of a stage's tests.
+
+    A repository's root ``pytest.ini`` (its ``addopts``, plugins) and root ``conftest.py``
+    (imports of the project's own packages) are the norm, and are not the stage tests'.
+    Unless the check says ``host-conftest: true``, pytest runs with the stages folder
+    (for a ``path`` outside it, the path's own folder) as its rootdir and as the highest
+    folder whose ``conftest.py`` loads, and with the tests' own folder's ``pytest.ini``,
+    else that folder's, as its configuration (none when neither has one). ``top``: the migration's folder (in
+    verify-pr, the base's test copy)."""
+    if host:
+        return []
+    stages = (top / stages_dir).resolve()
+    target = (top / rel).resolve()
+    folder = target if target.is_dir() else target.parent
+    cut = stages if stages == folder or stages in folder.parents else folder
+    ini = next(
+        (d / n for d in (folder, cut) for n in ("pytest.ini", ".pytest.ini") if (d / n).is_file()),
+        None,
+    )
+    return [
+        *("-c", str(ini) if ini is not None else os.devnull),
+        f"--rootdir={cut}",
+        f"--confcutdir={cut}",
+    ]
+
+
+def _in_stages(migration: Migration, root: Path, rel: str) -> bool:
+    stages = (root / migration.stages_dir).resolve()
+    return stages in (root / rel).resolve().parents
+
+
 def _start(migration: Migration, root: Path) -> Running | None:
     """Start the session of the shareable folders; None when fewer than two can share."""
     from importlib.util import find_spec
@@ -246,9 +281,12 @@ def _start(migration: Migration, root: Path) -> Running | None:
     env["STAGEGATE_FILE"] = str((root / Path(migration.file).name).resolve())
     env["STAGEGATE_STAGES"] = json.dumps({str(f): stage for (stage, _), f in chosen.items()})
     env.pop("STAGEGATE_STAGE", None)
+    env.pop("PYTEST_ADDOPTS", None)
+    (_, first), *_rest = chosen
     argv = [
         *(sys.executable, "-m", "pytest", "-q", "--no-header"),
         *("-p", "no:cacheprovider", "-p", "stagegate"),
+        *isolation(root, migration.stages_dir, first),
         *(f"./{rel}" if rel.startswith("-") else rel for _, rel in chosen),
     ]
     return Running(chosen, argv, env, root, timeout)

@@ -8,7 +8,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stagegate.checks._pytest_session import target
+from stagegate.checks._pytest_session import isolation, target
 from stagegate.errors import Problem
 from stagegate.fs import escapes
 from stagegate.model import Check, Migration
@@ -27,6 +27,11 @@ ARGS = {
         "description": "Folder or file, relative to the migration file.",
     },
     "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds (default 600)."},
+    "host-conftest": {
+        "type": "boolean",
+        "description": "Load the repository's own pytest configuration and conftest.py files "
+        "above the stages folder (default false: the stage tests run isolated from them).",
+    },
 }
 REQUIRED: list[str] = []
 
@@ -49,7 +54,7 @@ def validate(migration: Migration, check: Check) -> list[Problem]:
 
 
 
-def _argv(rel: str, where: Path | None) -> list[str]:
+def _argv(rel: str, where: Path | None, isolate: list[str] | None = None) -> list[str]:
     """``python -m pytest`` on ``rel``; with ``where`` (the base's test copy), on the copy,
     in safe-path mode (``-P``: neither the working folder nor a script's folder is put
     first on ``sys.path``, so a ``pytest.py`` of the head is not what runs)."""
@@ -61,6 +66,7 @@ def _argv(rel: str, where: Path | None) -> list[str]:
         *python,
         *("-m", "pytest", "-q", "--no-header"),
         *("-p", "no:cacheprovider", "-p", "stagegate"),
+        *(isolate or ()),
         str(where / rel) if where is not None else shown,
     ]
 
@@ -107,7 +113,13 @@ def run(ctx: Context, check: Check) -> list[Result]:
         env = safe_path_env(env)
     env["STAGEGATE_FILE"] = str((ctx.root / Path(ctx.migration.file).name).resolve())
     env["STAGEGATE_STAGE"] = str(ctx.stage)
-    code, output = bounded(_argv(rel, ctx.tests), cwd=ctx.root, env=env, timeout=timeout)
+    host = check.args.get("host-conftest") is True
+    if not host:
+        env.pop("PYTEST_ADDOPTS", None)  # a CI job may set it, as the host's ini does
+    isolate = isolation(files, ctx.reference.stages_dir, rel, host=host)
+    code, output = bounded(
+        _argv(rel, ctx.tests, isolate), cwd=ctx.root, env=env, timeout=timeout
+    )
     if code is None:
         finding = Finding(
             f"pytest {rel} did not finish within {timeout:g} s; it was stopped:\n{tail(output)}",

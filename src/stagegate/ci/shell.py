@@ -6,16 +6,22 @@ stagegate follows are evaluated; ``$(...)`` and backquotes are unknown values.
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import re
 import shlex
 from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Host, Scope
 from stagegate.ci.transfers import (
     ENV_FILE,
+    MAX_CALL_DEPTH,
     MAX_LOOP,
     MAX_SCRIPT,
+    MAX_VALUE,
     OUT_FILE,
     THIS_RUN,
     Site,
@@ -27,12 +33,16 @@ from stagegate.errors import Loc, LocatedError
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import ghexpr
 from stagegate.model.ghexpr import Sym, Unknown, Value, concat, unknowns
-from stagegate.records import replace
+from stagegate.records import record, replace
 
 # --------------------------------------------------------------------------- shell
 
 _SENTINEL = re.compile("\ue000([0-9]+)\ue001")
-_EXPANSION = re.compile(r"(#)?([A-Za-z_][A-Za-z0-9_]*)(?:(//|/|##|#|%%|%|:-|-)(.*))?", re.S)
+_PRIVATE = re.compile("[\ue000-\ue003]")
+"""The characters stagegate marks values with; where a script or a value has them, they
+are replaced by markers of their own, so every marker in a marked line is stagegate's."""
+_SPECIALS = frozenset({THIS_RUN, ENV_FILE, OUT_FILE})
+_EXPANSION = re.compile(r"(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(?:(//|/|##|#|%%|%|:-|-)(.*))?", re.S)
 """The parameter expansions the shell reader evaluates: ${#X}, ${X//a/b}, ${X#a}, ${X:-d}."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
@@ -54,6 +64,13 @@ _KEYWORDS = frozenset(
         "command",
     }
 )
+_GH = re.compile(r"\bgh\b")
+_CALL = re.compile(r"(?:^|[\s;&|(])(?:(?:ba)?sh\s+)?\.?/?((?:\./)?[\w.-]+(?:/[\w.-]+)+)")
+"""A word that may call a repository script (``./ci/tools/x``, ``bash ci/x``)."""
+_USES = frozenset(
+    {"mv", "cp", "find", "pip", "pip3", "uv", "rsync", "tar", "unzip", "python", "python3"}
+)
+"""Commands that use downloaded files: an ``rm`` after one of them is clean-up."""
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", "((", "))"})
 
 
@@ -65,8 +82,18 @@ class Shell:
     later steps of the job."""
 
     def __init__(
-        self, reader: Host, site: Site, path: DocPath, text: str, scope: Scope
+        self,
+        reader: Host,
+        site: Site,
+        path: DocPath,
+        text: str,
+        scope: Scope,
+        *,
+        script: tuple[str, list[Value], int] | None = None,
     ) -> None:
+        """``script``: a repository script a ``run:`` calls, as (its path, the values of
+        its positional parameters, how deep the calls go); else the step's ``run:`` at
+        ``path`` of the site's document."""
         self.reader = reader
         self.site = site
         self.text = text
@@ -76,21 +103,33 @@ class Shell:
         self.pending: list[tuple[Transfer, str | None]] = []
         self.groups: list[list[tuple[int, list[str]]]] = []
         self.heredocs: dict[int, list[tuple[int, str]]] = {}
+        self.folders: str | None = None
+        """The variable of a ``for`` loop over the downloaded artifacts' folders."""
+        self.used = False
+        """Whether a command used the downloaded files (moved, copied, installed them):
+        an ``rm`` after that is clean-up, not a choice of what the download keeps."""
+        self.at = 0
+        """The line (from the script's first) of the command being read."""
         """Line of a command -> its here-document's lines (as one shell word each)."""
         """This script's pattern downloads (with their -D folder), held until its end so
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
+        self.positional: list[Value] | None = None
+        self.depth = 0
+        if script is not None:
+            self.file, self.positional, self.depth = script
+            self.first_line, self.col = 1, 1
+            return
+        self.file = site.doc.file
         base = site.doc.loc(path)
         block = reader.files.block_offset(site.doc, path)
         self.first_line = base.line + block
         self.col = 1 if block else base.col
 
     def loc(self, offset_line: int) -> Loc:
-        return Loc(
-            self.site.doc.file, self.first_line + offset_line, self.col if offset_line == 0 else 1
-        )
+        return Loc(self.file, self.first_line + offset_line, self.col if offset_line == 0 else 1)
 
     def run(self) -> None:
-        if "gh" not in self.text and "GITHUB_ENV" not in self.text:
+        if not _worth_reading(self.reader.files.root, self.text):
             return
         if len(self.text) > MAX_SCRIPT:
             if "gh run download" in self.text or "GITHUB_ENV" in self.text:
@@ -112,6 +151,12 @@ class Shell:
         i = 0
         while i < len(commands):
             line_no, words = commands[i]
+            self.at = line_no
+            if words and words[0] in ("then", "else", "do") and len(words) > 1:
+                words = words[1:]  # `then X=1` on one line: the keyword opens X=1
+            if words and words[0] == "if":
+                i = self.conditional(commands, i)
+                continue
             stripped = _strip(words)
             if stripped and stripped[0] in ("for", "while", "until"):
                 end = _loop_end(commands, i)
@@ -130,8 +175,111 @@ class Shell:
                 continue
             if self.groups and _strip(words)[:1] == ["echo"] and _redirect_target(words) is None:
                 self.groups[-1].append((line_no, _strip(words)))
+            self.at = line_no
             self.command(line_no, words)
             i += 1
+
+    def conditional(self, commands: list[tuple[int, list[str]]], start: int) -> int:
+        """``if C; then A; elif D; then B; else E; fi`` from ``commands[start]``: the branch
+        the conditions decide runs; where they cannot be decided, every branch runs (what
+        each downloads may happen) and a variable or env write the branches set apart is
+        unknown. A branch that ends in ``exit N`` (N not 0) is a failing run: not read.
+        Returns the index after ``fi``."""
+        branches, end = _branches(commands, start)
+        if self.skip(branches):
+            return end
+        line_no = commands[start][0]
+        chosen: list[tuple[int, list[str]]] | None = None
+        undecided: list[list[tuple[int, list[str]]]] = []
+        for condition, body in branches:
+            if _fails(body):
+                continue  # a run that succeeds did not take it, whatever stagegate decides
+            decided = True if condition is None else self.decide(condition)
+            if decided is False:
+                continue
+            if decided is True and not undecided:
+                chosen = body
+                break
+            undecided.append(body)
+            if decided is True:
+                break
+        else:
+            if undecided and branches and branches[-1][0] is not None:
+                undecided.append([])  # no else, no branch taken: the values before the if
+        if chosen is not None:
+            self.execute(chosen)
+            return end
+        runs = undecided
+        if not runs:
+            return end
+        before_vars, before_env = dict(self.vars), dict(self.site.written)
+        outcomes: list[tuple[dict[str, Value], dict[str, Any]]] = []
+        written = self.site.written
+        for body in runs:
+            self.vars = dict(before_vars)
+            written.clear()
+            written.update(before_env)
+            self.execute(body)
+            outcomes.append((self.vars, dict(written)))
+        loc = self.loc(line_no)
+        merged: list[dict[str, Any]] = []
+        for which in (0, 1):
+            out: dict[str, Any] = {}
+            for name in {k for outcome in outcomes for k in outcome[which]}:
+                seen = [o[which].get(name, _UNSET) for o in outcomes]
+                if all(v == seen[0] for v in seen) and seen[0] is not _UNSET:
+                    out[name] = seen[0]
+                else:
+                    what = f"${name}" if which == 0 else f"env.{name}"
+                    out[name] = Unknown(
+                        what,
+                        f"{what} is set differently by the branches of the if at "
+                        f"{loc.file}:{loc.line}, whose condition stagegate cannot decide; "
+                        f"bind env.{name}",
+                    )
+            merged.append(out)
+        self.vars = merged[0]
+        written.clear()
+        written.update(merged[1])
+        return end
+
+    def decide(self, condition: list[tuple[int, list[str]]]) -> bool | None:
+        """A condition's truth where its values are known: ``[[ A == B ]]`` (B a glob
+        where it has wildcards), ``!=``, ``=``, ``-n``, ``-z``, ``true``/``false`` (a
+        ``${{ }}`` GitHub substituted) and ``!``; else None."""
+        if len(condition) != 1:
+            return None
+        words = list(condition[0][1])
+        negate = False
+        while words and words[0] == "!":
+            negate, words = not negate, words[1:]
+        if words[:1] in (["[["], ["["], ["test"]):
+            words = words[1:-1] if words[0] != "test" else words[1:]
+            if words and words[-1] in ("]]", "]"):
+                words = words[:-1]
+            while words and words[0] == "!":
+                negate, words = not negate, words[1:]
+            result = self.test(words)
+        elif len(words) == 1:
+            value = self.value(words[0])
+            result = {"true": True, "false": False}.get(value) if isinstance(value, str) else None
+        else:
+            result = None
+        return None if result is None else result != negate
+
+    def test(self, words: list[str]) -> bool | None:
+        values = [self.value(w) for w in words]
+        if any(not isinstance(v, str) for v in values):
+            return None
+        texts = [str(v) for v in values]
+        if len(texts) == 2 and words[0] in ("-n", "-z"):
+            return (texts[1] != "") == (words[0] == "-n")
+        if len(texts) == 1:
+            return texts[0] != ""
+        if len(texts) == 3 and words[1] in ("==", "=", "!="):
+            same = fnmatch.fnmatchcase(texts[0], texts[2])
+            return same if words[1] != "!=" else not same
+        return None
 
     def close_group(self, line_no: int, words: list[str]) -> None:
         """``{ echo "A=1"; echo "B=2"; } >> "$GITHUB_ENV"``: the group's echos write the file."""
@@ -162,19 +310,57 @@ class Shell:
                 self.loc(line_no),
                 f"a for loop over {len(values):,} values; stagegate expands at most {MAX_LOOP:,}.",
             )
-        for value in values:
-            self.vars[name] = (
-                Unknown(f"${name}", f"${name} runs over {value.expression} ({self.loc(line_no)})")
-                if isinstance(value, Unknown)
-                else value
-            )
-            self.execute(body)
+        saved = self.folders
+        if self.pending and not self.used and any(_is_glob(v) for v in values):
+            self.folders = name  # a loop over the downloaded artifacts' folders
+        try:
+            for value in values:
+                self.vars[name] = (
+                    Unknown(
+                        f"${name}", f"${name} runs over {value.expression} ({self.loc(line_no)})"
+                    )
+                    if isinstance(value, Unknown)
+                    else value
+                )
+                self.execute(body)
+        finally:
+            self.folders = saved
+
+    def skip(self, branches: list[tuple[Any, list[tuple[int, list[str]]]]]) -> bool:
+        """``if [[ "$dir" == *-tests ]]; then continue; fi`` in a loop over the downloaded
+        artifacts' folders (download-wheels): the artifacts it skips are excluded from
+        what the downloads keep. Whether the if was one."""
+        if self.folders is None or len(branches) != 1:
+            return False
+        condition, body = branches[0]
+        if not condition or len(condition) != 1 or [_strip(w) for _, w in body] != [["continue"]]:
+            return False
+        words = condition[0][1]
+        if len(words) != 5 or words[0] != "[[" or words[2] != "==" or words[4] != "]]":
+            return False
+        match = _SENTINEL.fullmatch(words[1])
+        entry = self.table[int(match.group(1))] if match else None
+        if entry != ("var", self.folders):
+            return False
+        pattern = self.value(words[3])
+        if not isinstance(pattern, str):
+            return False
+        for i, (transfer, folder) in enumerate(self.pending):
+            if folder is None and pattern not in transfer.exclude:
+                self.pending[i] = (replace(transfer, exclude=(*transfer.exclude, pattern)), folder)
+        return True
 
     # -- parsing
 
     def sentinel(self, value: Value) -> str:
         self.table.append(value)
         return f"\ue000{len(self.table) - 1}\ue001"
+
+    def escape(self, text: str) -> str:
+        """``text`` with each character stagegate marks values with kept out of band."""
+        if _PRIVATE.search(text) is None:
+            return text
+        return _PRIVATE.sub(lambda m: self.sentinel(("lit", m.group())), text)
 
     def substitute(self, line: str, line_no: int) -> str:
         """GitHub's ``${{ }}`` first (as GitHub does), then ``$VAR`` marked outside single quotes."""
@@ -186,7 +372,7 @@ class Shell:
                 raise invalid(self.loc(line_no), f"invalid expression: {exc.message}") from None
             for piece, _offset in parts:
                 if not piece.startswith("${{"):
-                    pieces.append(piece)
+                    pieces.append(self.escape(piece))
                     continue
                 try:
                     node = ghexpr.parse(piece[3:-2])
@@ -198,89 +384,21 @@ class Shell:
                 if isinstance(value, Unknown):
                     value = Unknown(piece.strip(), value.reason)
                 pieces.append(
-                    value
-                    if isinstance(value, str) and not isinstance(value, ghexpr.Tagged)
+                    self.escape(value)
+                    if isinstance(value, str)
+                    and not isinstance(value, ghexpr.Tagged)
+                    and value not in _SPECIALS
                     else self.sentinel(value)
                     if isinstance(value, Sym | Unknown | ghexpr.Tagged)
                     else ghexpr.to_text(value)
                 )
             line = "".join(pieces)
-        out: list[str] = []
-        i, quote = 0, ""
-        while i < len(line):
-            char = line[i]
-            if quote == "'":
-                out.append(char)
-                if char == "'":
-                    quote = ""
-                i += 1
-                continue
-            if char == "\\" and i + 1 < len(line):
-                out.append(line[i : i + 2])
-                i += 2
-                continue
-            if char == "'" and not quote:
-                quote = "'"
-                out.append(char)
-                i += 1
-                continue
-            if char == '"':
-                quote = "" if quote == '"' else '"'
-                out.append(char)
-                i += 1
-                continue
-            if char == "`":
-                end = line.find("`", i + 1)
-                end = len(line) - 1 if end < 0 else end
-                out.append(
-                    self.sentinel(Unknown(line[i : end + 1], f"{line[i : end + 1]} runs a command"))
-                )
-                i = end + 1
-                continue
-            if char == "$" and i + 1 < len(line):
-                nxt = line[i + 1]
-                if nxt == "(":
-                    end = _closing(line, i + 1)
-                    piece = line[i:end]
-                    out.append(self.sentinel(Unknown(piece, f"{piece} runs a command")))
-                    i = end
-                    continue
-                if nxt == "{":
-                    end = line.find("}", i)
-                    end = len(line) - 1 if end < 0 else end
-                    inner = line[i + 2 : end]
-                    expansion = _EXPANSION.fullmatch(inner)
-                    if _NAME.fullmatch(inner):
-                        out.append(self.sentinel(("var", inner)))
-                    elif expansion:
-                        out.append(self.sentinel(("expand", inner, line[i : end + 1])))
-                    else:
-                        out.append(
-                            self.sentinel(
-                                Unknown(
-                                    line[i : end + 1],
-                                    f"{line[i : end + 1]} is a shell expansion stagegate does not compute",
-                                )
-                            )
-                        )
-                    i = end + 1
-                    continue
-                match = _NAME.match(line, i + 1)
-                if match:
-                    out.append(self.sentinel(("var", match.group())))
-                    i = match.end()
-                    continue
-                if nxt in "0123456789@*#?$!-":
-                    out.append(
-                        self.sentinel(
-                            Unknown(line[i : i + 2], f"{line[i : i + 2]} is a shell parameter")
-                        )
-                    )
-                    i += 2
-                    continue
-            out.append(char)
-            i += 1
-        return "".join(out)
+        else:
+            line = self.escape(line)
+        return "".join(
+            piece if isinstance(piece, str) else self.sentinel(piece.value)
+            for piece in _marked(line)
+        )
 
     def commands(self) -> Iterator[tuple[int, list[str]]]:
         lines = self.text.split("\n")
@@ -295,16 +413,15 @@ class Shell:
             marked = self.substitute(line, start)
             words: list[str] | None = None
             for extra in range(20):
-                try:
-                    lexer = shlex.shlex(marked, posix=True, punctuation_chars=True)
-                    lexer.whitespace_split = True
-                    words = list(lexer)
+                tokens = _tokens(marked)
+                if tokens is not None:
+                    words = list(tokens)
                     break
-                except ValueError:  # an unclosed quote: the string goes on on the next line
-                    if i + 1 >= len(lines) or extra == 19:
-                        break
-                    i += 1
-                    marked += "\n" + self.substitute(lines[i], i)
+                # an unclosed quote: the string goes on on the next line
+                if i + 1 >= len(lines) or extra == 19:
+                    break
+                i += 1
+                marked += "\n" + self.substitute(lines[i], i)
             i += 1
             if heredoc:
                 end = heredoc.group(2)
@@ -315,7 +432,7 @@ class Shell:
                     body.append(
                         (
                             i,
-                            "'" + text.replace("'", "'\\''") + "'"
+                            "'" + self.escape(text).replace("'", "'\\''") + "'"
                             if heredoc.group(1)
                             else self.substitute('"' + text.replace('"', '\\"') + '"', i),
                         )
@@ -345,12 +462,18 @@ class Shell:
     # -- values
 
     def value(self, word: str) -> Value:
+        """The value of a marked word. One longer than MAX_VALUE characters (doubling
+        assignments make them grow exponentially) is unknown, and reported at its line."""
         pieces: list[Value] = []
         pos = 0
+        literal = False
         for match in _SENTINEL.finditer(word):
             pieces.append(word[pos : match.start()])
             entry = self.table[int(match.group(1))]
-            if isinstance(entry, tuple) and entry[0] == "expand":
+            if isinstance(entry, tuple) and entry[0] == "lit":
+                pieces.append(entry[1])
+                literal = True
+            elif isinstance(entry, tuple) and entry[0] == "expand":
                 pieces.append(self.expand(entry[1], entry[2]))
             elif isinstance(entry, tuple):
                 pieces.append(self.variable(entry[1]))
@@ -358,7 +481,26 @@ class Shell:
                 pieces.append(entry)
             pos = match.end()
         pieces.append(word[pos:])
-        return concat(pieces)
+        if sum(_size(p) for p in pieces) > MAX_VALUE:
+            return self.too_long(word)
+        value = concat(pieces)
+        if literal and isinstance(value, str) and value in _SPECIALS:
+            # the script spells one of stagegate's own markers: text, never the marker
+            return Unknown(
+                _unmark(word, self),
+                "a value made of the private-use characters stagegate marks values with",
+            )
+        return value
+
+    def too_long(self, word: str) -> Unknown:
+        written = _unmark(word, self, MAX_VALUE // 10)
+        unknown = Unknown(
+            written,
+            f"a value longer than {MAX_VALUE:,} characters (no artifact name or glob is that "
+            "long); stagegate does not compute it",
+        )
+        self.reader.note_unresolved(self.loc(self.at), unknown)
+        return unknown
 
     def expand(self, inner: str, written: str) -> Value:
         """``${X//a/b}``, ``${X/a/b}``, ``${X#a}``, ``${X%a}`` (and ``##``, ``%%``),
@@ -376,7 +518,9 @@ class Shell:
             )
         if op in (":-", "-"):
             unset = (
-                name not in self.vars
+                self.positional is None or int(name) > len(self.positional)
+                if name.isdigit()
+                else name not in self.vars
                 and self.scope.env_value(name) is NotImplemented
                 and self.reader.bound(f"env.{name}", self.scope) is NotImplemented
                 and name not in self.reader.env_writers
@@ -402,9 +546,22 @@ class Shell:
             return value.removeprefix(arg or "")
         return value.removesuffix(arg or "")
 
+    def parameter(self, name: str) -> Value:
+        """``$1``..., ``$#``, ``$0``: from the call, in a script a ``run:`` calls."""
+        if self.positional is None:
+            return Unknown(f"${name}", f"${name} is a shell parameter")
+        if name == "#":
+            return str(len(self.positional))
+        if name == "0":
+            return self.file
+        n = int(name)
+        return self.positional[n - 1] if n <= len(self.positional) else ""
+
     def variable(self, name: str) -> Value:
         """A shell variable: a bind for this job or file, then the script's own known
         value, then a bare bind, then the script's unknown value, then the environment."""
+        if name.isdigit() or name == "#":
+            return self.parameter(name)
         key = f"env.{name}"
         bound = self.reader.bound(key, self.scope, bare=False)
         if bound is not NotImplemented:
@@ -467,16 +624,56 @@ class Shell:
         if head == "echo" and redirect is not None and self.value(redirect) == ENV_FILE:
             self.env_write(line_no, words[1 : words.index(">>") if ">>" in words else len(words)])
             return
+        if head in _USES and self.pending:
+            self.used = True
         if head == "rm" and self.pending:
-            self.remove(line_no, words[1:])
+            if not self.used:
+                self.remove(line_no, words[1:])
             return
         if len(words) >= 3 and words[0] == "gh" and words[1] == "run" and words[2] == "download":
             self.download(line_no, words[3:])
+            return
+        if self.call(line_no, words):
             return
         for i in range(len(words) - 2):
             if words[i] == "gh" and words[i + 1] == "run" and words[i + 2] == "download":
                 self.download(line_no, words[i + 3 :])
                 return
+
+    def call(self, line_no: int, words: list[str]) -> bool:
+        """``./ci/tools/X A B``, ``ci/tools/X``, ``bash ci/tools/X``: a shell script of the
+        repository, read as this step's script with ``$1``... bound from the call (its
+        downloads and ``$GITHUB_ENV`` writes are the calling job's). Whether it was one."""
+        while words and _ASSIGN.fullmatch(words[0]):
+            words = words[1:]  # `A=1 ./x`: the prefix is the script's env, not followed
+        if len(words) >= 2 and words[0] in ("bash", "sh") and not words[1].startswith("-"):
+            words = words[1:]
+        if not words or "/" not in words[0] or words[0].startswith("/"):
+            return False
+        where = self.value(words[0])
+        if not isinstance(where, str):
+            return False
+        rel = _script_path(self.reader.files.root, where)
+        if rel is None:
+            return False
+        loc = self.loc(line_no)
+        text = _script_text(self.reader.files.root / rel)
+        if text is None:
+            return False
+        if self.depth + 1 > MAX_CALL_DEPTH:
+            raise invalid(
+                loc, f"scripts call each other more than {MAX_CALL_DEPTH} deep; break the chain."
+            )
+        args: list[Value] = []
+        for word in words[1:]:
+            if word.startswith((">", "<", "2>", "&>")) or word in _SEPARATORS:
+                break
+            args.append(self.value(word))
+        called = Shell(
+            self.reader, self.site, (), text, self.scope, script=(rel, args, self.depth + 1)
+        )
+        called.run()
+        return True
 
     def env_write(self, line_no: int, words: list[str]) -> None:
         words = [w for w in words if not w.startswith("-")]
@@ -543,6 +740,9 @@ class Shell:
             value = self.value(run)
             if value != THIS_RUN:
                 run_id = _unmark(run, self)
+                if self.site.runs:
+                    # which run it reads decides what it can select: never guessed
+                    self.reader.note_unresolved(loc, value)
         selections = [(n, "name") for n in names] + [(p, "pattern") for p in patterns]
         if not selections:
             selections = [("*", "pattern")]
@@ -593,6 +793,230 @@ class Shell:
                     name = name.rstrip("/")
                 excluded = replace(transfer, exclude=(*transfer.exclude, text_value(name)))
                 self.pending[i] = (excluded, folder)
+
+
+_UNSET = object()
+
+
+def _branches(
+    commands: list[tuple[int, list[str]]], start: int
+) -> tuple[list[tuple[list[tuple[int, list[str]]] | None, list[tuple[int, list[str]]]]], int]:
+    """The (condition, body) pairs of the if at ``start`` (an else's condition None), and
+    the index after its ``fi``. Nested ifs stay inside their branch's body."""
+    branches: list[tuple[list[tuple[int, list[str]]] | None, list[tuple[int, list[str]]]]] = []
+    condition: list[tuple[int, list[str]]] | None = []
+    body: list[tuple[int, list[str]]] = []
+    in_condition = True
+    depth = 0
+    line, first = commands[start]
+    queue = [(line, first[1:])]
+    i = start + 1
+    while True:
+        if queue:
+            line, words = queue.pop()
+        elif i < len(commands):
+            line, words = commands[i]
+            i += 1
+        else:
+            break
+        head = words[0] if words else ""
+        if depth == 0 and head in ("then", "else", "elif", "fi"):
+            if head == "then":
+                in_condition = False
+            else:
+                branches.append((condition, body))
+                body = []
+                condition = [] if head == "elif" else None
+                in_condition = head == "elif"
+                if head == "fi":
+                    return branches, i
+            if len(words) > 1:
+                queue.append((line, words[1:]))
+            continue
+        if head == "if":
+            depth += 1
+        elif head == "fi":
+            depth -= 1
+        if in_condition and condition is not None:
+            condition.append((line, words))
+        else:
+            body.append((line, words))
+    branches.append((condition, body))
+    return branches, i
+
+
+def _fails(body: list[tuple[int, list[str]]]) -> bool:
+    """Whether a branch ends by failing the run (``exit N``, N not 0)."""
+    if not body:
+        return False
+    words = _strip(body[-1][1])
+    return len(words) == 2 and words[0] == "exit" and words[1] != "0"
+
+
+@functools.lru_cache(maxsize=4_096)
+def _worth_reading(root: Path, text: str) -> bool:
+    """Whether a script may download, write ``$GITHUB_ENV`` or call a repository
+    script: the others have no effect stagegate follows (decided once per text)."""
+    return (
+        _GH.search(text) is not None
+        or "GITHUB_ENV" in text
+        or any(_script_path(root, m.group(1)) is not None for m in _CALL.finditer(text))
+    )
+
+
+@functools.lru_cache(maxsize=4_096)
+def _script_path(root: Path, written: str) -> str | None:
+    """The repository path of a script a ``run:`` calls (relative to the top, as the
+    step's working folder is), where it is a regular file inside the repository."""
+    posix = PurePosixPath(written)
+    if posix.is_absolute() or ".." in posix.parts or not posix.parts:
+        return None
+    path = root / posix
+    try:
+        real = path.resolve()
+        top = root.resolve()
+    except OSError:
+        return None
+    if top not in real.parents or not real.is_file():
+        return None
+    return posix.as_posix()
+
+
+def _script_text(path: Path) -> str | None:
+    """A shell script's text: one with a ``sh``/``bash`` shebang, or none and no suffix
+    of another language; None for anything else (Python, PowerShell, binaries) or
+    where it cannot be read as text within MAX_SCRIPT characters."""
+    if path.suffix not in ("", ".sh", ".bash"):
+        return None
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SCRIPT + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_SCRIPT or b"\0" in data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    first = text.split("\n", 1)[0]
+    if first.startswith("#!") and not re.search(r"\b(ba)?sh\b", first):
+        return None
+    return text
+
+
+def _is_glob(value: Value) -> bool:
+    return isinstance(value, str) and any(c in value for c in "*?[")
+
+
+@record
+class _Entry:
+    """A value ``_marked`` found in a line: a marker for it goes in its place."""
+
+    value: Any
+
+
+def _entry(value: Value) -> _Entry:
+    return _Entry(value)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _marked(line: str) -> tuple[str | _Entry, ...]:
+    """A line (GitHub's ``${{ }}`` already substituted) as text and the values that
+    replace its ``$VAR``, ``${...}``, ``$(...)`` and backquotes, outside single quotes.
+    Kept per line text: a script is marked once for all the matrix rows and callers
+    it runs in (each reading numbers the values in its own table)."""
+    out: list[str | _Entry] = []
+    i, quote = 0, ""
+    while i < len(line):
+        char = line[i]
+        if quote == "'":
+            out.append(char)
+            if char == "'":
+                quote = ""
+            i += 1
+            continue
+        if char == "\\" and i + 1 < len(line):
+            out.append(line[i : i + 2])
+            i += 2
+            continue
+        if char == "'" and not quote:
+            quote = "'"
+            out.append(char)
+            i += 1
+            continue
+        if char == '"':
+            quote = "" if quote == '"' else '"'
+            out.append(char)
+            i += 1
+            continue
+        if char == "`":
+            end = line.find("`", i + 1)
+            end = len(line) - 1 if end < 0 else end
+            out.append(
+                _entry(Unknown(line[i : end + 1], f"{line[i : end + 1]} runs a command"))
+            )
+            i = end + 1
+            continue
+        if char == "$" and i + 1 < len(line):
+            nxt = line[i + 1]
+            if nxt == "(":
+                end = _closing(line, i + 1)
+                piece = line[i:end]
+                out.append(_entry(Unknown(piece, f"{piece} runs a command")))
+                i = end
+                continue
+            if nxt == "{":
+                end = line.find("}", i)
+                end = len(line) - 1 if end < 0 else end
+                inner = line[i + 2 : end]
+                expansion = _EXPANSION.fullmatch(inner)
+                if _NAME.fullmatch(inner):
+                    out.append(_entry(("var", inner)))
+                elif expansion:
+                    out.append(_entry(("expand", inner, line[i : end + 1])))
+                else:
+                    out.append(
+                        _entry(
+                            Unknown(
+                                line[i : end + 1],
+                                f"{line[i : end + 1]} is a shell expansion stagegate does not compute",
+                            )
+                        )
+                    )
+                i = end + 1
+                continue
+            match = _NAME.match(line, i + 1)
+            if match:
+                out.append(_entry(("var", match.group())))
+                i = match.end()
+                continue
+            if nxt in "0123456789#":
+                out.append(_entry(("var", nxt)))
+                i += 2
+                continue
+            if nxt in "@*?$!-":
+                out.append(
+                    _entry(
+                        Unknown(line[i : i + 2], f"{line[i : i + 2]} is a shell parameter")
+                    )
+                )
+                i += 2
+                continue
+        out.append(char)
+        i += 1
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _tokens(marked: str) -> tuple[str, ...] | None:
+    """A marked line split into shell words (None: an unclosed quote), once per text."""
+    try:
+        lexer = shlex.shlex(marked, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        return tuple(lexer)
+    except ValueError:
+        return None
 
 
 def _shell_words(text: str) -> list[str]:
@@ -674,16 +1098,33 @@ def _redirect_target(words: list[str]) -> str | None:
     return None
 
 
-def _unmark(word: str, shell: Shell) -> str:
-    """A word with its markers written back as the script wrote them (for messages)."""
+def _unmark(word: str, shell: Shell, limit: int = 0) -> str:
+    """A word with its markers written back as the script wrote them (for messages);
+    with ``limit``, at most that many characters of each value written back."""
 
     def back(match: re.Match[str]) -> str:
         entry = shell.table[int(match.group(1))]
         if isinstance(entry, tuple):
+            if entry[0] == "lit":
+                return f"\\u{ord(entry[1]):04x}"
             return str(entry[2]) if entry[0] == "expand" else "$" + str(entry[1])
-        return shown(entry)
+        text = shown(entry)
+        return text[:limit] + "..." if limit and len(text) > limit else text
 
     return _SENTINEL.sub(back, word)
+
+
+def _size(value: Value) -> int:
+    """How many characters a value is written with (its unknown pieces as written)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, Sym):
+        return sum(_size(p) for p in value.parts)
+    if isinstance(value, Unknown):
+        return len(value.expression)
+    if isinstance(value, ghexpr.Ph):
+        return len(value.axis) + 2
+    return len(ghexpr.to_text(value)) if value is not None else 0
 
 
 def _closing(line: str, start: int) -> int:
@@ -697,3 +1138,114 @@ def _closing(line: str, start: int) -> int:
             if depth == 0:
                 return i + 1
     return len(line)
+
+
+# --------------------------------------------------------------------------- PowerShell
+
+_PS_ASSIGN = re.compile(r"\$(env:)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)", re.I)
+_PS_ENV_WRITE = re.compile(
+    r"(?:(?:echo|Write-Output)\s+)?(.+?)\s*>>\s*\$env:GITHUB_ENV\s*$"
+    r"|Add-Content\s+(?:-Path\s+)?\$env:GITHUB_ENV\s+(?:-Value\s+)?(.+)$",
+    re.I,
+)
+_PS_VAR = re.compile(r"\$(?:\{)?(env:)?([A-Za-z_][A-Za-z0-9_]*)(?:\})?", re.I)
+
+
+class PowerShell(Shell):
+    """A ``run:`` that runs in PowerShell (``shell: pwsh``, or a Windows runner's
+    default): simple assignments (``$x = "..."``, ``$env:X = '...'``) and writes of
+    ``"K=V"`` to ``$env:GITHUB_ENV`` are read; any other write of ``$GITHUB_ENV`` and
+    any ``gh run download`` are unresolved. Never read as bash."""
+
+    def run(self) -> None:
+        if "GITHUB_ENV" not in self.text and "gh run download" not in self.text:
+            return
+        if len(self.text) > MAX_SCRIPT:
+            super().run()  # the same refusal as for bash
+            return
+        for number, line in enumerate(self.text.split("\n")):
+            self.at = number
+            self.statement(number, line.strip())
+
+    def statement(self, number: int, line: str) -> None:
+        if not line or line.startswith("#"):
+            return
+        if "gh run download" in line:
+            self.reader.note_unresolved(
+                self.loc(number),
+                Unknown(line[:200], "a gh run download in a PowerShell script stagegate does not read"),
+            )
+            return
+        write = _PS_ENV_WRITE.fullmatch(line)
+        if write:
+            value = self.ps_value(write.group(1) or write.group(2) or "")
+            text = value if isinstance(value, str) else None
+            name, sep, rest = (text or "").partition("=")
+            if text is not None and sep and _NAME.fullmatch(name):
+                if self.site.runs:
+                    self.site.written[name] = rest
+                return
+            if isinstance(value, Sym) and isinstance(value.parts[0], str) and "=" in value.parts[0]:
+                name = value.parts[0].partition("=")[0]
+                if _NAME.fullmatch(name):
+                    loc = self.loc(number)
+                    self.reader.env_writers[name] = (
+                        f"{name} is written to $GITHUB_ENV by the PowerShell script at "
+                        f"{loc.file}:{loc.line} from a value stagegate cannot compute; bind env.{name}"
+                    )
+                    if self.site.runs:
+                        self.site.written[name] = Unknown(f"env.{name}", self.reader.env_writers[name])
+                    return
+            self.reader.note_unresolved(
+                self.loc(number),
+                Unknown(line[:200], "a write of $GITHUB_ENV in PowerShell stagegate cannot read"),
+            )
+            return
+        if "GITHUB_ENV" in line:
+            self.reader.note_unresolved(
+                self.loc(number),
+                Unknown(line[:200], "a write of $GITHUB_ENV in PowerShell stagegate cannot read"),
+            )
+            return
+        assign = _PS_ASSIGN.fullmatch(line)
+        if assign:
+            self.vars[assign.group(2)] = self.ps_value(assign.group(3))
+
+    def ps_value(self, text: str) -> Value:
+        """A PowerShell string: '...' literal; "..." with $x and $env:X expanded; a bare
+        word; anything else (a command, an expression) unknown."""
+        text = text.strip()
+        if len(text) >= 2 and text[0] == text[-1] == "'" and "'" not in text[1:-1]:
+            return self.gh(text[1:-1])
+        if len(text) >= 2 and text[0] == text[-1] == '"' and '"' not in text[1:-1]:
+            inner = text[1:-1]
+            if "$(" in inner or "`" in inner:
+                return Unknown(text, f"{text} runs a PowerShell expression")
+            pieces: list[Value] = []
+            pos = 0
+            for match in _PS_VAR.finditer(inner):
+                pieces.append(self.gh(inner[pos : match.start()]))
+                name = match.group(2)
+                if match.group(1):
+                    found = self.scope.env_value(name)
+                    pieces.append(
+                        found
+                        if found is not NotImplemented
+                        else Unknown(match.group(), f"{match.group()} is set in no env: stagegate reads")
+                    )
+                else:
+                    pieces.append(
+                        self.vars.get(name, Unknown(match.group(), f"{match.group()} is not set earlier in the script"))
+                    )
+                pos = match.end()
+            pieces.append(self.gh(inner[pos:]))
+            return concat(pieces)
+        if re.fullmatch(r"[A-Za-z0-9_.=-]+", text):
+            return text
+        return Unknown(text[:200], f"{text[:200]} is a PowerShell expression stagegate does not compute")
+
+    def gh(self, text: str) -> Value:
+        """Text with GitHub's ``${{ }}`` evaluated (GitHub substitutes it first)."""
+        if "${{" not in text:
+            return text
+        return self.value(self.substitute(text, self.at))

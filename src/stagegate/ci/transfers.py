@@ -25,13 +25,18 @@ MAX_CALL_DEPTH = 10
 MAX_EVALUATIONS = 200_000
 """Most step evaluations (steps x matrix rows x calls) of one reading."""
 MAX_LOOP = 1_000
+"""Most values a shell ``for`` loop is expanded over."""
 MAX_SCRIPT = 100_000
 """Longest ``run:`` script read (characters)."""
-"""Most values a shell ``for`` loop is expanded over."""
+MAX_VALUE = 1_000
+"""Longest shell value computed (characters; the glob limit): longer ones are unresolved,
+so that memory stays bounded by the size of the scripts read."""
 
 UPLOAD = "actions/upload-artifact"
 DOWNLOAD = "actions/download-artifact"
 MERGE = "actions/upload-artifact/merge"
+PAGES = "actions/upload-pages-artifact"
+"""An upload named ``with.name``, by default ``github-pages``."""
 THIS_RUN = "\ue002github.run_id\ue003"
 """The value of ``github.run_id``: downloads from it read the run's own artifacts."""
 ENV_FILE = "\ue002GITHUB_ENV\ue003"

@@ -32,7 +32,7 @@ from stagegate.ci.files import (
     triggers_of,
 )
 from stagegate.ci.scopes import Env, Lazy, Scope
-from stagegate.ci.shell import Shell
+from stagegate.ci.shell import PowerShell, Shell
 from stagegate.ci.transfers import (
     DOWNLOAD,
     MAX_CALL_DEPTH,
@@ -40,6 +40,7 @@ from stagegate.ci.transfers import (
     MAX_MATRIX,
     MAX_MATRIX_PRODUCT,
     MERGE,
+    PAGES,
     THIS_RUN,
     UPLOAD,
     Job,
@@ -565,9 +566,29 @@ class Reader:
             steps=site.outputs,
             needs=scope.needs,
         )
-        self.steps(site, (*jpath, "steps"), steps, scope)
+        self.steps(site, (*jpath, "steps"), steps, scope, self.default_shell(site, jpath, job, scope))
 
-    def steps(self, site: Site, spath: DocPath, steps: list[Any], scope: Scope) -> None:
+    def default_shell(
+        self, site: Site, jpath: DocPath, job: Mapping[str, Any], scope: Scope
+    ) -> str:
+        """The shell of a ``run:`` without ``shell:``: the job's ``defaults.run.shell``,
+        else the workflow's, else the runner's (pwsh on a ``windows-*`` runner; bash
+        where the runner is not known)."""
+        for where in (job, site.doc.data):
+            defaults = where.get("defaults")
+            run = defaults.get("run") if isinstance(defaults, dict) else None
+            if isinstance(run, dict) and isinstance(run.get("shell"), str):
+                return str(run["shell"])
+        runs_on = job.get("runs-on")
+        if isinstance(runs_on, str):
+            value = scope.evaluate(runs_on, (*jpath, "runs-on"))
+            if isinstance(value, str) and value.lower().startswith("windows"):
+                return "pwsh"
+        return "bash"
+
+    def steps(
+        self, site: Site, spath: DocPath, steps: list[Any], scope: Scope, shell: str = "bash"
+    ) -> None:
         doc = site.doc
         for i, raw in enumerate(steps):
             path: DocPath = (*spath, i)
@@ -587,7 +608,11 @@ class Reader:
                 command = _stagegate_command(step)
                 if command:
                     self.stagegate_step(at, step, command)
-                Shell(self, at, (*path, "run"), run, here).run()
+                used = step.get("shell", shell)
+                if isinstance(used, str) and used.split()[:1] in (["pwsh"], ["powershell"]):
+                    PowerShell(self, at, (*path, "run"), run, here).run()
+                else:
+                    Shell(self, at, (*path, "run"), run, here).run()
 
     def stagegate_step(self, site: Site, step: Mapping[str, Any], command: list[str]) -> None:
         """A step that runs `stagegate flags` or `stagegate matrix P`: its outputs, and for
@@ -629,6 +654,9 @@ class Reader:
         if name == UPLOAD:
             transfer("upload", "name", "artifact")
             return
+        if name == PAGES:
+            transfer("upload", "name", "github-pages")
+            return
         if name == MERGE:
             # reads the run's artifacts that `pattern` matches (all, without one) and
             # uploads them as one artifact, `name` (default merged-artifacts)
@@ -641,6 +669,8 @@ class Reader:
                 run_value = scope.evaluate(given["run-id"], (*path, "with", "run-id"))
                 if run_value != THIS_RUN:
                     run = ghexpr.to_text(given["run-id"]).strip()
+                    if site.runs:  # the run it reads is never guessed
+                        self.note_unresolved(doc.loc((*path, "with", "run-id")), run_value)
             if "name" in given:
                 transfer("download", "name", "", run=run)
             else:  # a pattern, or without one every artifact of the run
