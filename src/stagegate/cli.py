@@ -355,19 +355,35 @@ def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
 @cli.command()
 @stage_option("Evaluate at this stage (default: the current stage).")
 @option("--all", "every", is_flag=True, help="Every stage 0..last, each evaluated at itself.")
+@option(
+    "--ahead",
+    type=click.Choice(("show", "fail")),
+    default="show",
+    show_default=True,
+    help="--all: at stages ahead of the current one, the checks that read today's files "
+    "(retired, flags-wired, workflows) show readiness (show) or must pass (fail).",
+)
 @option("--fail-fast", "-x", is_flag=True, help="Stop at the first failing check.")
 @option("--quiet", "-q", is_flag=True, help="Show only failures and the closing line.")
 @format_option()
 @pass_ctx
 def check(
-    ctx: Context, stage: int | None, every: bool, fail_fast: bool, quiet: bool, fmt: str
+    ctx: Context,
+    stage: int | None,
+    every: bool,
+    ahead: str,
+    fail_fast: bool,
+    quiet: bool,
+    fmt: str,
 ) -> int:
     """Run the invariants and a stage's acceptance checks; exit 1 on any failure.
 
-    Each stage's header is shown when it starts and each check's line when it
-    finishes, with its duration; a long check shows a live line on a terminal and a
-    line every 30 s in a CI log."""
-    from stagegate.checks.runner import run_all, run_checks
+    With --all: the model's checks (and pytest and command checks) at every stage; the
+    checks that read today's files at the current stage, as readiness at stages ahead
+    (failing nothing unless --ahead=fail), not at past stages. Each stage's header is
+    shown when it starts and each check's line when it finishes, with its duration; a
+    long check shows a live line on a terminal and a line every 30 s in a CI log."""
+    from stagegate.checks.runner import run_all, run_checks, scheduled
     from stagegate.report.live import Live
     from stagegate.report.results import CHECK, Checked
 
@@ -380,12 +396,13 @@ def check(
     live = Live(migration, write, tty=tty, quiet=quiet, show_results=fmt != "json")
     with live:
         if every:
-            found = run_all(migration, observer=live, fail_fast=fail_fast)
+            found = run_all(
+                migration, observer=live, fail_fast=fail_fast, ahead_fail=ahead == "fail"
+            )
         else:
             found = run_checks(migration, at, observer=live, fail_fast=fail_fast)
-    result = Checked(migration, tuple(found), at, every=every)
-    stages = range(migration.last + 1) if every else (at,)
-    planned = sum(len(migration.checks_at(s)) for s in stages)
+    result = Checked(migration, tuple(found), at, every=every, skipped=tuple(live.skipped))
+    planned = scheduled(migration, None if every else at)
     live.close(stopped=planned - live.checks_run if fail_fast and not result.ok else None)
     show(CHECK, fmt, result)
     return 0 if result.ok else 1

@@ -29,6 +29,9 @@ ARGS = {
     "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds (default 600)."},
 }
 REQUIRED: list[str] = []
+READS = "commands"
+"""Runs the user's commands: a model check to `check --all` (it must pass at every stage),
+but not model-only (it runs a process)."""
 
 
 
