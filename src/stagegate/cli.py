@@ -243,10 +243,11 @@ def validate(ctx: Context, fmt: str) -> int:
 @format_option()
 @pass_ctx
 def status(ctx: Context, fmt: str) -> int:
-    """The current stage, its flags, and what the next flip would change."""
-    from stagegate.report.plans import STATUS
+    """The current stage, its flags, what the next flip would change, and what in the
+    repository still blocks it (the next stage's retired, flags-wired and workflows checks)."""
+    from stagegate.report.plans import STATUS, next_status
 
-    show(STATUS, fmt, ctx.migration())
+    show(STATUS, fmt, next_status(ctx.migration()))
     return 0
 
 

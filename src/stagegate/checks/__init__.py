@@ -51,16 +51,37 @@ def kinds() -> dict[str, ModuleType]:
         kind = getattr(module, "KIND", None)
         if isinstance(kind, str):
             if getattr(module, "READS", None) not in READS:
-                raise TypeError(f"check kind {kind!r} ({module.__name__}) declares no READS in {READS}")
+                raise TypeError(
+                    f"check kind {kind!r} ({module.__name__}) declares no READS in {READS}"
+                )
             found[kind] = module
     return dict(sorted(found.items()))
+
+
+def module(kind: str) -> ModuleType | None:
+    """The module of ``kind`` alone, without importing the other kinds (``status`` asks
+    what the next stage's checks read, and must start fast): the module named after the
+    kind (``flags-wired``: ``flags_wired``; ``pytest``: ``pytest_check``), else whatever
+    ``kinds()`` finds; None for an unknown kind."""
+    import importlib
+
+    name = READS_MORE_THAN_FILES.get(kind, kind.replace("-", "_"))
+    try:
+        found = importlib.import_module(f"{__name__}.{name}")
+    except ImportError:
+        found = None
+    if found is not None and getattr(found, "KIND", None) == kind:
+        return found
+    return kinds().get(kind)
 
 
 def reading(what: str) -> frozenset[str]:
     """The kinds whose ``READS`` is ``what``: ``reading("model")`` are the model-only
     kinds (computed ahead of their turn, run by verify-pr without a checkout),
     ``reading("repository")`` the kinds that read today's files."""
-    return frozenset(kind for kind, module in kinds().items() if module.READS == what)
+    return frozenset(
+        kind for kind, found in kinds().items() if getattr(found, "READS", None) == what
+    )
 
 
 def argument_problems(migration: Migration, *, uncached_only: bool = False) -> list[Problem]:

@@ -9,7 +9,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Protocol
 
-from stagegate.checks import kinds, reading
+from stagegate.checks import kinds, module, reading
 from stagegate.checks._base import Context, Result
 from stagegate.checks._pytest_session import pending, shared_session
 from stagegate.engine import globs
@@ -169,7 +169,11 @@ def readiness(migration: Migration, stage: int, *, root: Path | None = None) -> 
     """What blocks the flip to ``stage`` in the repository as it is today: its checks that
     read the repository's files (``status``, ``history``), each result marked readiness.
     The model's checks are left to ``check --all``: they do not change with the files."""
-    chosen = [c for c in migration.checks_at(stage) if c.kind in reading("repository")]
+    chosen = [
+        c
+        for c in migration.checks_at(stage)
+        if getattr(module(c.kind), "READS", None) == "repository"
+    ]
     if not chosen:
         return []
     found = run_checks(migration, stage, chosen, root=root, observer=_Quiet())
