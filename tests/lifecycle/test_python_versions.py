@@ -156,3 +156,26 @@ def test_every_commit_of_the_migration_is_green_on_main(tmp_path: Path, sg: Sg) 
     assert past.code == 1
     assert "  FAIL  workflows: " in past.out
     assert "undeclared-upload" in past.out
+
+
+def test_readiness_in_a_ci_log_is_a_warning(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On GitHub, a stage ahead that is not ready is a warning on the line to remove, and
+    the step summary lists it apart from the failures; the run passes."""
+    repo = _project(tmp_path / "project")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = sg("check", "--all", "--format", "github", cwd=repo.root)
+    assert result.code == 0, result.output
+    commands = [line for line in result.out.splitlines() if line.startswith("::")]
+    assert commands[0] == (
+        f"::warning file={CI},line=31,col=3,title=stagegate retired (stage 3%2C readiness)::"
+        f"producer wheel-py310 (retired at stage 3): 'build-py310' is still in {CI}:31: "
+        "build-py310:"
+    )
+    assert len(commands) == 3 and all(c.startswith("::warning ") for c in commands)
+    text = summary.read_text()
+    assert "python-versions: 15 checks, all passed, 1 not ready yet at a stage ahead." in text
+    assert "Stages ahead, not ready yet (1 readiness check; to do before their flips):" in text
+    assert "| 3 | retired | not ready | producer wheel-py310" in text

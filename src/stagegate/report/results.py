@@ -202,6 +202,8 @@ def summary(migration: Migration, results: Sequence[Result], heading: str) -> st
     waiting = [r for r in results if r.readiness and not r.ok]
     passed = [r for r in results if r.ok]
     verdict = "all passed" if not failed else f"{len(failed)} of {len(results)} failed"
+    if waiting:
+        verdict += f", {len(waiting)} not ready yet at a stage ahead"
     parts = [
         f"### {heading}",
         f"{github.md_text(migration.id)}: {counted(len(results), 'check')}, {verdict}.",
