@@ -557,6 +557,19 @@ def log_command(ctx: Context, fmt: str) -> int:
     return 0
 
 
+@cli.command("history")
+@format_option()
+@pass_ctx
+def history_command(ctx: Context, fmt: str) -> int:
+    """Every stage: done, current or ahead, its flip commit and date, and the readiness
+    of the stages ahead (their retired, flags-wired and workflows checks, run now)."""
+    from stagegate.commands.history import history
+    from stagegate.report.history import HISTORY
+
+    show(HISTORY, fmt, history(ctx.migration()))
+    return 0
+
+
 @cli.command()
 @option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:

@@ -37,6 +37,11 @@ def _project(root: Path) -> Repo:
     return repo
 
 
+def _date(line: str) -> str:
+    """The committer date of a ``%H %cI`` line."""
+    return line.split()[1]
+
+
 def _green(sg: Sg, repo: Repo) -> list[str]:
     """``check --all`` passes; its lines."""
     result = sg("check", "--all", cwd=repo.root)
@@ -85,6 +90,33 @@ def test_every_commit_of_the_migration_is_green_on_main(tmp_path: Path, sg: Sg) 
     _green(sg, repo)
     _flip(sg, repo, 2, "Release Python 3.14")
     _green(sg, repo)
+
+    # history: every stage, how it was reached, what blocks the one ahead
+    start, one, two = repo.git("log", "--reverse", "--format=%H %cI").splitlines()
+    assert sg("history", cwd=repo.root).out.splitlines() == [
+        "python-versions: stage 2 of 3",
+        f"  done      0  before the migration  since {start[:12]} ({_date(start)})",
+        f"  done      1  Build Python 3.14     flipped in {one[:12]} ({_date(one)})",
+        f"> current   2  Release Python 3.14   flipped in {two[:12]} ({_date(two)})",
+        "  ahead     3  Drop Python 3.10      not ready: retired: 3 leftovers of retired "
+        "items (stagegate check --stage 3 lists them)",
+    ]
+    stages = json.loads(sg("history", "--format", "json", cwd=repo.root).out)["stages"]
+    assert [(s["stage"], s["state"]) for s in stages] == [
+        (0, "done"),
+        (1, "done"),
+        (2, "current"),
+        (3, "ahead"),
+    ]
+    assert stages[1]["flip"] == {
+        "commit": one.split()[0],
+        "date": _date(one),
+        "author": "Ada Flipper",
+        "subject": "Build Python 3.14",
+        "from": 0,
+    }
+    assert stages[3]["readiness"]["ready"] is False
+    assert [c["check"] for c in stages[3]["readiness"]["checks"]] == ["workflows", "retired"]
 
     # stage 2: status shows what still blocks the flip to stage 3
     status = sg("status", cwd=repo.root).out.splitlines()

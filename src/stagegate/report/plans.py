@@ -23,7 +23,7 @@ from stagegate.report import Renderers, echo_json, echo_text
 from stagegate.words import counted
 
 if TYPE_CHECKING:
-    from stagegate.checks._base import Result
+    from stagegate.checks.runner import Readiness
 
 R = TypeVar("R")
 
@@ -297,7 +297,7 @@ def readiness_json(readiness: Readiness | None) -> dict[str, Any] | None:
     if readiness is None:
         return None
     return {
-        "ready": readiness.error is None and all(r.ok for r in readiness.results),
+        "ready": readiness.ready,
         "error": readiness.error,
         "checks": [
             {
@@ -347,16 +347,6 @@ def status_json(status: Status) -> dict[str, Any]:
 
 
 @record
-class Readiness:
-    """What blocks the flip to a stage in the repository as it is today: the results of
-    its checks that read the repository (``checks.runner.readiness``); ``error``: why
-    they could not run (not a git repository, ...)."""
-
-    results: tuple[Result, ...] = ()
-    error: str | None = None
-
-
-@record
 class Status:
     """`status`'s result: the migration, and the next stage's readiness (None: there is
     no next stage)."""
@@ -370,13 +360,8 @@ def next_status(migration: Migration) -> Status:
     if migration.stage >= migration.last:
         return Status(migration)
     from stagegate.checks.runner import readiness
-    from stagegate.errors import StagegateError
 
-    try:
-        found = readiness(migration, migration.stage + 1)
-    except StagegateError as error:
-        return Status(migration, Readiness(error=str(error)))
-    return Status(migration, Readiness(tuple(found)))
+    return Status(migration, readiness(migration, migration.stage + 1))
 
 
 @record
