@@ -141,6 +141,10 @@ def test_pre_commit_hooks_name_commands_that_exist() -> None:
         assert pattern.search("migration.yaml")
         assert pattern.search("stages/01-version-config-foundations.yaml")
         assert not pattern.search("src/stagegate/cli.py")
+    # a workflow edit can break `check` (its workflows and flags-wired checks read them)
+    check = re.compile(hooks[1]["files"])
+    assert check.search(".github/workflows/ci.yml")
+    assert check.search(".github/actions/build/action.yml")
 
 
 @pytest.mark.parametrize("name", ["advance", "rollback", "verify-pr", "log"])

@@ -7,6 +7,7 @@ from itertools import groupby
 from typing import Any
 
 from stagegate.checks._base import Result
+from stagegate.errors import Loc
 from stagegate.model import Migration
 from stagegate.records import record
 from stagegate.report import Output, Renderers, echo_json, github, lines, nothing
@@ -31,6 +32,25 @@ def duration(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
+def names_place(message: str, loc: Loc) -> bool:
+    """Whether ``message`` names the place already (``file:line`` followed by a colon,
+    a parenthesis or its end, as the retired and pytest findings do): then no ``at``
+    line repeats it."""
+    place = f"{loc.file}:{loc.line}"
+    return any(
+        message[i + len(place) : i + len(place) + 1] in ("", ":", ")", " ", ",", ";")
+        for i in _occurrences(message, place)
+    )
+
+
+def _occurrences(text: str, part: str) -> list[int]:
+    found, start = [], text.find(part)
+    while start != -1:
+        found.append(start)
+        start = text.find(part, start + 1)
+    return found
+
+
 def result_lines(item: Result, seconds: float | None = None) -> list[str]:
     """The lines of one result: its mark, label and message, then its findings."""
     mark = "ok  " if item.ok else "todo" if item.readiness else "FAIL"
@@ -41,10 +61,7 @@ def result_lines(item: Result, seconds: float | None = None) -> list[str]:
         first, *rest = finding.message.splitlines()
         lines.append(f"        - {first}")
         lines += [f"          {line}" for line in rest]
-        if (
-            finding.loc is not None
-            and f"({finding.loc.file}:{finding.loc.line})" not in finding.message
-        ):
+        if finding.loc is not None and not names_place(finding.message, finding.loc):
             lines.append(f"          at {finding.loc.file}:{finding.loc.line}")
     if item.fails and item.loc is not None:
         lines.append(f"        (check declared at {item.loc.file}:{item.loc.line})")
@@ -176,7 +193,7 @@ def table(results: Sequence[Result], *, brief: bool = False) -> str:
         lines = []
         for f in r.findings:
             text = github.md_message(f.message.splitlines()[0] if brief else f.message)
-            if f.loc is not None and f"({f.loc.file}:{f.loc.line})" not in f.message:
+            if f.loc is not None and not names_place(f.message, f.loc):
                 text += f" (at {github.md_location(f.loc.file, f.loc.line)})"
             lines.append(text)
         text = ("; " if brief else "\n").join(lines) or github.md_message(r.message)
