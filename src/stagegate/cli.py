@@ -654,7 +654,7 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
 
 
 @cli.command("matrix")
-@argument("producer")
+@argument("producers", nargs=-1, required=True, metavar="PRODUCER...")
 @stage_option()
 @format_option(
     ("json", "github"),
@@ -662,13 +662,14 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
     help="Output format; github also appends matrix=<JSON> to $GITHUB_OUTPUT.",
 )
 @pass_ctx
-def matrix_command(ctx: Context, producer: str, stage: int | None, fmt: str) -> int:
-    """A producer's build rows as a GitHub strategy.matrix: {"include": [...]}."""
+def matrix_command(ctx: Context, producers: tuple[str, ...], stage: int | None, fmt: str) -> int:
+    """A producer's build rows as a GitHub strategy.matrix: {"include": [...]}; of several
+    producers, the union of their rows, each naming its producer."""
     from stagegate.ci import ciflags
     from stagegate.report.ciflags import MATRIX, Matrix
 
-    found = ciflags.matrix(ctx.migration(), producer, ctx.stage(stage))
-    show(MATRIX, fmt, Matrix(producer, found))
+    found = ciflags.matrices(ctx.migration(), producers, ctx.stage(stage))
+    show(MATRIX, fmt, Matrix(", ".join(producers), found))
     return 0
 
 

@@ -211,3 +211,27 @@ def test_readiness_in_a_ci_log_is_a_warning(
     assert "python-versions: 15 checks, all passed, 1 not ready yet at a stage ahead." in text
     assert "Stages ahead, not ready yet (1 readiness check; to do before their flips):" in text
     assert "| 3 | retired | not ready | producer wheel-py310" in text
+
+
+def test_one_matrix_for_several_producers(tmp_path: Path, sg: Sg) -> None:
+    """A job that builds every wheel takes the union of the producers' rows, each naming
+    its producer; an inactive producer adds none; one producer's rows are as before."""
+    repo = _project(tmp_path / "project")
+    both = sg("matrix", "wheels", "wheel-py314", "--stage", "1", cwd=repo.root)
+    assert both.code == 0, both.output
+    assert json.loads(both.out) == {
+        "include": [
+            {"producer": "wheels", "py": "311"},
+            {"producer": "wheels", "py": "312"},
+            {"producer": "wheels", "py": "313"},
+            {"producer": "wheel-py314"},
+        ]
+    }
+    before = sg("matrix", "wheels", "wheel-py314", cwd=repo.root)
+    assert [r["producer"] for r in json.loads(before.out)["include"]] == ["wheels"] * 3
+    assert sg("matrix", "wheels", cwd=repo.root).out == (
+        '{"include":[{"py":"311"},{"py":"312"},{"py":"313"}]}\n'
+    )
+    unknown = sg("matrix", "wheels", "wheel-py31", cwd=repo.root)
+    assert unknown.code == 2
+    assert "no producer 'wheel-py31' is declared; did you mean 'wheel-py314'" in unknown.err
