@@ -102,6 +102,57 @@ argument = click.argument
 pass_ctx = click.make_pass_decorator(Context)
 
 
+# --------------------------------------------------------------------------- completion
+
+
+def _completing(ctx: click.Context) -> Migration | None:
+    """The migration a completion offers values from: the file given on the line (or
+    $STAGEGATE_FILE), else the one ``discover`` finds; None when it cannot be loaded
+    (completion then offers nothing rather than an error in the shell)."""
+    given = ctx.find_root().params.get("file") or os.environ.get("STAGEGATE_FILE")
+    try:
+        from stagegate.validation import load
+
+        return load(given or discover())
+    except (StagegateError, OSError):
+        return None
+
+
+def _complete_ids(kind: str) -> Callable[..., list[Any]]:
+    """Completion of ``kind`` names (``flags``, ``producers``, ``consumers``,
+    ``releases``) from the migration, each with its summary as help."""
+
+    def complete(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
+        migration = _completing(ctx)
+        if migration is None:
+            return []
+        found = getattr(migration, kind)
+        return [
+            click.shell_completion.CompletionItem(name, help=" ".join(item.summary.split()))
+            for name, item in found.items()
+            if name.startswith(incomplete)
+        ]
+
+    return complete
+
+
+def _complete_stage(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
+    """Completion of stage numbers 0..last, each with its title as help."""
+    migration = _completing(ctx)
+    if migration is None:
+        return []
+    return [
+        click.shell_completion.CompletionItem(str(n), help=migration.title(n))
+        for n in range(migration.last + 1)
+        if str(n).startswith(incomplete)
+    ]
+
+
+def _complete_file(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
+    """``-f FILE``: the shell completes file names."""
+    return [click.shell_completion.CompletionItem(incomplete, type="file")]
+
+
 def format_option(
     choices: tuple[str, ...] = FORMATS, *, default: str = "text", help: str = "Output format."
 ) -> Callable[[F], F]:
@@ -118,7 +169,15 @@ def format_option(
 def stage_option(
     help_text: str = "Stage to show (default: the current stage).",
 ) -> Callable[[F], F]:
-    return option("--stage", "stage", type=int, default=None, metavar="N", help=help_text)
+    return option(
+        "--stage",
+        "stage",
+        type=int,
+        default=None,
+        metavar="N",
+        help=help_text,
+        shell_complete=_complete_stage,
+    )
 
 
 FILE_HELP = (
@@ -190,6 +249,7 @@ class Group(click.Group):
     show_envvar=True,
     metavar="FILE",
     help=FILE_HELP,
+    shell_complete=_complete_file,
 )
 @click.option(
     "--traceback", "show_traceback", is_flag=True, help="Show the traceback of an internal error."
@@ -271,7 +331,7 @@ def plan(ctx: Context, stage: int | None, show_rows: bool, fmt: str) -> int:
 
 
 @cli.command()
-@argument("stages", nargs=-1, type=int, metavar="[A] B")
+@argument("stages", nargs=-1, type=int, metavar="[A] B", shell_complete=_complete_stage)
 @format_option()
 @pass_ctx
 def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
@@ -296,6 +356,7 @@ def _neighbour_option(kind: str) -> Callable[[F], F]:
         multiple=True,
         metavar="ID",
         help=f"Draw only the neighbourhood of this {kind} (repeatable; combines with the others).",
+        shell_complete=_complete_ids(f"{kind}s"),
     )
 
 
@@ -482,6 +543,7 @@ def dry_run_option() -> Callable[[F], F]:
     type=int,
     default=None,
     metavar="N",
+    shell_complete=_complete_stage,
     help="Advance to stage N; the checks of every stage in between must pass too.",
 )
 @dry_run_option()
@@ -640,7 +702,7 @@ def flags_command(ctx: Context, stage: int | None, fmt: str) -> int:
 
 
 @cli.command("flag")
-@argument("name")
+@argument("name", shell_complete=_complete_ids("flags"))
 @stage_option()
 @pass_ctx
 def flag_command(ctx: Context, name: str, stage: int | None) -> int:
@@ -654,7 +716,13 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
 
 
 @cli.command("matrix")
-@argument("producers", nargs=-1, required=True, metavar="PRODUCER...")
+@argument(
+    "producers",
+    nargs=-1,
+    required=True,
+    metavar="PRODUCER...",
+    shell_complete=_complete_ids("producers"),
+)
 @stage_option()
 @format_option(
     ("json", "github"),
