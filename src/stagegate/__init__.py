@@ -1,29 +1,34 @@
 """stagegate: staged-migration feature flags for build, test and release pipelines.
 
-For scripts that CI runs (a planner deciding what to build), one function::
+For scripts that CI runs (a planner deciding what to build)::
 
     import stagegate
 
     values = stagegate.flags("migration.yaml")          # at the current stage
     if values["local-cu12-bindings"]:
         ...
+    rows = stagegate.matrix("bindings-cu12")            # {"include": [{...}, ...]}
+    active = stagegate.plan(stage=3)["producers"]       # what `plan --format json` prints
 
-Importing this package is cheap: the loader is imported when ``flags`` is first called.
+Importing this package is cheap: the loader is imported when a function is first called.
+Every error a caller can cause is a ``stagegate.StagegateError``, whose message says what
+is wrong, where (file, line and column) and what to do.
 """
 
-from __future__ import annotations
+import os as _os
+import typing as _typing
 
-import os
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from stagegate._version import __version__
     from stagegate.errors import StagegateError
+    from stagegate.model import Migration as _Migration
 
-__all__ = ["StagegateError", "__version__", "flags"]
+__all__ = ["StagegateError", "__version__", "flags", "matrix", "plan"]
+
+_PathLike = _typing.Union[str, "_os.PathLike[str]"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     """``stagegate.StagegateError``, imported on first use: the pytest plugin loads this
     package into every pytest run, which must not import the rest of stagegate."""
     if name == "StagegateError":
@@ -37,9 +42,37 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'stagegate' has no attribute {name!r}")
 
 
-def flags(
-    file: str | os.PathLike[str] = "migration.yaml", stage: int | None = None
-) -> dict[str, bool]:
+def __dir__() -> list[str]:
+    """What the package offers, and nothing of how it is written."""
+    return sorted(__all__)
+
+
+def _load(file: _PathLike, stage: int | None) -> tuple["_Migration", int]:
+    """The migration in ``file``, validated in full, and the stage asked for (default: the
+    current one); a ``UsageError`` for a stage that is not one of 0..last."""
+    from stagegate.errors import UsageError
+    from stagegate.validation import load
+
+    path = _os.fspath(file)
+    if not _os.path.isfile(path):
+        what = "is a folder" if _os.path.isdir(path) else "no such file"
+        raise UsageError(
+            f"{path}: {what}; give the path of the migration file, e.g. "
+            f"stagegate.flags({_os.path.join(path, 'migration.yaml') if what == 'is a folder' else 'ci/migration.yaml'!r})."
+        )
+    migration = load(path)
+    if stage is None:
+        return migration, migration.stage
+    if isinstance(stage, bool) or not isinstance(stage, int):
+        raise UsageError(f"stage must be a whole number 0..{migration.last}, not {stage!r}.")
+    if not 0 <= stage <= migration.last:
+        raise UsageError(
+            f"stage {stage} does not exist; {migration.file} has stages 0..{migration.last}."
+        )
+    return migration, stage
+
+
+def flags(file: _PathLike = "migration.yaml", stage: int | None = None) -> dict[str, bool]:
     """Every flag's value at ``stage`` (default: the migration's current ``stage:``).
 
     ``file`` is the migration file; its stage files are read from its ``stages_dir``.
@@ -54,16 +87,31 @@ def flags(
     ``stage`` that is not one of 0..last.
     """
     from stagegate.engine.resolve import flag_values
-    from stagegate.errors import UsageError
-    from stagegate.validation import load
 
-    migration = load(os.fspath(file))
-    if stage is None:
-        stage = migration.stage
-    elif isinstance(stage, bool) or not isinstance(stage, int):
-        raise UsageError(f"stage must be a whole number 0..{migration.last}, not {stage!r}.")
-    elif not 0 <= stage <= migration.last:
-        raise UsageError(
-            f"stage {stage} does not exist; {migration.file} has stages 0..{migration.last}."
-        )
-    return flag_values(migration, stage)
+    migration, at = _load(file, stage)
+    return flag_values(migration, at)
+
+
+def plan(file: _PathLike = "migration.yaml", stage: int | None = None) -> dict[str, _typing.Any]:
+    """What is active at ``stage`` (default: the current one): the object ``stagegate plan
+    --format json`` prints, with at least ``stage``, ``flags`` (name -> bool) and
+    ``producers``, ``consumers``, ``releases``. Errors as for ``flags``."""
+    from stagegate.engine.resolve import resolve
+    from stagegate.report.plans import plan_json
+
+    migration, at = _load(file, stage)
+    return plan_json(resolve(migration, at))
+
+
+def matrix(
+    producer: str, file: _PathLike = "migration.yaml", stage: int | None = None
+) -> dict[str, list[dict[str, str]]]:
+    """The build rows of ``producer`` at ``stage`` (default: the current one) as a GitHub
+    ``strategy.matrix``: ``{"include": [{axis: value, ...}, ...]}``, no rows when it is
+    inactive there; what ``stagegate matrix PRODUCER --format json`` prints. An unknown
+    producer is a ``StagegateError`` whose message suggests the closest declared one.
+    Errors as for ``flags``."""
+    from stagegate.ci.ciflags import matrix as rows
+
+    migration, at = _load(file, stage)
+    return rows(migration, producer, at)

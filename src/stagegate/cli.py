@@ -102,6 +102,57 @@ argument = click.argument
 pass_ctx = click.make_pass_decorator(Context)
 
 
+# --------------------------------------------------------------------------- completion
+
+
+def _completing(ctx: click.Context) -> Migration | None:
+    """The migration a completion offers values from: the file given on the line (or
+    $STAGEGATE_FILE), else the one ``discover`` finds; None when it cannot be loaded
+    (completion then offers nothing rather than an error in the shell)."""
+    given = ctx.find_root().params.get("file") or os.environ.get("STAGEGATE_FILE")
+    try:
+        from stagegate.validation import load
+
+        return load(given or discover())
+    except (StagegateError, OSError):
+        return None
+
+
+def _complete_ids(kind: str) -> Callable[..., list[Any]]:
+    """Completion of ``kind`` names (``flags``, ``producers``, ``consumers``,
+    ``releases``) from the migration, each with its summary as help."""
+
+    def complete(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
+        migration = _completing(ctx)
+        if migration is None:
+            return []
+        found = getattr(migration, kind)
+        return [
+            click.shell_completion.CompletionItem(name, help=" ".join(item.summary.split()))
+            for name, item in found.items()
+            if name.startswith(incomplete)
+        ]
+
+    return complete
+
+
+def _complete_stage(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
+    """Completion of stage numbers 0..last, each with its title as help."""
+    migration = _completing(ctx)
+    if migration is None:
+        return []
+    return [
+        click.shell_completion.CompletionItem(str(n), help=migration.title(n))
+        for n in range(migration.last + 1)
+        if str(n).startswith(incomplete)
+    ]
+
+
+def _complete_file(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
+    """``-f FILE``: the shell completes file names."""
+    return [click.shell_completion.CompletionItem(incomplete, type="file")]
+
+
 def format_option(
     choices: tuple[str, ...] = FORMATS, *, default: str = "text", help: str = "Output format."
 ) -> Callable[[F], F]:
@@ -118,7 +169,15 @@ def format_option(
 def stage_option(
     help_text: str = "Stage to show (default: the current stage).",
 ) -> Callable[[F], F]:
-    return option("--stage", "stage", type=int, default=None, metavar="N", help=help_text)
+    return option(
+        "--stage",
+        "stage",
+        type=int,
+        default=None,
+        metavar="N",
+        help=help_text,
+        shell_complete=_complete_stage,
+    )
 
 
 FILE_HELP = (
@@ -190,6 +249,7 @@ class Group(click.Group):
     show_envvar=True,
     metavar="FILE",
     help=FILE_HELP,
+    shell_complete=_complete_file,
 )
 @click.option(
     "--traceback", "show_traceback", is_flag=True, help="Show the traceback of an internal error."
@@ -243,10 +303,11 @@ def validate(ctx: Context, fmt: str) -> int:
 @format_option()
 @pass_ctx
 def status(ctx: Context, fmt: str) -> int:
-    """The current stage, its flags, and what the next flip would change."""
-    from stagegate.report.plans import STATUS
+    """The current stage, its flags, what the next flip would change, and what in the
+    repository still blocks it (the next stage's retired, flags-wired and workflows checks)."""
+    from stagegate.report.plans import STATUS, next_status
 
-    show(STATUS, fmt, ctx.migration())
+    show(STATUS, fmt, next_status(ctx.migration()))
     return 0
 
 
@@ -270,7 +331,7 @@ def plan(ctx: Context, stage: int | None, show_rows: bool, fmt: str) -> int:
 
 
 @cli.command()
-@argument("stages", nargs=-1, type=int, metavar="[A] B")
+@argument("stages", nargs=-1, type=int, metavar="[A] B", shell_complete=_complete_stage)
 @format_option()
 @pass_ctx
 def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
@@ -295,6 +356,7 @@ def _neighbour_option(kind: str) -> Callable[[F], F]:
         multiple=True,
         metavar="ID",
         help=f"Draw only the neighbourhood of this {kind} (repeatable; combines with the others).",
+        shell_complete=_complete_ids(f"{kind}s"),
     )
 
 
@@ -355,19 +417,35 @@ def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
 @cli.command()
 @stage_option("Evaluate at this stage (default: the current stage).")
 @option("--all", "every", is_flag=True, help="Every stage 0..last, each evaluated at itself.")
+@option(
+    "--ahead",
+    type=click.Choice(("show", "fail")),
+    default="show",
+    show_default=True,
+    help="--all: at stages ahead of the current one, the checks that read today's files "
+    "(retired, flags-wired, workflows) show readiness (show) or must pass (fail).",
+)
 @option("--fail-fast", "-x", is_flag=True, help="Stop at the first failing check.")
 @option("--quiet", "-q", is_flag=True, help="Show only failures and the closing line.")
 @format_option()
 @pass_ctx
 def check(
-    ctx: Context, stage: int | None, every: bool, fail_fast: bool, quiet: bool, fmt: str
+    ctx: Context,
+    stage: int | None,
+    every: bool,
+    ahead: str,
+    fail_fast: bool,
+    quiet: bool,
+    fmt: str,
 ) -> int:
     """Run the invariants and a stage's acceptance checks; exit 1 on any failure.
 
-    Each stage's header is shown when it starts and each check's line when it
-    finishes, with its duration; a long check shows a live line on a terminal and a
-    line every 30 s in a CI log."""
-    from stagegate.checks.runner import run_all, run_checks
+    With --all: the model's checks (and pytest and command checks) at every stage; the
+    checks that read today's files at the current stage, as readiness at stages ahead
+    (failing nothing unless --ahead=fail), not at past stages. Each stage's header is
+    shown when it starts and each check's line when it finishes, with its duration; a
+    long check shows a live line on a terminal and a line every 30 s in a CI log."""
+    from stagegate.checks.runner import run_all, run_checks, scheduled
     from stagegate.report.live import Live
     from stagegate.report.results import CHECK, Checked
 
@@ -380,12 +458,13 @@ def check(
     live = Live(migration, write, tty=tty, quiet=quiet, show_results=fmt != "json")
     with live:
         if every:
-            found = run_all(migration, observer=live, fail_fast=fail_fast)
+            found = run_all(
+                migration, observer=live, fail_fast=fail_fast, ahead_fail=ahead == "fail"
+            )
         else:
             found = run_checks(migration, at, observer=live, fail_fast=fail_fast)
-    result = Checked(migration, tuple(found), at, every=every)
-    stages = range(migration.last + 1) if every else (at,)
-    planned = sum(len(migration.checks_at(s)) for s in stages)
+    result = Checked(migration, tuple(found), at, every=every, skipped=tuple(live.skipped))
+    planned = scheduled(migration, None if every else at)
     live.close(stopped=planned - live.checks_run if fail_fast and not result.ok else None)
     show(CHECK, fmt, result)
     return 0 if result.ok else 1
@@ -464,6 +543,7 @@ def dry_run_option() -> Callable[[F], F]:
     type=int,
     default=None,
     metavar="N",
+    shell_complete=_complete_stage,
     help="Advance to stage N; the checks of every stage in between must pass too.",
 )
 @dry_run_option()
@@ -539,6 +619,19 @@ def log_command(ctx: Context, fmt: str) -> int:
     return 0
 
 
+@cli.command("history")
+@format_option()
+@pass_ctx
+def history_command(ctx: Context, fmt: str) -> int:
+    """Every stage: done, current or ahead, its flip commit and date, and the readiness
+    of the stages ahead (their retired, flags-wired and workflows checks, run now)."""
+    from stagegate.commands.history import history
+    from stagegate.report.history import HISTORY
+
+    show(HISTORY, fmt, history(ctx.migration()))
+    return 0
+
+
 @cli.command()
 @option("--stage-file", is_flag=True, help="Print the schema of a stage file instead.")
 def schema(stage_file: bool) -> int:
@@ -609,7 +702,7 @@ def flags_command(ctx: Context, stage: int | None, fmt: str) -> int:
 
 
 @cli.command("flag")
-@argument("name")
+@argument("name", shell_complete=_complete_ids("flags"))
 @stage_option()
 @pass_ctx
 def flag_command(ctx: Context, name: str, stage: int | None) -> int:
@@ -623,7 +716,13 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
 
 
 @cli.command("matrix")
-@argument("producer")
+@argument(
+    "producers",
+    nargs=-1,
+    required=True,
+    metavar="PRODUCER...",
+    shell_complete=_complete_ids("producers"),
+)
 @stage_option()
 @format_option(
     ("json", "github"),
@@ -631,13 +730,14 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
     help="Output format; github also appends matrix=<JSON> to $GITHUB_OUTPUT.",
 )
 @pass_ctx
-def matrix_command(ctx: Context, producer: str, stage: int | None, fmt: str) -> int:
-    """A producer's build rows as a GitHub strategy.matrix: {"include": [...]}."""
+def matrix_command(ctx: Context, producers: tuple[str, ...], stage: int | None, fmt: str) -> int:
+    """A producer's build rows as a GitHub strategy.matrix: {"include": [...]}; of several
+    producers, the union of their rows, each naming its producer."""
     from stagegate.ci import ciflags
     from stagegate.report.ciflags import MATRIX, Matrix
 
-    found = ciflags.matrix(ctx.migration(), producer, ctx.stage(stage))
-    show(MATRIX, fmt, Matrix(producer, found))
+    found = ciflags.matrices(ctx.migration(), producers, ctx.stage(stage))
+    show(MATRIX, fmt, Matrix(", ".join(producers), found))
     return 0
 
 

@@ -23,3 +23,13 @@ def suggest(word: str, choices: Iterable[str]) -> str:
     """``; did you mean 'x'?`` for the closest of ``choices``, or ``""`` when none is close."""
     close = closest(word, choices)
     return f"; did you mean {close!r}?" if close else ""
+
+
+def quoted(text: str) -> str:
+    """``text`` in quotes as written: a regular expression's backslashes are not doubled
+    (``repr`` would show ``\\b`` for ``\b``)."""
+    if "'" not in text:
+        return f"'{text}'"
+    if '"' not in text:
+        return f'"{text}"'
+    return repr(text)

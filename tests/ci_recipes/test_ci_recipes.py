@@ -141,6 +141,10 @@ def test_pre_commit_hooks_name_commands_that_exist() -> None:
         assert pattern.search("migration.yaml")
         assert pattern.search("stages/01-version-config-foundations.yaml")
         assert not pattern.search("src/stagegate/cli.py")
+    # a workflow edit can break `check` (its workflows and flags-wired checks read them)
+    check = re.compile(hooks[1]["files"])
+    assert check.search(".github/workflows/ci.yml")
+    assert check.search(".github/actions/build/action.yml")
 
 
 @pytest.mark.parametrize("name", ["advance", "rollback", "verify-pr", "log"])
@@ -153,3 +157,38 @@ def test_docs_flip_describes_every_option(name: str) -> None:
             for flag in param.opts:
                 if flag.startswith("--") and flag != "--help":
                     assert f"`{flag}" in doc, f"{name} {flag} is not documented in docs/flip.md"
+
+
+RELEASE = REPO / ".github" / "workflows" / "release.yml"
+
+
+def test_the_release_workflow_builds_once_and_publishes_with_trusted_publishing() -> None:
+    """stagegate's own release: valid, on a version tag, sdist and wheel built in one job
+    and published from another that alone may ask for an OIDC token (no PyPI secret)."""
+    proc = schema_check("vendor.github-workflows", RELEASE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    workflow = load_yaml(RELEASE)
+    assert workflow[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads `on` as true
+    assert workflow["permissions"] == {"contents": "read"}
+    build, publish = workflow["jobs"]["build"], workflow["jobs"]["publish"]
+    assert "python -m build" in "\n".join(s.get("run", "") for s in build["steps"])
+    assert publish["needs"] == "build"
+    assert publish["permissions"] == {"id-token": "write"}
+    assert publish["steps"][-1] == {"uses": "pypa/gh-action-pypi-publish@release/v1"}
+    assert "secrets." not in RELEASE.read_text(encoding="utf-8")
+    upload = next(s for s in build["steps"] if s.get("uses") == "actions/upload-artifact@v4")
+    download = publish["steps"][0]
+    assert download["uses"] == "actions/download-artifact@v4"
+    assert download["with"]["name"] == upload["with"]["name"]
+
+
+def test_the_readme_wheel_is_the_one_pip_builds() -> None:
+    """README's install from a built wheel names the file `pip wheel` makes of this version."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wheel = f"dist/{project['name'].replace('-', '_')}-{project['version']}-py3-none-any.whl"
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"pip install {wheel}" in readme
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    assert (REPO / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")

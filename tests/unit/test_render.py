@@ -18,6 +18,7 @@ from stagegate.report.ciflags import FLAGS, MATRIX
 from stagegate.report.drift import DRIFT
 from stagegate.report.flips import FLIP, LOG, VERIFY, VERIFY_FAILED
 from stagegate.report.graph import PICTURE
+from stagegate.report.history import HISTORY
 from stagegate.report.plans import DIFF, PLAN, STATUS
 from stagegate.report.results import CHECK
 from stagegate.report.scaffold import INIT, NEW_STAGE
@@ -34,6 +35,7 @@ TABLES = {
     "rollback": FLIP,
     "verify-pr": VERIFY,
     "log": LOG,
+    "history": HISTORY,
     "drift": DRIFT,
     "flags": FLAGS,
     "matrix": MATRIX,

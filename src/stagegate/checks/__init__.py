@@ -6,6 +6,11 @@ A check module in this package defines:
 * ``SUMMARY``: one line for ``stagegate schema`` and the docs;
 * ``ARGS``: a JSON Schema ``properties`` mapping for its arguments, and
   ``REQUIRED``: the names among them that must be given;
+* ``READS``: what it looks at, which decides where ``check --all`` holds it (SPEC
+  "Checking main"): ``"model"`` (the migration only: no file, process or clock; must
+  pass at every stage), ``"commands"`` (runs the user's commands, such as pytest: must
+  pass at every stage) or ``"repository"`` (the repository's files as they are today:
+  must pass at the current stage, is readiness at stages ahead, is not run at past ones);
 * ``run(context, check) -> list[Result]``: the check itself;
 * optionally ``validate(migration, check) -> list[Problem]``: meaning checks of
   its arguments, run by ``stagegate validate``.
@@ -25,10 +30,8 @@ if TYPE_CHECKING:
     from stagegate.errors import Problem
     from stagegate.model import Migration
 
-PURE_KINDS = frozenset(
-    {"release-continuity", "inputs-satisfied", "single-source", "unique-artifacts", "tags-routed"}
-)
-"""Kinds that look only at the model: no file, process or clock; every other kind may."""
+READS = ("model", "commands", "repository")
+"""What a kind may declare in its ``READS``."""
 
 READS_MORE_THAN_FILES = {"pytest": "pytest_check"}
 """Kinds (and their modules) whose argument checks read more than the migration's files (links on disk): run
@@ -47,8 +50,38 @@ def kinds() -> dict[str, ModuleType]:
         module = importlib.import_module(f"{__name__}.{info.name}")
         kind = getattr(module, "KIND", None)
         if isinstance(kind, str):
+            if getattr(module, "READS", None) not in READS:
+                raise TypeError(
+                    f"check kind {kind!r} ({module.__name__}) declares no READS in {READS}"
+                )
             found[kind] = module
     return dict(sorted(found.items()))
+
+
+def module(kind: str) -> ModuleType | None:
+    """The module of ``kind`` alone, without importing the other kinds (``status`` asks
+    what the next stage's checks read, and must start fast): the module named after the
+    kind (``flags-wired``: ``flags_wired``; ``pytest``: ``pytest_check``), else whatever
+    ``kinds()`` finds; None for an unknown kind."""
+    import importlib
+
+    name = READS_MORE_THAN_FILES.get(kind, kind.replace("-", "_"))
+    try:
+        found = importlib.import_module(f"{__name__}.{name}")
+    except ImportError:
+        found = None
+    if found is not None and getattr(found, "KIND", None) == kind:
+        return found
+    return kinds().get(kind)
+
+
+def reading(what: str) -> frozenset[str]:
+    """The kinds whose ``READS`` is ``what``: ``reading("model")`` are the model-only
+    kinds (computed ahead of their turn, run by verify-pr without a checkout),
+    ``reading("repository")`` the kinds that read today's files."""
+    return frozenset(
+        kind for kind, found in kinds().items() if getattr(found, "READS", None) == what
+    )
 
 
 def argument_problems(migration: Migration, *, uncached_only: bool = False) -> list[Problem]:

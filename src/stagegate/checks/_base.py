@@ -33,6 +33,14 @@ class Result:
     origin: str = "acceptance"
     findings: tuple[Finding, ...] = ()
     detail: str = ""  # e.g. the tail of a command's output
+    readiness: bool = False
+    """A check that reads today's repository, run at a stage ahead of the current one by
+    ``check --all``: it shows what still blocks the flip to that stage and fails nothing."""
+
+    @property
+    def fails(self) -> bool:
+        """It counts as a failure: not ok, and not a readiness result."""
+        return not self.ok and not self.readiness
 
 
 @record

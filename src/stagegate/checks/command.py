@@ -26,6 +26,9 @@ ARGS = {
     "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds (default 600)."},
 }
 REQUIRED = ["run"]
+READS = "commands"
+"""Runs the user's commands: a model check to `check --all` (it must pass at every stage),
+but not model-only (it runs a process)."""
 TAIL_LINES = 20
 
 

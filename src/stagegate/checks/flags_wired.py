@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from stagegate.checks._base import Context, Finding, Result, result
+from stagegate.ci.ciflags import output_name
 from stagegate.engine.resolve import changed_flags, flag_table
 from stagegate.errors import InvalidInput, Loc
 from stagegate.model import Check, Flag, Migration, Ref
@@ -35,6 +37,9 @@ SUMMARY = (
 )
 ARGS: dict[str, object] = {}
 REQUIRED: list[str] = []
+READS = "repository"
+"""Reads the repository's files as they are today: `check --all` runs it at the current
+stage, shows it as readiness at stages ahead and does not run it at past stages."""
 
 
 def workflow_pathspecs(migration: Migration) -> list[str]:
@@ -155,6 +160,37 @@ def _settled(migration: Migration, flag: str, stage: int) -> bool:
     return migration.stage > stage and stale_since(migration, flag) <= migration.stage
 
 
+def _readers(flag: str) -> re.Pattern[str]:
+    """The ways docs/ci.md reads a flag in a workflow: the `flags` output's JSON indexed by
+    the flag's name, the flag's own output of the gate job, or `stagegate flag NAME`."""
+    name, output = re.escape(flag), re.escape(output_name(flag))
+    end = r"(?![A-Za-z0-9_-])"
+    return re.compile(
+        rf"fromJSON\(\s*needs\.[A-Za-z0-9_-]+\.outputs\.flags\s*\)\s*\[\s*(['\"]){name}\1\s*\]"
+        rf"|needs\.[A-Za-z0-9_-]+\.outputs\.{output}{end}"
+        rf"|\bstagegate\b[^\n]*\bflag\s+(['\"]?){name}\2{end}"
+    )
+
+
+def read_in_workflows(files: Files, workflows: list[bytes], flag: str) -> bool:
+    """Whether a workflow file reads ``flag`` in one of the documented ways (a flag with
+    no `env` or `references` declared is wired when one does)."""
+    from stagegate.audit import display
+
+    pattern = _readers(flag)
+    for raw in workflows:
+        path = files.root / os.fsdecode(raw)
+        if path.is_symlink() or not path.is_file():
+            continue  # as hard_coded: deleted, or a link GitHub would not read
+        try:
+            doc = files.document(os.fsdecode(raw), name=display(raw))
+        except (InvalidInput, OSError):
+            continue  # hard_coded reports a file it cannot read
+        if any(pattern.search(line) for line in files.texts.get(doc.file, ())):
+            return True
+    return False
+
+
 def run(ctx: Context, check: Check) -> list[Result]:
     from stagegate.audit import attribute, flag_references, start_reference_search
     from stagegate.git.run import Pending
@@ -190,14 +226,20 @@ def run(ctx: Context, check: Check) -> list[Result]:
     found = attribute(hits, strings)
     definition = migration.stage_def(stage)
     findings = []
+    from stagegate.ci.files import Files
+
+    files = Files(tree.top)
     for flag in flipped:
         loc = definition.set_locs.get(flag.id) if definition is not None else None
         turns = f"flag {flag.id} turns {'on' if values[flag.id] else 'off'} at stage {stage}"
         references = flag_references(flag)
-        if not references:
+        if not references and not read_in_workflows(files, workflows, flag.id):
             findings.append(
                 Finding(
-                    f"{turns}, but declares neither `env` nor `references`, so nothing shows "
+                    f"{turns}, but declares neither `env` nor `references`, and no workflow "
+                    f"reads it as docs/ci.md shows (fromJSON(needs.JOB.outputs.flags)"
+                    f"['{flag.id}'], needs.JOB.outputs.{output_name(flag.id)}, `stagegate flag "
+                    f"{flag.id}`), so nothing shows "
                     "that CI reads it, and a flip nobody reads changes nothing: give it "
                     "`env: NAME` and read that variable in the workflows (or gate jobs on "
                     f"fromJSON(needs.gate.outputs.flags)['{flag.id}'] and list that in "
@@ -220,9 +262,6 @@ def run(ctx: Context, check: Check) -> list[Result]:
             )
     envs = {flag.env: flag for flag in migration.flags.values() if flag.env}
     if envs:
-        from stagegate.ci.files import Files
-
-        files = Files(tree.top)
         for raw in workflows:
             findings += hard_coded(files, raw, envs, values, stage)
     note = ""

@@ -23,6 +23,8 @@ KIND = "inputs-satisfied"
 SUMMARY = "Every required input of every active consumer is selected from an active producer."
 ARGS = _consumers.ARGS
 REQUIRED: list[str] = []
+READS = "model"
+"""Model-only: looks at the migration and nothing else (no file, process or clock)."""
 validate = _consumers.validate
 
 

@@ -34,6 +34,9 @@ ARGS = {
     },
 }
 REQUIRED: list[str] = []
+READS = "commands"
+"""Runs the user's commands: a model check to `check --all` (it must pass at every stage),
+but not model-only (it runs a process)."""
 
 
 

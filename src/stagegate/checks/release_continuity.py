@@ -42,6 +42,8 @@ ARGS = {
     },
 }
 REQUIRED = ["tag"]
+READS = "model"
+"""Model-only: looks at the migration and nothing else (no file, process or clock)."""
 
 
 def validate(migration: Migration, check: Check) -> list[Problem]:

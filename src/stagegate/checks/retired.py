@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stagegate.checks._base import Context, Finding, Result, result
 from stagegate.model import Check
-from stagegate.words import counted
+from stagegate.words import counted, quoted
 
 KIND = "retired"
 SUMMARY = (
@@ -13,6 +13,9 @@ SUMMARY = (
 )
 ARGS: dict[str, object] = {}
 REQUIRED: list[str] = []
+READS = "repository"
+"""Reads the repository's files as they are today: `check --all` runs it at the current
+stage, shows it as readiness at stages ahead and does not run it at past stages."""
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
@@ -28,10 +31,10 @@ def run(ctx: Context, check: Check) -> list[Result]:
         item, place = leftover.item, leftover.place
         head = f"{item.kind} {item.id} (retired at stage {leftover.retired_at})"
         if leftover.kind == "path":
-            message = f"{head}: {place.file} still exists (legacy path {leftover.reference!r}); delete it."
+            message = f"{head}: {place.file} still exists (legacy path {quoted(leftover.reference)}); delete it."
         else:
             message = (
-                f"{head}: {leftover.reference!r} is still in {place.file}:{place.line}: "
+                f"{head}: {quoted(leftover.reference)} is still in {place.file}:{place.line}: "
                 f"{place.excerpt(leftover.reference, 200)}"
             )
         findings.append(Finding(message, place.loc))

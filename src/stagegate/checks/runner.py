@@ -9,22 +9,21 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Protocol
 
-from stagegate.checks import PURE_KINDS, kinds
+from stagegate.checks import kinds, module, reading
 from stagegate.checks._base import Context, Result
 from stagegate.checks._pytest_session import pending, shared_session
 from stagegate.engine import globs
 from stagegate.engine.budget import work_limit
-from stagegate.errors import TooComplex
+from stagegate.errors import StagegateError, TooComplex
 from stagegate.model import Check, Migration
+from stagegate.records import record, replace
 
 Ahead = dict[int, tuple[list[Result] | BaseException, float]]
 """A stage's checks computed before their turn: check index -> results (or what the
 check raised) and seconds."""
 
-
-
-
-
+PAST = "not run at a past stage: it reads today's files, and the stage was checked against those of its time when verify-pr let it in"
+"""Why ``check --all`` does not run a repository check at a stage below the current one."""
 
 
 class Observer(Protocol):
@@ -43,6 +42,9 @@ class Observer(Protocol):
     ) -> None:
         """``check`` gave ``results`` after ``seconds`` of wall-clock time."""
 
+    def check_skipped(self, stage: int, check: Check, reason: str) -> None:
+        """``check`` is not run at ``stage``, for ``reason``."""
+
 
 _WATCHING: ContextVar[Observer | None] = ContextVar("stagegate_observer", default=None)
 
@@ -59,6 +61,31 @@ def observing(observer: Observer) -> Iterator[None]:
         _WATCHING.reset(token)
 
 
+def role(migration: Migration, stage: int, check: Check, *, ahead_fail: bool = False) -> str:
+    """How ``check --all`` holds ``check`` at ``stage`` (SPEC "Checking main"): ``"check"``
+    (it must pass), ``"readiness"`` (shown, failing nothing) or ``"past"`` (not run).
+
+    Model checks, and the pytest and command checks, must pass at every stage. A check that
+    reads the repository's files as they are today must pass at the current stage; ahead of
+    it, it says what still blocks that flip (``ahead_fail``: it must pass there too); below
+    it, it is not run."""
+    if check.kind not in reading("repository") or stage == migration.stage:
+        return "check"
+    if stage < migration.stage:
+        return "past"
+    return "check" if ahead_fail else "readiness"
+
+
+def scheduled(migration: Migration, stage: int | None) -> int:
+    """How many checks ``check`` runs at ``stage`` (None: ``check --all`` at every stage)."""
+    if stage is not None:
+        return len(migration.checks_at(stage))
+    return sum(
+        1
+        for s in range(migration.last + 1)
+        for c in migration.checks_at(s)
+        if role(migration, s, c) != "past"
+    )
 
 
 def run_checks(
@@ -72,6 +99,8 @@ def run_checks(
     observer: Observer | None = None,
     fail_fast: bool = False,
     ahead: Ahead | None = None,
+    every: bool = False,
+    ahead_fail: bool = False,
 ) -> list[Result]:
     """Run ``checks`` (default: those of ``stage``) evaluated at ``stage``.
 
@@ -81,7 +110,8 @@ def run_checks(
     the checks' baseline (``Context.baseline``); ``tests``: the base's test copy.
     ``observer`` is told of each stage and check as it runs; ``fail_fast`` stops after
     the first failing check. ``ahead``: checks already computed (``run_all``), reported
-    in their turn as if they ran then."""
+    in their turn as if they ran then. ``every``: as a stage of ``check --all``, each
+    check held as ``role`` says (``ahead_fail``: at stages ahead, too)."""
     subject = evaluated_at or migration
     observer = observer if observer is not None else _WATCHING.get()
     registry = kinds()
@@ -98,6 +128,11 @@ def run_checks(
     with globs.budget(work_limit(subject)):  # joins an enclosing run_all budget
         chosen = checks if checks is not None else migration.checks_at(stage)
         for index, check in enumerate(chosen):
+            held = role(migration, stage, check, ahead_fail=ahead_fail) if every else "check"
+            if held == "past":
+                if observer is not None:
+                    observer.check_skipped(stage, check, PAST)
+                continue
             if observer is not None:
                 observer.check_started(stage, check)
             if ahead is not None and index in ahead:
@@ -109,12 +144,76 @@ def run_checks(
                 began = time.perf_counter()
                 found = _run_one(registry[check.kind].run, ctx, check)
                 seconds = time.perf_counter() - began
+            if held == "readiness":
+                found = [_readiness(r) for r in found]
             if observer is not None:
                 observer.check_finished(stage, check, found, seconds)
             results.extend(found)
-            if fail_fast and not all(r.ok for r in found):
+            if fail_fast and any(r.fails for r in found):
                 break
     return results
+
+
+def _readiness(result: Result) -> Result:
+    """``result`` of a repository check at a stage ahead: what blocks the flip to it."""
+    if result.ok:
+        return replace(result, readiness=True)
+    return replace(
+        result,
+        readiness=True,
+        message=f"{result.message}; to do before the flip to stage {result.stage}",
+    )
+
+
+@record
+class Readiness:
+    """What blocks the flip to ``stage`` in the repository as it is today: the results of
+    its checks that read the repository, each marked readiness; ``error``: why they could
+    not run (not a git repository, a workflow file that cannot be read, ...)."""
+
+    stage: int
+    results: tuple[Result, ...] = ()
+    error: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.error is None and all(r.ok for r in self.results)
+
+
+def readiness(migration: Migration, stage: int, *, root: Path | None = None) -> Readiness:
+    """The readiness of ``stage``: its checks that read the repository's files, run now
+    (``status``, ``history``). The model's checks are left to ``check --all``: they do not
+    change with the files."""
+    chosen = [
+        c
+        for c in migration.checks_at(stage)
+        if getattr(module(c.kind), "READS", None) == "repository"
+    ]
+    if not chosen:
+        return Readiness(stage)
+    try:
+        found = run_checks(migration, stage, chosen, root=root, observer=_Quiet())
+    except StagegateError as error:
+        return Readiness(stage, error=str(error))
+    return Readiness(stage, tuple(_readiness(r) for r in found))
+
+
+class _Quiet:
+    """No observer: ``readiness`` shows nothing as it runs, also inside ``observing``."""
+
+    def stage_started(self, stage: int) -> None:
+        pass
+
+    def check_started(self, stage: int, check: Check) -> None:
+        pass
+
+    def check_finished(
+        self, stage: int, check: Check, results: Sequence[Result], seconds: float
+    ) -> None:
+        pass
+
+    def check_skipped(self, stage: int, check: Check, reason: str) -> None:
+        pass
 
 
 AHEAD_SECONDS = 2.0
@@ -137,7 +236,7 @@ def _ahead(migration: Migration, root: Path | None) -> dict[int, Ahead]:
     for stage in range(migration.last + 1):
         ctx = Context(migration, stage, root if root is not None else migration.root)
         for index, check in enumerate(migration.checks_at(stage)):
-            if check.kind not in PURE_KINDS:
+            if check.kind not in reading("model"):
                 continue
             began = time.perf_counter()
             if not pending() or began - start > AHEAD_SECONDS:
@@ -171,8 +270,10 @@ def run_all(
     root: Path | None = None,
     observer: Observer | None = None,
     fail_fast: bool = False,
+    ahead_fail: bool = False,
 ) -> list[Result]:
-    """Every stage 0..last, each evaluated at itself (``fail_fast``: up to the first failure)."""
+    """Every stage 0..last, each evaluated at itself, each check held as ``role`` says
+    (``fail_fast``: up to the first failure)."""
     results: list[Result] = []
     # one budget for the whole run, so that running stage after stage cannot multiply it
     # and one pytest session for the stages' pytest checks, where they can share one
@@ -187,8 +288,10 @@ def run_all(
                 observer=observer,
                 fail_fast=fail_fast,
                 ahead=ahead.get(stage),
+                every=True,
+                ahead_fail=ahead_fail,
             )
             results.extend(found)
-            if fail_fast and not all(r.ok for r in found):
+            if fail_fast and any(r.fails for r in found):
                 break
     return results

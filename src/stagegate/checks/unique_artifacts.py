@@ -25,6 +25,8 @@ KIND = "unique-artifacts"
 SUMMARY = "No two distinct template rows of active producers (in one run) can yield the same name."
 ARGS: dict[str, object] = {}
 REQUIRED: list[str] = []
+READS = "model"
+"""Model-only: looks at the migration and nothing else (no file, process or clock)."""
 
 
 def candidate_pairs(rows: list[Row]) -> Iterator[tuple[Row, Row]]:

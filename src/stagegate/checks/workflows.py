@@ -19,6 +19,9 @@ ARGS = {
     }
 }
 REQUIRED: list[str] = []
+READS = "repository"
+"""Reads the repository's files as they are today: `check --all` runs it at the current
+stage, shows it as readiness at stages ahead and does not run it at past stages."""
 
 
 _FILES: dict[int, tuple[object, object]] = {}

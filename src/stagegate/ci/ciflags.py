@@ -257,6 +257,28 @@ def matrix(migration: Migration, producer: str, stage: int) -> dict[str, list[di
     return {"include": [dict(zip(names, combo, strict=True)) for combo in seen]}
 
 
+def matrices(
+    migration: Migration, producers: Sequence[str], stage: int
+) -> dict[str, list[dict[str, str]]]:
+    """``matrix`` of one producer; of several, the union of their rows, each naming its
+    producer first (``{"producer": "wheels", "py": "312"}``), for a job that builds
+    several producers' artifacts. Unknown producers are errors, as for one."""
+    if len(producers) == 1:
+        return matrix(migration, producers[0], stage)
+    if "producer" in migration.axes:
+        raise UsageError(
+            f"{migration.file}: an axis is named `producer`, the key that "
+            "names each row's producer when several producers share a matrix; ask for "
+            "one producer at a time, or rename the axis."
+        )
+    rows = [
+        {"producer": name, **row}
+        for name in dict.fromkeys(producers)
+        for row in matrix(migration, name, stage)["include"]
+    ]
+    return {"include": rows}
+
+
 def matrix_warning(found: Mapping[str, Sequence[object]], producer: str) -> str | None:
     """Why GitHub would refuse this matrix, if it would: more than 256 jobs."""
     count = len(found["include"])

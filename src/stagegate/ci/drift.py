@@ -235,8 +235,15 @@ class _Compare:
     # -- unknown-job
 
     def unknown_jobs(self) -> None:
+        """Each ``jobs`` entry names a job, but for an item retired at or before this stage:
+        removing its job is what retiring it means (the flip to that stage does it)."""
+        from stagegate.engine.resolve import retired_at
+
         known = self.reading.jobs
         for item in self.migration.items():
+            gone = retired_at(self.migration, item.when)
+            if gone is not None and gone <= self.stage:
+                continue
             for ref in self.settings.jobs_of(item):
                 if "*" in ref.text:
                     import fnmatch

@@ -382,12 +382,12 @@ class Reader:
                 return {}
         if command[0] == "matrix" and len(command) > 1:
             try:
-                found = ciflags.matrix(self.migration, command[1], self.stage)
-            except StagegateError:
+                found = ciflags.matrices(self.migration, command[1:], self.stage)
+            except StagegateError as error:
                 return {
                     "matrix": Unknown(
-                        f"stagegate matrix {command[1]}",
-                        f"{command[1]} is not a producer of the model; fix the step's command",
+                        f"stagegate matrix {' '.join(command[1:])}",
+                        f"{error}; fix the step's command",
                     )
                 }
             return {"matrix": ciflags.compact(found)}

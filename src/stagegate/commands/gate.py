@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from stagegate.checks import PURE_KINDS, runner
+from stagegate.checks import reading, runner
 from stagegate.checks._base import Result
 from stagegate.errors import InvalidInput, Loc, UsageError
 from stagegate.git import overlay
@@ -499,7 +499,7 @@ def run_checks(
     prefix: PurePosixPath,
 ) -> tuple[list[Result], list[str]]:
     """The base's ``checks`` of ``stage`` on the head; their results and notes."""
-    if all(c.kind in PURE_KINDS for c in checks):
+    if all(c.kind in reading("model") for c in checks):
         return runner.run_checks(refs.judge, stage, checks, evaluated_at=refs.head), []
     base_commit, head_commit = commits
     copy = overlay.base_tests(repo, refs.judge, base_commit, prefix, stage, checks)
@@ -595,7 +595,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
 
 
 def _new_migration(sides: dict[str, Any], head: Migration, notes: list[str]) -> Verdict:
-    pure = [c for c in head.invariants if c.kind in PURE_KINDS]
+    pure = [c for c in head.invariants if c.kind in reading("model")]
     skipped = len(head.invariants) - len(pure)
     results = runner.run_checks(head, 0, pure)
     if skipped:

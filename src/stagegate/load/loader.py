@@ -32,6 +32,16 @@ from stagegate.model import (
 
 _LOOKS_LIKE_STAGE = re.compile(r"[0-9]+[-_].*\.ya?ml")
 
+def stage_file_name(name: str) -> str:
+    """The stage file name closest to a misnamed ``name``: ``1_Build Wheels.yml`` is
+    ``01-build-wheels.yaml``."""
+    digits = re.match(r"[0-9]+", name)
+    number = int(digits.group()) if digits else 1
+    stem = re.sub(r"\.ya?ml$", "", name[digits.end() if digits else 0 :])
+    slug = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-") or "stage"
+    return f"{number:02d}-{slug}.yaml"
+
+
 def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Document, bytes]:
     try:
         raw = source.read(rel)
@@ -317,7 +327,7 @@ def _stage_names(
                     Problem(
                         Loc(shown, 1, 1),
                         "stage files are named NN-slug.yaml (two or more digits, a lowercase slug, "
-                        "the .yaml ending); rename this file.",
+                        f"the .yaml ending); rename this file to {stage_file_name(name)}.",
                     )
                 )
             continue

@@ -11,7 +11,7 @@ from stagegate.git.search import BlameLine
 from stagegate.model import Item
 from stagegate.model.references import label
 from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
-from stagegate.words import counted
+from stagegate.words import counted, quoted
 
 
 def _iso(timestamp: int) -> str:
@@ -295,11 +295,11 @@ def workflow_commands(report: Report) -> str:
         title = f"stagegate audit: {_item(x.item)} (retired at stage {x.retired_at})"
         if x.kind == "path":
             message = (
-                f"{x.place.file} must be gone: legacy path {x.reference!r} of {_item(x.item)}."
+                f"{x.place.file} must be gone: legacy path {quoted(x.reference)} of {_item(x.item)}."
             )
         else:
             message = (
-                f"{x.reference!r} is left from {_item(x.item)}, retired at stage {x.retired_at}."
+                f"{quoted(x.reference)} is left from {_item(x.item)}, retired at stage {x.retired_at}."
             )
         out.append(github.annotation("error", message, x.place.loc, title))
     for s in report.stale_flags:

@@ -105,7 +105,7 @@ def markdown(
 
     ``results``: None when the checks were not run (verify-pr refuses a flip to a stage
     the base does not define before running any), so as not to claim they passed."""
-    verb = "advance" if b > a else "rollback" if b < a else "no flip"
+    verb = "advance" if b > a else "rollback"
     title = {s: md_text(migration.title(s)) for s in (a, b)}  # repository text, shown as written
     heading = (
         f"## {migration.id}: stage {a} → {b}: {title[b]}"
@@ -118,7 +118,12 @@ def markdown(
         lines += [f"> {md_text(' '.join(target.outcome.split()))}", ""]
     source = migration.stage_def(max(a, b))
     rows = [
-        ("Flip", f"{verb}: `stage: {a}` → `stage: {b}` in {_code(migration.file)}"),
+        (
+            "Flip",
+            f"{verb}: `stage: {a}` → `stage: {b}` in {_code(migration.file)}"
+            if a != b
+            else f"none: `stage: {b}` stays in {_code(migration.file)}",
+        ),
         ("From", f"stage {a}: {title[a]}"),
         ("To", f"stage {b}: {title[b]}"),
     ]

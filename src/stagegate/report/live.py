@@ -59,6 +59,7 @@ class Live:
         self.results: list[Result] = []
         self.seconds: list[float] = []
         self.checks_run = 0
+        self.skipped: list[tuple[int, str, str]] = []
         self._header_due: int | None = None
         self._running: _Running | None = None
         self._drawn = False
@@ -102,6 +103,12 @@ class Live:
                     self._header_due = None
                 for line in render.result_lines(item, seconds):
                     self._emit(line)
+
+    def check_skipped(self, stage: int, check: Check, reason: str) -> None:
+        with self._lock:
+            self.skipped.append((stage, check.describe(), reason))
+            if self.show_results and not self.quiet:
+                self._emit(render.skipped_line(check.describe(), reason))
 
     # -- the end
 

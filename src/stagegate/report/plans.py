@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stagegate.engine.resolve import (
     Change,
@@ -21,6 +21,9 @@ from stagegate.model.templates import finite_axes
 from stagegate.records import record
 from stagegate.report import Renderers, echo_json, echo_text
 from stagegate.words import counted
+
+if TYPE_CHECKING:
+    from stagegate.checks.runner import Readiness
 
 R = TypeVar("R")
 
@@ -225,7 +228,8 @@ def _change_json(change: Change) -> dict[str, Any]:
     }
 
 
-def status_text(migration: Migration) -> str:
+def status_text(status: Status) -> str:
+    migration = status.migration
     stage = migration.stage
     lines = [f"{migration.id}: {_stage_line(migration, stage)}"]
     if migration.summary:
@@ -247,6 +251,7 @@ def status_text(migration: Migration) -> str:
             lines.append(f"  {nxt.outcome}")
         body = change_text(migration, diff(migration, stage, stage + 1)).splitlines()[1:]
         lines += body
+        lines += readiness_text(status.readiness, stage + 1)
         lines.append(
             f"  flip with: stagegate advance   (changes `stage: {stage}` in {migration.file})"
         )
@@ -258,9 +263,66 @@ def status_text(migration: Migration) -> str:
     return "\n".join(lines)
 
 
-def status_json(migration: Migration) -> dict[str, Any]:
+def readiness_text(readiness: Readiness | None, stage: int) -> list[str]:
+    """What blocks the flip to ``stage`` in today's repository, one line a check (then
+    the first findings of one that is not met)."""
+    if readiness is None:
+        return []
+    if readiness.error is not None:
+        return [f"  readiness: not evaluated: {readiness.error}"]
+    if not readiness.results:
+        return [f"  readiness: stage {stage} has no check that reads the repository"]
+    waiting = [r for r in readiness.results if not r.ok]
+    lines = [
+        f"  readiness: {'ready' if not waiting else 'not ready'} "
+        f"({counted(len(readiness.results), 'repository check')}, "
+        f"{len(waiting)} not met)"
+    ]
+    for result in readiness.results:
+        head = result.message.split(": ", 1)[-1]
+        lines.append(f"    {'ok  ' if result.ok else 'todo'}  {result.label}: {head}")
+        for finding in result.findings[:READINESS_FINDINGS]:
+            lines.append(f"          - {finding.message.splitlines()[0]}")
+        if len(result.findings) > READINESS_FINDINGS:
+            more = len(result.findings) - READINESS_FINDINGS
+            lines.append(f"          and {more} more: stagegate check --stage {stage}")
+    return lines
+
+
+READINESS_FINDINGS = 3
+"""``status``: the findings shown of a readiness check not met; ``check`` shows them all."""
+
+
+def readiness_json(readiness: Readiness | None) -> dict[str, Any] | None:
+    if readiness is None:
+        return None
+    return {
+        "ready": readiness.ready,
+        "error": readiness.error,
+        "checks": [
+            {
+                "check": r.check,
+                "label": r.label,
+                "ok": r.ok,
+                "message": r.message,
+                "findings": [
+                    {
+                        "message": f.message,
+                        "file": f.loc.file if f.loc else None,
+                        "line": f.loc.line if f.loc else None,
+                    }
+                    for f in r.findings
+                ],
+            }
+            for r in readiness.results
+        ],
+    }
+
+
+def status_json(status: Status) -> dict[str, Any]:
     from stagegate.engine.resolve import resolve
 
+    migration = status.migration
     stage = migration.stage
     plan = resolve(migration, stage)
     out: dict[str, Any] = {
@@ -276,11 +338,30 @@ def status_json(migration: Migration) -> dict[str, Any]:
             "stage": stage + 1,
             "title": migration.title(stage + 1),
             "changes": change_json(diff(migration, stage, stage + 1)),
+            "readiness": readiness_json(status.readiness),
         }
     return out
 
 
 # --------------------------------------------------------------------------- renderer tables
+
+
+@record
+class Status:
+    """`status`'s result: the migration, and the next stage's readiness (None: there is
+    no next stage)."""
+
+    migration: Migration
+    readiness: Readiness | None = None
+
+
+def next_status(migration: Migration) -> Status:
+    """``status``: the migration and the readiness of its next stage."""
+    if migration.stage >= migration.last:
+        return Status(migration)
+    from stagegate.checks.runner import readiness
+
+    return Status(migration, readiness(migration, migration.stage + 1))
 
 
 @record
@@ -304,7 +385,7 @@ def _tables(text: Callable[[R], str], json: Callable[[R], Any]) -> Renderers[R]:
     return {"text": echo_text(text), "json": echo_json(json), "github": echo_text(text)}
 
 
-STATUS: Renderers[Migration] = _tables(status_text, status_json)
+STATUS: Renderers[Status] = _tables(status_text, status_json)
 PLAN: Renderers[Planned] = _tables(
     lambda p: plan_text(p.plan, show_rows=p.rows), lambda p: plan_json(p.plan)
 )

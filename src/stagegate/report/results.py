@@ -7,6 +7,7 @@ from itertools import groupby
 from typing import Any
 
 from stagegate.checks._base import Result
+from stagegate.errors import Loc
 from stagegate.model import Migration
 from stagegate.records import record
 from stagegate.report import Output, Renderers, echo_json, github, lines, nothing
@@ -14,7 +15,8 @@ from stagegate.words import counted
 
 
 def ok(results: Sequence[Result]) -> bool:
-    return all(r.ok for r in results)
+    """No result fails (a readiness result of a stage ahead fails nothing)."""
+    return not any(r.fails for r in results)
 
 
 def stage_header(migration: Migration, stage: int) -> str:
@@ -30,9 +32,28 @@ def duration(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
+def names_place(message: str, loc: Loc) -> bool:
+    """Whether ``message`` names the place already (``file:line`` followed by a colon,
+    a parenthesis or its end, as the retired and pytest findings do): then no ``at``
+    line repeats it."""
+    place = f"{loc.file}:{loc.line}"
+    return any(
+        message[i + len(place) : i + len(place) + 1] in ("", ":", ")", " ", ",", ";")
+        for i in _occurrences(message, place)
+    )
+
+
+def _occurrences(text: str, part: str) -> list[int]:
+    found, start = [], text.find(part)
+    while start != -1:
+        found.append(start)
+        start = text.find(part, start + 1)
+    return found
+
+
 def result_lines(item: Result, seconds: float | None = None) -> list[str]:
     """The lines of one result: its mark, label and message, then its findings."""
-    mark = "ok  " if item.ok else "FAIL"
+    mark = "ok  " if item.ok else "todo" if item.readiness else "FAIL"
     head = item.message.split(": ", 1)[1] if ": " in item.message else item.message
     took = f" ({duration(seconds)})" if seconds is not None else ""
     lines = [f"  {mark}  {item.label}: {head}{took}"]
@@ -40,21 +61,24 @@ def result_lines(item: Result, seconds: float | None = None) -> list[str]:
         first, *rest = finding.message.splitlines()
         lines.append(f"        - {first}")
         lines += [f"          {line}" for line in rest]
-        if (
-            finding.loc is not None
-            and f"({finding.loc.file}:{finding.loc.line})" not in finding.message
-        ):
+        if finding.loc is not None and not names_place(finding.message, finding.loc):
             lines.append(f"          at {finding.loc.file}:{finding.loc.line}")
-    if not item.ok and item.loc is not None:
+    if item.fails and item.loc is not None:
         lines.append(f"        (check declared at {item.loc.file}:{item.loc.line})")
     return lines
+
+
+def skipped_line(label: str, reason: str) -> str:
+    """A check ``check --all`` does not run at a stage, and why."""
+    return f"  --    {label}: {reason}"
 
 
 def closing(results: Sequence[Result], *, stopped: int | None = None) -> str:
     """The last line: how many checks at how many stages, and how many failed.
 
     ``stopped``: the run stopped at its first failure with that many checks not run."""
-    failed = sum(1 for r in results if not r.ok)
+    failed = sum(1 for r in results if r.fails)
+    waiting = sorted({r.stage for r in results if r.readiness and not r.ok})
     stages = len({r.stage for r in results})
     where = (
         f"{stages} stages"
@@ -66,6 +90,14 @@ def closing(results: Sequence[Result], *, stopped: int | None = None) -> str:
     line = f"{counted(len(results), 'check')} at {where}: " + (
         "all passed" if not failed else f"{failed} failed"
     )
+    if waiting:
+        todo = sum(1 for r in results if r.readiness and not r.ok)
+        at = ", ".join(map(str, waiting))
+        line += (
+            f"; {counted(todo, 'readiness check')} not met yet at "
+            f"{'stage' if len(waiting) == 1 else 'stages'} {at} (to do before "
+            f"{'that flip' if len(waiting) == 1 else 'those flips'}; --ahead=fail fails on them)"
+        )
     if stopped:
         line += f"; stopped at the first failure (--fail-fast), {stopped} not run"
     return line
@@ -88,19 +120,27 @@ def text(
 
 
 def as_json(
-    migration: Migration, results: Sequence[Result], *, stage: int, every: bool
+    migration: Migration,
+    results: Sequence[Result],
+    *,
+    stage: int,
+    every: bool,
+    skipped: Sequence[tuple[int, str, str]] = (),
 ) -> dict[str, Any]:
+    """``skipped``: (stage, label, reason) of each check not run."""
     return {
         "migration": migration.id,
         "stage": stage,
         "all": every,
         "ok": ok(results),
+        "skipped": [{"stage": s, "label": label, "reason": why} for s, label, why in skipped],
         "results": [
             {
                 "check": r.check,
                 "label": r.label,
                 "stage": r.stage,
                 "ok": r.ok,
+                "readiness": r.readiness,
                 "message": r.message,
                 "origin": r.origin,
                 "file": r.loc.file if r.loc else None,
@@ -129,13 +169,15 @@ def workflow_commands(
     for r in results:
         if r.ok:
             continue
-        title = f"stagegate {r.check} (stage {r.stage})"
+        # a stage ahead that is not ready yet is a warning: it blocks that flip, not this run
+        level = "warning" if r.readiness else "error"
+        title = f"stagegate {r.check} (stage {r.stage}{', readiness' if r.readiness else ''})"
         for finding in r.findings or ():
             where = github.on_changed_line(finding.loc or r.loc, finding.message, changed)
-            lines.append(github.annotation("error", finding.message, github.placed(where), title))
+            lines.append(github.annotation(level, finding.message, github.placed(where), title))
         if not r.findings:
             where = github.on_changed_line(r.loc, r.message, changed)
-            lines.append(github.annotation("error", r.message, github.placed(where), title))
+            lines.append(github.annotation(level, r.message, github.placed(where), title))
     return "\n".join(lines)
 
 
@@ -151,7 +193,7 @@ def table(results: Sequence[Result], *, brief: bool = False) -> str:
         lines = []
         for f in r.findings:
             text = github.md_message(f.message.splitlines()[0] if brief else f.message)
-            if f.loc is not None and f"({f.loc.file}:{f.loc.line})" not in f.message:
+            if f.loc is not None and not names_place(f.message, f.loc):
                 text += f" (at {github.md_location(f.loc.file, f.loc.line)})"
             lines.append(text)
         text = ("; " if brief else "\n").join(lines) or github.md_message(r.message)
@@ -160,7 +202,12 @@ def table(results: Sequence[Result], *, brief: bool = False) -> str:
         return text
 
     rows = [
-        (str(r.stage), github.md_text(r.label), "pass" if r.ok else "**fail**", details(r))
+        (
+            str(r.stage),
+            github.md_text(r.label),
+            "pass" if r.ok else "not ready" if r.readiness else "**fail**",
+            details(r),
+        )
         for r in results
     ]
     return github.table(("stage", "check", "result", "details"), rows)
@@ -168,15 +215,24 @@ def table(results: Sequence[Result], *, brief: bool = False) -> str:
 
 def summary(migration: Migration, results: Sequence[Result], heading: str) -> str:
     """The step summary: the verdict, the failures first, the passing rows folded away."""
-    failed = [r for r in results if not r.ok]
+    failed = [r for r in results if r.fails]
+    waiting = [r for r in results if r.readiness and not r.ok]
     passed = [r for r in results if r.ok]
     verdict = "all passed" if not failed else f"{len(failed)} of {len(results)} failed"
+    if waiting:
+        verdict += f", {len(waiting)} not ready yet at a stage ahead"
     parts = [
         f"### {heading}",
         f"{github.md_text(migration.id)}: {counted(len(results), 'check')}, {verdict}.",
     ]
     if failed:
         parts.append(table(failed))
+    if waiting:
+        parts.append(
+            f"Stages ahead, not ready yet ({counted(len(waiting), 'readiness check')}; "
+            "to do before their flips):"
+        )
+        parts.append(table(waiting))
     if passed:
         parts.append(
             f"<details><summary>{counted(len(passed), 'check')} passed</summary>\n\n"
@@ -197,6 +253,9 @@ class Checked:
     results: tuple[Result, ...]
     stage: int
     every: bool = False
+    skipped: tuple[tuple[int, str, str], ...] = ()
+    """(stage, label, reason) of each check not run (``--all``: repository checks at past
+    stages)."""
 
     @property
     def ok(self) -> bool:
@@ -213,6 +272,8 @@ def _check_github(result: Checked) -> Output:
 
 CHECK: Renderers[Checked] = {
     "text": nothing,
-    "json": echo_json(lambda c: as_json(c.migration, c.results, stage=c.stage, every=c.every)),
+    "json": echo_json(
+        lambda c: as_json(c.migration, c.results, stage=c.stage, every=c.every, skipped=c.skipped)
+    ),
     "github": _check_github,
 }
