@@ -11,9 +11,10 @@ hands this module plain data. The answer is conservative wherever the model is s
 - a consumer reruns when a changed path is one of its own `paths`, when it is
   ``always: true``, when it takes rows from a producer that rebuilds, or when it feeds
   a producer that rebuilds (it is part of that build);
-- a consumer that runs needs the rows of every producer its inputs take from: from this
-  run (so the producer rebuilds too), or, for an input with ``run: baseline``, from the
-  baseline run (the producer is *reused*);
+- a consumer that runs needs the rows of every producer its required inputs take from:
+  from this run (so the producer rebuilds too), or, for an input with ``run: baseline``,
+  from the baseline run (the producer is *reused*); consumers with ``planned: false``
+  (release and nightly jobs) run outside the planned runs and are left out;
 - a changed path outside every declared path rebuilds everything, naming the file, and
   so does any doubt about the reuse: no usable baseline run, a reused producer whose
   sources changed since the baseline's commit, a row a consumer requires missing from
@@ -86,7 +87,10 @@ class _Full(Exception):
 def path_warnings(migration: Migration) -> list[Warning]:
     """A warning, located, for each `paths` glob that can never match a changed file."""
     out = []
-    items: list[Producer | Consumer] = [*migration.producers.values(), *migration.consumers.values()]
+    items: list[Producer | Consumer] = [
+        *migration.producers.values(),
+        *migration.consumers.values(),
+    ]
     for item in items:
         for text, loc in zip(item.paths, item.paths_locs, strict=False):
             why = never_matches(text)
@@ -106,7 +110,7 @@ class _Planner:
         self.plan = plan
         self.links = links
         self.producers = {p.id: p for p in plan.producers if p.run == "this"}
-        self.consumers = {c.id: c for c in plan.consumers}
+        self.consumers = {c.id: c for c in plan.consumers if c.planned}
         self.index: Index[tuple[str, str]] = Index(
             [(("producer", p.id), g) for p in self.producers.values() for g in p.paths]
             + [(("consumer", c.id), g) for c in self.consumers.values() for g in c.paths]
@@ -229,6 +233,8 @@ class _Planner:
             for cid in list(rerun):
                 c = self.consumers[cid]
                 for item in c.inputs:
+                    if not item.required:
+                        continue  # the job does without it: nothing to build or reuse
                     for pid in self.sources(item):
                         if pid in rebuild:
                             continue
@@ -282,8 +288,7 @@ def _check_reuse(
             stale, _ = planner.stale(baseline.since)
         except _Full as full:
             raise _Full(
-                f"between the baseline run's commit {baseline.sha[:12]} and the head, "
-                f"{full.why}"
+                f"between the baseline run's commit {baseline.sha[:12]} and the head, {full.why}"
             ) from None
         for pid in reuse:
             if pid in stale:
@@ -385,3 +390,78 @@ def affected(
         full=full,
         warnings=tuple(path_warnings(migration)),
     )
+
+
+def reuse_problem(
+    migration: Migration,
+    stage: int,
+    changed: Sequence[str],
+    *,
+    links: Sequence[tuple[str, str]] = (),
+    baseline: Baseline | None = None,
+) -> str | None:
+    """Why the reuse the change calls for is unsafe (which ``affected`` answers with a full
+    rebuild); None when it reuses nothing or reuses safely."""
+    planner = _Planner(resolve(migration, stage), links)
+    try:
+        rebuild, rerun = planner.stale(changed)
+    except _Full:
+        return None  # a full rebuild reuses nothing
+    reuse = planner.needs(rebuild, rerun)
+    if not reuse:
+        return None
+    try:
+        _check_reuse(planner, reuse, rebuild, baseline)
+    except _Full as exc:
+        return exc.why
+    return None
+
+
+def reuse_hazards(migration: Migration, stage: int) -> list[tuple[Loc, str]]:
+    """What the model lets reuse do wrong at ``stage``, whatever the change: a `run:
+    baseline` input that takes from another run's producer, and a release (without
+    ``ships_reused: true``) that ships a producer built by a job that may take rows from
+    the baseline run."""
+    plan = resolve(migration, stage)
+    planner = _Planner(plan, ())
+    found: list[tuple[Loc, str]] = []
+    every = {p.id: p for p in plan.producers}
+    for c in plan.consumers:
+        for item in c.inputs:
+            if item.run != "baseline":
+                continue
+            others = [
+                pid
+                for _s, rows in selections(plan, item, only_from=True)
+                for pid in dict.fromkeys(r.producer for r in rows)
+                if every[pid].run != "this"
+            ]
+            for pid in dict.fromkeys(others):
+                found.append(
+                    (
+                        item.loc,
+                        f"consumer {c.id}: input {item.select.text} has `run: baseline` but takes "
+                        f"rows of {pid}, which run {every[pid].run} makes, not this repository's "
+                        "runs; the baseline run holds only this run's producers",
+                    )
+                )
+    ev = evaluation(migration)
+    for release in plan.releases:
+        if release.ships_reused or release.run != "this":
+            continue
+        for pid in sorted(ev.release_rows(release, stage).producers):
+            for cid in planner.fed_by.get(pid, ()):
+                consumer = planner.consumers[cid]
+                taking = [i for i in consumer.inputs if i.run == "baseline"]
+                if taking:
+                    found.append(
+                        (
+                            release.loc,
+                            f"release {release.id} ships {pid}, which {cid} builds against "
+                            f"{taking[0].select.text} taken from the baseline run when it is "
+                            f"not rebuilt ({taking[0].loc.file}:{taking[0].loc.line}); build it "
+                            "from this run's rows (drop `run: baseline`) or say "
+                            "`ships_reused: true` on the release",
+                        )
+                    )
+    return found

@@ -161,7 +161,9 @@ class Index(Generic[K]):
         return out
 
 
-def aliases(path: str, links: Sequence[tuple[str, str]], *, depth: int = 8) -> list[tuple[str, str]]:
+def aliases(
+    path: str, links: Sequence[tuple[str, str]], *, depth: int = 8
+) -> list[tuple[str, str]]:
     """The other names ``path`` has through symbolic links inside the repository: each
     (alias, link) where ``link`` points at ``path`` or at a folder above it. ``links`` are
     (link path, resolved target path) pairs; links to links are followed ``depth`` deep."""

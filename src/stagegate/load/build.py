@@ -407,6 +407,7 @@ class Builder:
             paths_locs=self._paths_locs(path, spec),
             always=spec.get("always", False),
             feeds=self._producer_refs(path, spec, "feeds") or (),
+            planned=spec.get("planned", True),
         )
 
     def _release(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Release:

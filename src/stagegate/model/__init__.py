@@ -104,6 +104,7 @@ class Consumer(_Item):
     paths_locs: tuple[Loc, ...] = ()
     always: bool = False  # `stagegate affected` reruns it on every change
     feeds: tuple[str, ...] = ()  # the producers whose build this job is part of
+    planned: bool = True  # false: it runs outside the runs `stagegate affected` plans
     kind: ItemKind = "consumer"
     axes: tuple[Axis, ...] = ()
     """Finite axes this consumer's selects are evaluated over instead of the migration's."""

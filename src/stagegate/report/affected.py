@@ -114,9 +114,14 @@ def publish(result: Affected, environ: Mapping[str, str]) -> Output:
             [("GITHUB_OUTPUT", written), ("GITHUB_STEP_SUMMARY", summary(result) + "\n\n")],
         )
     )
-    notes = [github.annotation("warning", w.message, w.loc, "stagegate affected") for w in result.warnings]
+    notes = [
+        github.annotation("warning", w.message, w.loc, "stagegate affected")
+        for w in result.warnings
+    ]
     if result.full:
-        notes.append(github.annotation("notice", f"full rebuild: {result.full}", None, "stagegate affected"))
+        notes.append(
+            github.annotation("notice", f"full rebuild: {result.full}", None, "stagegate affected")
+        )
     return Output(lines(*notes) + written)
 
 
