@@ -276,6 +276,7 @@ def _check_reuse(
     baseline: Baseline | None,
 ) -> None:
     """_Full unless every reused producer's rows can be taken from the baseline safely."""
+    reuse = {p: reuse[p] for p in planner.producers if p in reuse}  # declared order
     first = next(iter(reuse))
     if baseline is None:
         raise _Full(f"no baseline run was given (--baseline), so {first} cannot be reused")
@@ -296,8 +297,9 @@ def _check_reuse(
                     f"{pid} cannot be reused: its sources changed between the baseline run's "
                     f"commit {baseline.sha[:12]} and the head ({stale[pid]})"
                 )
+    order = list(planner.consumers)
     for pid, takers in reuse.items():
-        for consumer, item in takers:
+        for consumer, item in sorted(takers, key=lambda t: order.index(t[0].id)):
             if not item.required:
                 continue
             for row in planner.rows_from(item, pid):
@@ -369,11 +371,10 @@ def affected(
     reuse_ids = tuple(p for p in planner.producers if p in reuse)
     reasons = [Reason(p, rebuild[p]) for p in rebuild_ids]
     reasons += [Reason(c, rerun[c]) for c in rerun_ids]
-    reasons += [
-        Reason(p, "not rebuilt; " + ", ".join(dict.fromkeys(c.id for c, _ in reuse[p]))
-               + " take its rows from the baseline run")
-        for p in reuse_ids
-    ]  # fmt: skip
+    for p in reuse_ids:
+        takers = {c.id for c, _ in reuse[p]}
+        named = ", ".join(c for c in planner.consumers if c in takers)
+        reasons.append(Reason(p, f"not rebuilt; {named} take its rows from the baseline run"))
     reasons += [Reason(r, why) for r, why in releases.items()]
     return Affected(
         migration=migration,
