@@ -52,14 +52,14 @@ def text(result: Affected) -> str:
     out += [f"  {path}" for path in result.changed]
     if result.full:
         out.append(f"FULL REBUILD: {result.full}")
-    why = {r.item: r.because for r in result.reasons}
+    reasons = iter(result.reasons)  # in the order of the sections (ids may repeat across them)
     for key, heading in _SECTIONS:
         ids: tuple[str, ...] = getattr(result, key)
         out.append(f"{heading} ({len(ids)}):" if ids else f"{heading}: none")
-        if result.full and key != "releases":
-            out += [f"  {i}" for i in ids]
-        else:
-            out += [f"  {i}: {why[i]}" for i in ids]
+        for _ in ids:
+            reason = next(reasons)
+            shown = result.full and key != "releases"
+            out.append(f"  {reason.item}" if shown else f"  {reason.item}: {reason.because}")
     return "\n".join(out)
 
 
