@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Result
+from conftest import REPO, Result
 from scratch import Repo, example_repo, pin_git
 
 # Every wheel the example builds, cut down to what the tests below need to know.
@@ -121,6 +121,12 @@ def _baseline(repo: Repo, sha: str, *, drop: str | None = None) -> Path:
 
 
 Plan = Callable[..., dict[str, Any]]
+
+
+def _planning_doc() -> str:
+    """docs/planning.md, which quotes these plans, with its lines joined."""
+    text = (REPO / "docs" / "planning.md").read_text(encoding="utf-8")
+    return " ".join(text.replace("`", "").split())
 
 
 @pytest.fixture
@@ -228,6 +234,7 @@ def test_a_shared_helper_edit_reruns_the_tests_through_the_links_and_builds_noth
         "metapackage-cu13",
         "metapackage-cu12",
     ]
+    assert _why(data)["test-wheel-linux-same-run"] in _planning_doc()
     assert _why(data)["test-wheel-linux-same-run"] == (
         "cuda_python_test_helpers/cuda_python_test_helpers/__init__.py (as "
         "cuda_bindings/tests/helpers/__init__.py, through the symbolic link "
@@ -286,6 +293,7 @@ def test_one_required_artifact_missing_from_the_baseline_rebuilds_everything(
         r"of bindings-cu13, which core-build-cu13-half requires \(migration\.yaml:\d+\)",
         because,
     ), because
+    assert because.removeprefix("full rebuild: ") in _planning_doc()
     # A -tests artifact nobody takes from the baseline may be missing: the control.
     unused = f"cuda-bindings-python315-cuda13.3.0-win-64-{base}-tests"
     kept = plan("cu12-bindings", baseline=str(_baseline(repo, base, drop=unused)))
