@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from stagegate.engine.match import evaluation, selections
+from stagegate.engine.match import RowIndex, evaluation, input_excludes, selected, selections
 from stagegate.engine.paths import Index, aliases, never_matches
 from stagegate.engine.resolve import Plan, Row, resolve
 from stagegate.errors import Loc
@@ -120,27 +120,40 @@ class _Planner:
             for pid in c.feeds:
                 if pid in self.producers:
                     self.fed_by.setdefault(pid, []).append(c.id)
-        self._sources: dict[int, tuple[str, ...]] = {}
+        self._rows: dict[int, list[Row]] = {}
+        self.active = {p.id for p in plan.producers}
+
+    def _selected(self, item: Input) -> list[Row]:
+        """The rows of this run's active producers the input takes (only from its `from`,
+        where given), each once. With `from`, only those producers' rows are tried: the
+        same answer as ``match.selections(..., only_from=True)`` without indexing every
+        row of the migration (a planner asks this of every input)."""
+        found = self._rows.get(id(item))
+        if found is not None:
+            return found
+        rows: dict[tuple[str, str], Row] = {}
+        if item.from_ is None:
+            for _selector, picked in selections(self.plan, item, only_from=True):
+                for row in picked:
+                    rows.setdefault((row.producer, row.name), row)
+        else:
+            pool = [r for p in item.from_ if p in self.active for r in self.plan.rows(p)]
+            if pool:
+                index = RowIndex(pool)
+                excludes = input_excludes(item)
+                for selector in evaluation(self.plan.migration).selectors(item):
+                    for row in selected(selector, index, excludes):
+                        rows.setdefault((row.producer, row.name), row)
+        found = [r for r in rows.values() if r.producer in self.producers]
+        self._rows[id(item)] = found
+        return found
 
     def sources(self, item: Input) -> tuple[str, ...]:
         """The producers of this run whose rows the input selects at the stage."""
-        found = self._sources.get(id(item))
-        if found is None:
-            picked: dict[str, None] = {}
-            for _selector, rows in selections(self.plan, item, only_from=True):
-                for row in rows:
-                    if row.producer in self.producers:
-                        picked.setdefault(row.producer)
-            found = self._sources[id(item)] = tuple(picked)
-        return found
+        return tuple(dict.fromkeys(r.producer for r in self._selected(item)))
 
     def rows_from(self, item: Input, producer: str) -> list[Row]:
-        rows: dict[str, Row] = {}
-        for _selector, picked in selections(self.plan, item, only_from=True):
-            for row in picked:
-                if row.producer == producer:
-                    rows.setdefault(row.name, row)
-        return list(rows.values())
+        return [r for r in self._selected(item) if r.producer == producer]
 
     # -- which items a set of changed paths touches
 
@@ -254,19 +267,46 @@ class _Planner:
         return reuse
 
 
-def _name_matches(row: Row, names: Iterable[str]) -> bool:
-    from stagegate.engine.globs import Lit, Rx
+class _Names:
+    """The baseline run's artifact names, asked whether a row is among them: an exact name
+    by look-up, a row with open axes by its regex over the names sharing its literal start."""
 
-    parts = []
-    for piece in row.pieces:
-        if isinstance(piece, Lit):
-            parts.append(re.escape(piece.text))
-        elif isinstance(piece, Rx):
-            parts.append(f"(?:{piece.pattern})")
-        else:  # pragma: no cover - artifact rows hold literals and open-axis regexes only
-            raise TypeError(f"unexpected piece {piece!r}")
-    rx = re.compile("".join(parts))
-    return any(rx.fullmatch(name) for name in names)
+    def __init__(self, names: Iterable[str]) -> None:
+        self.exact = frozenset(names)
+        self.ordered = sorted(self.exact)
+        self._compiled: dict[str, re.Pattern[str]] = {}  # what follows the literal start
+
+    def has(self, row: Row) -> bool:
+        import bisect
+
+        from stagegate.engine.globs import Lit, Rx
+
+        parts: list[str] = []
+        prefix: list[str] = []
+        open_axis = False
+        for piece in row.pieces:
+            if isinstance(piece, Lit):
+                parts.append(re.escape(piece.text))
+                if not open_axis:
+                    prefix.append(piece.text)
+            elif isinstance(piece, Rx):
+                parts.append(f"(?:{piece.pattern})")
+                open_axis = True
+            else:  # pragma: no cover - artifact rows hold literals and open-axis regexes only
+                raise TypeError(f"unexpected piece {piece!r}")
+        start = "".join(prefix)
+        if not open_axis:
+            return start in self.exact
+        rest = "".join(parts[len(prefix) :])
+        rx = self._compiled.get(rest)
+        if rx is None:
+            rx = self._compiled[rest] = re.compile(rest)
+        at = bisect.bisect_left(self.ordered, start)
+        while at < len(self.ordered) and self.ordered[at].startswith(start):
+            if rx.fullmatch(self.ordered[at], len(start)):
+                return True
+            at += 1
+        return False
 
 
 def _check_reuse(
@@ -297,13 +337,14 @@ def _check_reuse(
                     f"{pid} cannot be reused: its sources changed between the baseline run's "
                     f"commit {baseline.sha[:12]} and the head ({stale[pid]})"
                 )
+    names = _Names(baseline.artifacts)
     order = list(planner.consumers)
     for pid, takers in reuse.items():
         for consumer, item in sorted(takers, key=lambda t: order.index(t[0].id)):
             if not item.required:
                 continue
             for row in planner.rows_from(item, pid):
-                if not _name_matches(row, baseline.artifacts):
+                if not names.has(row):
                     raise _Full(
                         f"the baseline run holds no {row.describe()} of {pid}, which "
                         f"{consumer.id} requires ({item.loc.file}:{item.loc.line})"

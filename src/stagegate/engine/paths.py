@@ -18,18 +18,64 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Generic, TypeVar
 
-from stagegate.records import record
-
 K = TypeVar("K")
 
 _SPECIAL = frozenset("*?[")
 
 
-@record
 class PathGlob:
-    text: str
-    regex: re.Pattern[str]
-    folder: str  # the literal folders it starts with ("" when it may match anywhere)
+    """One compiled `paths` glob. The common forms (a literal path, ``folder/**``) are
+    decided by string comparison; the regex is compiled only for the others, on first use
+    (thousands of producers each declare their globs; most are never tried)."""
+
+    __slots__ = ("_regex", "folder", "folder_only", "literal", "text", "unanchored")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.folder_only = text.endswith("/")
+        body = text.rstrip("/")
+        self.unanchored = "/" not in body
+        body = body.lstrip("/")
+        parts = body.split("/") if body else []
+        self.literal: str | None = None  # the glob is this path (or a folder of it)
+        if not any(c in _SPECIAL or c == "\\" for c in body):
+            self.literal = body
+        elif (
+            not self.unanchored
+            and len(parts) > 1
+            and parts[-1] == "**"
+            and not any(c in _SPECIAL or c == "\\" for c in "/".join(parts[:-1]))
+        ):
+            self.literal = "/".join(parts[:-1])  # folder/**: everything under folder
+            self.folder_only = True
+        self._regex: re.Pattern[str] | None = None
+        literal: list[str] = []
+        if not self.unanchored:
+            for part in parts[:-1] if not self.folder_only else parts:
+                if part == "**" or any(c in _SPECIAL or c == "\\" for c in part):
+                    break
+                literal.append(part)
+        self.folder = "/".join(literal)
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = _compile(self.text)
+        return self._regex
+
+    def matches(self, path: str) -> bool:
+        lit = self.literal
+        if lit is None:
+            return self.regex.fullmatch(path) is not None
+        if self.unanchored:  # a name at any depth, or a folder of that name
+            hit = path == lit or path.startswith(lit + "/") or path.endswith("/" + lit)
+            hit = hit or f"/{lit}/" in path
+            if self.folder_only:
+                return path.startswith(lit + "/") or f"/{lit}/" in path
+            return hit
+        if self.folder_only:
+            return path.startswith(lit + "/")
+        return path == lit or path.startswith(lit + "/")
 
 
 def _class(text: str, start: int) -> tuple[str, int] | None:
@@ -78,6 +124,10 @@ def _component_regex(component: str) -> str:
 
 def compile_glob(text: str) -> PathGlob:
     """The matcher of one `paths` glob (see the module's docstring)."""
+    return PathGlob(text)
+
+
+def _compile(text: str) -> re.Pattern[str]:
     folder_only = text.endswith("/")
     body = text.rstrip("/")
     anchored = "/" in body
@@ -93,13 +143,7 @@ def compile_glob(text: str) -> PathGlob:
         else:
             pieces.append(_component_regex(part) + ("" if last else "/"))
     tail = "/.*" if folder_only else "(?:/.*)?"
-    regex = re.compile("".join(pieces) + tail, re.DOTALL)
-    literal: list[str] = []
-    for part in parts[:-1] if not folder_only else parts:
-        if part == "**" or any(c in _SPECIAL or c == "\\" for c in part):
-            break
-        literal.append(part)
-    return PathGlob(text=text, regex=regex, folder="/".join(literal))
+    return re.compile("".join(pieces) + tail, re.DOTALL)
 
 
 def never_matches(text: str) -> str | None:
@@ -121,12 +165,11 @@ def never_matches(text: str) -> str | None:
             )
         if part == ".git":
             return "it points inside .git, which git never reports as a changed file"
-    try:
-        compiled = compile_glob(text)
-    except re.error as exc:  # a class such as [z-a]
-        return f"it is not a valid glob ({exc})"
-    if "(?![/])[]" in compiled.regex.pattern:
-        return "it has an empty character class"
+    if "[" in text:
+        try:
+            _compile(text)
+        except re.error as exc:  # a class such as [z-a]
+            return f"it is not a valid glob ({exc})"
     return None
 
 
@@ -140,10 +183,7 @@ class Index(Generic[K]):
         for key, text in entries:
             glob = compiled.get(text)
             if glob is None:
-                try:
-                    glob = compiled[text] = compile_glob(text)
-                except re.error:
-                    continue  # never_matches reports it
+                glob = compiled[text] = PathGlob(text)
             self._by_folder.setdefault(glob.folder, []).append((key, glob))
 
     def matches(self, path: str) -> list[tuple[K, str]]:
@@ -156,7 +196,11 @@ class Index(Generic[K]):
             folders.append("/".join(parts[:i]))
         for folder in folders:
             for key, glob in self._by_folder.get(folder, ()):
-                if glob.regex.fullmatch(path):
+                try:
+                    hit = glob.matches(path)
+                except re.error:  # never_matches reports it
+                    continue
+                if hit:
                     out.append((key, glob.text))
         return out
 

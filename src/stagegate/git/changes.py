@@ -103,7 +103,7 @@ def gather(repo: Repository, base: str, head: str = "HEAD", baseline: str | None
     changed = repo.changed_paths(merge_base, head_sha)
     links: list[tuple[str, str]] = []
     if changed:
-        for link, text in repo.links(merge_base, head_sha):
+        for link, text in repo.links(head_sha):
             target = link_target(link, text)
             if target is not None:
                 links.append((link, target))
