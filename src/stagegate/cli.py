@@ -536,7 +536,9 @@ def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     help="The branch the change is compared with; the change is what the head added since "
     "their merge base (in GitHub Actions: ${{ github.event.pull_request.base.sha }}).",
 )
-@option("--head", "head", default="HEAD", show_default=True, metavar="REF", help="The change's commit.")
+@option(
+    "--head", "head", default="HEAD", show_default=True, metavar="REF", help="The change's commit."
+)
 @stage_option("Stage to plan for (default: the current stage).")
 @option(
     "--baseline",
@@ -556,9 +558,7 @@ def affected(
     from stagegate.report.affected import AFFECTED
 
     migration = ctx.migration()
-    result = plan_change(
-        migration, ctx.stage(stage), base=base, head=head, baseline=baseline
-    )
+    result = plan_change(migration, ctx.stage(stage), base=base, head=head, baseline=baseline)
     show(AFFECTED, fmt, result)
     return 0
 

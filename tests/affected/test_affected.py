@@ -463,3 +463,41 @@ def test_links_resolve_inside_the_repository_and_chain() -> None:
     assert aliases("sharedx/h.py", links) == []
     loop = [("a", "b"), ("b", "a")]
     assert aliases("a/f", loop) == [("b/f", "b")]
+
+
+def test_a_change_that_rewrites_the_model_is_not_planned_by_it(tmp_path: Path, sg: Sg) -> None:
+    repo = _repo(tmp_path / "r")
+    base = repo.git("rev-parse", "main").strip()
+    # A hostile pull request: it edits lib and moves lib's sources under the docs job,
+    # which runs nothing, so that its own model would plan no build at all.
+    repo.write("lib/core.py", "x = 3\n")
+    repo.edit("migration.yaml", 'paths: ["lib/**"]', 'paths: ["nothing/**"]')
+    repo.edit("migration.yaml", 'paths: ["*.md"]', 'paths: ["*.md", "lib/**", "migration.yaml"]')
+    repo.commit("hostile")
+    data = _plan(sg, repo, "--baseline", _baseline(repo, base))
+    assert (data["rebuild"], data["reuse"]) == (["lib", "app"], [])
+    assert data["reasons"][0]["because"] == (
+        "full rebuild: migration.yaml is part of the migration itself: a change to the model "
+        "that plans it is never planned by that model"
+    )
+    # A stage file counts too; the control: the same edit of lib alone is planned.
+    repo.git("checkout", "-q", "-b", "plain", "main")
+    repo.write("stages/01-next.yaml", "stage: 1\ntitle: Next\n")
+    repo.commit("a stage")
+    staged = _plan(sg, repo, "--baseline", _baseline(repo, base))
+    assert staged["reasons"][0]["because"].startswith("full rebuild: stages/01-next.yaml is part")
+    repo.git("checkout", "-q", "-b", "lib-only", "main")
+    repo.write("lib/core.py", "x = 3\n")
+    repo.commit("lib")
+    assert _plan(sg, repo, "--baseline", _baseline(repo, base))["rebuild"] == ["lib", "app"]
+    assert not _plan(sg, repo, "--baseline", _baseline(repo, base))["reasons"][0][
+        "because"
+    ].startswith("full rebuild")
+
+
+@pytest.mark.parametrize("stage", ["1", "-1"])
+def test_a_stage_out_of_range_exits_2(tmp_path: Path, sg: Sg, stage: str) -> None:
+    repo = _repo(tmp_path / "r")
+    result = sg("affected", "--base", "main", "--stage", stage, cwd=repo.root)
+    assert result.code == 2
+    assert f"stage {stage} does not exist; migration.yaml has stages 0..0." in result.err

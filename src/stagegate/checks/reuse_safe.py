@@ -39,16 +39,18 @@ def run(ctx: Context, check: Check) -> list[Result]:
             Finding("give both `base` and `baseline`, or neither (the model alone)", check.loc)
         )
     elif base is not None and baseline is not None:
-        from stagegate.git.changes import gather
+        from stagegate.git.changes import gather, model_paths
         from stagegate.git.repo import open_repository
 
-        change = gather(open_repository(ctx.root), base, "HEAD", str(ctx.root / baseline))
+        repo = open_repository(ctx.root)
+        change = gather(repo, base, "HEAD", str(ctx.root / baseline))
         why = reuse_problem(
             ctx.migration,
             ctx.stage,
             change.changed,
             links=change.links,
             baseline=change.baseline,
+            model=model_paths(repo, ctx.migration),
         )
         if why:
             findings.append(Finding(f"the planned reuse is unsafe: {why}", check.loc))

@@ -8,7 +8,7 @@ it to ``engine.affected``.
 from __future__ import annotations
 
 from stagegate.engine.affected import Affected, affected
-from stagegate.git.changes import gather
+from stagegate.git.changes import gather, model_paths
 from stagegate.git.repo import open_repository
 from stagegate.model import Migration
 
@@ -23,7 +23,8 @@ def plan_change(
 ) -> Affected:
     """`affected`'s core: the plan of ``stage`` for the change from the merge base of
     ``base`` and ``head`` (default HEAD) to ``head``, with ``baseline`` (a file) read."""
-    change = gather(open_repository(migration.root), base, head or "HEAD", baseline)
+    repo = open_repository(migration.root)
+    change = gather(repo, base, head or "HEAD", baseline)
     return affected(
         migration,
         stage,
@@ -33,4 +34,5 @@ def plan_change(
         base=change.base,
         head=change.head,
         merge_base=change.merge_base,
+        model=model_paths(repo, migration),
     )

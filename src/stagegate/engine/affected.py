@@ -380,15 +380,19 @@ def affected(
     base: str = "",
     head: str = "",
     merge_base: str = "",
+    model: Sequence[str] = (),
 ) -> Affected:
     """The plan of ``stage`` for a change touching ``changed`` (paths from the top of the
     repository; a renamed file under both names). ``links``: (link, target) pairs of
-    the symbolic links in the repository, targets resolved to repository paths."""
+    the symbolic links in the repository, targets resolved to repository paths;
+    ``model``: the migration's own files (the migration file, the stages folder ending
+    in ``/``), whose change rebuilds everything."""
     plan = resolve(migration, stage)
     planner = _Planner(plan, links)
     full: str | None = None
     reuse: dict[str, list[tuple[Consumer, Input]]] = {}
     try:
+        _model_unchanged(changed, model)
         rebuild, rerun = planner.stale(changed)
         reuse = planner.needs(rebuild, rerun)
         if reuse:
@@ -434,6 +438,19 @@ def affected(
     )
 
 
+def _model_unchanged(changed: Sequence[str], model: Sequence[str]) -> None:
+    """_Full when the change edits the migration itself: a pull request must not be
+    planned by a model it rewrote (it could declare its own files covered by a job that
+    runs nothing), whatever globs the edited model gives."""
+    for path in changed:
+        for own in model:
+            if path == own or (own.endswith("/") and path.startswith(own)):
+                raise _Full(
+                    f"{path} is part of the migration itself: a change to the model that "
+                    "plans it is never planned by that model"
+                )
+
+
 def reuse_problem(
     migration: Migration,
     stage: int,
@@ -441,11 +458,13 @@ def reuse_problem(
     *,
     links: Sequence[tuple[str, str]] = (),
     baseline: Baseline | None = None,
+    model: Sequence[str] = (),
 ) -> str | None:
     """Why the reuse the change calls for is unsafe (which ``affected`` answers with a full
     rebuild); None when it reuses nothing or reuses safely."""
     planner = _Planner(resolve(migration, stage), links)
     try:
+        _model_unchanged(changed, model)
         rebuild, rerun = planner.stale(changed)
     except _Full:
         return None  # a full rebuild reuses nothing

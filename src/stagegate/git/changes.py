@@ -13,6 +13,7 @@ from stagegate.engine.affected import Baseline
 from stagegate.engine.paths import link_target
 from stagegate.errors import GitError, InvalidInput, Loc, Problem
 from stagegate.git.repo import Repository
+from stagegate.model import Migration
 from stagegate.records import record
 
 _SHAPE = (
@@ -82,6 +83,17 @@ def _baseline(repo: Repository, file: str, merge_base: str, head: str) -> Baseli
     return Baseline(
         source=file, sha=sha, artifacts=artifacts, since=tuple(repo.changed_paths(known, head))
     )
+
+
+def model_paths(repo: Repository, migration: Migration) -> tuple[str, ...]:
+    """The migration's own files from the top of the repository: its file, and its
+    stages folder (ending in ``/``)."""
+    from pathlib import PurePosixPath
+
+    folder = repo.rel(migration.root).as_posix()
+    top = PurePosixPath("" if folder == "." else folder)
+    stages = (top / migration.stages_dir).as_posix()
+    return ((top / Path(migration.file).name).as_posix(), stages.rstrip("/") + "/")
 
 
 @record
