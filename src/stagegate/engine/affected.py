@@ -55,7 +55,7 @@ class Reason:
 
 
 @record
-class Warning:
+class PathWarning:
     loc: Loc
     message: str
 
@@ -76,7 +76,7 @@ class Affected:
     releases: tuple[str, ...]
     reasons: tuple[Reason, ...]
     full: str | None
-    warnings: tuple[Warning, ...] = ()
+    warnings: tuple[PathWarning, ...] = ()
 
 
 class _Full(Exception):
@@ -84,7 +84,7 @@ class _Full(Exception):
         self.why = why
 
 
-def path_warnings(migration: Migration) -> list[Warning]:
+def path_warnings(migration: Migration) -> list[PathWarning]:
     """A warning, located, for each `paths` glob that can never match a changed file."""
     out = []
     items: list[Producer | Consumer] = [
@@ -96,7 +96,7 @@ def path_warnings(migration: Migration) -> list[Warning]:
             why = never_matches(text)
             if why:
                 out.append(
-                    Warning(
+                    PathWarning(
                         loc,
                         f"{item.kind} {item.id}: paths glob {text!r} can never match: {why}; "
                         "write it relative to the repository root, such as 'src/pkg/**'",
