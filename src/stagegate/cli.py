@@ -607,6 +607,42 @@ def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     return 0 if verdict.ok else 1
 
 
+@cli.command()
+@option(
+    "--base",
+    "base",
+    required=True,
+    metavar="REF",
+    help="The branch the change is compared with; the change is what the head added since "
+    "their merge base (in GitHub Actions: ${{ github.event.pull_request.base.sha }}).",
+)
+@option(
+    "--head", "head", default="HEAD", show_default=True, metavar="REF", help="The change's commit."
+)
+@stage_option("Stage to plan for (default: the current stage).")
+@option(
+    "--baseline",
+    "baseline",
+    default=None,
+    metavar="FILE",
+    help='The baseline run: JSON {"sha": COMMIT or null, "artifacts": [NAME, ...]}. '
+    "Without it nothing is reused.",
+)
+@format_option()
+@pass_ctx
+def affected(
+    ctx: Context, base: str, head: str, stage: int | None, baseline: str | None, fmt: str
+) -> int:
+    """What a change makes a stage rebuild, rerun, reuse and release."""
+    from stagegate.commands.affected import plan_change
+    from stagegate.report.affected import AFFECTED
+
+    migration = ctx.migration()
+    result = plan_change(migration, ctx.stage(stage), base=base, head=head, baseline=baseline)
+    show(AFFECTED, fmt, result)
+    return 0
+
+
 @cli.command("log")
 @format_option(("text", "json"))
 @pass_ctx

@@ -48,5 +48,30 @@ def test_every_producer_built_on_main_declares_its_source_root(stage: StageUnder
         if producers[p].run == "this" and p != "numpy-prerelease"
     }
     assert all(roots.values()), roots
-    assert roots["bindings-cu13"] == ("cuda_bindings/**",)
-    assert roots["bindings-cu12"] == ("cuda_bindings_12/**",)
+    # Per root: each bindings line is built from its own root only, so an edit of one
+    # line never rebuilds the other (tests/affected/test_example_plans.py plans them).
+    assert roots["bindings-cu13"][:2] == ("cuda_bindings/cuda/**", "cuda_bindings/tests/cython/**")
+    assert roots["bindings-cu12"][:2] == (
+        "cuda_bindings_12/cuda/**",
+        "cuda_bindings_12/tests/cython/**",
+    )
+    assert not any(g.startswith("cuda_bindings/") for g in roots["bindings-cu12"])
+    assert not any(g.startswith("cuda_bindings_12/") for g in roots["bindings-cu13"])
+
+
+def test_tests_may_reuse_every_wheel_and_core_is_built_by_its_halves(
+    stage: StageUnderTest,
+) -> None:
+    consumers = stage.plan.migration.consumers
+    for job in ("test-wheel-linux-same-run", "test-wheel-windows-same-run"):
+        assert all(i.run == "baseline" for i in consumers[job].inputs), job
+    assert consumers["core-build-cu12-half"].feeds == ("core-per-major-tests",)
+    assert "core-per-major-tests" in consumers["core-build-cu13-half"].feeds
+    # Release and nightly jobs are never planned selectively.
+    unplanned = {c for c in stage.consumers if not consumers[c].planned}
+    assert unplanned == {
+        "docs-release",
+        "docs-cu12",
+        "nightly-tests-same-run",
+        "branch-tests-main-pathfinder",
+    }

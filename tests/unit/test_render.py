@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO
 from stagegate.cli import cli
 from stagegate.report import SCHEMA, VALIDATE, Output, lines
+from stagegate.report.affected import AFFECTED
 from stagegate.report.audit import AUDIT
 from stagegate.report.ciflags import FLAGS, MATRIX
 from stagegate.report.drift import DRIFT
@@ -34,6 +35,7 @@ TABLES = {
     "advance": FLIP,
     "rollback": FLIP,
     "verify-pr": VERIFY,
+    "affected": AFFECTED,
     "log": LOG,
     "history": HISTORY,
     "drift": DRIFT,

@@ -157,10 +157,6 @@ def release_selection(release: Release, rows: RowIndex | Iterable[Row]) -> list[
     return list(chosen.values())
 
 
-
-
-
-
 # --------------------------------------------------------------------------- across stages
 #
 # A selection is a filter over rows: whether a glob selects a row does not depend on

@@ -230,6 +230,37 @@ class Repository:
         out = self.git(*args, *([head] if head else []), action=f"compare with {base[:12]}")
         return parse_diff(out)
 
+    def changed_paths(self, base: str, head: str) -> list[str]:
+        """Every path that differs between two commits, from the top of the repository:
+        added, changed, deleted, and a renamed file under its old and its new name (as
+        ``--no-renames`` lists it: a deletion and an addition, which is what a planner
+        needs, without the cost of finding renames)."""
+        out = self.git(
+            "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+            "--ignore-submodules=none", base, head, "--",
+            action=f"compare {base[:12]} with {head[:12]}",
+        )  # fmt: skip
+        return [name for name in out.split("\0") if name]
+
+    def links(self, *commits: str) -> list[tuple[str, str]]:
+        """The symbolic links of the commits' trees as git stores them: (link path, target
+        text), each once."""
+        found: dict[tuple[str, str], None] = {}
+        objects = self.objects()
+        for commit in dict.fromkeys(commits):
+            out = self.git(
+                "ls-tree", "-r", "-z", "--full-tree", commit,
+                action=f"list the files of {commit[:12]}",
+            )  # fmt: skip
+            for entry in out.split("\0"):
+                if not entry.startswith("120000 "):
+                    continue
+                meta, _, path = entry.partition("\t")
+                kind, data = objects.read(meta.split()[2], action=f"read the link {path}")
+                if kind == "blob":
+                    found.setdefault((path, data.decode("utf-8", "surrogateescape")))
+        return list(found)
+
     # -- objects
 
     def source(self, commit: str, prefix: PurePosixPath | str = "") -> GitSource:

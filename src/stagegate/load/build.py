@@ -374,8 +374,13 @@ class Builder:
             artifacts=tuple(artifacts),
             axes=tuple(own.values()),
             paths=tuple(spec.get("paths", ())),
+            paths_locs=self._paths_locs(path, spec),
+            always=spec.get("always", False),
             run=spec.get("run", "this"),
         )
+
+    def _paths_locs(self, path: DocPath, spec: dict[str, Any]) -> tuple[Loc, ...]:
+        return tuple(self.doc.loc((*path, "paths", i)) for i in range(len(spec.get("paths", ()))))
 
     def _consumer(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Consumer:
         own = self._axes_of(path, spec)
@@ -391,9 +396,19 @@ class Builder:
                     exclude=self._plain_globs(at, item, "exclude"),
                     loc=self.doc.loc(at),
                     axes=tuple(own.values()),
+                    run=item.get("run", "this"),
                 )
             )
-        return Consumer(**fields, inputs=tuple(inputs), axes=tuple(own.values()))
+        return Consumer(
+            **fields,
+            inputs=tuple(inputs),
+            axes=tuple(own.values()),
+            paths=tuple(spec.get("paths", ())),
+            paths_locs=self._paths_locs(path, spec),
+            always=spec.get("always", False),
+            feeds=self._producer_refs(path, spec, "feeds") or (),
+            planned=spec.get("planned", True),
+        )
 
     def _release(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Release:
         return Release(
@@ -405,6 +420,7 @@ class Builder:
             tooling=spec.get("tooling", "tag"),
             kinds=tuple(spec["kinds"]) if "kinds" in spec else None,
             run=spec.get("run", "this"),
+            ships_reused=spec.get("ships_reused", False),
         )
 
     # -- workflows (stagegate drift)

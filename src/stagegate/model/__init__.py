@@ -78,6 +78,8 @@ class _Item:
 class Producer(_Item):
     artifacts: tuple[Template, ...]
     paths: tuple[str, ...] = ()
+    paths_locs: tuple[Loc, ...] = ()  # where each `paths` entry is written
+    always: bool = False  # `stagegate affected` rebuilds it on every change
     run: str = "this"
     kind: ItemKind = "producer"
     axes: tuple[Axis, ...] = ()
@@ -92,11 +94,17 @@ class Input:
     exclude: tuple[Template, ...] = ()  # plain globs the job drops after downloading
     loc: Loc
     axes: tuple[Axis, ...] = ()  # its consumer's own axes
+    run: Literal["this", "baseline"] = "this"  # baseline: reused rows come from the baseline run
 
 
 @record(kw_only=True)
 class Consumer(_Item):
     inputs: tuple[Input, ...]
+    paths: tuple[str, ...] = ()  # its own sources beyond its inputs (tests, shared helpers)
+    paths_locs: tuple[Loc, ...] = ()
+    always: bool = False  # `stagegate affected` reruns it on every change
+    feeds: tuple[str, ...] = ()  # the producers whose build this job is part of
+    planned: bool = True  # false: it runs outside the runs `stagegate affected` plans
     kind: ItemKind = "consumer"
     axes: tuple[Axis, ...] = ()
     """Finite axes this consumer's selects are evaluated over instead of the migration's."""
@@ -111,6 +119,7 @@ class Release(_Item):
     tooling: Literal["tag", "control", "both"] = "tag"
     kinds: tuple[str, ...] | None = None  # the artifact kinds it may select; None: any
     run: str = "this"
+    ships_reused: bool = False  # may ship artifacts built against rows from a baseline run
     kind: ItemKind = "release"
 
 

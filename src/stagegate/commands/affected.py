@@ -1,0 +1,38 @@
+"""`affected`: what a change makes a stage build, test, reuse and release.
+
+Reads the change from git (``git.changes.gather``: the paths that differ between the
+merge base and the head, the symbolic links of both trees, the baseline file) and hands
+it to ``engine.affected``.
+"""
+
+from __future__ import annotations
+
+from stagegate.engine.affected import Affected, affected
+from stagegate.git.changes import gather, model_paths
+from stagegate.git.repo import open_repository
+from stagegate.model import Migration
+
+
+def plan_change(
+    migration: Migration,
+    stage: int,
+    *,
+    base: str,
+    head: str | None = None,
+    baseline: str | None = None,
+) -> Affected:
+    """`affected`'s core: the plan of ``stage`` for the change from the merge base of
+    ``base`` and ``head`` (default HEAD) to ``head``, with ``baseline`` (a file) read."""
+    repo = open_repository(migration.root)
+    change = gather(repo, base, head or "HEAD", baseline)
+    return affected(
+        migration,
+        stage,
+        change.changed,
+        links=change.links,
+        baseline=change.baseline,
+        base=change.base,
+        head=change.head,
+        merge_base=change.merge_base,
+        model=model_paths(repo, migration),
+    )

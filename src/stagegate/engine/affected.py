@@ -1,0 +1,528 @@
+"""Selective planning: from the paths a change touched to the jobs a stage must run.
+
+Pure: the command core (``commands/affected.py``) reads git and the baseline file and
+hands this module plain data. The answer is conservative wherever the model is silent:
+
+- a producer rebuilds when a changed path is one of its `paths` (directly or through a
+  symbolic link inside the repository), when it is ``always: true``, or when a job that
+  ``feeds`` it must run (a producer without `paths` is built from nothing in the
+  repository, such as a wheel built from PyPI's sdist; every changed file must be
+  covered by some glob, so an undeclared source still forces the full rebuild);
+- a consumer reruns when a changed path is one of its own `paths`, when it is
+  ``always: true``, when it takes rows from a producer that rebuilds, or when it feeds
+  a producer that rebuilds (it is part of that build);
+- a consumer that runs needs the rows of every producer its required inputs take from:
+  from this run (so the producer rebuilds too), or, for an input with ``run: baseline``,
+  from the baseline run (the producer is *reused*); consumers with ``planned: false``
+  (release and nightly jobs) run outside the planned runs and are left out;
+- a changed path outside every declared path rebuilds everything, naming the file, and
+  so does any doubt about the reuse: no usable baseline run, a reused producer whose
+  sources changed since the baseline's commit, a row a consumer requires missing from
+  the baseline run, or a release that would ship what was built against a reused row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from stagegate.engine.match import RowIndex, evaluation, input_excludes, selected, selections
+from stagegate.engine.paths import Index, aliases, never_matches
+from stagegate.engine.resolve import Plan, Row, resolve
+from stagegate.errors import Loc
+from stagegate.model import Consumer, Input, Migration, Producer
+from stagegate.records import record
+
+
+@record
+class Baseline:
+    """The baseline run as the planning job found it: its commit and the names of the
+    artifacts it still holds. ``since``: the paths changed between its commit and the
+    head (None when its commit is the merge base, whose diff is the change itself);
+    ``problem``: why it cannot be used at all (its commit is not in the clone)."""
+
+    source: str  # where it was read from, for messages
+    sha: str | None
+    artifacts: frozenset[str]
+    since: tuple[str, ...] | None = None
+    problem: str | None = None
+
+
+@record
+class Reason:
+    item: str
+    because: str
+
+
+@record
+class PathWarning:
+    loc: Loc
+    message: str
+
+
+@record
+class Affected:
+    """`affected`'s answer. ``full``: why everything rebuilds (None: a selective plan)."""
+
+    migration: Migration
+    stage: int
+    base: str
+    head: str
+    merge_base: str
+    changed: tuple[str, ...]
+    rebuild: tuple[str, ...]
+    retest: tuple[str, ...]
+    reuse: tuple[str, ...]
+    releases: tuple[str, ...]
+    reasons: tuple[Reason, ...]
+    full: str | None
+    warnings: tuple[PathWarning, ...] = ()
+
+
+class _Full(Exception):
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def path_warnings(migration: Migration) -> list[PathWarning]:
+    """A warning, located, for each `paths` glob that can never match a changed file."""
+    out = []
+    items: list[Producer | Consumer] = [
+        *migration.producers.values(),
+        *migration.consumers.values(),
+    ]
+    for item in items:
+        for text, loc in zip(item.paths, item.paths_locs, strict=False):
+            why = never_matches(text)
+            if why:
+                out.append(
+                    PathWarning(
+                        loc,
+                        f"{item.kind} {item.id}: paths glob {text!r} can never match: {why}; "
+                        "write it relative to the repository root, such as 'src/pkg/**'",
+                    )
+                )
+    return out
+
+
+class _Planner:
+    def __init__(self, plan: Plan, links: Sequence[tuple[str, str]]) -> None:
+        self.plan = plan
+        self.links = links
+        self.producers = {p.id: p for p in plan.producers if p.run == "this"}
+        self.consumers = {c.id: c for c in plan.consumers if c.planned}
+        self.index: Index[tuple[str, str]] = Index(
+            [(("producer", p.id), g) for p in self.producers.values() for g in p.paths]
+            + [(("consumer", c.id), g) for c in self.consumers.values() for g in c.paths]
+        )
+        self.fed_by: dict[str, list[str]] = {}
+        for c in self.consumers.values():
+            for pid in c.feeds:
+                if pid in self.producers:
+                    self.fed_by.setdefault(pid, []).append(c.id)
+        self._rows: dict[int, list[Row]] = {}
+        self.active = {p.id for p in plan.producers}
+
+    def _selected(self, item: Input) -> list[Row]:
+        """The rows of this run's active producers the input takes (only from its `from`,
+        where given), each once. With `from`, only those producers' rows are tried: the
+        same answer as ``match.selections(..., only_from=True)`` without indexing every
+        row of the migration (a planner asks this of every input)."""
+        found = self._rows.get(id(item))
+        if found is not None:
+            return found
+        rows: dict[tuple[str, str], Row] = {}
+        if item.from_ is None:
+            for _selector, picked in selections(self.plan, item, only_from=True):
+                for row in picked:
+                    rows.setdefault((row.producer, row.name), row)
+        else:
+            pool = [r for p in item.from_ if p in self.active for r in self.plan.rows(p)]
+            if pool:
+                index = RowIndex(pool)
+                excludes = input_excludes(item)
+                for selector in evaluation(self.plan.migration).selectors(item):
+                    for row in selected(selector, index, excludes):
+                        rows.setdefault((row.producer, row.name), row)
+        found = [r for r in rows.values() if r.producer in self.producers]
+        self._rows[id(item)] = found
+        return found
+
+    def sources(self, item: Input) -> tuple[str, ...]:
+        """The producers of this run whose rows the input selects at the stage."""
+        return tuple(dict.fromkeys(r.producer for r in self._selected(item)))
+
+    def rows_from(self, item: Input, producer: str) -> list[Row]:
+        return [r for r in self._selected(item) if r.producer == producer]
+
+    # -- which items a set of changed paths touches
+
+    def touched(self, changed: Iterable[str]) -> tuple[dict[str, str], dict[str, str], list[str]]:
+        """(producer -> reason, consumer -> reason, the paths no glob covers)."""
+        producers: dict[str, str] = {}
+        consumers: dict[str, str] = {}
+        outside: list[str] = []
+        for path in changed:
+            found = False
+            names = [(path, None), *aliases(path, self.links)]
+            for name, link in names:
+                for (kind, ident), glob in self.index.matches(name):
+                    found = True
+                    table = producers if kind == "producer" else consumers
+                    if ident not in table:
+                        via = f" (as {name}, through the symbolic link {link})" if link else ""
+                        table[ident] = f"{path}{via} matches its paths glob {glob!r}"
+            if not found:
+                outside.append(path)
+        return producers, consumers, outside
+
+    def stale(self, changed: Sequence[str]) -> tuple[dict[str, str], dict[str, str]]:
+        """What a change makes out of date: producers to rebuild and consumers to rerun,
+        each with its first reason. _Full when a path is outside every declared one."""
+        rebuild, rerun, outside = self.touched(changed)
+        if outside:
+            more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
+            raise _Full(
+                f"{outside[0]}{more} is outside every declared path: no producer's or "
+                "consumer's `paths` cover it, so nothing can be proven unaffected"
+            )
+        if changed:
+            for p in self.producers.values():
+                if p.always:
+                    rebuild.setdefault(p.id, "always: true")
+            for c in self.consumers.values():
+                if c.always:
+                    rerun.setdefault(c.id, "always: true")
+        self._spread(rebuild, rerun)
+        return rebuild, rerun
+
+    def _spread(self, rebuild: dict[str, str], rerun: dict[str, str]) -> None:
+        """Out of date travels along inputs and `feeds` until nothing changes."""
+        moved = True
+        while moved:
+            moved = False
+            for c in self.consumers.values():
+                if c.id in rerun:
+                    continue
+                why = self._takes_rebuilt(c, rebuild) or self._builds_rebuilt(c, rebuild)
+                if why:
+                    rerun[c.id] = why
+                    moved = True
+            for c in self.consumers.values():
+                if c.id not in rerun:
+                    continue
+                for pid in c.feeds:
+                    if pid in self.producers and pid not in rebuild:
+                        rebuild[pid] = f"it is built by {c.id}, which must run"
+                        moved = True
+
+    def _takes_rebuilt(self, c: Consumer, rebuild: Mapping[str, str]) -> str | None:
+        for item in c.inputs:
+            if item.from_ is not None and not any(p in rebuild for p in item.from_):
+                continue
+            for pid in self.sources(item):
+                if pid in rebuild:
+                    return f"it takes {item.select.text} from {pid}, which rebuilds"
+        return None
+
+    def _builds_rebuilt(self, c: Consumer, rebuild: Mapping[str, str]) -> str | None:
+        for pid in c.feeds:
+            if pid in rebuild:
+                return f"it is part of the build of {pid}, which rebuilds"
+        return None
+
+    # -- what the jobs that run need
+
+    def needs(
+        self, rebuild: dict[str, str], rerun: dict[str, str]
+    ) -> dict[str, list[tuple[Consumer, Input]]]:
+        """Producers the running jobs take from the baseline run, with who takes them;
+        producers they take from this run are added to ``rebuild``."""
+        reuse: dict[str, list[tuple[Consumer, Input]]] = {}
+        moved = True
+        while moved:
+            moved = False
+            reuse.clear()
+            for cid in list(rerun):
+                c = self.consumers[cid]
+                for item in c.inputs:
+                    if not item.required:
+                        continue  # the job does without it: nothing to build or reuse
+                    for pid in self.sources(item):
+                        if pid in rebuild:
+                            continue
+                        if item.run == "baseline":
+                            reuse.setdefault(pid, []).append((c, item))
+                        else:
+                            rebuild[pid] = (
+                                f"{c.id} runs and takes {item.select.text} from this run "
+                                "(the input has no `run: baseline`)"
+                            )
+                            moved = True
+            for pid in list(rebuild):
+                for cid in self.fed_by.get(pid, ()):
+                    if cid not in rerun:
+                        rerun[cid] = f"it is part of the build of {pid}, which rebuilds"
+                        moved = True
+        return reuse
+
+
+class _Names:
+    """The baseline run's artifact names, asked whether a row is among them: an exact name
+    by look-up, a row with open axes by its regex over the names sharing its literal start."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.exact = frozenset(names)
+        self.ordered = sorted(self.exact)
+        self._compiled: dict[str, re.Pattern[str]] = {}  # what follows the literal start
+
+    def has(self, row: Row) -> bool:
+        import bisect
+
+        from stagegate.engine.globs import Lit, Rx
+
+        parts: list[str] = []
+        prefix: list[str] = []
+        open_axis = False
+        for piece in row.pieces:
+            if isinstance(piece, Lit):
+                parts.append(re.escape(piece.text))
+                if not open_axis:
+                    prefix.append(piece.text)
+            elif isinstance(piece, Rx):
+                parts.append(f"(?:{piece.pattern})")
+                open_axis = True
+            else:  # pragma: no cover - artifact rows hold literals and open-axis regexes only
+                raise TypeError(f"unexpected piece {piece!r}")
+        start = "".join(prefix)
+        if not open_axis:
+            return start in self.exact
+        rest = "".join(parts[len(prefix) :])
+        rx = self._compiled.get(rest)
+        if rx is None:
+            rx = self._compiled[rest] = re.compile(rest)
+        at = bisect.bisect_left(self.ordered, start)
+        while at < len(self.ordered) and self.ordered[at].startswith(start):
+            if rx.fullmatch(self.ordered[at], len(start)):
+                return True
+            at += 1
+        return False
+
+
+def _check_reuse(
+    planner: _Planner,
+    reuse: Mapping[str, list[tuple[Consumer, Input]]],
+    rebuild: Mapping[str, str],
+    baseline: Baseline | None,
+) -> None:
+    """_Full unless every reused producer's rows can be taken from the baseline safely."""
+    reuse = {p: reuse[p] for p in planner.producers if p in reuse}  # declared order
+    first = next(iter(reuse))
+    if baseline is None:
+        raise _Full(f"no baseline run was given (--baseline), so {first} cannot be reused")
+    if baseline.problem:
+        raise _Full(f"the baseline run cannot be used: {baseline.problem}")
+    if baseline.sha is None:
+        raise _Full(f"{baseline.source} names no baseline run, so {first} cannot be reused")
+    if baseline.since is not None:
+        try:
+            stale, _ = planner.stale(baseline.since)
+        except _Full as full:
+            raise _Full(
+                f"between the baseline run's commit {baseline.sha[:12]} and the head, {full.why}"
+            ) from None
+        for pid in reuse:
+            if pid in stale:
+                raise _Full(
+                    f"{pid} cannot be reused: its sources changed between the baseline run's "
+                    f"commit {baseline.sha[:12]} and the head ({stale[pid]})"
+                )
+    names = _Names(baseline.artifacts)
+    order = list(planner.consumers)
+    for pid, takers in reuse.items():
+        for consumer, item in sorted(takers, key=lambda t: order.index(t[0].id)):
+            if not item.required:
+                continue
+            for row in planner.rows_from(item, pid):
+                if not names.has(row):
+                    raise _Full(
+                        f"the baseline run holds no {row.describe()} of {pid}, which "
+                        f"{consumer.id} requires ({item.loc.file}:{item.loc.line})"
+                    )
+    ev = evaluation(planner.plan.migration)
+    for release in planner.plan.releases:
+        if release.ships_reused or release.run != "this":
+            continue
+        shipped = ev.release_rows(release, planner.plan.stage).producers
+        for pid in shipped:
+            if pid not in rebuild:
+                continue
+            for cid in planner.fed_by.get(pid, ()):
+                for item in planner.consumers[cid].inputs:
+                    if item.run != "baseline":
+                        continue
+                    taken = [q for q in planner.sources(item) if q in reuse]
+                    if taken:
+                        raise _Full(
+                            f"release {release.id} would ship {pid}, built by {cid} against "
+                            f"{taken[0]} from the baseline run; a release ships reused "
+                            "artifacts only where it says `ships_reused: true`"
+                        )
+
+
+def affected(
+    migration: Migration,
+    stage: int,
+    changed: Sequence[str],
+    *,
+    links: Sequence[tuple[str, str]] = (),
+    baseline: Baseline | None = None,
+    base: str = "",
+    head: str = "",
+    merge_base: str = "",
+    model: Sequence[str] = (),
+) -> Affected:
+    """The plan of ``stage`` for a change touching ``changed`` (paths from the top of the
+    repository; a renamed file under both names). ``links``: (link, target) pairs of
+    the symbolic links in the repository, targets resolved to repository paths;
+    ``model``: the migration's own files (the migration file, the stages folder ending
+    in ``/``), whose change rebuilds everything."""
+    plan = resolve(migration, stage)
+    planner = _Planner(plan, links)
+    full: str | None = None
+    reuse: dict[str, list[tuple[Consumer, Input]]] = {}
+    try:
+        _model_unchanged(changed, model)
+        rebuild, rerun = planner.stale(changed)
+        reuse = planner.needs(rebuild, rerun)
+        if reuse:
+            _check_reuse(planner, reuse, rebuild, baseline)
+    except _Full as exc:
+        full = exc.why
+        rebuild = {p: f"full rebuild: {full}" for p in planner.producers}
+        rerun = {c: f"full rebuild: {full}" for c in planner.consumers}
+        reuse = {}
+    ev = evaluation(migration)
+    releases: dict[str, str] = {}
+    for release in plan.releases:
+        if release.run != "this":
+            continue
+        shipped = [p for p in ev.release_rows(release, stage).producers if p in rebuild]
+        if shipped:
+            ordered = [p for p in planner.producers if p in shipped]
+            releases[release.id] = f"it ships rows of {', '.join(ordered)}, which rebuild"
+    rebuild_ids = tuple(p for p in planner.producers if p in rebuild)
+    rerun_ids = tuple(c for c in planner.consumers if c in rerun)
+    reuse_ids = tuple(p for p in planner.producers if p in reuse)
+    reasons = [Reason(p, rebuild[p]) for p in rebuild_ids]
+    reasons += [Reason(c, rerun[c]) for c in rerun_ids]
+    for p in reuse_ids:
+        takers = {c.id for c, _ in reuse[p]}
+        named = ", ".join(c for c in planner.consumers if c in takers)
+        reasons.append(Reason(p, f"not rebuilt; {named} take its rows from the baseline run"))
+    reasons += [Reason(r, why) for r, why in releases.items()]
+    return Affected(
+        migration=migration,
+        stage=stage,
+        base=base,
+        head=head,
+        merge_base=merge_base,
+        changed=tuple(sorted(dict.fromkeys(changed))),
+        rebuild=rebuild_ids,
+        retest=rerun_ids,
+        reuse=reuse_ids,
+        releases=tuple(releases),
+        reasons=tuple(reasons),
+        full=full,
+        warnings=tuple(path_warnings(migration)),
+    )
+
+
+def _model_unchanged(changed: Sequence[str], model: Sequence[str]) -> None:
+    """_Full when the change edits the migration itself: a pull request must not be
+    planned by a model it rewrote (it could declare its own files covered by a job that
+    runs nothing), whatever globs the edited model gives."""
+    for path in changed:
+        for own in model:
+            if path == own or (own.endswith("/") and path.startswith(own)):
+                raise _Full(
+                    f"{path} is part of the migration itself: a change to the model that "
+                    "plans it is never planned by that model"
+                )
+
+
+def reuse_problem(
+    migration: Migration,
+    stage: int,
+    changed: Sequence[str],
+    *,
+    links: Sequence[tuple[str, str]] = (),
+    baseline: Baseline | None = None,
+    model: Sequence[str] = (),
+) -> str | None:
+    """Why the reuse the change calls for is unsafe (which ``affected`` answers with a full
+    rebuild); None when it reuses nothing or reuses safely."""
+    planner = _Planner(resolve(migration, stage), links)
+    try:
+        _model_unchanged(changed, model)
+        rebuild, rerun = planner.stale(changed)
+    except _Full:
+        return None  # a full rebuild reuses nothing
+    reuse = planner.needs(rebuild, rerun)
+    if not reuse:
+        return None
+    try:
+        _check_reuse(planner, reuse, rebuild, baseline)
+    except _Full as exc:
+        return exc.why
+    return None
+
+
+def reuse_hazards(migration: Migration, stage: int) -> list[tuple[Loc, str]]:
+    """What the model lets reuse do wrong at ``stage``, whatever the change: a `run:
+    baseline` input that takes from another run's producer, and a release (without
+    ``ships_reused: true``) that ships a producer built by a job that may take rows from
+    the baseline run."""
+    plan = resolve(migration, stage)
+    planner = _Planner(plan, ())
+    found: list[tuple[Loc, str]] = []
+    every = {p.id: p for p in plan.producers}
+    for c in plan.consumers:
+        for item in c.inputs:
+            if item.run != "baseline":
+                continue
+            others = [
+                pid
+                for _s, rows in selections(plan, item, only_from=True)
+                for pid in dict.fromkeys(r.producer for r in rows)
+                if every[pid].run != "this"
+            ]
+            for pid in dict.fromkeys(others):
+                found.append(
+                    (
+                        item.loc,
+                        f"consumer {c.id}: input {item.select.text} has `run: baseline` but takes "
+                        f"rows of {pid}, which run {every[pid].run} makes, not this repository's "
+                        "runs; the baseline run holds only this run's producers",
+                    )
+                )
+    ev = evaluation(migration)
+    for release in plan.releases:
+        if release.ships_reused or release.run != "this":
+            continue
+        for pid in sorted(ev.release_rows(release, stage).producers):
+            for cid in planner.fed_by.get(pid, ()):
+                consumer = planner.consumers[cid]
+                taking = [i for i in consumer.inputs if i.run == "baseline"]
+                if taking:
+                    found.append(
+                        (
+                            release.loc,
+                            f"release {release.id} ships {pid}, which {cid} builds against "
+                            f"{taking[0].select.text} taken from the baseline run when it is "
+                            f"not rebuilt ({taking[0].loc.file}:{taking[0].loc.line}); build it "
+                            "from this run's rows (drop `run: baseline`) or say "
+                            "`ships_reused: true` on the release",
+                        )
+                    )
+    return found
