@@ -27,6 +27,9 @@ ARGS = {
     },
 }
 REQUIRED: list[str] = []
+READS = "repository"
+"""Given ``base`` and ``baseline`` it reads git and the planning job's baseline file, so
+``check --all`` holds it at the current stage and shows it as readiness ahead."""
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
