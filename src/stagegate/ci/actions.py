@@ -64,14 +64,11 @@ def major(uses: str, line: str) -> int | None:
     """The major version ``uses:`` names: ``@v4``, ``@v4.1.7``, or a commit pin with its
     version in a comment on the line (``@<sha> # v5.0.0``); None where it says none."""
     ref = uses.partition("@")[2].strip()
-    found = _MAJOR.match(ref)
-    if found:
-        return int(found.group(1))
     if _PIN.match(ref):
-        comment = _COMMENT.search(line.partition("#")[1] + line.partition("#")[2])
-        if comment:
-            return int(comment.group(1))
-    return None
+        comment = _COMMENT.search("#" + line.partition("#")[2])
+        return int(comment.group(1)) if comment else None
+    found = _MAJOR.match(ref)
+    return int(found.group(1)) if found else None
 
 
 def backend(version: int | None) -> str | None:

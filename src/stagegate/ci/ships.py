@@ -26,7 +26,7 @@ from stagegate.errors import Loc
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import DEFAULT_WORKFLOW_PATHS, Migration, WorkflowSettings
 from stagegate.model.ghexpr import Unknown, Value, to_text, unknowns
-from stagegate.records import record
+from stagegate.records import field, record
 
 RELEASE_EVENTS = frozenset({"push-tag", "release", "workflow_dispatch"})
 
@@ -47,6 +47,8 @@ class Context:
     loc: Loc
     version: int | None
     overwrite: bool = False
+    step_loc: Loc | None = field(default=None, compare=False)
+    """The step's ``uses:`` (where a version bump shows in a diff)."""
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -244,6 +246,7 @@ class ShipReader(Reader):
                     loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
                     version=version,
                     overwrite=self._text(scope, given, path, "overwrite").lower() == "true",
+                    step_loc=loc,
                 )
             )
         elif name == actions.MERGE:

@@ -70,7 +70,9 @@ def _release_lines(r: ReleaseChange) -> list[str]:
     head = (
         "gone at the head"
         if not r.in_head
-        else f"{counted(len(r.head), 'upload context')} reach its publish step"
+        else f"{counted(len(r.head), 'upload context')} "
+        + ("reaches" if len(r.head) == 1 else "reach")
+        + " its publish step"
     )
     base = "new at the head" if not r.in_base else f"{len(r.base)} at the base"
     out = [f"release job {r.job} ({r.file}:{r.line}; runs on {events}): {head}, {base}"]
@@ -102,21 +104,29 @@ def text(result: Continuity) -> str:
     if not result.releases:
         out.append("no release job (tag push, release or workflow_dispatch) at either commit")
     out.append(
-        f"continuity {result.base_ref} ({result.base[:12]}) -> {result.head_ref} "
-        f"({result.head[:12]}): {counted(len(result.releases), 'release job')}, {lost} lost, "
+        f"continuity {_ref(result.base_ref, result.base)} -> {_ref(result.head_ref, result.head)}"
+        f": {counted(len(result.releases), 'release job')}, {lost} lost, "
         f"{gained} gained, {renamed} renamed, {counted(len(result.findings), 'new finding')}: "
         f"{verdict}"
     )
     return "\n".join(out)
 
 
-def _placed(loc: Loc, result: Continuity) -> Loc:
-    """``loc``, or the first changed line of its file after it: where the diff shows it."""
-    changed = result.changed.get(loc.file)
-    if not changed or loc.line in changed:
-        return loc
-    after = [n for n in sorted(changed) if n >= loc.line]
-    return Loc(loc.file, (after or sorted(changed))[0], 1)
+def _ref(ref: str, commit: str) -> str:
+    return commit[:12] if commit.startswith(ref) else f"{ref} ({commit[:12]})"
+
+
+def _placed(result: Continuity, loc: Loc, *more: Loc | None) -> Loc:
+    """The first of ``loc`` and ``more`` on a line the head changed (where the diff shows
+    it); else ``loc``."""
+    for candidate in (loc, *more):
+        if candidate is not None and candidate.line in result.changed.get(candidate.file, ()):
+            return candidate
+    return loc
+
+
+def _culprits(contexts: tuple[Context, ...]) -> list[Loc | None]:
+    return [at for c in contexts for at in (c.loc, c.step_loc)]
 
 
 def workflow_commands(result: Continuity) -> str:
@@ -125,13 +135,13 @@ def workflow_commands(result: Continuity) -> str:
     for r in result.releases:
         at = Loc(r.file, r.line, 1)
         for ctx in r.lost:
-            where = now[ctx.key].loc if ctx.key in now else at
+            there = now.get(ctx.key)
             found.append(
                 github.annotation(
                     "error",
                     f"release job {r.job} no longer ships the upload of {ctx.label()} "
                     f"({ctx.name!r} at the base)",
-                    _placed(where, result),
+                    _placed(result, at, *(_culprits((there,)) if there else ())),
                     "stagegate continuity: lost",
                 )
             )
@@ -140,7 +150,7 @@ def workflow_commands(result: Continuity) -> str:
                 github.annotation(
                     "error",
                     f"release job {r.job} now also ships the upload of {ctx.label()} ({ctx.name!r})",
-                    _placed(ctx.loc, result),
+                    _placed(result, ctx.loc, ctx.step_loc),
                     "stagegate continuity: gained",
                 )
             )
@@ -149,13 +159,16 @@ def workflow_commands(result: Continuity) -> str:
                 github.annotation(
                     "error",
                     f"release job {r.job} selects nothing",
-                    _placed(at, result),
+                    _placed(result, at),
                     "stagegate continuity: selects nothing",
                 )
             )
     found += [
         github.annotation(
-            "error", f.message, _placed(f.loc, result), f"stagegate continuity: {f.kind}"
+            "error",
+            f.message,
+            _placed(result, f.loc, *_culprits(f.contexts)),
+            f"stagegate continuity: {f.kind}",
         )
         for f in result.findings
     ]
