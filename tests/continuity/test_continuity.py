@@ -251,3 +251,35 @@ def test_a_symlinked_workflow_leading_out_is_not_read(sg: Sg, tmp_path: Path) ->
     result = sg("continuity", "--base", base, cwd=repo.root)
     assert result.code == 1  # the release is gone at the head: nothing is read from outside
     assert "gone at the head" in result.out
+
+
+SCRIPTED = dedent(
+    """\
+    on: workflow_dispatch
+    jobs:
+      publish:
+        runs-on: ubuntu-latest
+        steps:
+          - run: ./ci/tools/download-wheels "$RUN_ID" dist
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+
+
+def test_a_release_fed_by_an_unread_script_is_information_while_unchanged(
+    sg: Sg, tmp_path: Path
+) -> None:
+    repo = init(tmp_path / "r")
+    repo.write(".github/workflows/publish.yml", SCRIPTED)
+    base = repo.commit("base")
+    repo.write("README", "x\n")
+    repo.commit("head")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 0
+    assert result.out.splitlines()[1] == (
+        "  selects nothing at either commit: no upload of the run reaches what it publishes "
+        "(its files come from a script or another run stagegate does not read)"
+    )
+    # control: the same release losing what it shipped fails
+    repo2, base2 = small(tmp_path / "r2", RELEASE.replace("pattern: wheels-*", "pattern: whl-*"))
+    assert sg("continuity", "--base", base2, cwd=repo2.root).code == 1

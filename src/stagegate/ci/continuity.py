@@ -53,7 +53,10 @@ class ReleaseChange:
 
     @property
     def failed(self) -> bool:
-        return bool(self.lost or self.gained or self.empty)
+        """Lost or gained a context; selecting nothing fails where the base selected
+        something (a release that takes its files where stagegate does not read, a script
+        or another run, selects nothing at both commits: information)."""
+        return bool(self.lost or self.gained or (self.empty and self.base))
 
 
 @record(kw_only=True, eq=False)

@@ -167,6 +167,10 @@ def _row(matrix: Value) -> tuple[tuple[str, str], ...]:
     return ()
 
 
+_SCRIPT_WORDS = re.compile(r"\b(gh|twine|maturin|mv|cp)\b")
+"""A script without one of these words publishes and moves nothing ``read_script`` reads."""
+
+
 class ShipReader(Reader):
     """The reader, keeping what the artifact and publish steps do in each context."""
 
@@ -330,10 +334,12 @@ class ShipReader(Reader):
         )
 
     def on_run(self, site: Site, path: DocPath, step: Mapping[str, Any], scope: Scope) -> None:
-        if not site.runs:
+        if not site.runs or not _SCRIPT_WORDS.search(step["run"]):
             return
         self.order += 1
-        value = scope.evaluate(step["run"], (*path, "run"))
+        lines = re.sub(r"\\\n", " ", step["run"]).splitlines()
+        script = "\n".join(line for line in lines if _SCRIPT_WORDS.search(line))
+        value = scope.evaluate(script, (*path, "run"))
         base = step.get("working-directory")
         base = publish.norm(base) if isinstance(base, str) else "."
         caller = site.callers[0] if site.callers else ""
@@ -448,14 +454,33 @@ def _where(loc: Loc) -> str:
     return f"{loc.file}:{loc.line}"
 
 
+class _Steps:
+    """The download, publish and file-moving steps of one job, in the order they run."""
+
+    def __init__(self) -> None:
+        self.fetches: list[Fetch] = []
+        self.publishers: list[Publisher] = []
+        self.moves: list[Moving] = []
+
+    def add(self, item: Fetch | Publisher | Moving) -> None:
+        if isinstance(item, Fetch):
+            self.fetches.append(item)
+        elif isinstance(item, Publisher):
+            self.publishers.append(item)
+        else:
+            self.moves.append(item)
+
+
 class _Run:
     """The artifacts of one run of one workflow, and what its jobs do with them."""
 
-    def __init__(self, reader: ShipReader, root: str, jobs: Mapping[str, Any]) -> None:
+    def __init__(
+        self, reader: ShipReader, root: str, jobs: Mapping[str, Any], contexts: list[Context]
+    ) -> None:
         self.reader = reader
         self.root = root
         self.jobs = jobs
-        self.contexts = [c for c in reader.contexts if c.top.partition("#")[0] == root]
+        self.contexts = contexts
 
     def visible(self, top: str) -> list[Context]:
         """The upload contexts a job of this run can rely on: its own and its needs'."""
@@ -554,6 +579,14 @@ def ships(root: Path, paths: Sequence[str] = DEFAULT_WORKFLOW_PATHS) -> Side:
 def _follow(reader: ShipReader) -> Side:
     findings: dict[str, Finding] = {}
     releases: list[Release] = []
+    by_root: dict[str, list[Context]] = {}
+    for ctx in reader.contexts:
+        by_root.setdefault(ctx.top.partition("#")[0], []).append(ctx)
+    steps: dict[str, _Steps] = {}
+    items: list[Fetch | Publisher | Moving] = [*reader.fetches, *reader.publishers, *reader.moves]
+    for item in items:
+        if not item.caller:
+            steps.setdefault(item.job, _Steps()).add(item)
     for rel in sorted(reader.files.docs):
         doc = reader.files.docs[rel]
         jobs = doc.data.get("jobs")
@@ -562,7 +595,7 @@ def _follow(reader: ShipReader) -> Side:
         events = workflow_events(doc.data)
         if events <= {"workflow_call"}:
             continue  # a reusable workflow: its jobs run in the callers' runs
-        run = _Run(reader, rel, jobs)
+        run = _Run(reader, rel, jobs, by_root.get(rel, []))
         _collisions(run, findings)
         for job_id, spec in jobs.items():
             if not isinstance(spec, dict):
@@ -570,7 +603,7 @@ def _follow(reader: ShipReader) -> Side:
             top = f"{rel}#{job_id}"
             kinds = job_events(events, spec.get("if"))
             release = _release(
-                reader, run, top, spec, kinds, doc.key_loc(("jobs", job_id)), findings
+                run, top, steps.get(top, _Steps()), kinds, doc.key_loc(("jobs", job_id)), findings
             )
             if release is not None:
                 releases.append(release)
@@ -619,10 +652,9 @@ def _collisions(run: _Run, findings: dict[str, Finding]) -> None:
 
 
 def _release(
-    reader: ShipReader,
     run: _Run,
     top: str,
-    spec: Mapping[str, Any],
+    here: _Steps,
     kinds: set[str],
     loc: Loc,
     findings: dict[str, Finding],
@@ -630,10 +662,7 @@ def _release(
     """The release job ``top`` (None: not one): the contexts that reach its publish steps."""
     if not kinds & RELEASE_EVENTS:
         return None
-    fetches = sorted(
-        (f for f in reader.fetches if f.job == top and not f.caller), key=lambda f: f.order
-    )
-    publishers = [p for p in reader.publishers if p.job == top and not p.caller]
+    fetches, publishers, moves = here.fetches, here.publishers, here.moves
     if not publishers and (not fetches or kinds - RELEASE_EVENTS):
         return None  # publishes nothing: a release only where it runs for releases alone
     artifacts = run.artifacts(top)
@@ -666,9 +695,6 @@ def _release(
             )
         selected += [ctx for items in taken.values() for ctx, _ in items]
         landed += [(ctx, where, fetch.order) for ctx, where in _landed(fetch, taken)]
-    moves = sorted(
-        (m for m in reader.moves if m.job == top and not m.caller), key=lambda m: m.order
-    )
     reached: dict[tuple[Any, ...], Context] = {}
     if publishers:
         for publisher in publishers:

@@ -76,8 +76,13 @@ def _release_lines(r: ReleaseChange) -> list[str]:
     )
     base = "new at the head" if not r.in_base else f"{len(r.base)} at the base"
     out = [f"release job {r.job} ({r.file}:{r.line}; runs on {events}): {head}, {base}"]
-    if r.empty:
+    if r.empty and r.base:
         out.append("  selects nothing: no upload of the run reaches what it publishes")
+    elif r.empty:
+        out.append(
+            "  selects nothing at either commit: no upload of the run reaches what it "
+            "publishes (its files come from a script or another run stagegate does not read)"
+        )
     out += [f"  lost: {_ctx(c)}" for c in r.lost]
     out += [f"  gained: {_ctx(c)}" for c in r.gained]
     out += [f"  renamed: {n.context.label()}: {n.before!r} -> {n.after!r}" for n in r.renamed]
@@ -154,7 +159,7 @@ def workflow_commands(result: Continuity) -> str:
                     "stagegate continuity: gained",
                 )
             )
-        if r.empty and not r.lost:
+        if r.empty and r.base and not r.lost:
             found.append(
                 github.annotation(
                     "error",
