@@ -283,3 +283,40 @@ def test_a_release_fed_by_an_unread_script_is_information_while_unchanged(
     # control: the same release losing what it shipped fails
     repo2, base2 = small(tmp_path / "r2", RELEASE.replace("pattern: wheels-*", "pattern: whl-*"))
     assert sg("continuity", "--base", base2, cwd=repo2.root).code == 1
+
+
+HOSTILE = {
+    "on-list": "on: [push]\njobs:\n  p:\n    runs-on: x\n    steps:\n      - uses: actions/download-artifact@v4\n      - uses: pypa/gh-action-pypi-publish@v1\n",
+    "on-none": "jobs:\n  p:\n    steps: []\n",
+    "with-list": "on: release\njobs:\n  p:\n    steps:\n      - uses: actions/upload-artifact@v4\n        with: [1,2]\n",
+    "with-int-name": "on: release\njobs:\n  p:\n    steps:\n      - uses: actions/upload-artifact@v4\n        with:\n          name: 5\n          path: 7\n          overwrite: true\n      - uses: actions/download-artifact@v4\n        with:\n          name: 5\n          merge-multiple: 1\n      - uses: softprops/action-gh-release@v2\n        with:\n          files: 9\n",
+    "needs-weird": "on: release\njobs:\n  p:\n    needs: {a: 1}\n    steps:\n      - uses: actions/download-artifact@v4\n      - run: twine upload\n",
+    "if-bool": "on: release\njobs:\n  p:\n    if: false\n    steps:\n      - uses: actions/download-artifact@v4\n      - run: twine upload\n",
+    "run-weird": "on: release\njobs:\n  p:\n    steps:\n      - run: \"gh release upload 'unterminated\\ncp\\nmv a\\ntwine upload -r\"\n      - uses: actions/download-artifact@v4\n        with:\n          pattern: '{a,b'\n",
+    "uses-empty": "on: release\njobs:\n  p:\n    steps:\n      - uses: '@'\n      - uses: 'actions/upload-artifact@'\n      - uses: actions/download-artifact@vv\n",
+    "push-none": "on:\n  push:\n  release:\njobs:\n  p:\n    steps:\n      - uses: actions/download-artifact@v4\n        with:\n          path: ../../etc\n      - run: mv ../../etc/* dist/ && twine upload dist/*\n",
+    "merge": "on: release\njobs:\n  a:\n    steps:\n      - uses: actions/upload-artifact/merge@v4\n        with:\n          pattern: '[!'\n  p:\n    needs: a\n    steps:\n      - uses: actions/download-artifact@v4\n        with: {name: merged-artifacts}\n      - run: twine upload '*'\n",
+    "maturin": "on: release\njobs:\n  p:\n    steps:\n      - uses: PyO3/maturin-action@v1\n        with:\n          command: upload\n          args: --skip-existing '\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_workflows_never_trace_back(sg: Sg, tmp_path: Path, name: str) -> None:
+    """Odd shapes (wrong types, unterminated quotes, empty refs, paths out of the
+    workspace, broken globs) are read, refused with their place, or left unresolved."""
+    repo = init(tmp_path / "r")
+    repo.write("README", "x\n")
+    base = repo.commit("base")
+    repo.write(".github/workflows/x.yml", HOSTILE[name])
+    repo.commit("head")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    if name == "with-list":
+        assert result.code == 2
+        assert result.err.startswith(".github/workflows/x.yml:6:15: at HEAD ("), result.err
+        assert "with must be a mapping (key: value); fix the workflow." in result.err
+    elif name in ("uses-empty", "with-int-name"):  # a new release that ships an upload
+        assert result.code == 1, result.out
+        assert "0 lost, 1 gained" in result.out.splitlines()[-1]
+    else:
+        assert result.code == 0, result.out  # nothing shipped at the base; nothing new lost
+        assert result.out.splitlines()[-1].endswith(": ok")
