@@ -5,14 +5,13 @@ cannot be evaluated), each beside a harmless control."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES, Result
-from scratch import Repo, dedent, init, pin_git
+from scratch import Repo, dedent, init, pin_git, tree_pair
 
 CORPUS = FIXTURES / "continuity"
 Sg = Callable[..., Result]
@@ -26,12 +25,7 @@ def _git(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def two_trees(root: Path, case: str, head: str) -> tuple[Repo, str, str]:
-    repo = init(root)
-    shutil.copytree(CORPUS / case / "before", root, dirs_exist_ok=True, copy_function=shutil.copy)
-    base = repo.commit("before")
-    shutil.rmtree(root / ".github")
-    shutil.copytree(CORPUS / case / head, root, dirs_exist_ok=True, copy_function=shutil.copy)
-    return repo, base, repo.commit(head)
+    return tree_pair(root, CORPUS / case, head)
 
 
 RELEASE = dedent(

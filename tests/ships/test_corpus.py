@@ -16,7 +16,6 @@ the release gains three upload contexts.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, Result
-from scratch import init, pin_git
+from scratch import pin_git, tree_pair
 
 CORPUS = FIXTURES / "continuity"
 Sg = Callable[..., Result]
@@ -33,16 +32,6 @@ Sg = Callable[..., Result]
 @pytest.fixture(autouse=True)
 def _git(monkeypatch: pytest.MonkeyPatch) -> None:
     pin_git(monkeypatch)
-
-
-def pair(root: Path, case: str, head: str) -> tuple[Path, str, str]:
-    """A repository with the case's `before` tree, then its ``head`` tree, committed."""
-    repo = init(root)
-    shutil.copytree(CORPUS / case / "before", root, dirs_exist_ok=True, copy_function=shutil.copy)
-    base = repo.commit("before")
-    shutil.rmtree(root / ".github")
-    shutil.copytree(CORPUS / case / head, root, dirs_exist_ok=True, copy_function=shutil.copy)
-    return root, base, repo.commit(head)
 
 
 def label(ctx: dict[str, Any]) -> str:
@@ -364,7 +353,8 @@ def test_corpus_pair(
     releases: Expected,
     findings: list[str],
 ) -> None:
-    root, base, _head = pair(tmp_path / "repo", case, head)
+    repo, base, _head = tree_pair(tmp_path / "repo", CORPUS / case, head)
+    root = repo.root
     result = sg("continuity", "--base", base, "--format", "json", cwd=root)
     assert result.code == code, result.out + result.err
     data = json.loads(result.out)

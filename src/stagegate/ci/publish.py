@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from stagegate.records import record
 
@@ -97,9 +97,11 @@ def _both(a: str, b: str) -> bool:
     return bool(ca & cb)
 
 
-def segment_meets(a: str, b: str) -> bool:
-    """Whether two fnmatch globs (no ``/``) match a common string."""
-    ta, tb = _tokens(a), _tokens(b)
+def _meets(
+    a: Sequence[str], b: Sequence[str], star: str, one: Callable[[str, str], bool]
+) -> bool:
+    """Whether two token sequences, ``star`` standing for any run of tokens and ``one``
+    saying whether two other tokens can be the same, match a common sequence."""
     seen: set[tuple[int, int]] = set()
     todo = [(0, 0)]
     while todo:
@@ -107,49 +109,29 @@ def segment_meets(a: str, b: str) -> bool:
         if (i, j) in seen:
             continue
         seen.add((i, j))
-        if i == len(ta) and j == len(tb):
+        if i == len(a) and j == len(b):
             return True
-        if i < len(ta) and ta[i] == "*":
+        if i < len(a) and a[i] == star:
             todo.append((i + 1, j))
-            if j < len(tb):
+            if j < len(b):
                 todo.append((i, j + 1))
-        if j < len(tb) and tb[j] == "*":
+        if j < len(b) and b[j] == star:
             todo.append((i, j + 1))
-            if i < len(ta):
+            if i < len(a):
                 todo.append((i + 1, j))
-        if i < len(ta) and j < len(tb) and ta[i] != "*" and tb[j] != "*" and _both(ta[i], tb[j]):
+        if i < len(a) and j < len(b) and star not in (a[i], b[j]) and one(a[i], b[j]):
             todo.append((i + 1, j + 1))
     return False
+
+
+def segment_meets(a: str, b: str) -> bool:
+    """Whether two fnmatch globs (no ``/``) match a common string."""
+    return _meets(_tokens(a), _tokens(b), "*", _both)
 
 
 def glob_meets(a: str, b: str) -> bool:
     """Whether two path globs (``**`` any number of segments) match a common path."""
-    sa, sb = segments(a), segments(b)
-    seen: set[tuple[int, int]] = set()
-    todo = [(0, 0)]
-    while todo:
-        i, j = todo.pop()
-        if (i, j) in seen:
-            continue
-        seen.add((i, j))
-        if i == len(sa) and j == len(sb):
-            return True
-        if i < len(sa) and sa[i] == "**":
-            todo.append((i + 1, j))
-            if j < len(sb):
-                todo.append((i, j + 1))
-        if j < len(sb) and sb[j] == "**":
-            todo.append((i, j + 1))
-            if i < len(sa):
-                todo.append((i + 1, j))
-        if (
-            i < len(sa)
-            and j < len(sb)
-            and "**" not in (sa[i], sb[j])
-            and segment_meets(sa[i], sb[j])
-        ):
-            todo.append((i + 1, j + 1))
-    return False
+    return _meets(segments(a), segments(b), "**", segment_meets)
 
 
 def artifact_files(path_text: str) -> tuple[str, ...]:
