@@ -15,6 +15,7 @@ from stagegate.cli import cli
 from stagegate.report import SCHEMA, VALIDATE, Output, lines
 from stagegate.report.audit import AUDIT
 from stagegate.report.ciflags import FLAGS, MATRIX
+from stagegate.report.continuity import CONTINUITY
 from stagegate.report.drift import DRIFT
 from stagegate.report.flips import FLIP, LOG, VERIFY, VERIFY_FAILED
 from stagegate.report.graph import PICTURE
@@ -35,6 +36,7 @@ TABLES = {
     "verify-pr": VERIFY,
     "log": LOG,
     "drift": DRIFT,
+    "continuity": CONTINUITY,
     "flags": FLAGS,
     "matrix": MATRIX,
     "schema": SCHEMA,
