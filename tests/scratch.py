@@ -160,6 +160,17 @@ class Repo:
         return self.git("status", "--porcelain", "--untracked-files=all")
 
 
+def tree_pair(root: Path, trees: Path, head: str, base: str = "before") -> tuple[Repo, str, str]:
+    """A repository with the ``base`` tree of ``trees`` committed, then its ``head`` tree
+    (each a folder holding .github/): the repository, the base and the head commits."""
+    repo = init(root)
+    shutil.copytree(trees / base, root, dirs_exist_ok=True, copy_function=shutil.copy)
+    first = repo.commit(base)
+    shutil.rmtree(root / ".github")
+    shutil.copytree(trees / head, root, dirs_exist_ok=True, copy_function=shutil.copy)
+    return repo, first, repo.commit(head)
+
+
 def init(root: Path) -> Repo:
     root.mkdir(parents=True, exist_ok=True)
     repo = Repo(root)

@@ -643,6 +643,30 @@ def affected(
     return 0
 
 
+@cli.command("continuity")
+@option(
+    "--base",
+    "base",
+    required=True,
+    metavar="REF",
+    help="The commit to compare with (in GitHub Actions: "
+    "${{ github.event.pull_request.base.sha }}).",
+)
+@option("--head", "head", default="HEAD", show_default=True, metavar="REF", help="The commit to judge.")
+@format_option()
+@pass_ctx
+def continuity(ctx: Context, base: str, head: str, fmt: str) -> int:
+    """What each release job ships, at base and head: lost, gained, renamed (no model needed)."""
+    from pathlib import Path
+
+    from stagegate.ci.continuity import continuity as compare
+    from stagegate.report.continuity import CONTINUITY
+
+    result = compare(Path(ctx.file).parent, base, head)
+    show(CONTINUITY, fmt, result)
+    return 0 if result.ok else 1
+
+
 @cli.command("log")
 @format_option(("text", "json"))
 @pass_ctx

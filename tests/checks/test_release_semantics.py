@@ -673,3 +673,26 @@ def test_exact_planned_changes_pass_and_leaving_any_one_out_fails_at_its_stage(
             assert ok[n] is False, (seed, n, left_out)
             assert all(ok[s] for s in range(n)), (seed, n, left_out)
         (root / "stages" / f"{n:02d}-step.yaml").write_text(stages[n - 1])
+
+
+def test_a_drop_and_add_that_cancel_out_fails_unless_the_name_moves_producer(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """Dropping and re-adding one name was accepted as "0 added and 0 dropped"; it changes
+    nothing unless the name now comes from another producer (the way to declare a move)."""
+    same = (
+        "stage: 1\ntitle: Churn\nrelease_changes:\n  - tag: v1.0.0\n"
+        "    drop: ['pkg-python314-*']\n    add: ['pkg-python314-*']\n"
+    )
+    result = sg("check", "--all", cwd=make(tmp_path / "same", WHEELS, same))
+    assert result.code == 1
+    assert (
+        "add 'pkg-python314-*' cancels out: it re-adds only names this stage drops, from the "
+        "same producers, so release rel"
+    ) in result.out
+    move = (
+        "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n  - tag: v1.0.0\n"
+        "    drop: ['pkg-python313-*', 'pkg-python314-*']\n    add: ['pkg-python314-*']\n"
+    )
+    moved = sg("check", "--all", cwd=make(tmp_path / "move", WHEELS, move))
+    assert moved.code == 0, moved.out

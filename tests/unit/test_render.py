@@ -16,6 +16,7 @@ from stagegate.report import SCHEMA, VALIDATE, Output, lines
 from stagegate.report.affected import AFFECTED
 from stagegate.report.audit import AUDIT
 from stagegate.report.ciflags import FLAGS, MATRIX
+from stagegate.report.continuity import CONTINUITY
 from stagegate.report.drift import DRIFT
 from stagegate.report.flips import FLIP, LOG, VERIFY, VERIFY_FAILED
 from stagegate.report.graph import PICTURE
@@ -39,6 +40,7 @@ TABLES = {
     "log": LOG,
     "history": HISTORY,
     "drift": DRIFT,
+    "continuity": CONTINUITY,
     "flags": FLAGS,
     "matrix": MATRIX,
     "schema": SCHEMA,

@@ -275,6 +275,7 @@ def _step(
     names dropped are recorded in ``dropped`` (name -> stage)."""
     out = dict(expected)
     idle: list[tuple[ReleaseChange, str, Template]] = []
+    removed: dict[str, Row] = {}
     for change in changes:
         for glob in change.drop:
             gone = _matching(glob, [p.row for p in out.values()])
@@ -282,12 +283,18 @@ def _step(
                 idle.append((change, "drop", glob))
             for row in gone:
                 out.pop(row.name, None)
+                removed[row.name] = row
                 dropped[row.name] = stage
     for change in changes:
         for glob in change.add:
             fresh = [row for row in _matching(glob, selection) if row.name not in out]
             if not fresh:
                 idle.append((change, "add", glob))
+            elif all(
+                row.name in removed and removed[row.name].producer == row.producer
+                for row in fresh
+            ):
+                idle.append((change, "cancel", glob))  # re-adds what it dropped, same producer
             for row in fresh:
                 out[row.name] = Planned(row, stage)
                 dropped.pop(row.name, None)
@@ -304,13 +311,21 @@ def _idle_finding(
             f"drops nothing: at stage {stage - 1} release {release.id} {where(release)} was not "
             "planned to select any name it matches"
         )
+    elif kind == "cancel":
+        what = (
+            f"cancels out: it re-adds only names this stage drops, from the same producers, "
+            f"so release {release.id} {where(release)} selects what it selected before (a drop "
+            "and an add of one name declare a move only when the name comes from another "
+            "producer)"
+        )
     else:
         what = (
             f"adds nothing: at stage {stage} release {release.id} {where(release)} selects no "
             "name it matches that it did not select already"
         )
+    shown = "add" if kind == "cancel" else kind
     return Finding(
-        f"stage {stage} ({file}) release_changes for {change.tag}: {kind} {glob.text!r} {what}; "
+        f"stage {stage} ({file}) release_changes for {change.tag}: {shown} {glob.text!r} {what}; "
         "a planned change must change the selection: fix the glob (or the release's select), "
         "or remove the entry.",
         glob.loc,

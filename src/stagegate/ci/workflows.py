@@ -613,6 +613,15 @@ class Reader:
                     PowerShell(self, at, (*path, "run"), run, here).run()
                 else:
                     Shell(self, at, (*path, "run"), run, here).run()
+                self.on_run(at, path, step, here)
+
+    def on_run(self, site: Site, path: DocPath, step: Mapping[str, Any], scope: Scope) -> None:
+        """A ``run:`` step was read (``continuity`` reads its publish commands)."""
+
+    def on_uses(
+        self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
+    ) -> None:
+        """A ``uses:`` step was read (``continuity`` reads what the action does)."""
 
     def stagegate_step(self, site: Site, step: Mapping[str, Any], command: list[str]) -> None:
         """A step that runs `stagegate flags` or `stagegate matrix P`: its outputs, and for
@@ -638,6 +647,7 @@ class Reader:
         name = action_name(uses)
         given = as_mapping(doc, (*path, "with"), step.get("with"), "with")
         loc = doc.loc((*path, "uses"))
+        self.on_uses(site, path, step, uses, scope)
 
         def transfer(
             direction: str, key: str, default: str, kind: str = "name", run: str = "this"

@@ -1,0 +1,203 @@
+"""`continuity --base REF [--head REF]`: what each release ships, at two commits, compared.
+
+The workflows of each commit are read from git objects (no checkout; written to a
+private temporary folder for the reader) and followed with ``ci.ships``. A release job
+is matched across the commits by file and job id, an upload context by where it runs
+(file, job, caller, matrix row, which upload of the job): the same context under
+another name is a rename (information); one that no longer reaches the publish step is
+lost, a new one gained.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from stagegate.ci.ships import Context, Finding, Release, Side, ships
+from stagegate.ci.transfers import Unresolved
+from stagegate.errors import InvalidInput, Problem
+from stagegate.records import record
+
+FAILING = frozenset({"upload-collision", "upload-overwrite", "backend-mismatch", "exact-name-glob"})
+"""Findings that fail when the head has them and the base did not."""
+
+
+@record(kw_only=True)
+class Renamed:
+    context: Context
+    before: str
+    after: str
+
+
+@record(kw_only=True)
+class ReleaseChange:
+    """One release job at both commits."""
+
+    file: str
+    job: str
+    line: int
+    events: tuple[str, ...]
+    base: tuple[Context, ...]
+    head: tuple[Context, ...]
+    lost: tuple[Context, ...]
+    gained: tuple[Context, ...]
+    renamed: tuple[Renamed, ...]
+    in_base: bool
+    in_head: bool
+
+    @property
+    def empty(self) -> bool:
+        """The head's release job exists and nothing of the run reaches its publish step."""
+        return self.in_head and not self.head
+
+    @property
+    def failed(self) -> bool:
+        """Lost or gained a context; selecting nothing fails where the base selected
+        something (a release that takes its files where stagegate does not read, a script
+        or another run, selects nothing at both commits: information)."""
+        return bool(self.lost or self.gained or (self.empty and self.base))
+
+
+@record(kw_only=True, eq=False)
+class Continuity:
+    base: str
+    head: str
+    base_ref: str
+    head_ref: str
+    releases: tuple[ReleaseChange, ...]
+    findings: tuple[Finding, ...]
+    """The head's findings that the base did not have, each with its consequence."""
+    resolved: tuple[Finding, ...]
+    """The base's findings that the head no longer has (information)."""
+    unresolved: tuple[Unresolved, ...]
+    changed: dict[str, set[int]]
+    """The lines the head changed since the base, per file (for annotations)."""
+    head_contexts: tuple[Context, ...] = ()
+    """Every upload context of the head (where a lost one went, for annotations)."""
+
+    @property
+    def ok(self) -> bool:
+        return not any(r.failed for r in self.releases) and not any(
+            f.kind in FAILING for f in self.findings
+        )
+
+
+def read_commit(repo: Any, commit: str, shown: str) -> Side:
+    """The release jobs of ``commit``'s workflows (read from git objects)."""
+    source = repo.source(commit)
+    try:
+        found = source.files(".github")
+    except (FileNotFoundError, NotADirectoryError):
+        found = {}
+    with tempfile.TemporaryDirectory(prefix="stagegate-continuity-") as tmp:
+        root = Path(tmp)
+        for rel, data in found.items():
+            target = root / ".github" / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        try:
+            return ships(root)
+        except InvalidInput as exc:
+            raise InvalidInput(
+                [
+                    Problem(p.loc, f"at {shown} ({commit[:12]}): {p.message}", p.path)
+                    for p in exc.problems
+                ]
+            ) from None
+
+
+def compare(
+    base: Side, head: Side
+) -> tuple[tuple[ReleaseChange, ...], tuple[Finding, ...], tuple[Finding, ...]]:
+    """The releases of both sides matched and compared; the head's new findings with
+    their consequences; the base's findings gone in the head."""
+    before = {r.key: r for r in base.releases}
+    after = {r.key: r for r in head.releases}
+    changes: list[ReleaseChange] = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        changes.append(_change(old, new))
+    base_keys = {f.key for f in base.findings}
+    head_keys = {f.key for f in head.findings}
+    fresh = tuple(
+        _with_consequence(f, head.releases) for f in head.findings if f.key not in base_keys
+    )
+    gone = tuple(f for f in base.findings if f.key not in head_keys)
+    return tuple(changes), fresh, gone
+
+
+def _change(old: Release | None, new: Release | None) -> ReleaseChange:
+    either = new or old
+    assert either is not None
+    was = {c.key: c for c in old.contexts} if old else {}
+    now = {c.key: c for c in new.contexts} if new else {}
+    return ReleaseChange(
+        file=either.file,
+        job=either.job,
+        line=either.loc.line,
+        events=either.events,
+        base=old.contexts if old else (),
+        head=new.contexts if new else (),
+        lost=tuple(was[k] for k in sorted(was) if k not in now),
+        gained=tuple(now[k] for k in sorted(now) if k not in was),
+        renamed=tuple(
+            Renamed(context=now[k], before=was[k].name, after=now[k].name)
+            for k in sorted(now)
+            if k in was and was[k].name != now[k].name
+        ),
+        in_base=old is not None,
+        in_head=new is not None,
+    )
+
+
+def _with_consequence(finding: Finding, releases: tuple[Release, ...]) -> Finding:
+    """The finding, saying what it does to each release whose publish step it reaches."""
+    if not finding.contexts:
+        return finding
+    keys = {c.key for c in finding.contexts}
+    said: list[str] = []
+    for release in releases:
+        mine = [c for c in release.contexts if c.key in keys]
+        total = len(release.contexts)
+        if finding.kind in ("upload-collision", "upload-overwrite") and len(mine) > 1:
+            said.append(
+                f"release job {release.job} ({release.file}) would ship {total - len(mine) + 1} of "
+                f"its {total} upload contexts (one of {', '.join(c.label() for c in mine)})"
+            )
+    if finding.kind == "backend-mismatch":
+        return finding
+    if not said:
+        return finding
+    from stagegate.records import replace
+
+    return replace(finding, message=f"{finding.message}; {'; '.join(said)}")
+
+
+def continuity(start: Path | str, base_ref: str, head_ref: str | None) -> Continuity:
+    """Compare what the release jobs ship at ``base_ref`` and at ``head_ref`` (default HEAD)."""
+    from stagegate.git.repo import open_repository
+
+    repo = open_repository(start)
+    base = repo.resolve(base_ref)
+    head = repo.resolve(head_ref or "HEAD")
+    base_side = read_commit(repo, base, base_ref)
+    head_side = read_commit(repo, head, head_ref or "HEAD")
+    releases, new, gone = compare(base_side, head_side)
+    changed = {
+        file: lines
+        for file, lines in repo.changed_lines(base, head).items()
+        if file.startswith(".github/")
+    }
+    return Continuity(
+        base=base,
+        head=head,
+        base_ref=base_ref,
+        head_ref=head_ref or "HEAD",
+        releases=releases,
+        findings=new,
+        resolved=gone,
+        unresolved=head_side.unresolved,
+        changed=changed,
+        head_contexts=head_side.contexts,
+    )

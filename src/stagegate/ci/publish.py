@@ -1,0 +1,310 @@
+"""What a release step hands to its index or release page, and how a job moves files around.
+
+Each reader turns one step into the path globs it reads (relative to the workspace) or
+the ``mv``/``cp`` it does; paths are compared segment by segment (``glob_meets``), each
+segment an fnmatch glob, ``**`` any number of segments.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Callable, Sequence
+
+from stagegate.records import record
+
+GLOB_CHARS = frozenset("*?[")
+
+
+@record(kw_only=True)
+class Command:
+    """A publish command found in a ``run:`` script: what it is and the files it reads."""
+
+    tool: str  # "gh release upload", "twine upload", "maturin upload"
+    reads: tuple[str, ...]
+
+
+@record(kw_only=True)
+class Move:
+    """``mv``/``cp`` of files in a ``run:`` script: the globs moved and where to."""
+
+    copy: bool
+    sources: tuple[str, ...]
+    dest: str
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def norm(path: str, base: str = ".") -> str:
+    """A workspace-relative path: ``base`` joined, ``./`` and trailing ``/`` gone."""
+    path = path.strip()
+    if path.startswith(("$GITHUB_WORKSPACE/", "${GITHUB_WORKSPACE}/", "${{ github.workspace }}/")):
+        path = path.split("/", 1)[1]
+        base = "."
+    joined = posixpath.normpath(posixpath.join(base or ".", path or "."))
+    return "." if joined in ("", ".") else joined
+
+
+def segments(path: str) -> list[str]:
+    return [s for s in path.split("/") if s not in ("", ".")]
+
+
+def _tokens(glob: str) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if c == "[":
+            end = glob.find("]", i + 2)
+            if end != -1:
+                out.append(glob[i : end + 1])
+                i = end + 1
+                continue
+        out.append(c)
+        i += 1
+    return out
+
+
+def _chars(token: str) -> set[str] | None:
+    """The characters a token may be (None: any; ``*`` handled apart)."""
+    if token == "?":
+        return None
+    if len(token) > 1 and token.startswith("["):
+        body = token[1:-1]
+        negate = body.startswith(("!", "^"))
+        body = body[1:] if negate else body
+        chars: set[str] = set()
+        i = 0
+        while i < len(body):
+            if i + 2 < len(body) and body[i + 1] == "-":
+                chars |= {chr(c) for c in range(ord(body[i]), ord(body[i + 2]) + 1)}
+                i += 3
+            else:
+                chars.add(body[i])
+                i += 1
+        if negate:
+            return {chr(c) for c in range(32, 127)} - chars
+        return chars
+    return {token}
+
+
+def _both(a: str, b: str) -> bool:
+    ca, cb = _chars(a), _chars(b)
+    if ca is None or cb is None:
+        return True
+    return bool(ca & cb)
+
+
+def _meets(
+    a: Sequence[str], b: Sequence[str], star: str, one: Callable[[str, str], bool]
+) -> bool:
+    """Whether two token sequences, ``star`` standing for any run of tokens and ``one``
+    saying whether two other tokens can be the same, match a common sequence."""
+    seen: set[tuple[int, int]] = set()
+    todo = [(0, 0)]
+    while todo:
+        i, j = todo.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if i == len(a) and j == len(b):
+            return True
+        if i < len(a) and a[i] == star:
+            todo.append((i + 1, j))
+            if j < len(b):
+                todo.append((i, j + 1))
+        if j < len(b) and b[j] == star:
+            todo.append((i, j + 1))
+            if i < len(a):
+                todo.append((i + 1, j))
+        if i < len(a) and j < len(b) and star not in (a[i], b[j]) and one(a[i], b[j]):
+            todo.append((i + 1, j + 1))
+    return False
+
+
+def segment_meets(a: str, b: str) -> bool:
+    """Whether two fnmatch globs (no ``/``) match a common string."""
+    return _meets(_tokens(a), _tokens(b), "*", _both)
+
+
+def glob_meets(a: str, b: str) -> bool:
+    """Whether two path globs (``**`` any number of segments) match a common path."""
+    return _meets(segments(a), segments(b), "**", segment_meets)
+
+
+def artifact_files(path_text: str) -> tuple[str, ...]:
+    """The files an upload's ``path:`` puts in its artifact, as globs from the artifact's
+    root: one path is taken relative to its non-glob prefix (``wheelhouse/*.whl`` ->
+    ``*.whl``; a folder ``dist/`` -> its files ``*``), several relative to their common
+    folder."""
+    lines = [
+        line.strip()
+        for line in path_text.replace(",", "\n").splitlines()
+        if line.strip() and not line.strip().startswith("!")
+    ]
+    split: list[tuple[list[str], list[str]]] = []
+    for line in lines:
+        parts = segments(norm(line))
+        cut = next((i for i, p in enumerate(parts) if GLOB_CHARS & set(p)), len(parts))
+        prefix, rest = parts[:cut], parts[cut:]
+        if not rest:
+            if prefix and re.search(r"\.(whl|gz|zip|tar|bz2|xz|exe|dmg|deb|rpm|msi)$", prefix[-1]):
+                prefix, rest = prefix[:-1], prefix[-1:]
+            else:
+                rest = ["*"]
+        split.append((prefix, rest))
+    if not split:
+        return ()
+    common = split[0][0]
+    for prefix, _rest in split[1:]:
+        n = 0
+        while n < min(len(common), len(prefix)) and common[n] == prefix[n]:
+            n += 1
+        common = common[:n]
+    return tuple(sorted({"/".join([*prefix[len(common) :], *rest]) for prefix, rest in split}))
+
+
+# --------------------------------------------------------------------------- run: scripts
+
+_TWINE_VALUED = frozenset(
+    {
+        "-r",
+        "--repository",
+        "--repository-url",
+        "-u",
+        "--username",
+        "-p",
+        "--password",
+        "-c",
+        "--comment",
+        "--config-file",
+        "-i",
+        "--identity",
+        "--sign-with",
+        "--cert",
+        "--client-cert",
+        "--attestations-dir",
+    }
+)
+_MATURIN_VALUED = frozenset(
+    {"-r", "--repository", "--repository-url", "-u", "--username", "-p", "--password"}
+)
+_GH_VALUED = frozenset({"-R", "--repo"})
+
+
+def _positional(words: Sequence[str], valued: frozenset[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word in valued:
+            skip = True
+            continue
+        if word.startswith("-"):
+            continue
+        out.append(word)
+    return out
+
+
+def _commands(script: str) -> list[list[str]]:
+    """The simple commands of a script, as words (quotes removed; ``&&``, ``;``, ``|``
+    and line ends split them). Unparseable lines are skipped."""
+    joined = re.sub(r"\\\n", " ", script)
+    out: list[list[str]] = []
+    for line in joined.splitlines():
+        try:
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+            lexer.whitespace_split = True
+            lexer.commenters = "#"
+            words = list(lexer)
+        except ValueError:
+            continue
+        current: list[str] = []
+        for word in words:
+            if word and set(word) <= set(";&|"):
+                if current:
+                    out.append(current)
+                current = []
+            else:
+                current.append(word)
+        if current:
+            out.append(current)
+    return out
+
+
+def read_script(script: str, base: str) -> list[Command | Move]:
+    """The publish commands and file moves of a ``run:`` script, in order; paths joined to
+    ``base`` (the step's working directory)."""
+    found: list[Command | Move] = []
+    for words in _commands(script):
+        while words and ("=" in words[0] and not words[0].startswith("-")):
+            words = words[1:]  # VAR=value prefixes
+        if words[:1] == ["sudo"]:
+            words = words[1:]
+        if words[:3] == ["gh", "release", "upload"]:
+            files = _positional(words[3:], _GH_VALUED)[1:]
+            reads = tuple(norm(f.split("#", 1)[0], base) for f in files)
+            found.append(Command(tool="gh release upload", reads=reads))
+        elif words[:2] == ["twine", "upload"] or words[1:4] == ["-m", "twine", "upload"]:
+            rest = words[2:] if words[0] == "twine" else words[4:]
+            reads = tuple(norm(f, base) for f in _positional(rest, _TWINE_VALUED))
+            found.append(Command(tool="twine upload", reads=reads or (norm("dist/*", base),)))
+        elif words[:2] == ["maturin", "upload"]:
+            reads = tuple(norm(f, base) for f in _positional(words[2:], _MATURIN_VALUED))
+            found.append(Command(tool="maturin upload", reads=reads))
+        elif words[:1] in (["mv"], ["cp"]) and len(words) > 2:
+            paths = [w for w in words[1:] if not w.startswith("-")]
+            if len(paths) >= 2:
+                found.append(
+                    Move(
+                        copy=words[0] == "cp",
+                        sources=tuple(norm(p, base) for p in paths[:-1]),
+                        dest=norm(paths[-1], base),
+                    )
+                )
+    return found
+
+
+def split_files(text: str) -> list[str]:
+    """softprops/action-gh-release ``files``: lines, each split on commas outside braces."""
+    out: list[str] = []
+    for line in text.splitlines():
+        depth, start = 0, 0
+        for i, c in enumerate(line):
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth = max(depth - 1, 0)
+            elif c == "," and depth == 0:
+                out.append(line[start:i])
+                start = i + 1
+        out.append(line[start:])
+    return [p.strip() for p in out if p.strip()]
+
+
+def expand_braces(glob: str) -> list[str]:
+    """minimatch's brace expansion: ``a{b,c}`` -> ``ab``, ``ac``."""
+    found = re.search(r"\{([^{}]*,[^{}]*)\}", glob)
+    if not found:
+        return [glob]
+    out: list[str] = []
+    for choice in found.group(1).split(","):
+        out += expand_braces(glob[: found.start()] + choice + glob[found.end() :])
+    return out
+
+
+def moved(landed: str, move: Move) -> list[str]:
+    """Where a landed file glob is after ``move`` (itself, and/or its new place)."""
+    parts = segments(landed)
+    for source in move.sources:
+        src = segments(source)
+        for k in range(1, len(parts) + 1):
+            fits = len(src) == k or (src and src[-1] == "**")
+            if fits and glob_meets("/".join(src), "/".join(parts[:k])):
+                target = "/".join([*segments(move.dest), *parts[k - 1 :]])
+                return [landed, target] if move.copy else [target]
+    return [landed]

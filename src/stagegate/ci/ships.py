@@ -1,0 +1,719 @@
+"""What ships: the upload contexts whose files reach each release job's publish step.
+
+``ShipReader`` is the workflow reader with the artifact and publish actions' semantics
+(``ci.actions``): for every upload it keeps the **context** (file, job, caller, matrix row,
+step) with the name, ``path``, major version and ``overwrite``; for every download its
+selection, destination and ``merge-multiple``; for every publish step the files it reads.
+``ships`` then follows the files of one run: which uploads a release job can see (its
+``needs``), which its downloads select (exact ``name:``, ``pattern:``, the backend), where
+they land, what ``mv``/``cp`` do, and which of them its publish steps read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stagegate.ci import actions, publish
+from stagegate.ci.files import Files, as_mapping, discover, triggers_of
+from stagegate.ci.scopes import Scope
+from stagegate.ci.transfers import Site, Unresolved, shown
+from stagegate.ci.workflows import Reader
+from stagegate.errors import Loc
+from stagegate.load.yamlsrc import Path as DocPath
+from stagegate.model import DEFAULT_WORKFLOW_PATHS, Migration, WorkflowSettings
+from stagegate.model.ghexpr import Unknown, Value, to_text, unknowns
+from stagegate.records import field, record
+
+RELEASE_EVENTS = frozenset({"push-tag", "release", "workflow_dispatch"})
+
+# --------------------------------------------------------------------------- records
+
+
+@record(kw_only=True, order=True)
+class Context:
+    """One upload step's execution in one run: the upload context."""
+
+    file: str
+    job: str  # the job's id in its file
+    caller: str  # PATH#JOB of the job that calls the reusable workflow ("" if none)
+    matrix: tuple[tuple[str, str], ...]
+    step: int  # which upload of that job and row (0, 1, ...)
+    name: str
+    path: str
+    loc: Loc
+    version: int | None
+    overwrite: bool = False
+    step_loc: Loc | None = field(default=None, compare=False)
+    """The step's ``uses:`` (where a version bump shows in a diff)."""
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What stays the same when the artifact is renamed: where the upload runs."""
+        return (self.file, self.job, self.caller, self.matrix, self.step)
+
+    @property
+    def top(self) -> str:
+        """The job of the run's workflow this upload runs under (the caller, if any)."""
+        return self.caller or f"{self.file}#{self.job}"
+
+    def label(self) -> str:
+        row = ", ".join(f"{k}={v}" for k, v in self.matrix)
+        return f"{self.job}{{{row}}}" if row else self.job
+
+
+@record(kw_only=True)
+class Fetch:
+    """A download step: what it selects, where its files land."""
+
+    job: str  # PATH#JOB
+    caller: str
+    loc: Loc
+    select: str
+    kind: str  # "name" or "pattern"
+    path: str
+    merge: bool
+    version: int | None
+    order: int
+
+
+@record(kw_only=True)
+class Merge:
+    """``actions/upload-artifact/merge``: one new artifact from those ``pattern`` matches."""
+
+    job: str
+    caller: str
+    loc: Loc
+    name: str
+    pattern: str
+    separate: bool
+    order: int
+
+
+@record(kw_only=True)
+class Publisher:
+    job: str
+    caller: str
+    loc: Loc
+    tool: str
+    reads: tuple[str, ...]
+    order: int
+
+
+@record(kw_only=True)
+class Moving:
+    job: str
+    caller: str
+    move: publish.Move
+    order: int
+
+
+@record(kw_only=True)
+class Finding:
+    kind: str
+    loc: Loc
+    key: str  # what makes it the same finding at both commits
+    message: str
+    contexts: tuple[Context, ...] = ()
+    """The upload contexts it is about (their files do not all reach the releases)."""
+
+
+@record(kw_only=True)
+class Release:
+    """A release job and what reaches its publish steps at one commit."""
+
+    file: str
+    job: str
+    caller: str
+    loc: Loc
+    events: tuple[str, ...]
+    contexts: tuple[Context, ...]
+    publishes: bool
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.file, self.job, self.caller)
+
+
+@record(kw_only=True, eq=False)
+class Side:
+    """One commit's workflows, as far as shipping goes."""
+
+    releases: tuple[Release, ...]
+    findings: tuple[Finding, ...]
+    unresolved: tuple[Unresolved, ...]
+    files: tuple[str, ...]
+    contexts: tuple[Context, ...] = ()
+    """Every upload context read, whether it reaches a release or not."""
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _row(matrix: Value) -> tuple[tuple[str, str], ...]:
+    if isinstance(matrix, dict):
+        return tuple(
+            (
+                str(k),
+                to_text(v) if not isinstance(v, dict | list) else json.dumps(v, sort_keys=True),
+            )
+            for k, v in matrix.items()
+        )
+    if isinstance(matrix, Unknown):
+        return (("?", matrix.expression),)
+    return ()
+
+
+_SCRIPT_WORDS = re.compile(r"\b(gh|twine|maturin|mv|cp)\b")
+"""A script without one of these words publishes and moves nothing ``read_script`` reads."""
+
+
+class ShipReader(Reader):
+    """The reader, keeping what the artifact and publish steps do in each context."""
+
+    def __init__(self, migration: Migration, files: Files) -> None:
+        super().__init__(migration, 0, files)
+        self.contexts: list[Context] = []
+        self.fetches: list[Fetch] = []
+        self.merges: list[Merge] = []
+        self.publishers: list[Publisher] = []
+        self.moves: list[Moving] = []
+        self.unread: list[Unresolved] = []
+        self.counts: dict[tuple[Any, ...], int] = {}
+        self.order = 0
+
+    def _text(self, scope: Scope, given: Mapping[str, Any], path: DocPath, key: str) -> str:
+        if key not in given:
+            return ""
+        at = (*path, "with", key)
+        value = scope.evaluate(given[key], at)
+        if unknowns(value):
+            self.note_unresolved(scope.doc.loc(at), value)
+        return shown(value) if not isinstance(value, bool | int | float) else to_text(value)
+
+    def _version(self, site: Site, path: DocPath, uses: str) -> int | None:
+        loc = site.doc.loc((*path, "uses"))
+        lines = self.files.texts.get(site.doc.file, [])
+        line = lines[loc.line - 1] if 0 < loc.line <= len(lines) else ""
+        found = actions.major(uses, line)
+        if found is None:
+            self.unread.append(
+                Unresolved(
+                    loc,
+                    uses,
+                    "the major version of this action is not in its ref (pin a tag, or keep "
+                    "the tag in a `# vN` comment after a commit pin)",
+                )
+            )
+        return found
+
+    def on_uses(
+        self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
+    ) -> None:
+        if not site.runs:
+            return
+        doc = site.doc
+        given = as_mapping(doc, (*path, "with"), step.get("with"), "with")
+        name = actions.action_of(uses)
+        loc = doc.loc((*path, "uses"))
+        caller = site.callers[0] if site.callers else ""
+        self.order += 1
+        if name == actions.UPLOAD:
+            version = self._version(site, path, uses)
+            upload_path = self._text(scope, given, path, "path")
+            artifact = self._text(scope, given, path, "name") or "artifact"
+            archive = self._text(scope, given, path, "archive").lower()
+            if (
+                version is not None
+                and version >= actions.ARCHIVE_OPTION_SINCE
+                and archive == "false"
+            ):
+                files = publish.artifact_files(upload_path)
+                artifact = files[0].rsplit("/", 1)[-1] if len(files) == 1 else artifact
+            row = _row(scope.matrix)
+            count_key = (site.job, caller, row)
+            step_no = self.counts.get(count_key, 0)
+            self.counts[count_key] = step_no + 1
+            file, _, job = site.job.partition("#")
+            self.contexts.append(
+                Context(
+                    file=file,
+                    job=job,
+                    caller=caller,
+                    matrix=row,
+                    step=step_no,
+                    name=artifact,
+                    path=upload_path,
+                    loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
+                    version=version,
+                    overwrite=self._text(scope, given, path, "overwrite").lower() == "true",
+                    step_loc=loc,
+                )
+            )
+        elif name == actions.MERGE:
+            self.merges.append(
+                Merge(
+                    job=site.job,
+                    caller=caller,
+                    loc=loc,
+                    name=self._text(scope, given, path, "name") or "merged-artifacts",
+                    pattern=self._text(scope, given, path, "pattern") or "*",
+                    separate=self._text(scope, given, path, "separate-directories").lower()
+                    == "true",
+                    order=self.order,
+                )
+            )
+        elif name == actions.DOWNLOAD:
+            version = self._version(site, path, uses)
+            if "run-id" in given or "artifact-ids" in given:
+                return  # another run's artifacts, or by id: not this run's files by name
+            selected = self._text(scope, given, path, "name")
+            kind = "name" if "name" in given else "pattern"
+            if kind == "pattern":
+                selected = self._text(scope, given, path, "pattern") or "*"
+            self.fetches.append(
+                Fetch(
+                    job=site.job,
+                    caller=caller,
+                    loc=doc.loc((*path, "with", kind)) if kind in given or kind == "name" else loc,
+                    select=selected,
+                    kind=kind,
+                    path=publish.norm(self._text(scope, given, path, "path") or "."),
+                    merge=self._text(scope, given, path, "merge-multiple").lower() == "true",
+                    version=version,
+                    order=self.order,
+                )
+            )
+        elif name == actions.PYPI:
+            folder = self._text(scope, given, path, "packages-dir") or self._text(
+                scope, given, path, "packages_dir"
+            )
+            self._publisher(
+                site, loc, "pypa/gh-action-pypi-publish", (publish.norm(f"{folder or 'dist'}/*"),)
+            )
+        elif name == actions.GH_RELEASE:
+            base = self._text(scope, given, path, "working_directory") or "."
+            globs = publish.split_files(self._text(scope, given, path, "files"))
+            self._publisher(
+                site,
+                loc,
+                "softprops/action-gh-release",
+                tuple(publish.norm(f, base) for f in globs),
+            )
+        elif name == actions.MATURIN:
+            if self._text(scope, given, path, "command") == "upload":
+                found = publish.read_script(
+                    "maturin upload " + self._text(scope, given, path, "args"), "."
+                )
+                for command in found:
+                    if isinstance(command, publish.Command):
+                        self._publisher(site, loc, "maturin upload", command.reads)
+        elif not uses.startswith(("./", "docker://")) and name not in actions.INERT:
+            self.unread.append(
+                Unresolved(
+                    loc,
+                    uses,
+                    "a remote action stagegate does not know: what it uploads, downloads or "
+                    "publishes is not read",
+                )
+            )
+
+    def _publisher(self, site: Site, loc: Loc, tool: str, reads: tuple[str, ...]) -> None:
+        self.publishers.append(
+            Publisher(
+                job=site.job,
+                caller=site.callers[0] if site.callers else "",
+                loc=loc,
+                tool=tool,
+                reads=reads,
+                order=self.order,
+            )
+        )
+
+    def on_run(self, site: Site, path: DocPath, step: Mapping[str, Any], scope: Scope) -> None:
+        if not site.runs or not _SCRIPT_WORDS.search(step["run"]):
+            return
+        self.order += 1
+        lines = re.sub(r"\\\n", " ", step["run"]).splitlines()
+        script = "\n".join(line for line in lines if _SCRIPT_WORDS.search(line))
+        value = scope.evaluate(script, (*path, "run"))
+        base = step.get("working-directory")
+        base = publish.norm(base) if isinstance(base, str) else "."
+        caller = site.callers[0] if site.callers else ""
+        loc = site.doc.loc((*path, "run"))
+        for found in publish.read_script(shown(value), base):
+            if isinstance(found, publish.Command):
+                self._publisher(site, loc, found.tool, found.reads)
+            else:
+                self.moves.append(Moving(job=site.job, caller=caller, move=found, order=self.order))
+
+
+# --------------------------------------------------------------------------- run kinds
+
+
+def workflow_events(data: Mapping[str, Any]) -> set[str]:
+    """The run kinds a workflow's ``on:`` starts it for."""
+    on = data.get("on")
+    out: set[str] = set()
+    for trigger in sorted(triggers_of(dict(data))):
+        spec = on.get(trigger) if isinstance(on, dict) else None
+        if trigger == "push":
+            if isinstance(spec, dict) and ("tags" in spec or "tags-ignore" in spec):
+                out.add("push-tag")
+                if "branches" in spec or "branches-ignore" in spec:
+                    out.add("push-branch")
+            elif isinstance(spec, dict) and ("branches" in spec or "branches-ignore" in spec):
+                out.add("push-branch")
+            else:
+                out |= {"push-tag", "push-branch"}
+        elif trigger in ("pull_request", "pull_request_target"):
+            out.add("pull_request")
+        else:
+            out.add(trigger)
+    return out
+
+
+_EVENT_IS = re.compile(r"github\.event_name\s*==\s*['\"]([a-z_]+)['\"]")
+_EVENT_NOT = re.compile(r"github\.event_name\s*!=\s*['\"]([a-z_]+)['\"]")
+_TAG_REF = re.compile(
+    r"(?P<neg>!\s*)?(?:startsWith\(\s*github\.(?:event\.)?ref\s*,\s*['\"]refs/tags"
+    r"|contains\(\s*github\.ref\s*,\s*['\"]refs/tags"
+    r"|github\.ref_type\s*==\s*['\"]tag['\"])"
+)
+
+
+def _event_names(name: str, events: set[str]) -> set[str]:
+    if name == "push":
+        return events & {"push-tag", "push-branch"}
+    if name == "pull_request_target":
+        return events & {"pull_request"}
+    return events & {name}
+
+
+def job_events(events: set[str], condition: Any) -> set[str]:
+    """The run kinds a job runs on: its workflow's, narrowed by what its ``if:`` requires
+    of ``github.event_name`` and ``github.ref``."""
+    if not isinstance(condition, str):
+        return set(events) if condition is not False else set()
+    text = condition
+    named = _EVENT_IS.findall(text)
+    if named and "!" not in text.split("github.event_name")[0][-2:]:
+        kept: set[str] = set()
+        for name in named:
+            kept |= _event_names(name, events)
+        events = kept
+    for name in _EVENT_NOT.findall(text):
+        events = events - _event_names(name, events)
+    for found in _TAG_REF.finditer(text):
+        if found.group("neg"):
+            events = events - {"push-tag", "release"}
+        else:
+            events = events & {"push-tag", "release", "workflow_dispatch"}
+    return events
+
+
+# --------------------------------------------------------------------------- following the files
+
+
+def _needs(jobs: Mapping[str, Any], job: str) -> set[str]:
+    """The jobs ``job`` waits for, directly or not."""
+    out: set[str] = set()
+    todo = [job]
+    while todo:
+        spec = jobs.get(todo.pop())
+        raw = spec.get("needs") if isinstance(spec, dict) else None
+        names = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+        for name in names:
+            if isinstance(name, str) and name not in out:
+                out.add(name)
+                todo.append(name)
+    return out
+
+
+def _glob_name(name: str) -> bool:
+    return bool(publish.GLOB_CHARS & set(name))
+
+
+def _pattern_matches(pattern: str, name: str) -> bool:
+    import fnmatch
+
+    return any(
+        fnmatch.fnmatchcase(name, p.replace("**", "*")) for p in publish.expand_braces(pattern)
+    )
+
+
+def _same_backend(a: int | None, b: int | None) -> bool:
+    ba, bb = actions.backend(a), actions.backend(b)
+    return ba is None or bb is None or ba == bb
+
+
+def _where(loc: Loc) -> str:
+    return f"{loc.file}:{loc.line}"
+
+
+class _Steps:
+    """The download, publish and file-moving steps of one job, in the order they run."""
+
+    def __init__(self) -> None:
+        self.fetches: list[Fetch] = []
+        self.publishers: list[Publisher] = []
+        self.moves: list[Moving] = []
+
+    def add(self, item: Fetch | Publisher | Moving) -> None:
+        if isinstance(item, Fetch):
+            self.fetches.append(item)
+        elif isinstance(item, Publisher):
+            self.publishers.append(item)
+        else:
+            self.moves.append(item)
+
+
+class _Run:
+    """The artifacts of one run of one workflow, and what its jobs do with them."""
+
+    def __init__(
+        self, reader: ShipReader, root: str, jobs: Mapping[str, Any], contexts: list[Context]
+    ) -> None:
+        self.reader = reader
+        self.root = root
+        self.jobs = jobs
+        self.contexts = contexts
+
+    def visible(self, top: str) -> list[Context]:
+        """The upload contexts a job of this run can rely on: its own and its needs'."""
+        job = top.partition("#")[2]
+        waits = {f"{self.root}#{n}" for n in _needs(self.jobs, job)} | {top}
+        return [c for c in self.contexts if c.top in waits]
+
+    def artifacts(self, top: str) -> dict[str, list[tuple[Context, str]]]:
+        """Name -> (context, folder inside the artifact) of what ``top`` can download;
+        merges add their artifact (their sources, flat or one folder each)."""
+        found: dict[str, list[tuple[Context, str]]] = {}
+        visible = self.visible(top)
+        for ctx in visible:
+            found.setdefault(ctx.name, []).append((ctx, ""))
+        job = top.partition("#")[2]
+        waits = {f"{self.root}#{n}" for n in _needs(self.jobs, job)}
+        for merge in self.reader.merges:
+            if (merge.caller or merge.job) not in waits:
+                continue
+            merged = [
+                (ctx, ctx.name if merge.separate else "")
+                for ctx in self.visible(merge.caller or merge.job)
+                if _pattern_matches(merge.pattern, ctx.name)
+            ]
+            found.setdefault(merge.name, []).extend(merged)
+        return found
+
+
+def _select(
+    fetch: Fetch, artifacts: Mapping[str, list[tuple[Context, str]]]
+) -> tuple[dict[str, list[tuple[Context, str]]], list[Context]]:
+    """The artifacts a download takes (same backend), and the contexts it names but
+    cannot see (the other backend)."""
+    if fetch.kind == "name":
+        names = [fetch.select] if fetch.select in artifacts else []
+    else:
+        names = [n for n in artifacts if _pattern_matches(fetch.select, n)]
+    taken: dict[str, list[tuple[Context, str]]] = {}
+    hidden: list[Context] = []
+    for name in names:
+        for ctx, inner in artifacts[name]:
+            if _same_backend(ctx.version, fetch.version):
+                taken.setdefault(name, []).append((ctx, inner))
+            else:
+                hidden.append(ctx)
+    return taken, hidden
+
+
+def _landed(
+    fetch: Fetch, taken: Mapping[str, list[tuple[Context, str]]]
+) -> list[tuple[Context, str]]:
+    """Where each taken context's files land: path globs from the workspace."""
+    version = fetch.version or 0
+    flat = (
+        fetch.kind == "name"
+        or (fetch.merge and version >= actions.NEW_BACKEND)
+        or (version >= actions.SINGLE_FLAT_SINCE and len(taken) == 1)
+    )
+    out: list[tuple[Context, str]] = []
+    for name, items in taken.items():
+        for ctx, inner in items:
+            for file in publish.artifact_files(ctx.path) or ("*",):
+                parts = [fetch.path, *([] if flat else [name]), *([inner] if inner else []), file]
+                out.append((ctx, publish.norm("/".join(parts))))
+    return out
+
+
+def bare_migration(root: Path) -> Migration:
+    """No model: no flags, no axes, no binds; the workflows as they are."""
+    loc = Loc("migration.yaml", 1, 1)
+    return Migration(
+        version=1,
+        id="continuity",
+        stage=0,
+        stage_loc=loc,
+        stages_dir="stages",
+        axes={},
+        flags={},
+        producers={},
+        consumers={},
+        releases={},
+        file="migration.yaml",
+        root=root,
+        workflows=WorkflowSettings(),
+    )
+
+
+def ships(root: Path, paths: Sequence[str] = DEFAULT_WORKFLOW_PATHS) -> Side:
+    """Each release job of the workflows under ``root`` and what reaches its publish steps."""
+    files = Files(root)
+    reader = ShipReader(bare_migration(root), files)
+    reader.run(discover(root, paths))
+    return _follow(reader)
+
+
+def _follow(reader: ShipReader) -> Side:
+    findings: dict[str, Finding] = {}
+    releases: list[Release] = []
+    by_root: dict[str, list[Context]] = {}
+    for ctx in reader.contexts:
+        by_root.setdefault(ctx.top.partition("#")[0], []).append(ctx)
+    steps: dict[str, _Steps] = {}
+    items: list[Fetch | Publisher | Moving] = [*reader.fetches, *reader.publishers, *reader.moves]
+    for item in items:
+        if not item.caller:
+            steps.setdefault(item.job, _Steps()).add(item)
+    for rel in sorted(reader.files.docs):
+        doc = reader.files.docs[rel]
+        jobs = doc.data.get("jobs")
+        if not isinstance(jobs, dict):
+            continue
+        events = workflow_events(doc.data)
+        if events <= {"workflow_call"}:
+            continue  # a reusable workflow: its jobs run in the callers' runs
+        run = _Run(reader, rel, jobs, by_root.get(rel, []))
+        _collisions(run, findings)
+        for job_id, spec in jobs.items():
+            if not isinstance(spec, dict):
+                continue
+            top = f"{rel}#{job_id}"
+            kinds = job_events(events, spec.get("if"))
+            release = _release(
+                run, top, steps.get(top, _Steps()), kinds, doc.key_loc(("jobs", job_id)), findings
+            )
+            if release is not None:
+                releases.append(release)
+    return Side(
+        releases=tuple(releases),
+        findings=tuple(findings.values()),
+        unresolved=tuple(
+            sorted(
+                {
+                    (u.loc, u.expression): u for u in [*reader.unresolved.values(), *reader.unread]
+                }.values(),
+                key=lambda u: (u.loc, u.expression),
+            )
+        ),
+        files=tuple(sorted(reader.files.docs)),
+        contexts=tuple(sorted(reader.contexts)),
+    )
+
+
+def _collisions(run: _Run, findings: dict[str, Finding]) -> None:
+    """Two upload contexts of one run making one name on the v4 backend."""
+    by_name: dict[str, list[Context]] = {}
+    for ctx in run.contexts:
+        if ctx.version is not None and ctx.version >= actions.NEW_BACKEND:
+            by_name.setdefault(ctx.name, []).append(ctx)
+    for name, contexts in sorted(by_name.items()):
+        if len(contexts) < 2:
+            continue
+        overwrite = any(c.overwrite for c in contexts)
+        kind = "upload-overwrite" if overwrite else "upload-collision"
+        what = (
+            "each upload deletes the one before (overwrite: true): the artifact keeps only the "
+            "last one's files"
+            if overwrite
+            else "upload-artifact v4+ refuses the second upload of a name (409 Conflict): "
+            "only one of them exists"
+        )
+        named = ", ".join(f"{c.label()} ({_where(c.loc)})" for c in contexts)
+        findings[f"{kind} {run.root} {name}"] = Finding(
+            kind=kind,
+            loc=contexts[-1].loc,
+            key=f"{kind} {run.root} {name}",
+            message=f"{len(contexts)} upload contexts make the artifact {name!r}: {named}; {what}",
+            contexts=tuple(contexts),
+        )
+
+
+def _release(
+    run: _Run,
+    top: str,
+    here: _Steps,
+    kinds: set[str],
+    loc: Loc,
+    findings: dict[str, Finding],
+) -> Release | None:
+    """The release job ``top`` (None: not one): the contexts that reach its publish steps."""
+    if not kinds & RELEASE_EVENTS:
+        return None
+    fetches, publishers, moves = here.fetches, here.publishers, here.moves
+    if not publishers and (not fetches or kinds - RELEASE_EVENTS):
+        return None  # publishes nothing: a release only where it runs for releases alone
+    artifacts = run.artifacts(top)
+    landed: list[tuple[Context, str, int]] = []
+    selected: list[Context] = []
+    job = top.partition("#")[2]
+    for fetch in fetches:
+        if fetch.kind == "name" and _glob_name(fetch.select):
+            findings[f"exact-name-glob {top} {fetch.select}"] = Finding(
+                kind="exact-name-glob",
+                loc=fetch.loc,
+                key=f"exact-name-glob {top} {fetch.select}",
+                message=f"release job {job}: download name: {fetch.select!r} is an exact name and "
+                "artifact names cannot hold * or ?: it selects nothing; use pattern: (with "
+                "merge-multiple: true to land the files in one folder)",
+            )
+        taken, hidden = _select(fetch, artifacts)
+        if hidden:
+            named = ", ".join(
+                sorted({f"{c.label()} ({_where(c.loc)}, v{c.version})" for c in hidden})
+            )
+            findings[f"backend-mismatch {top} {fetch.select}"] = Finding(
+                kind="backend-mismatch",
+                loc=fetch.loc,
+                key=f"backend-mismatch {top} {fetch.select}",
+                message=f"release job {job}: download-artifact v{fetch.version} cannot see "
+                f"{fetch.select!r}, uploaded with the other artifact backend by {named} "
+                "(v4+ and v1-v3 do not see each other's artifacts); it receives none of their files",
+                contexts=tuple(hidden),
+            )
+        selected += [ctx for items in taken.values() for ctx, _ in items]
+        landed += [(ctx, where, fetch.order) for ctx, where in _landed(fetch, taken)]
+    reached: dict[tuple[Any, ...], Context] = {}
+    if publishers:
+        for publisher in publishers:
+            for ctx, where, order in landed:
+                places = [where]
+                for move in moves:
+                    if order < move.order < publisher.order:
+                        places = [p for place in places for p in publish.moved(place, move.move)]
+                if any(publish.glob_meets(r, p) for r in publisher.reads for p in places):
+                    reached[ctx.key] = ctx
+    else:
+        reached = {ctx.key: ctx for ctx in selected}
+    file, _, job_id = top.partition("#")
+    return Release(
+        file=file,
+        job=job_id,
+        caller="",
+        loc=loc,
+        events=tuple(sorted(kinds)),
+        contexts=tuple(sorted(reached.values())),
+        publishes=bool(publishers),
+    )

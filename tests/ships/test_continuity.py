@@ -1,0 +1,316 @@
+"""`stagegate continuity` as a user sees it: the text report, the GitHub annotations, and
+bad input (unknown refs, unreadable workflows, versions that cannot be read, names that
+cannot be evaluated), each beside a harmless control."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, Result
+from scratch import Repo, dedent, init, pin_git, tree_pair
+
+CORPUS = FIXTURES / "continuity"
+Sg = Callable[..., Result]
+WF = ".github/workflows/release.yml"
+
+
+@pytest.fixture(autouse=True)
+def _git(monkeypatch: pytest.MonkeyPatch) -> None:
+    pin_git(monkeypatch)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+def two_trees(root: Path, case: str, head: str) -> tuple[Repo, str, str]:
+    return tree_pair(root, CORPUS / case, head)
+
+
+RELEASE = dedent(
+    """\
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      wheels:
+        runs-on: ${{ matrix.os }}
+        strategy:
+          matrix:
+            os: [ubuntu-latest, windows-latest]
+        steps:
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.os }}
+              path: wheelhouse/*.whl
+      publish:
+        needs: wheels
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/download-artifact@v4
+            with:
+              pattern: wheels-*
+              path: dist
+              merge-multiple: true
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+
+
+def small(root: Path, head: str) -> tuple[Repo, str]:
+    """A repository whose base is RELEASE and whose HEAD is ``head``."""
+    repo = init(root)
+    repo.write(WF, RELEASE)
+    base = repo.commit("base")
+    repo.write(WF, head)
+    repo.commit("head")
+    return repo, base
+
+
+def test_text_names_each_release_and_what_it_lost(sg: Sg, tmp_path: Path) -> None:
+    repo, base, head = two_trees(tmp_path / "r", "r01-starlark-sdist-only", "after")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 1
+    lost = [
+        f"  lost: wheels{{os={os}, py={py}}} ('artifact', .github/workflows/wheels.yml:22)"
+        for os in ("macos-latest", "ubuntu-latest")
+        for py in ("cp311", "cp312")
+    ]
+    assert result.out.splitlines() == [
+        "release job gh_release (.github/workflows/wheels.yml:26; runs on push-tag): "
+        "1 upload context reaches its publish step, 5 at the base",
+        *lost,
+        "release job pypi (.github/workflows/wheels.yml:38; runs on push-tag): "
+        "1 upload context reaches its publish step, 5 at the base",
+        *lost,
+        f"continuity {base[:12]} -> HEAD ({head[:12]}): 2 release jobs, 8 lost, 0 gained, "
+        "0 renamed, 0 new findings: FAILED",
+    ]
+
+
+def test_the_usual_v4_migration_is_information(sg: Sg, tmp_path: Path) -> None:
+    repo, base, head = two_trees(tmp_path / "r", "s06-v4-migration-no-alarm", "after")
+    result = sg("continuity", "--base", base, "--head", head, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert result.out.splitlines()[0] == (
+        "release job publish (.github/workflows/release.yml:26; runs on push-tag): "
+        "7 upload contexts reach its publish step, 7 at the base"
+    )
+    assert "  renamed: sdist: 'dist' -> 'dist-sdist'" in result.out.splitlines()
+    assert result.out.splitlines()[-1].endswith(
+        "1 release job, 0 lost, 0 gained, 7 renamed, 0 new findings: ok"
+    )
+
+
+def test_json_keys(sg: Sg, tmp_path: Path) -> None:
+    repo, base, head = two_trees(tmp_path / "r", "r11-socs-reusable-adds-artifacts", "after")
+    data = json.loads(sg("continuity", "--base", base, "--format", "json", cwd=repo.root).out)
+    assert set(data) == {"ok", "base", "head", "releases", "findings", "resolved", "unresolved"}
+    assert (data["base"], data["head"]) == (base, head)
+    (release,) = data["releases"]
+    assert release["file"] == ".github/workflows/deploy.yml"
+    assert release["job"] == "pypi-publish"
+    assert release["events"] == ["push-tag", "release"]
+    assert release["lost"] == [
+        {
+            "file": ".github/workflows/deploy.yml",
+            "job": "wheel",
+            "caller": None,
+            "matrix": {},
+            "name": "artifact",
+            "path": "./dist/",
+        }
+    ]
+    assert release["head"] == [] and release["selects_nothing"] is True
+
+
+def test_github_annotations_sit_on_the_heads_changed_lines(sg: Sg, tmp_path: Path) -> None:
+    repo, base, _head = two_trees(tmp_path / "r", "s01-class1-two-jobs-one-name", "after")
+    changed = repo.git("diff", "-U0", base, "HEAD")
+    result = sg("continuity", "--base", base, "--format", "github", cwd=repo.root)
+    assert result.code == 1
+    (line,) = [x for x in result.out.splitlines() if x.startswith("::error")]
+    assert line.startswith(
+        "::error file=.github/workflows/release.yml,line=10,col=15,"
+        "title=stagegate continuity%3A upload-collision::2 upload contexts make the artifact 'dist'"
+    )
+    assert "@@ -10 +10 @@" in changed  # the line the annotation sits on is one the diff shows
+    assert "release job publish (.github/workflows/release.yml) would ship 1 of its 2" in line
+
+
+def test_unknown_ref_is_a_git_error_saying_how_to_fetch(sg: Sg, tmp_path: Path) -> None:
+    repo, _base = small(tmp_path / "r", RELEASE)
+    result = sg("continuity", "--base", "origin/main", cwd=repo.root)
+    assert result.code == 3
+    assert "unknown git ref 'origin/main'" in result.err
+    assert "git fetch origin main:refs/remotes/origin/main" in result.err
+    assert sg("continuity", "--base", "HEAD~1", cwd=repo.root).code == 0  # control
+
+
+def test_outside_a_repository(sg: Sg, tmp_path: Path) -> None:
+    result = sg("continuity", "--base", "main", cwd=tmp_path)
+    assert result.code == 3
+    assert "is not in a git repository" in result.err
+
+
+def test_unreadable_head_workflow_names_commit_file_and_line(sg: Sg, tmp_path: Path) -> None:
+    repo, base = small(
+        tmp_path / "r", RELEASE.replace("    needs: wheels\n", "    needs: [wheels\n")
+    )
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 2
+    assert result.err.startswith(".github/workflows/release.yml:")
+    assert "at HEAD (" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_a_commit_pin_reads_its_version_comment_or_is_unresolved(sg: Sg, tmp_path: Path) -> None:
+    sha = "0" * 39 + "1"
+    pinned = RELEASE.replace(
+        "actions/upload-artifact@v4", f"actions/upload-artifact@{sha} # v4.6.2"
+    ).replace("actions/download-artifact@v4", f"actions/download-artifact@{sha} # v4.3.0")
+    repo, base = small(tmp_path / "r", pinned)
+    data = json.loads(sg("continuity", "--base", base, "--format", "json", cwd=repo.root).out)
+    assert data["ok"] is True and data["unresolved"] == []  # control: the comments are read
+    repo.write(WF, pinned.replace(" # v4.6.2", ""))
+    repo.commit("no comment")
+    result = sg("continuity", "--base", base, "--format", "json", cwd=repo.root)
+    data = json.loads(result.out)
+    assert data["unresolved"] == [
+        {
+            "file": WF,
+            "line": 11,
+            "expression": f"actions/upload-artifact@{sha}",
+            "reason": "the major version of this action is not in its ref (pin a tag, or keep "
+            "the tag in a `# vN` comment after a commit pin)",
+        }
+    ]
+    assert result.code == 0  # never guessed to be v3: no mismatch invented
+
+
+def test_matrix_value_without_a_matrix_is_unresolved(sg: Sg, tmp_path: Path) -> None:
+    head = RELEASE.replace(
+        "    strategy:\n      matrix:\n        os: [ubuntu-latest, windows-latest]\n", ""
+    ).replace("runs-on: ${{ matrix.os }}", "runs-on: ubuntu-latest")
+    repo, base = small(tmp_path / "r", head)
+    data = json.loads(sg("continuity", "--base", base, "--format", "json", cwd=repo.root).out)
+    assert [(u["file"], u["line"], u["expression"]) for u in data["unresolved"]] == [
+        (WF, 10, "${{ matrix.os }}")
+    ]
+    (release,) = data["releases"]
+    assert [c["name"] for c in release["head"]] == ["wheels-${{ matrix.os }}"]
+
+
+def test_a_needs_edge_dropped_loses_the_context(sg: Sg, tmp_path: Path) -> None:
+    repo, base = small(tmp_path / "r", RELEASE.replace("    needs: wheels\n", ""))
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 1
+    assert (
+        "  lost: wheels{os=ubuntu-latest} ('wheels-ubuntu-latest', .github/workflows/release.yml:13)"
+        in result.out
+    )
+
+
+def test_an_unknown_publisher_is_unread_not_guessed(sg: Sg, tmp_path: Path) -> None:
+    head = RELEASE.replace("pypa/gh-action-pypi-publish@release/v1", "example/publish-anything@v2")
+    repo, base = small(tmp_path / "r", head)
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert (
+        ".github/workflows/release.yml:24: unresolved example/publish-anything@v2: a remote "
+        "action stagegate does not know: what it uploads, downloads or publishes is not read"
+    ) in result.out.splitlines()
+
+
+def test_no_workflows_at_all(sg: Sg, tmp_path: Path) -> None:
+    repo = init(tmp_path / "r")
+    repo.write("README", "x\n")
+    base = repo.commit("one")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 0
+    assert result.out.splitlines()[0] == (
+        "no release job (tag push, release or workflow_dispatch) at either commit"
+    )
+
+
+def test_a_symlinked_workflow_leading_out_is_not_read(sg: Sg, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.yml"
+    outside.write_text(RELEASE)
+    repo = init(tmp_path / "r")
+    repo.write(WF, RELEASE)
+    base = repo.commit("base")
+    (repo.root / WF).unlink()
+    (repo.root / WF).symlink_to(outside)
+    repo.commit("link")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 1  # the release is gone at the head: nothing is read from outside
+    assert "gone at the head" in result.out
+
+
+SCRIPTED = dedent(
+    """\
+    on: workflow_dispatch
+    jobs:
+      publish:
+        runs-on: ubuntu-latest
+        steps:
+          - run: ./ci/tools/download-wheels "$RUN_ID" dist
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+
+
+def test_a_release_fed_by_an_unread_script_is_information_while_unchanged(
+    sg: Sg, tmp_path: Path
+) -> None:
+    repo = init(tmp_path / "r")
+    repo.write(".github/workflows/publish.yml", SCRIPTED)
+    base = repo.commit("base")
+    repo.write("README", "x\n")
+    repo.commit("head")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 0
+    assert result.out.splitlines()[1] == (
+        "  selects nothing at either commit: no upload of the run reaches what it publishes "
+        "(its files come from a script or another run stagegate does not read)"
+    )
+    # control: the same release losing what it shipped fails
+    repo2, base2 = small(tmp_path / "r2", RELEASE.replace("pattern: wheels-*", "pattern: whl-*"))
+    assert sg("continuity", "--base", base2, cwd=repo2.root).code == 1
+
+
+HOSTILE = {
+    "on-list": "on: [push]\njobs:\n  p:\n    runs-on: x\n    steps:\n      - uses: actions/download-artifact@v4\n      - uses: pypa/gh-action-pypi-publish@v1\n",
+    "on-none": "jobs:\n  p:\n    steps: []\n",
+    "with-list": "on: release\njobs:\n  p:\n    steps:\n      - uses: actions/upload-artifact@v4\n        with: [1,2]\n",
+    "with-int-name": "on: release\njobs:\n  p:\n    steps:\n      - uses: actions/upload-artifact@v4\n        with:\n          name: 5\n          path: 7\n          overwrite: true\n      - uses: actions/download-artifact@v4\n        with:\n          name: 5\n          merge-multiple: 1\n      - uses: softprops/action-gh-release@v2\n        with:\n          files: 9\n",
+    "needs-weird": "on: release\njobs:\n  p:\n    needs: {a: 1}\n    steps:\n      - uses: actions/download-artifact@v4\n      - run: twine upload\n",
+    "if-bool": "on: release\njobs:\n  p:\n    if: false\n    steps:\n      - uses: actions/download-artifact@v4\n      - run: twine upload\n",
+    "run-weird": "on: release\njobs:\n  p:\n    steps:\n      - run: \"gh release upload 'unterminated\\ncp\\nmv a\\ntwine upload -r\"\n      - uses: actions/download-artifact@v4\n        with:\n          pattern: '{a,b'\n",
+    "uses-empty": "on: release\njobs:\n  p:\n    steps:\n      - uses: '@'\n      - uses: 'actions/upload-artifact@'\n      - uses: actions/download-artifact@vv\n",
+    "push-none": "on:\n  push:\n  release:\njobs:\n  p:\n    steps:\n      - uses: actions/download-artifact@v4\n        with:\n          path: ../../etc\n      - run: mv ../../etc/* dist/ && twine upload dist/*\n",
+    "merge": "on: release\njobs:\n  a:\n    steps:\n      - uses: actions/upload-artifact/merge@v4\n        with:\n          pattern: '[!'\n  p:\n    needs: a\n    steps:\n      - uses: actions/download-artifact@v4\n        with: {name: merged-artifacts}\n      - run: twine upload '*'\n",
+    "maturin": "on: release\njobs:\n  p:\n    steps:\n      - uses: PyO3/maturin-action@v1\n        with:\n          command: upload\n          args: --skip-existing '\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_workflows_never_trace_back(sg: Sg, tmp_path: Path, name: str) -> None:
+    """Odd shapes (wrong types, unterminated quotes, empty refs, paths out of the
+    workspace, broken globs) are read, refused with their place, or left unresolved."""
+    repo = init(tmp_path / "r")
+    repo.write("README", "x\n")
+    base = repo.commit("base")
+    repo.write(".github/workflows/x.yml", HOSTILE[name])
+    repo.commit("head")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    if name == "with-list":
+        assert result.code == 2
+        assert result.err.startswith(".github/workflows/x.yml:6:15: at HEAD ("), result.err
+        assert "with must be a mapping (key: value); fix the workflow." in result.err
+    elif name in ("uses-empty", "with-int-name"):  # a new release that ships an upload
+        assert result.code == 1, result.out
+        assert "0 lost, 1 gained" in result.out.splitlines()[-1]
+    else:
+        assert result.code == 0, result.out  # nothing shipped at the base; nothing new lost
+        assert result.out.splitlines()[-1].endswith(": ok")

@@ -1,0 +1,68 @@
+"""What a publish step reads and where files land: the path-glob intersection, the
+layout of an artifact, and the commands read from `run:` scripts."""
+
+from __future__ import annotations
+
+import pytest
+
+from stagegate.ci.publish import Command, Move, artifact_files, glob_meets, moved, read_script
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "meet"),
+    [
+        ("dist/*", "dist/*.whl", True),
+        ("dist/*", "dist/wheels-linux/*.whl", False),  # pypa publish reads the top only
+        ("dist/**/*", "dist/wheels-linux/*.whl", True),  # softprops recurses with **
+        ("*.whl", "*.tar.gz", False),
+        ("wheels-*/*", "wheels-linux-64/*.whl", True),
+        ("sdist/*.tar.gz", "wheels/*.tar.gz", False),
+        ("out/*.whl", "out/*", True),
+        ("a[0-9]/*", "a5/x", True),
+        ("a[!0-9]/*", "a5/x", False),
+    ],
+)
+def test_glob_meets(a: str, b: str, meet: bool) -> None:
+    assert glob_meets(a, b) is meet
+    assert glob_meets(b, a) is meet
+
+
+@pytest.mark.parametrize(
+    ("path", "files"),
+    [
+        ("wheelhouse/*.whl", ("*.whl",)),
+        ("./dist/", ("*",)),
+        ("dist/pkg-1.0.tar.gz", ("pkg-1.0.tar.gz",)),
+        ("dist/*.tar.gz\ndist/*.zip", ("*.tar.gz", "*.zip")),
+        ("a/x/*.whl\na/y/*.whl\n!a/y/skip.whl", ("x/*.whl", "y/*.whl")),
+    ],
+)
+def test_artifact_files_are_relative_to_the_paths_folder(path: str, files: tuple[str, ...]) -> None:
+    assert artifact_files(path) == files
+
+
+def test_scripts() -> None:
+    script = (
+        'gh release upload "$GITHUB_REF_NAME" sbctl-* --clobber\n'
+        "python -m twine upload -r testpypi wheels/*.whl sdist/*.tar.gz\n"
+        "mv -v wheelhouse/* dist/ && maturin upload --skip-existing wheels-*/*\n"
+        "echo twine upload   # a comment: twine upload fake/*\n"
+    )
+    assert read_script(script, ".") == [
+        Command(tool="gh release upload", reads=("sbctl-*",)),
+        Command(tool="twine upload", reads=("wheels/*.whl", "sdist/*.tar.gz")),
+        Move(copy=False, sources=("wheelhouse/*",), dest="dist"),
+        Command(tool="maturin upload", reads=("wheels-*/*",)),
+    ]
+    assert read_script("twine upload dist/*", "pkg") == [
+        Command(tool="twine upload", reads=("pkg/dist/*",))
+    ]
+
+
+def test_moved() -> None:
+    move = Move(copy=False, sources=("wheelhouse/*",), dest="dist")
+    assert moved("wheelhouse/*.whl", move) == ["dist/*.whl"]
+    assert moved("wheelhouse/wheels-linux/*.whl", move) == ["dist/wheels-linux/*.whl"]
+    assert moved("other/*.whl", move) == ["other/*.whl"]
+    copy = Move(copy=True, sources=("wheelhouse/*",), dest="dist")
+    assert moved("wheelhouse/*.whl", copy) == ["wheelhouse/*.whl", "dist/*.whl"]
