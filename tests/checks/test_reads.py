@@ -31,7 +31,7 @@ def test_every_kind_declares_what_it_reads_and_the_docs_table_agrees() -> None:
         listed[TABLE[reads]] = set(re.findall(r"`([a-z-]+)`", kinds))
     assert listed == {what: set(checks.reading(what)) for what in checks.READS}
     assert set().union(*listed.values()) == set(checks.kinds())
-    assert checks.reading("repository") == {"retired", "flags-wired", "workflows"}
+    assert checks.reading("repository") == {"retired", "flags-wired", "workflows", "reuse-safe"}
 
 
 @pytest.mark.parametrize("kind", sorted(checks.kinds()))
