@@ -644,10 +644,12 @@ def test_a_hostile_stage_title_stays_on_its_line(
 def test_mutated_inputs_end_cleanly_in_flags_flag_and_matrix(
     chunk: range, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The fuzz corpus of tests/fuzzkit.py, through the CI commands and their writes."""
+    """The fuzz corpus of tests/fuzzkit.py, through the CI commands and their writes
+    (after ``validate``: what it refuses, they refuse alike; fuzzkit.exercise)."""
     import fuzzkit
 
     ours = (
+        ("validate",),
         ("flags", "--format", "github"),
         ("flags", "--format", "json"),
         ("flags", "--format", "env", "--stage", "1"),

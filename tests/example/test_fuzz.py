@@ -38,11 +38,13 @@ from fuzzkit import (
     ODD_VALUES,
     Outcome,
     Project,
+    commands,
     exercise,
     mutate,
     run_cases,
     run_in_process,
     seeds,
+    write_project,
 )
 
 
@@ -55,6 +57,25 @@ def _chunks(total: int, offset: int) -> list[range]:
 )
 def test_mutated_inputs_end_cleanly(seeds_: range, tmp_path: Path) -> None:
     run_cases(seeds_, tmp_path)
+
+
+def test_what_validate_refuses_every_command_refuses_alike(tmp_path: Path) -> None:
+    """Why ``exercise`` stops at ``validate`` on refused input: every command loads the
+    files the same way first, and ends with the same code and message."""
+    refused = 0
+    corpus = seeds()
+    for seed in range(8):
+        case = mutate(seed, corpus)
+        write_project(tmp_path / "case", case.files)
+        argv = ["-f", str(tmp_path / "case" / "migration.yaml")]
+        outcomes = [run_in_process([*argv, *command]) for command in commands()]
+        first = outcomes[0]
+        if first.code != 2:
+            continue
+        refused += 1
+        for outcome in outcomes[1:]:
+            assert (outcome.code, outcome.out, outcome.err) == (2, first.out, first.err), seed
+    assert refused >= 4  # the corpus mostly breaks the files: the claim is tested
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -22,7 +22,10 @@ from stagegate import fs
 from stagegate.commands import flip
 
 Sg = Callable[..., Result]
-ROUNDS = 100
+ROUNDS = 20
+"""Races per run: the barrier makes every round a race; more rounds only sample more
+orders of the two writes (``--fuzz-long`` runs LONG_ROUNDS)."""
+LONG_ROUNDS = 200
 
 
 def _flip_in_a_child(command: str, folder: str, barrier: Any, codes: Any, slot: int) -> None:
@@ -47,10 +50,13 @@ def _flip_in_a_child(command: str, folder: str, barrier: Any, codes: Any, slot: 
     os._exit(0)
 
 
-def test_two_flips_started_together_never_both_succeed(tmp_path: Path) -> None:
+def test_two_flips_started_together_never_both_succeed(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    rounds = LONG_ROUNDS if request.config.getoption("--fuzz-long") else ROUNDS
     context = multiprocessing.get_context("fork")
     winners: dict[str, int] = {"advance": 0, "rollback": 0}
-    for round_ in range(ROUNDS):
+    for round_ in range(rounds):
         folder = tmp_path / f"r{round_}"
         write_small(folder)
         path = folder / "migration.yaml"
@@ -74,7 +80,7 @@ def test_two_flips_started_together_never_both_succeed(tmp_path: Path) -> None:
         expected = "stage: 2\n" if winner == "advance" else "stage: 0\n"
         assert path.read_text() == SMALL.replace("stage: 0\n", expected), round_
         assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []
-    assert sum(winners.values()) == ROUNDS
+    assert sum(winners.values()) == rounds
 
 
 EDIT = b"# an edit saved meanwhile\n"

@@ -107,8 +107,12 @@ def test_a_bare_repository(command: str, tmp_path: Path, sg: Sg) -> None:
     shutil.copytree(origin.root / "stages", bare / "stages")
     result = sg(*COMMANDS[command], cwd=bare)
     assert result.code == 3, result.output
-    assert str(bare) in result.err
-    assert "run stagegate inside a work tree (a clone with its files checked out)" in result.err
+    what = {
+        "audit": ": this git repository has no work tree (a bare clone?)",
+    }.get(command, " is a bare repository")
+    assert result.err == (
+        f"{bare}{what}; run stagegate inside a work tree (a clone with its files checked out).\n"
+    )
 
 
 def test_a_bare_repository_without_the_files_is_a_missing_file(tmp_path: Path, sg: Sg) -> None:
@@ -116,7 +120,11 @@ def test_a_bare_repository_without_the_files_is_a_missing_file(tmp_path: Path, s
     Repo(tmp_path).git("clone", "-q", "--bare", str(origin.root), str(tmp_path / "bare.git"))
     result = sg("audit", cwd=tmp_path / "bare.git")
     assert result.code == 2
-    assert "migration.yaml: no such file; run stagegate in the folder that holds" in result.err
+    assert result.err == (
+        "migration.yaml: no such file; run stagegate in the folder that holds migration.yaml or "
+        "one below it in its git repository, or pass -f PATH (or set $STAGEGATE_FILE); looked "
+        f"in {tmp_path / 'bare.git'} and the folders above it up to the repository's top.\n"
+    )
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -140,4 +148,12 @@ def test_outside_any_repository(tmp_path: Path, sg: Sg) -> None:
     for command, args in COMMANDS.items():
         result = sg(*args, cwd=tmp_path / "plain")
         assert result.code == 3, (command, result.output)
-        assert "not in a git repository" in result.err
+        assert result.err == f"{tmp_path / 'plain'} is not in a git repository" + (
+            " (git said: fatal: not a git repository (or any of the parent directories): .git)."
+            " stagegate searches the files git tracks: run it inside a clone of your repository"
+            " (cd into it, or pass -f path/to/migration.yaml), or create one with `git init`"
+            " and commit the files.\n"
+            if command == "audit"
+            else "; run stagegate inside a git work tree (a clone of your repository), or "
+            "`git init` one.\n"
+        ), command

@@ -150,8 +150,11 @@ def test_log_from_inside_another_repositorys_hook(
     ours, theirs = (r.git("rev-parse", "HEAD").strip()[:12] for r in (repo, other))
     result = sg("log", cwd=repo.root)
     assert result.code == 0, result.output
-    assert f"migration.yaml: created at stage 0 in {ours}" in result.out
-    assert theirs not in result.out
+    assert ours != theirs
+    assert result.out == (
+        f"migration.yaml: created at stage 0 in {ours} (2023-11-14T22:14:20+00:00, "
+        "Ada Flipper <ada@example.com>)\n0 stage flips, oldest first:\n"
+    )
 
 
 def _bug(*_args: object, **_kwargs: object) -> object:

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from stagegate.errors import InvalidInput, Loc, Problem, UsageError
-from stagegate.load.build import Builder
+from stagegate.load.build import Builder, check_runs_problem
 from stagegate.load.cache import ValidCache
 from stagegate.load.rules import Rules
 from stagegate.load.schema import dedupe, schema, schema_problems, validator_class
@@ -93,6 +93,9 @@ def load(
         for stage_file in stage_docs:
             problems += schema_problems("stage", stage_file.doc, rules)
         raise InvalidInput(dedupe([*unparsed, *problems]))
+    too_many = check_runs_problem(doc, stage_docs)
+    if too_many is not None:
+        raise InvalidInput([*problems, too_many])
     key = cache.key([(file_path.name, raw), *((f.shown, f.raw) for f in stage_docs)])
     trusted = not problems and cache.known(key)
     if not trusted:

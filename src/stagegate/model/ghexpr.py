@@ -152,7 +152,76 @@ _TOKEN = re.compile(
     r"|(?P<op>==|!=|<=|>=|&&|\|\||[<>!()\[\].,*]))"
 )
 
-Node = tuple[Any, ...]
+
+# --------------------------------------------------------------------------- syntax tree
+
+
+@record
+class Lit:
+    """A literal: a string, a number (always a float, as GitHub reads them), a boolean
+    or ``null``."""
+
+    value: str | float | bool | None
+
+
+@record
+class Ref:
+    """A bare name: a context (``matrix``, ``env``, ``github``)."""
+
+    name: str
+
+
+@record
+class Prop:
+    """``base.name``."""
+
+    base: Node
+    name: str
+
+
+@record
+class Index:
+    """``base[key]``."""
+
+    base: Node
+    key: Node
+
+
+@record
+class Star:
+    """``base.*`` or ``base[*]``: the values of an object, the items of an array."""
+
+    base: Node
+
+
+@record
+class Call:
+    """``name(args...)``; ``name`` lower-cased (function names ignore case); ``column``:
+    where the call starts in the expression."""
+
+    name: str
+    args: tuple[Node, ...]
+    column: int = field(default=0, compare=False)
+
+
+@record
+class Not:
+    """``!operand``."""
+
+    operand: Node
+
+
+@record
+class Bin:
+    """``left op right``; ``op`` one of ``|| && == != < <= > >=``."""
+
+    op: str
+    left: Node
+    right: Node
+
+
+Node = Lit | Ref | Prop | Index | Star | Call | Not | Bin
+"""A node of an expression's syntax tree."""
 
 
 def parse(text: str) -> Node:
@@ -211,7 +280,7 @@ class _Parser(Cursor):
             op = self.tokens[self.pos][1]
             self.pos += 1
             right = self.binary(level + 1, depth)
-            left = ("bin", op, left, right)
+            left = Bin(op, left, right)
         return left
 
     def unary(self, depth: int) -> Node:
@@ -222,7 +291,7 @@ class _Parser(Cursor):
                     f"the expression nests more than {MAX_DEPTH} levels; simplify it.",
                     self.column(),
                 )
-            return ("not", self.unary(depth + 1))
+            return Not(self.unary(depth + 1))
         return self.postfix(depth)
 
     def postfix(self, depth: int) -> Node:
@@ -232,24 +301,24 @@ class _Parser(Cursor):
                 self.pos += 1
                 if self.peek() == "*":
                     self.pos += 1
-                    node = ("star", node)
+                    node = Star(node)
                     continue
                 if self.pos >= len(self.tokens) or self.tokens[self.pos][0] != "word":
                     raise LocatedError(
                         "expected a property name after '.'; fix the expression.", self.column()
                     )
-                node = ("prop", node, self.tokens[self.pos][1])
+                node = Prop(node, self.tokens[self.pos][1])
                 self.pos += 1
             else:
                 self.pos += 1
                 if self.peek() == "*":
                     self.pos += 1
                     self.take("]")
-                    node = ("star", node)
+                    node = Star(node)
                     continue
                 inner = self.expression(depth + 1)
                 self.take("]")
-                node = ("index", node, inner)
+                node = Index(node, inner)
         return node
 
     def primary(self, depth: int) -> Node:
@@ -258,16 +327,16 @@ class _Parser(Cursor):
         kind, token, column = self.tokens[self.pos]
         self.pos += 1
         if kind == "str":
-            return ("lit", token[1:-1].replace("''", "'"))
+            return Lit(token[1:-1].replace("''", "'"))
         if kind == "num":
-            return ("lit", float(int(token, 16)) if token.startswith("0x") else float(token))
+            return Lit(float(int(token, 16)) if token.startswith("0x") else float(token))
         if kind == "word":
             if token == "true":
-                return ("lit", True)
+                return Lit(True)
             if token == "false":
-                return ("lit", False)
+                return Lit(False)
             if token == "null":
-                return ("lit", None)
+                return Lit(None)
             if self.peek() == "(":
                 self.pos += 1
                 args: list[Node] = []
@@ -277,8 +346,8 @@ class _Parser(Cursor):
                         self.pos += 1
                         args.append(self.expression(depth + 1))
                 self.take(")")
-                return ("call", token.lower(), tuple(args), column)
-            return ("ref", token)
+                return Call(token.lower(), tuple(args), column)
+            return Ref(token)
         if token == "(":
             inner = self.expression(depth + 1)
             self.take(")")
@@ -288,47 +357,57 @@ class _Parser(Cursor):
 
 def path_of(node: Node) -> str | None:
     """``env.NAME`` for ``env.NAME`` / ``env['NAME']``: the dotted path a bind may name."""
-    if node[0] == "ref":
-        return str(node[1])
-    if node[0] == "prop":
-        base = path_of(node[1])
-        return None if base is None else f"{base}.{node[2]}"
-    if node[0] == "index" and node[2][0] == "lit" and isinstance(node[2][1], str):
-        base = path_of(node[1])
-        return None if base is None else f"{base}.{node[2][1]}"
+    if isinstance(node, Ref):
+        return node.name
+    if isinstance(node, Prop):
+        base = path_of(node.base)
+        return None if base is None else f"{base}.{node.name}"
+    if isinstance(node, Index) and isinstance(node.key, Lit) and isinstance(node.key.value, str):
+        base = path_of(node.base)
+        return None if base is None else f"{base}.{node.key.value}"
     return None
 
 
+_BINDING = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4}
+"""How tightly each binary operator binds (all bind to the left); ``!`` and the
+postfix forms bind tighter than any."""
+
+
 def source(node: Node) -> str:
-    """The expression written back (for messages about unknown values)."""
-    kind = node[0]
-    if kind == "lit":
-        value = node[1]
+    """The expression written back (for messages about unknown values), in parentheses
+    where the tree needs them: parsing it gives the same tree."""
+    if isinstance(node, Lit):
+        value = node.value
         if isinstance(value, str):
             return "'" + value.replace("'", "''") + "'"
         return to_text(value) if value is not None else "null"
-    if kind == "ref":
-        return str(node[1])
-    if kind == "prop":
-        return f"{source(node[1])}.{node[2]}"
-    if kind == "index":
-        return f"{source(node[1])}[{source(node[2])}]"
-    if kind == "star":
-        return f"{source(node[1])}.*"
-    if kind == "call":
-        return f"{node[1]}({', '.join(source(a) for a in node[2])})"
-    if kind == "not":
-        return f"!{source(node[1])}"
-    return f"{source(node[2])} {node[1]} {source(node[3])}"
+    if isinstance(node, Ref):
+        return node.name
+    if isinstance(node, Prop):
+        return f"{_operand(node.base, 9)}.{node.name}"
+    if isinstance(node, Index):
+        return f"{_operand(node.base, 9)}[{source(node.key)}]"
+    if isinstance(node, Star):
+        return f"{_operand(node.base, 9)}.*"
+    if isinstance(node, Call):
+        return f"{node.name}({', '.join(source(a) for a in node.args)})"
+    if isinstance(node, Not):
+        return f"!{_operand(node.operand, 8)}"
+    binding = _BINDING[node.op]
+    return f"{_operand(node.left, binding)} {node.op} {_operand(node.right, binding + 1)}"
+
+
+def _operand(node: Node, binding: int) -> str:
+    """``node`` written as an operand that must bind at least as tightly as ``binding``."""
+    own = _BINDING[node.op] if isinstance(node, Bin) else 8 if isinstance(node, Not) else 9
+    return source(node) if own >= binding else f"({source(node)})"
 
 
 # --------------------------------------------------------------------------- evaluation
 
-"""Looks up a context path such as ``matrix.py`` (``None`` path: not a plain path)."""
-
 
 class Evaluator:
-    """Evaluates syntax trees; context look-ups go to ``lookup(path, node)``.
+    """Evaluates syntax trees; context look-ups go to ``lookup(path)``.
 
     ``lookup`` receives each context access whose path is fixed text (``env.X``,
     ``needs.gate.outputs.flags``) and returns its value, or ``NotImplemented`` to
@@ -338,47 +417,46 @@ class Evaluator:
         self.lookup = lookup
 
     def __call__(self, node: Node) -> Value:
-        kind = node[0]
-        if kind == "lit":
-            return node[1]
-        if kind in ("ref", "prop", "index"):
+        if isinstance(node, Lit):
+            return node.value
+        if isinstance(node, Ref | Prop | Index):
             path = path_of(node)
             if path is not None:
                 found = self.lookup(path)
                 if found is not NotImplemented:
                     return found
-            if kind == "ref":
-                return Unknown(source(node), f"{node[1]} is not a context stagegate reads")
-            base = self(node[1])
-            key = node[2] if kind == "prop" else self(node[2])
+            if isinstance(node, Ref):
+                return Unknown(source(node), f"{node.name} is not a context stagegate reads")
+            base = self(node.base)
+            key = node.name if isinstance(node, Prop) else self(node.key)
             return self._member(base, key, node)
-        if kind == "star":
-            base = self(node[1])
+        if isinstance(node, Star):
+            base = self(node.base)
             if isinstance(base, dict):
                 return list(base.values())
             if isinstance(base, list):
                 return base
             return unknown_of(base, node)
-        if kind == "call":
+        if isinstance(node, Call):
             return self._call(node)
-        if kind == "not":
-            value = self(node[1])
+        if isinstance(node, Not):
+            value = self(node.operand)
             answer = truth(value)
             return Unknown(source(node), _why(value)) if answer is None else not answer
-        op, left_node, right_node = node[1], node[2], node[3]
-        left = self(left_node)
+        op = node.op
+        left = self(node.left)
         if op in ("&&", "||"):
             answer = truth(left)
             if answer is not None:
                 if (op == "&&") != answer:
                     return left
-                return self(right_node)
-            right = self(right_node)
+                return self(node.right)
+            right = self(node.right)
             other = truth(right)
             if op == "&&" and other is False:
                 return right
             return Unknown(source(node), _why(left), truth=True if op == "||" and other else None)
-        right = self(right_node)
+        right = self(node.right)
         return _compare(op, left, right, node)
 
     def _member(self, base: Value, key: Value, node: Node) -> Value:
@@ -399,8 +477,8 @@ class Evaluator:
             return [self._member(item, key, node) for item in base if isinstance(item, dict)]
         return None
 
-    def _call(self, node: Node) -> Value:
-        name, arg_nodes = node[1], node[2]
+    def _call(self, node: Call) -> Value:
+        name, arg_nodes = node.name, node.args
         if name in ("success", "always"):
             return True
         if name in ("failure", "cancelled"):
