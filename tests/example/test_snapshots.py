@@ -52,6 +52,9 @@ ON_THE_EXAMPLE: list[tuple[str, tuple[str, ...], tuple[str, ...] | None]] = [
     ("drift", ("drift",), FORMATS3),
     ("schema", ("schema",), None),
     ("schema-stage-file", ("schema", "--stage-file"), None),
+    ("history", ("history",), FORMATS3),
+    ("affected", ("affected", "--base", "main", "--stage", "6"), FORMATS3),
+    ("continuity", ("continuity", "--base", "main"), FORMATS3),
 ]
 
 
