@@ -192,6 +192,8 @@ class Shell:
         chosen: list[tuple[int, list[str]]] | None = None
         undecided: list[list[tuple[int, list[str]]]] = []
         for condition, body in branches:
+            if condition is not None:
+                self.execute([c for c in condition if not _is_test(c[1])])  # a command runs
             if _fails(body):
                 continue  # a run that succeeds did not take it, whatever stagegate decides
             decided = True if condition is None else self.decide(condition)
@@ -1249,3 +1251,10 @@ class PowerShell(Shell):
         if "${{" not in text:
             return text
         return self.value(self.substitute(text, self.at))
+
+
+def _is_test(words: list[str]) -> bool:
+    """A condition that only tests values (``[[ ... ]]``, ``test``, ``true``): no effect."""
+    while words[:1] == ["!"]:
+        words = words[1:]
+    return words[:1] in (["[["], ["["], ["test"], ["true"], ["false"], [":"]) or not words
