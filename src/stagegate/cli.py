@@ -475,7 +475,7 @@ def advance(ctx: Context, to: int | None, dry_run: bool, pr_body: str | None, fm
     from stagegate.commands.flip import advance as run
 
     with _watching(fmt):
-        flip = run(ctx.file, to=to, dry_run=dry_run)
+        flip = run(ctx.file, to=to, dry_run=dry_run, pr_body=pr_body)
     return _flipped(flip, "advance", pr_body, fmt)
 
 
@@ -489,7 +489,7 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
     from stagegate.commands.flip import rollback as run
 
     with _watching(fmt):
-        flip = run(ctx.file, dry_run=dry_run)
+        flip = run(ctx.file, dry_run=dry_run, pr_body=pr_body)
     return _flipped(flip, "rollback", pr_body, fmt)
 
 
