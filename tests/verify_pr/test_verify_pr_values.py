@@ -154,3 +154,83 @@ def test_a_flip_cannot_also_switch_the_stage_after_it_in(tmp_path: Path, sg: Sg)
         "        - migration.yaml:14: flag final at stage 0: true (the base: false), stage 1: "
         "true (the base: false), stage 2: true (the base: false)\n" in result.out
     )
+
+
+# --------------------------------------------------------------------------- item 3: expect
+
+WHEELS2 = """\
+  wheels2:
+    when: extra
+    artifacts: ["pkg-py{py}"]
+"""
+
+
+def _expecting(root: Path) -> tuple[Repo, str]:
+    """The small migration at stage 1, its release ``exact`` expecting producer wheels."""
+    repo = init(root)
+    write_small(repo.root)
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.edit(
+        "migration.yaml",
+        '    select: ["pkg-py*"]\n',
+        '    select: ["pkg-py*"]\n    expect: [wheels]\n',
+    )
+    return repo, repo.commit("At stage 1; the exact release ships the wheels producer's")
+
+
+def _swap_producers(repo: Repo) -> None:
+    repo.edit("migration.yaml", "stage: 1\n", "stage: 2\n")
+    repo.edit("migration.yaml", "  wheels:\n", "  wheels:\n    when: not extra\n")
+    repo.edit("migration.yaml", "producers:\n", "producers:\n" + WHEELS2)
+
+
+def test_the_base_expect_holds_when_the_head_rewrites_it(tmp_path: Path, sg: Sg) -> None:
+    """A producer with the same names replaces the expected one, and expect follows it."""
+    repo, base = _expecting(tmp_path / "repo")
+    _swap_producers(repo)
+    repo.edit("migration.yaml", "expect: [wheels]", "expect: [wheels2]")
+    repo.commit("Flip to stage 2; the wheels now come from wheels2")
+    assert sg("check", cwd=repo.root).code == 0  # the head's own expect is met
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "  FAIL  release-continuity tag=v1.0.0: 3 problems\n" in result.out
+    assert (
+        "release exact (migration.yaml:31) is judged by the base's expect (wheels; "
+        "base migration.yaml:27), not this one's (wheels2): change expect in a pull request of "
+        "its own, before the producers." in result.out
+    )
+    assert (
+        "release exact (migration.yaml:31) selects from producer wheels2 (migration.yaml:17), "
+        "which is not in its expect (wheels)" in result.out
+    )
+    assert (
+        "selects nothing from expected producer wheels (migration.yaml:20) (off since stage 2 (extra))."
+        in result.out
+    )
+
+
+def test_an_expected_producer_removed_at_the_head_is_a_finding(tmp_path: Path, sg: Sg) -> None:
+    repo, base = _expecting(tmp_path / "repo")
+    repo.edit("migration.yaml", "stage: 1\n", "stage: 2\n")
+    repo.edit(
+        "migration.yaml",
+        '  wheels:\n    artifacts: ["pkg-py{py}"]\n',
+        WHEELS2.replace("extra", "true"),
+    )
+    repo.edit("migration.yaml", "expect: [wheels]", "expect: [wheels2]")
+    repo.commit("Flip to stage 2; wheels is now called wheels2")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert (
+        "selects nothing from expected producer wheels, which this migration no longer "
+        "defines." in result.out
+    )
+
+
+def test_a_flip_that_keeps_the_expected_producer_is_accepted(tmp_path: Path, sg: Sg) -> None:
+    """The control."""
+    repo, base = _expecting(tmp_path / "repo")
+    repo.edit("migration.yaml", "stage: 1\n", "stage: 2\n")
+    repo.commit("Flip to stage 2")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 0, result.output
