@@ -210,11 +210,13 @@ def cli(click_ctx: click.Context, file: str | None, show_traceback: bool) -> Non
 def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) -> None:
     """Print ``result`` as the renderer for ``fmt`` in the command's table renders it, then
     append its step summary."""
+    from stagegate.report import printable
+
     output = renderers[fmt](result)
-    if output.out:
-        click.echo(output.out, nl=False)
+    if output.out:  # JSON is escaped by ``report.dumps``; other text here
+        click.echo(output.out if fmt == "json" else printable(output.out), nl=False)
     if output.err:
-        click.echo(output.err, nl=False, err=True)
+        click.echo(printable(output.err), nl=False, err=True)
     if output.summary is not None:
         from stagegate.report.github import write_summary
 
@@ -647,7 +649,9 @@ def _internal_error(error: BaseException, state: Context) -> int:
 
         traceback.print_exception(error)
     else:
-        detail = " ".join(str(error).split())[:200]
+        from stagegate.report import printable
+
+        detail = printable(" ".join(str(error).split())[:200])
         click.echo(
             f"stagegate: internal error (a bug): {type(error).__name__}: {detail}; "
             "rerun with --traceback (or STAGEGATE_TRACEBACK=1) and report it.",
@@ -716,7 +720,9 @@ def _run(argv: list[str] | None) -> int:
         return EXIT_INVALID
     except StagegateError as error:
         _annotate_error(args, error, before)
-        click.echo(str(error), err=True)
+        from stagegate.report import printable
+
+        click.echo(printable(str(error)), err=True)
         return error.exit_code
     except KeyboardInterrupt:
         click.echo("stagegate: interrupted.", err=True)
