@@ -172,12 +172,13 @@ def make_repository(top: Path, files: int, strings: Sequence[str], seed: int = 7
 def searched_strings() -> tuple[list[str], list[str]]:
     """The strings `stagegate audit --stage 7` searches for, and the pathspecs that say
     where, taken from the example through stagegate's own functions."""
-    from stagegate import audit, gitrepo
+    from stagegate import audit
+    from stagegate.git.search import WHOLE_TREE
     from stagegate.validation import load
 
     migration = load(REPO / "migration.yaml")
     fixed = [s for s in audit.searched(migration, STAGE) if isinstance(s, str)]
-    return fixed, [*audit.exclusions(migration), gitrepo.WHOLE_TREE]
+    return fixed, [*audit.exclusions(migration), WHOLE_TREE]
 
 
 def grep_lines(out: bytes, strings: Sequence[str]) -> set[tuple[str, int, str]]:
@@ -327,7 +328,8 @@ def regex_lines(out: bytes, patterns: Sequence[str]) -> set[tuple[str, int, str]
 
 def regex_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure]:
     """The audit with regex references against git grep -P for the same expressions."""
-    from stagegate import audit, gitrepo
+    from stagegate import audit
+    from stagegate.git.search import WHOLE_TREE
     from stagegate.validation import load
 
     if not pcre_available(work):
@@ -346,7 +348,7 @@ def regex_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
     for args in (["add", "-A"], ["-c", "gc.auto=0", "commit", "-q", "-m", "regex migration"]):
         subprocess.run(["git", *args], cwd=top, env=git_env, check=True)
     migration = load(folder / "migration.yaml")
-    skip = [*audit.exclusions(migration), gitrepo.WHOLE_TREE]
+    skip = [*audit.exclusions(migration), WHOLE_TREE]
     subject = [STAGEGATE, "audit", "--stage", "1"]
     patterns = [a for p in REGEXES for a in ("-e", p)]
     baseline = ["git", "grep", "-P", "-n", "-z", "--text", "--no-color", "--full-name", *patterns]
