@@ -600,8 +600,7 @@ def _expectations(
             )
         )
     for pid in sorted(expected - found):
-        producer = m.producers.get(pid)
-        if producer is None:
+        if pid not in m.producers:
             out.append(
                 Finding(
                     f"release {release.id} {where(release)} selects nothing from expected "
@@ -610,6 +609,7 @@ def _expectations(
                 )
             )
             continue
+        producer = m.producers[pid]
         state = "active" if producer in ctx.plan.producers else "off"
         out.append(
             Finding(
