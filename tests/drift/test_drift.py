@@ -594,4 +594,37 @@ def test_verify_pr_with_the_base_workflow_settings_accepts_a_declared_upload(
     git(repo, "commit", "-qam", "a declared upload, and a bind not used yet")
     result = sg("verify-pr", "--base", "base", cwd=repo)
     assert result.code == 0, result.output
-    assert "ok    workflows" in result.out
+    assert "FAIL  workflows: 1 problem" in result.out  # it ran: the extra docs' upload
+    assert "names demo-extra-docs; no active producer" in result.out
+
+
+def test_a_base_bind_naming_a_flag_the_head_removed_is_left_out(sg: Sg, repo: Path) -> None:
+    """The base's bind reads flag extra-docs, which the pull request removes: the gate
+    refuses the removal, and the workflows check runs without that bind (no crash)."""
+    from fuzzkit import git
+
+    edit(
+        repo / "migration.yaml",
+        "workflows:\n  bind:\n",
+        "workflows:\n  bind:\n    env.BASENAME: {when: extra-docs, then: demo, else: demo}\n",
+    )
+    _workflows_gated(repo)
+    edit(
+        repo / "migration.yaml",
+        "  extra-docs:\n    summary: Build and upload the extra docs.\n",
+        "",
+    )
+    edit(
+        repo / "migration.yaml",
+        "    env.BASENAME: {when: extra-docs, then: demo, else: demo}\n",
+        "",
+    )
+    edit(repo / "migration.yaml", "    when: extra-docs\n", "    when: false\n")
+    (repo / "stages/02-extra-docs.yaml").write_text("stage: 2\ntitle: Extra docs\n")
+    git(repo, "commit", "-qam", "no extra-docs flag")
+    result = sg("verify-pr", "--base", "base", cwd=repo)
+    assert result.code == 1, result.output
+    assert "FAIL  flag-values-unchanged" in result.out
+    assert "flag extra-docs is removed at the head" in result.out
+    assert "FAIL  workflows: 1 problem" in result.out  # it ran: the extra docs' upload
+    assert "names demo-extra-docs; no active producer" in result.out

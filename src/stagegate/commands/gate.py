@@ -404,9 +404,9 @@ def flag_values_unchanged(refs: Refs) -> Rule:
     since, head = refs.since, refs.head
     reached = min(_reached(refs), since.last)
     stages = list(range(reached + 1))
-    target = head.stage if since.stage < head.stage <= since.last else None
+    target = head.stage if reached < head.stage <= since.last else None
     own: frozenset[str] = frozenset()
-    if target is not None and target > reached:
+    if target is not None:
         definition = since.stage_def(target)
         own = frozenset(definition.set) if definition is not None else frozenset()
         stages.append(target)
@@ -434,7 +434,7 @@ def flag_values_unchanged(refs: Refs) -> Rule:
     shown = ", ".join(map(str, range(reached + 1)))
     upto = f"stage{'s' if reached else ''} {shown}" + (
         f" (and at stage {target}, the target, but for the flags it sets)"
-        if target is not None and own
+        if target is not None
         else ""
     )
     return _unchanged_rule(
