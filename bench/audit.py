@@ -46,6 +46,7 @@ STAGEGATE = str(Path(sys.executable).parent / "stagegate")
 STAGE = 7
 TARGET = 1.5
 BLAME_TARGET = 2.0
+ATTRIBUTES_TARGET = 2.0
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Bench",
     "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -172,12 +173,13 @@ def make_repository(top: Path, files: int, strings: Sequence[str], seed: int = 7
 def searched_strings() -> tuple[list[str], list[str]]:
     """The strings `stagegate audit --stage 7` searches for, and the pathspecs that say
     where, taken from the example through stagegate's own functions."""
-    from stagegate import audit, gitrepo
+    from stagegate import audit
+    from stagegate.git.search import WHOLE_TREE
     from stagegate.validation import load
 
     migration = load(REPO / "migration.yaml")
     fixed = [s for s in audit.searched(migration, STAGE) if isinstance(s, str)]
-    return fixed, [*audit.exclusions(migration), gitrepo.WHOLE_TREE]
+    return fixed, [*audit.exclusions(migration), WHOLE_TREE]
 
 
 def grep_lines(out: bytes, strings: Sequence[str]) -> set[tuple[str, int, str]]:
@@ -239,7 +241,7 @@ def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
     ours, theirs = audit_lines(json_out), text_only(top, grep_lines(grep_out, strings))
     same_findings(ours, theirs, "git grep", "(file, line, string) triples")
 
-    return [
+    figures = [
         paired(
             f"stagegate audit / git grep -F, {files:,} files",
             subject,
@@ -259,6 +261,31 @@ def audit_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
             runs=runs,
         ),
     ]
+    # issue #24: files an attribute converts (here every *.yml, about one in seven) are
+    # searched in their committed blobs too; the same findings, at what cost
+    (top / ".gitattributes").write_text("*.yml ident\n")
+    git_env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "add", ".gitattributes"], cwd=top, env=git_env, check=True)
+    subprocess.run(
+        ["git", "-c", "gc.auto=0", "commit", "-q", "-m", "attributes"],
+        cwd=top,
+        env=git_env,
+        check=True,
+    )
+    _, _, json_out = timed([*subject, "--format", "json"], top, env)
+    same_findings(audit_lines(json_out), theirs, "git grep", "(file, line, string) triples")
+    figures.append(
+        paired(
+            f"stagegate audit / git grep -F, {files:,} files, *.yml ident (blobs searched too)",
+            subject,
+            baseline,
+            cwd=top,
+            env=env,
+            target=ATTRIBUTES_TARGET,
+            runs=runs,
+        )
+    )
+    return figures
 
 
 REGEX_TARGET = 1.2
@@ -327,7 +354,8 @@ def regex_lines(out: bytes, patterns: Sequence[str]) -> set[tuple[str, int, str]
 
 def regex_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure]:
     """The audit with regex references against git grep -P for the same expressions."""
-    from stagegate import audit, gitrepo
+    from stagegate import audit
+    from stagegate.git.search import WHOLE_TREE
     from stagegate.validation import load
 
     if not pcre_available(work):
@@ -346,7 +374,7 @@ def regex_figures(work: Path, files: int = 20000, runs: int = 11) -> list[Figure
     for args in (["add", "-A"], ["-c", "gc.auto=0", "commit", "-q", "-m", "regex migration"]):
         subprocess.run(["git", *args], cwd=top, env=git_env, check=True)
     migration = load(folder / "migration.yaml")
-    skip = [*audit.exclusions(migration), gitrepo.WHOLE_TREE]
+    skip = [*audit.exclusions(migration), WHOLE_TREE]
     subject = [STAGEGATE, "audit", "--stage", "1"]
     patterns = [a for p in REGEXES for a in ("-e", p)]
     baseline = ["git", "grep", "-P", "-n", "-z", "--text", "--no-color", "--full-name", *patterns]
@@ -425,10 +453,11 @@ def main(argv: Sequence[str]) -> int:
         prefix="stagegate-bench-audit-", ignore_cleanup_errors=True
     ) as tmp:
         if args.only != "regex":
-            plain, blame = audit_figures(Path(tmp), args.files, args.runs)
+            plain, blame, attributed = audit_figures(Path(tmp), args.files, args.runs)
             figures += [
                 (plain, "stagegate audit", "git grep -F"),
                 (blame, "audit --blame", "audit"),
+                (attributed, "stagegate audit", "git grep -F"),
             ]
         if args.only != "strings":
             figures += [

@@ -265,6 +265,13 @@ ODD_VALUES: tuple[str, ...] = (
     "&lone value",
     '"\\0"',
     '"\\x00-\\x1b[31m"',
+    '"\\e]52;c;dG91Y2ggUFdORUQ=\\a"',  # issue #24: an OSC 52 clipboard write
+    '"\\e[2J\\e[H"',  # a screen clear
+    '"\\x9b31m"',  # an 8-bit CSI
+    '"ok\\rFAIL"',  # a bare carriage return
+    '"\\x7f"',
+    "BASH_ENV",  # an env name the shell reads
+    "LD_PRELOAD",
     '"\\ud800"',
     '"\\udfff\\ud800"',
     '"\\U0010FFFF"',
@@ -797,6 +804,10 @@ def commands() -> tuple[tuple[str, ...], ...]:
     return COMMANDS
 
 
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters but line feed and tab: printed only shown (``report.printable``)."""
+
+
 def problems_of(outcome: Outcome) -> list[str]:
     """What is wrong with how a command ended: empty when it ended cleanly."""
     found = []
@@ -807,6 +818,11 @@ def problems_of(outcome: Outcome) -> list[str]:
         found.append(f"`{shown}` printed a traceback: {outcome.err[-2000:]}")
     if outcome.code == 2 and not outcome.err.strip():
         found.append(f"`{shown}` exited 2 without saying why")
+    raw = RAW_CONTROL.search(outcome.out + outcome.err)
+    if raw is not None:  # issue #24: escape sequences from the files must not reach a terminal
+        at = raw.start()
+        context = (outcome.out + outcome.err)[max(0, at - 200) : at + 50]
+        found.append(f"`{shown}` printed the control character {raw.group()!r} raw: {context!r}")
     return found
 
 

@@ -32,6 +32,7 @@ from stagegate.git.search import (
     GrepHit,
     Worktree,
     blame_many,
+    committed_hits,
     pathspec,
     start_grep,
     start_ls_files,
@@ -420,6 +421,10 @@ def search(
             started.append(listings[entry])
         tree = where.result()
         hits = text_hits(tree.top, grep.result()) if grep is not None else []
+        if grep is not None:
+            hits = committed_hits(
+                folder, tree.top, texts, [*skip, WHOLE_TREE], hits, every_line=every_line
+            )
         paths = {
             entry: [raw for raw in pending.result() if os.path.lexists(tree.top / os.fsdecode(raw))]
             for entry, pending in listings.items()
@@ -450,6 +455,23 @@ def with_blame(report: Report, tree: Worktree) -> Report:
         replace(r, leftovers=tuple(blame(x) for x in r.leftovers)) for r in report.retired
     )
     return replace(report, retired=retired)
+
+
+def reference_hits(
+    migration: Migration,
+    folder: Path,
+    top: Path,
+    references: Sequence[Ref],
+    hits: Sequence[GrepHit],
+) -> list[GrepHit]:
+    """The hits of ``start_reference_search`` (``text_hits`` of them) with those in the
+    committed content of files whose checkout an attribute converts (``committed_hits``)."""
+    texts, every_line = fixed_texts(references)
+    if not texts and not every_line:
+        return list(hits)
+    return committed_hits(
+        folder, top, texts, [*exclusions(migration), WHOLE_TREE], hits, every_line=every_line
+    )
 
 
 def start_reference_search(

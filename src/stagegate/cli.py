@@ -270,11 +270,13 @@ def cli(click_ctx: click.Context, file: str | None, show_traceback: bool) -> Non
 def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) -> None:
     """Print ``result`` as the renderer for ``fmt`` in the command's table renders it, then
     append its step summary."""
+    from stagegate.report import printable
+
     output = renderers[fmt](result)
-    if output.out:
-        click.echo(output.out, nl=False)
+    if output.out:  # JSON is escaped by ``report.dumps``; other text here
+        click.echo(output.out if fmt == "json" else printable(output.out), nl=False)
     if output.err:
-        click.echo(output.err, nl=False, err=True)
+        click.echo(printable(output.err), nl=False, err=True)
     if output.summary is not None:
         from stagegate.report.github import write_summary
 
@@ -555,7 +557,7 @@ def advance(ctx: Context, to: int | None, dry_run: bool, pr_body: str | None, fm
     from stagegate.commands.flip import advance as run
 
     with _watching(fmt):
-        flip = run(ctx.file, to=to, dry_run=dry_run)
+        flip = run(ctx.file, to=to, dry_run=dry_run, pr_body=pr_body)
     return _flipped(flip, "advance", pr_body, fmt)
 
 
@@ -569,7 +571,7 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
     from stagegate.commands.flip import rollback as run
 
     with _watching(fmt):
-        flip = run(ctx.file, dry_run=dry_run)
+        flip = run(ctx.file, dry_run=dry_run, pr_body=pr_body)
     return _flipped(flip, "rollback", pr_body, fmt)
 
 
@@ -807,7 +809,9 @@ def _internal_error(error: BaseException, state: Context) -> int:
 
         traceback.print_exception(error)
     else:
-        detail = " ".join(str(error).split())[:200]
+        from stagegate.report import printable
+
+        detail = printable(" ".join(str(error).split())[:200])
         click.echo(
             f"stagegate: internal error (a bug): {type(error).__name__}: {detail}; "
             "rerun with --traceback (or STAGEGATE_TRACEBACK=1) and report it.",
@@ -876,7 +880,9 @@ def _run(argv: list[str] | None) -> int:
         return EXIT_INVALID
     except StagegateError as error:
         _annotate_error(args, error, before)
-        click.echo(str(error), err=True)
+        from stagegate.report import printable
+
+        click.echo(printable(str(error)), err=True)
         return error.exit_code
     except KeyboardInterrupt:
         click.echo("stagegate: interrupted.", err=True)

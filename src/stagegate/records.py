@@ -211,3 +211,8 @@ def replace(obj: T, **changes: Any) -> T:
     values = {name: getattr(obj, name) for name, *_ in type(obj).__record_fields__}  # type: ignore[attr-defined]
     values.update(changes)
     return type(obj)(**values)
+
+
+def field_names(cls: type[Any]) -> tuple[str, ...]:
+    """The names of a record type's fields, in order."""
+    return tuple(name for name, *_ in cls.__record_fields__)

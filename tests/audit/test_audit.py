@@ -697,3 +697,66 @@ def test_a_flag_reference_holding_a_line_break_is_invalid_input(
         f"migration.yaml:{line}:3: flag legacy-branch-source: reference 'USE_PRIOR\\nBRANCH' "
         "holds a line break" in result.err
     )
+
+
+# --------------------------------------------------------------------------- issue #24, item 2
+
+
+def _encoded_repo(root: Path) -> Path:
+    """The small migration with broad's legacy string in ci/release.yml, which every
+    checkout writes in UTF-16 (``working-tree-encoding``): the blob is UTF-8."""
+    from scratch import init, write_small
+
+    repo = init(root)
+    write_small(repo.root)
+    repo.edit(
+        "migration.yaml",
+        '    select: ["pkg-*"]\n',
+        '    select: ["pkg-*"]\n    legacy:\n      references: ["pkg-* # broad"]\n',
+    )
+    repo.write(".gitattributes", "ci/*.yml working-tree-encoding=UTF-16LE\n")
+    repo.write("ci/release.yml", "name: release\ndownload: pkg-* # broad\n".encode("utf-16-le"))
+    repo.write("ci/other.yml", "\0pkg-* # broad\n".encode("utf-16-le"))  # binary blob
+    repo.commit("A leftover in a file checked out as UTF-16")
+    return root
+
+
+Sg = Callable[..., Any]
+
+
+def _found(sg: Sg, root: Path) -> tuple[int, list[tuple[str, int]]]:
+    result = sg("audit", "--stage", "1", "--format", "json", cwd=root)
+    found = json.loads(result.out)["findings"]
+    return result.code, [(f["file"], f["line"]) for f in found]
+
+
+def test_the_audit_searches_the_committed_text_of_a_re_encoded_file(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scratch import pin_git
+
+    pin_git(monkeypatch)
+    root = _encoded_repo(tmp_path / "repo")
+    assert (
+        subprocess.run(  # git itself finds nothing in the work tree
+            ["git", "grep", "-F", "pkg-* # broad", "--", "ci"],
+            cwd=root,
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 1
+    )
+    assert _found(sg, root) == (1, [("ci/release.yml", 2)])
+
+
+def test_a_re_encoded_file_edited_in_the_work_tree_is_read_there(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control: the work tree's content counts where it differs from the commit, as
+    for any file (the leftover removed, not committed yet: nothing is found)."""
+    from scratch import pin_git
+
+    pin_git(monkeypatch)
+    root = _encoded_repo(tmp_path / "repo")
+    (root / "ci/release.yml").write_bytes("name: release\ndownload: pkg-py*\n".encode("utf-16-le"))
+    assert _found(sg, root) == (0, [])

@@ -412,6 +412,62 @@ def test_a_bad_env_name_is_invalid_at_its_value(
     assert message in result.err
 
 
+READ_BY = {
+    "BASH_ENV": "the shell",
+    "ENV": "the shell",
+    "PATH": "the shell",
+    "Path": "the shell",
+    "SHELLOPTS": "the shell",
+    "PS4": "the shell",
+    "BASH_FUNC_x": "the shell",
+    "LD_PRELOAD": "the dynamic loader",
+    "LD_LIBRARY_PATH": "the dynamic loader",
+    "DYLD_INSERT_LIBRARIES": "the dynamic loader",
+    "PYTHONSTARTUP": "Python",
+    "PYTHONPATH": "Python",
+    "pythonwarnings": "Python",
+    "PYTEST_ADDOPTS": "Python",
+    "PIP_INDEX_URL": "Python",
+    "GIT_DIR": "git",
+    "GIT_SSH_COMMAND": "git",
+    "NODE_PATH": "node",
+    "NPM_CONFIG_REGISTRY": "node",
+    "ACTIONS_ALLOW_UNSECURE_COMMANDS": "the runner",
+    "CI": "the runner",
+    "PERL5OPT": "Perl or Ruby",
+}
+
+
+@pytest.mark.parametrize("env", READ_BY)
+def test_an_env_that_a_shell_loader_or_interpreter_reads_is_invalid(
+    tmp_path: Path, sg: Sg, env: str
+) -> None:
+    """Issue #24, item 7: `flags --format github` writes a flag's env to $GITHUB_ENV, so
+    BASH_ENV=true would make every later bash step source a file of the checkout."""
+    root = make(tmp_path, MIGRATION.replace("env: BUILD_CU12_LOCAL", f"env: {env}"))
+    result = sg("validate", cwd=root)
+    assert result.code == 2, result.output
+    assert (
+        f"migration.yaml:13:10: $.flags.local-cu12.env: {env!r} is read by {READ_BY[env]}, "
+        "and `flags --format github` writes a flag's env to $GITHUB_ENV for every later step "
+        "of the job: a flag must not change how the shell, a program or the runner starts. "
+        "Choose a name of your own (e.g. BUILD_CU12_LOCAL)."
+    ) in result.err
+    assert sg("flags", "--format", "env", cwd=root).code == 2
+
+
+@pytest.mark.parametrize(
+    "env", ["MY_PATH", "ENVIRONMENT", "CI_PLAN_PER_ROOT", "PY_LIMITED", "GITLAB_X", "NODES"]
+)
+def test_an_env_that_only_resembles_one_is_written(tmp_path: Path, sg: Sg, env: str) -> None:
+    """The control: names that share a start or a word with a refused one are the
+    workflows' own."""
+    root = make(tmp_path, MIGRATION.replace("env: BUILD_CU12_LOCAL", f"env: {env}"))
+    result = sg("flags", "--format", "env", cwd=root)
+    assert result.code == 0, result.output
+    assert f"{env}=true" in result.out.splitlines()
+
+
 def test_two_flags_with_one_env_are_invalid(tmp_path: Path, sg: Sg) -> None:
     root = make(tmp_path, MIGRATION.replace("  quiet: {}\n", "  quiet: {env: build_cu12_local}\n"))
     result = sg("validate", cwd=root)

@@ -495,3 +495,131 @@ def test_a_download_glob_then_rm_of_what_it_should_not_keep(sg: Sg, repo: Path) 
     shutil.rmtree(repo / "stages")
     assert sg("init", "--from-workflows", cwd=repo).code == 0
     assert sg("drift", cwd=repo).code == 0
+
+
+SBOM_UPLOAD = (
+    "      - uses: actions/upload-artifact@v4\n        with:\n          name: demo-sbom\n"
+    "      - name: Upload the docs\n"
+)
+
+
+SBOM_WORKFLOW = """\
+name: SBOM
+on: [push]
+jobs:
+  sbom:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/upload-artifact@v4
+        with:
+          name: demo-sbom
+"""
+
+
+def _workflows_gated(repo: Path) -> None:
+    """The fixture under git with check `workflows` as an invariant, tagged `base`."""
+    from fuzzkit import git
+
+    edit(
+        repo / "migration.yaml",
+        "  - check: inputs-satisfied\n",
+        "  - check: inputs-satisfied\n  - check: workflows\n",
+    )
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "tag", "base")
+
+
+WORKFLOW_SETTING_ATTACKS = {
+    # the new workflow holding the upload is not read
+    "workflows.paths narrowed": (
+        "workflows:\n  bind:\n",
+        "workflows:\n  paths:\n"
+        + "".join(f"    - .github/workflows/{n}.yml\n" for n in ("build", "ci", "release"))
+        + '    - ".github/actions/*/action.yml"\n  bind:\n',
+    ),
+    # the upload's name is bound to a declared one
+    "workflows.bind": (
+        "workflows:\n  bind:\n",
+        'workflows:\n  bind:\n    ".github/workflows/build.yml#wheels env.SBOM": "demo-docs-{platform}"\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", WORKFLOW_SETTING_ATTACKS)
+def test_verify_pr_reads_the_workflow_settings_of_the_base(sg: Sg, repo: Path, attack: str) -> None:
+    """Issue #24, item 4: the pull request that adds an upload cannot also narrow
+    `workflows.paths` or bind the value away; the gate reads the base's settings."""
+    from fuzzkit import git
+
+    _workflows_gated(repo)
+    upload = SBOM_UPLOAD
+    if attack == "workflows.bind":
+        upload = upload.replace("name: demo-sbom", "name: ${{ env.SBOM }}")
+        edit(repo / BUILD, "      NAME: ", "      SBOM: demo-sbom\n      NAME: ")
+    if attack == "workflows.paths narrowed":
+        (repo / ".github/workflows/sbom.yml").write_text(SBOM_WORKFLOW)
+    else:
+        edit(repo / BUILD, "      - name: Upload the docs\n", upload)
+    edit(repo / "migration.yaml", *WORKFLOW_SETTING_ATTACKS[attack])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qam", f"an upload nobody declared, and {attack}")
+    assert sg("check", cwd=repo).code == 0, attack  # the head's own check is fooled
+    result = sg("verify-pr", "--base", "base", cwd=repo)
+    assert result.code == 1, result.output
+    assert "FAIL  workflows: 1 problem" in result.out
+    assert "undeclared-upload: " in result.out and "demo-sbom" in result.out
+
+
+def test_verify_pr_with_the_base_workflow_settings_accepts_a_declared_upload(
+    sg: Sg, repo: Path
+) -> None:
+    """The control: the same upload, declared, with the settings changed in the same pull
+    request (they take effect once merged)."""
+    from fuzzkit import git
+
+    _workflows_gated(repo)
+    edit(repo / BUILD, "      - name: Upload the docs\n", SBOM_UPLOAD)
+    edit(
+        repo / "migration.yaml",
+        "  old-wheel:\n",
+        '  sbom:\n    artifacts: [demo-sbom]\n    jobs: [".github/workflows/build.yml#wheels"]\n  old-wheel:\n',
+    )
+    edit(repo / "migration.yaml", *WORKFLOW_SETTING_ATTACKS["workflows.bind"])
+    git(repo, "commit", "-qam", "a declared upload, and a bind not used yet")
+    result = sg("verify-pr", "--base", "base", cwd=repo)
+    assert result.code == 0, result.output
+    assert "ok    workflows" in result.out
+
+
+def test_a_base_bind_naming_a_flag_the_head_removed_is_left_out(sg: Sg, repo: Path) -> None:
+    """The base's bind reads flag extra-docs, which the pull request removes: the gate
+    refuses the removal, and the workflows check runs without that bind (no crash)."""
+    from fuzzkit import git
+
+    edit(
+        repo / "migration.yaml",
+        "workflows:\n  bind:\n",
+        "workflows:\n  bind:\n    env.BASENAME: {when: extra-docs, then: demo, else: demo}\n",
+    )
+    _workflows_gated(repo)
+    edit(
+        repo / "migration.yaml",
+        "  extra-docs:\n    summary: Build and upload the extra docs.\n",
+        "",
+    )
+    edit(
+        repo / "migration.yaml",
+        "    env.BASENAME: {when: extra-docs, then: demo, else: demo}\n",
+        "",
+    )
+    edit(repo / "migration.yaml", "    when: extra-docs\n", "    when: false\n")
+    (repo / "stages/02-extra-docs.yaml").write_text("stage: 2\ntitle: Extra docs\n")
+    git(repo, "commit", "-qam", "no extra-docs flag")
+    result = sg("verify-pr", "--base", "base", cwd=repo)
+    assert result.code == 1, result.output
+    assert "FAIL  flag-values-unchanged" in result.out
+    assert "flag extra-docs is removed at the head" in result.out
+    assert "FAIL  workflows: 1 problem" in result.out  # it ran: the extra docs' upload
+    assert "names demo-extra-docs; no active producer" in result.out

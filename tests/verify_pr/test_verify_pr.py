@@ -404,6 +404,8 @@ def test_json_format(tmp_path: Path, sg: Sg) -> None:
         "target-defined",
         "past-stages-unchanged",
         "target-unchanged",
+        "flag-values-unchanged",
+        "item-states-unchanged",
         "checks-pass",
     ]
     assert {r["check"] for r in report["results"]} == {"release-continuity", "unique-artifacts"}

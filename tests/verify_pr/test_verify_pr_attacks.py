@@ -265,6 +265,17 @@ def _attributes(text: str) -> Callable[[Repo], None]:
     return lambda repo: repo.write(".gitattributes", text) and None
 
 
+def _utf16_checkout(attributes: str) -> Callable[[Repo], None]:
+    """Issue #24, item 2: the blob stays UTF-8 (the diff shows the line), every checkout
+    of ci/release.yml is UTF-16 (git grep of the work tree skips it as binary)."""
+
+    def attack(repo: Repo) -> None:
+        repo.write(".gitattributes", attributes)
+        repo.write("ci/release.yml", repo.read("ci/release.yml").encode("utf-16-le"))
+
+    return attack
+
+
 RETIRED_ATTACKS: dict[str, Callable[[Repo], None]] = {
     "audit.ignore widened": lambda r: r.edit("migration.yaml", "ignore: []", 'ignore: ["ci/**"]'),
     "the legacy entry deleted": lambda r: r.edit(
@@ -276,6 +287,12 @@ RETIRED_ATTACKS: dict[str, Callable[[Repo], None]] = {
     "diff=nothing": _attributes("*.yml diff=nothing\n"),
     "a folder's own attributes": lambda r: r.write("ci/.gitattributes", "* binary\n") and None,
     "the stages moved": _move_stages_into_ci,
+    "working-tree-encoding=UTF-16LE": _utf16_checkout(
+        "ci/release.yml working-tree-encoding=UTF-16LE\n"
+    ),
+    "working-tree-encoding with -diff": _utf16_checkout(
+        "*.yml working-tree-encoding=UTF-16LE -diff\n"
+    ),
 }
 
 

@@ -192,7 +192,12 @@ def read_in_workflows(files: Files, workflows: list[bytes], flag: str) -> bool:
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
-    from stagegate.audit import attribute, flag_references, start_reference_search
+    from stagegate.audit import (
+        attribute,
+        flag_references,
+        reference_hits,
+        start_reference_search,
+    )
     from stagegate.git.run import Pending
     from stagegate.git.search import start_ls_files, start_worktree, text_hits
     from stagegate.model.references import label
@@ -218,6 +223,8 @@ def run(ctx: Context, check: Check) -> list[Result]:
         started.append(listing)
         tree = where.result()
         hits = text_hits(tree.top, grep.result()) if grep is not None else []
+        if grep is not None:
+            hits = reference_hits(migration, ctx.root, tree.top, strings, hits)
         workflows = listing.result()
     except BaseException:
         for pending in started:

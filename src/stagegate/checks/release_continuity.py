@@ -344,6 +344,16 @@ def effective_tooling(ctx: Context, release: Release) -> str:
     return "both"  # they differ: the checks of each apply
 
 
+def effective_expect(ctx: Context, release: Release) -> tuple[str, ...] | None:
+    """The producers a release must select from: verify-pr's base's, where the base gives
+    the release an ``expect`` (a pull request cannot rewrite the expectation that judges
+    it), else its own."""
+    based = ctx.reference.releases.get(release.id)
+    if based is not None and based.expect is not None:
+        return based.expect
+    return release.expect
+
+
 def allowed_kinds(ctx: Context, release: Release) -> tuple[str, ...] | None:
     """The kinds a release may take: verify-pr's base's, where the base gives the release
     kinds (a pull request cannot lift the rule that judges it), else its own."""
@@ -456,8 +466,9 @@ def run(ctx: Context, check: Check) -> list[Result]:
         findings += [_idle_finding(ctx, release, stage, k, g, c) for c, k, g in idle]
     expected = plans[ctx.stage]
     findings += _compare(ctx, release, current, expected, ctx.stage, baseline, changed, dropped)
-    if release.expect is not None and {r.producer for r in current} != set(release.expect):
-        findings += _expectations(ctx, release, current)
+    expect = effective_expect(ctx, release)
+    if expect is not None and {r.producer for r in current} != set(expect):
+        findings += _expectations(ctx, release, current, expect)
     tooling = effective_tooling(ctx, release)
     if tooling in ("control", "both"):
         # a tag cut at an earlier stage ships what was planned then, whatever tooling runs;
@@ -575,11 +586,25 @@ def _ok(release: Release, plans: dict[int, Expected], baseline: int, stage: int)
     )
 
 
-def _expectations(ctx: Context, release: Release, rows: list[Row]) -> list[Finding]:
-    expected = set(release.expect or ())
+def _expectations(
+    ctx: Context, release: Release, rows: list[Row], expect: tuple[str, ...]
+) -> list[Finding]:
+    expected = set(expect)
     found = {row.producer for row in rows}
     m = ctx.migration
     out = []
+    if set(expect) != set(release.expect or ()):
+        based = ctx.reference.releases[release.id]
+        out.append(
+            Finding(
+                f"release {release.id} {where(release)} is judged by the base's expect "
+                f"({', '.join(expect) or 'nothing'}; base {based.loc.file}:{based.loc.line}), not "
+                f"this one's "
+                f"({', '.join(release.expect or ()) or 'nothing'}): change expect in a pull "
+                "request of its own, before the producers.",
+                release.loc,
+            )
+        )
     for pid in sorted(found - expected):
         producer = m.producers[pid]
         sample = next(r for r in rows if r.producer == pid)
@@ -592,6 +617,15 @@ def _expectations(ctx: Context, release: Release, rows: list[Row]) -> list[Findi
             )
         )
     for pid in sorted(expected - found):
+        if pid not in m.producers:
+            out.append(
+                Finding(
+                    f"release {release.id} {where(release)} selects nothing from expected "
+                    f"producer {pid}, which this migration no longer defines.",
+                    release.loc,
+                )
+            )
+            continue
         producer = m.producers[pid]
         state = "active" if producer in ctx.plan.producers else "off"
         out.append(

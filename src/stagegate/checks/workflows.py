@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from stagegate.checks._base import Context, Finding, Result, result
-from stagegate.model import Check
+from stagegate.model import Check, Migration, WorkflowSettings
+from stagegate.model.templates import Placeholder
+from stagegate.records import field_names, replace
 from stagegate.words import counted
 
 KIND = "workflows"
@@ -22,6 +26,41 @@ REQUIRED: list[str] = []
 READS = "repository"
 """Reads the repository's files as they are today: `check --all` runs it at the current
 stage, shows it as readiness at stages ahead and does not run it at past stages."""
+
+
+HEAD_SETTINGS = frozenset({"jobs"})
+"""The fields of ``WorkflowSettings`` that describe the head's own items (each item's
+``jobs``); every other field (``paths``, ``bind``, and any added later) is taken from
+the base under verify-pr."""
+
+
+def judged(ctx: Context) -> Migration:
+    """The migration the check compares with the workflows: under verify-pr the head's
+    items with the base's ``workflows`` settings, so that the pull request that adds an
+    upload cannot also narrow ``workflows.paths`` or bind the value away.
+
+    A base bind that names a flag or axis the head no longer declares is left out (what
+    it bound is then unresolved); removing a flag is refused by the gate itself."""
+    if ctx.baseline is None:
+        return ctx.migration
+    head, base = ctx.migration, ctx.baseline.workflows
+    taken: dict[str, Any] = {
+        name: getattr(base, name)
+        for name in field_names(WorkflowSettings)
+        if name not in HEAD_SETTINGS
+    }
+    taken["bind"] = {
+        key: bind
+        for key, bind in base.bind.items()
+        if (bind.when is None or bind.when.names() <= head.flags.keys())
+        and (
+            bind.text is None
+            or all(
+                part.axis in head.axes for part in bind.text.parts if isinstance(part, Placeholder)
+            )
+        )
+    }
+    return replace(head, workflows=replace(head.workflows, **taken))
 
 
 _FILES: dict[int, tuple[object, object]] = {}
@@ -46,10 +85,11 @@ def run(ctx: Context, check: Check) -> list[Result]:
     from stagegate.ci.files import Files
     from stagegate.ci.workflows import read
 
+    subject = judged(ctx)
     files = _files(ctx)
     assert isinstance(files, Files)
-    reading = read(ctx.migration, ctx.stage, files)
-    found = drift(ctx.migration, ctx.stage, reading)
+    reading = read(subject, ctx.stage, files)
+    found = drift(subject, ctx.stage, reading)
     findings = [
         Finding(
             f"{f.kind}: {f.message}"

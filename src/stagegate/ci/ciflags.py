@@ -39,6 +39,39 @@ RESERVED_OUTPUTS = ("stage", "flags", "active")
 """The outputs `flags --format github` writes besides one per flag."""
 RESERVED_ENV_PREFIXES = ("GITHUB_", "RUNNER_")
 """The runner refuses to let a step overwrite these (and NODE_OPTIONS) through $GITHUB_ENV."""
+READ_BY_OTHERS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        "the shell",
+        (
+            "BASH_ENV",
+            "ENV",
+            "SHELLOPTS",
+            "BASHOPTS",
+            "PS4",
+            "PROMPT_COMMAND",
+            "IFS",
+            "CDPATH",
+            "GLOBIGNORE",
+            "HOME",
+            "PATH",
+            "SHELL",
+            "TMPDIR",
+            "ZDOTDIR",
+            "BASH_XTRACEFD",
+        ),
+        ("BASH_FUNC_",),
+    ),
+    ("the dynamic loader", (), ("LD_", "DYLD_")),
+    ("Python", (), ("PYTHON", "PYTEST_", "PIP_")),
+    ("git", (), ("GIT_",)),
+    ("node", (), ("NODE_", "NPM_CONFIG_")),
+    ("the runner", ("CI",), ("ACTIONS_",)),
+    ("Perl or Ruby", ("PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB"), ()),
+)
+"""Environment variables that change what a program does before it reads its input
+(``BASH_ENV=true`` makes every later bash step source a file of the checkout): a flag's
+``env`` written to $GITHUB_ENV must be none of them. (reader, names, prefixes);
+compared in capitals, as Windows ignores case."""
 MATRIX_LIMIT = 256
 """The most jobs GitHub Actions makes of one matrix."""
 
@@ -117,6 +150,19 @@ def _env_problems(migration: Migration, doc: Document | None) -> list[Problem]:
                 )
             )
             continue
+        reader = read_by(upper)
+        if reader is not None:
+            found.append(
+                Problem(
+                    loc,
+                    f"{flag.env!r} is read by {reader}, and `flags --format github` writes a "
+                    "flag's env to $GITHUB_ENV for every later step of the job: a flag must not "
+                    "change how the shell, a program or the runner starts. Choose a name of "
+                    "your own (e.g. BUILD_CU12_LOCAL).",
+                    where,
+                )
+            )
+            continue
         other = seen.get(upper)
         if other is not None:
             found.append(
@@ -131,6 +177,15 @@ def _env_problems(migration: Migration, doc: Document | None) -> list[Problem]:
             continue
         seen[upper] = flag
     return found
+
+
+def read_by(name: str) -> str | None:
+    """Who reads the environment variable ``name`` (in capitals) before its own input;
+    None for a name only the workflows read."""
+    for reader, names, prefixes in READ_BY_OTHERS:
+        if name in names or name.startswith(prefixes):
+            return reader
+    return None
 
 
 def problems(migration: Migration, doc: Document | None = None) -> list[Problem]:

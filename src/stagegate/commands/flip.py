@@ -215,10 +215,49 @@ def _finish(
     return flip
 
 
-def advance(path: str, *, to: int | None = None, dry_run: bool = False) -> Flip:
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
+def refuse_own_file(migration: Migration, path: str, pr_body: str | None) -> None:
+    """Refuse a ``--pr-body`` that is the migration file, a stage file, or anything in
+    the stages folder, also through a symbolic or hard link: the description would
+    replace the migration it describes."""
+    if pr_body is None:
+        return
+    target = Path(pr_body)
+    resolved = target.resolve()
+    stages = (migration.root / migration.stages_dir).resolve()
+    own: list[tuple[str, Path]] = [(f"the migration file {path}", Path(path))]
+    own += [
+        (f"the stage file {d.file}", migration.root / migration.stages_dir / Path(d.file).name)
+        for d in migration.stages
+    ]
+    what = next(
+        (name for name, file in own if resolved == file.resolve() or _same_file(target, file)),
+        None,
+    )
+    if what is None and resolved.is_relative_to(stages):
+        what = f"in the stages folder {migration.stages_dir}/"
+    if what is not None:
+        raise UsageError(
+            f"--pr-body {pr_body}: that is {what}; the description would overwrite the "
+            "migration. Name a file outside it (e.g. pr.md at the top of the repository); "
+            "nothing was written."
+        )
+
+
+def advance(
+    path: str, *, to: int | None = None, dry_run: bool = False, pr_body: str | None = None
+) -> Flip:
     """Move to the next stage (or ``to``) after its checks, and those of every stage
-    in between, pass."""
+    in between, pass. ``pr_body``: where the description will go, refused up front
+    when it is one of the migration's own files."""
     migration, raw = read_migration(path)
+    refuse_own_file(migration, path, pr_body)
     current, last = migration.stage, migration.last
     if to is None:
         if current >= last:
@@ -253,10 +292,11 @@ def irreversible_reason(migration: Migration, stage: int) -> str | None:
     )
 
 
-def rollback(path: str, *, dry_run: bool = False) -> Flip:
+def rollback(path: str, *, dry_run: bool = False, pr_body: str | None = None) -> Flip:
     """Move one stage back, unless the current stage is not reversible; the stage
-    rolled back to must pass its checks."""
+    rolled back to must pass its checks. ``pr_body`` as for ``advance``."""
     migration, raw = read_migration(path)
+    refuse_own_file(migration, path, pr_body)
     current = migration.stage
     if current == 0:
         raise Refused(f"{path}: at stage 0 (before the migration); there is nothing to roll back.")

@@ -35,6 +35,7 @@ from typing import Any
 
 from stagegate.checks import reading, runner
 from stagegate.checks._base import Result
+from stagegate.engine.resolve import flag_values
 from stagegate.errors import InvalidInput, Loc, UsageError
 from stagegate.git import overlay
 from stagegate.git.objects import GitSource
@@ -383,6 +384,108 @@ def target_unchanged(refs: Refs) -> Rule | None:
     )
 
 
+def _reached(refs: Refs) -> int:
+    """The last stage the base has rolled out (or the pull request found rolled out)."""
+    return max(refs.judge.stage, refs.since.stage)
+
+
+def _onoff(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def flag_values_unchanged(refs: Refs) -> Rule:
+    """The flag values at every stage the base has reached, and at the target but for the
+    target's own ``set``, are the base's.
+
+    A flag's ``default`` is stage 0, and every stage builds on it: a pull request that
+    changes a default (or removes a flag, or moves a ``set``) moves what a later stage
+    does into a stage already rolled out (or into the target), where the later stage's
+    checks never ran."""
+    since, head = refs.since, refs.head
+    reached = min(_reached(refs), since.last)
+    stages = list(range(reached + 1))
+    target = head.stage if reached < head.stage <= since.last else None
+    own: frozenset[str] = frozenset()
+    if target is not None:
+        definition = since.stage_def(target)
+        own = frozenset(definition.set) if definition is not None else frozenset()
+        stages.append(target)
+    base_values = {s: flag_values(since, s) for s in stages}
+    head_values = {s: flag_values(head, s) for s in stages}
+    changed: list[str] = []
+    locations: list[Loc] = []
+    for name in since.flags:
+        flag = head.flags.get(name)
+        if flag is None:
+            changed.append(
+                f"{head.file}: flag {name} is removed at the head; it has a value at "
+                f"every stage (the base: {_onoff(base_values[0][name])} at stage 0)"
+            )
+            locations.append(head.stage_loc)
+            continue
+        moved = [
+            f"stage {s}: {_onoff(head_values[s][name])} (the base: {_onoff(base_values[s][name])})"
+            for s in stages
+            if not (s == target and name in own) and head_values[s][name] != base_values[s][name]
+        ]
+        if moved:
+            changed.append(f"{flag.loc.file}:{flag.loc.line}: flag {name} at " + ", ".join(moved))
+            locations.append(flag.loc)
+    shown = ", ".join(map(str, range(reached + 1)))
+    upto = f"stage{'s' if reached else ''} {shown}" + (
+        f" (and at stage {target}, the target, but for the flags it sets)"
+        if target is not None
+        else ""
+    )
+    return _unchanged_rule(
+        "flag-values-unchanged",
+        changed,
+        locations,
+        f"every flag has the base's value at {upto}",
+        f"the flag values at {upto} must be the base's: a flag's default is stage 0 and every "
+        "stage builds on it, so this edit moves what a later stage does into a stage whose "
+        "checks never ran for it. Revert it; to change a flag from now on, set it in a stage "
+        "the base has not reached.",
+    )
+
+
+def item_states_unchanged(refs: Refs) -> Rule:
+    """Each item of the base is active or off at the stages the base has reached as it
+    was: editing its ``when`` cannot switch it at a stage already rolled out."""
+    since, head = refs.since, refs.head
+    reached = min(_reached(refs), since.last)
+    base_values = [flag_values(since, s) for s in range(reached + 1)]
+    head_values = [flag_values(head, s) for s in range(reached + 1)]
+    kinds = {"producer": head.producers, "consumer": head.consumers, "release": head.releases}
+    changed: list[str] = []
+    locations: list[Loc] = []
+    for item in since.items():
+        now = kinds[item.kind].get(item.id)
+        if now is None or str(now.when) == str(item.when):
+            continue  # adding or removing an item is for the checks; a flag's value, above
+        moved = [
+            f"stage {s}: {'active' if a else 'off'} (the base: {'active' if b else 'off'})"
+            for s, (bv, hv) in enumerate(zip(base_values, head_values, strict=True))
+            if (a := now.when.evaluate(hv)) != (b := item.when.evaluate(bv))
+        ]
+        if moved:
+            changed.append(
+                f"{now.loc.file}:{now.loc.line}: {item.kind} {item.id} (when: {now.when}; "
+                f"the base: {item.when}) at " + ", ".join(moved)
+            )
+            locations.append(now.loc)
+    upto = f"stage{'s' if reached else ''} {', '.join(map(str, range(reached + 1)))}"
+    return _unchanged_rule(
+        "item-states-unchanged",
+        changed,
+        locations,
+        f"every producer, consumer and release is active or off at {upto} as at the base",
+        f"a producer, consumer or release must stay active or off at {upto} as the base has "
+        "it: those stages are rolled out, and no check of theirs ran for the change. Revert "
+        "the `when:`; to switch an item from now on, use a flag a later stage sets.",
+    )
+
+
 def checks_pass(results: Sequence[Result], stage: int) -> Rule:
     failed = [r for r in results if not r.ok]
     if not failed:
@@ -574,6 +677,8 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
             target_defined(refs),
             past_stages_unchanged(refs),
             target_unchanged(refs),
+            flag_values_unchanged(refs),
+            item_states_unchanged(refs),
         )
         if rule is not None
     ]

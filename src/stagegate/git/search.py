@@ -162,6 +162,125 @@ def text_hits(top: Path, hits: Sequence[GrepHit]) -> list[GrepHit]:
     return kept
 
 
+# --------------------------------------------------------------------------- committed content
+#
+# ``.gitattributes`` can make a checkout hold other bytes than the commit:
+# ``working-tree-encoding=UTF-16LE`` writes every checkout in UTF-16 (which git grep of
+# the work tree skips as binary, or cannot match) while the blob, and the pull
+# request's diff, are UTF-8. For the files such an attribute converts, the committed
+# content (the index's blob) is searched too.
+
+CONVERTING = ("working-tree-encoding", "filter", "ident")
+"""The attributes that make a checkout's bytes differ from the blob's beyond line ends."""
+MAX_ARGS = 2000
+"""Paths per command line of the blob search."""
+
+
+def _ask(args: Sequence[str | bytes], cwd: Path, data: bytes, ok: tuple[int, ...] = (0,)) -> bytes:
+    """Run git with ``data`` on stdin, reading and writing at once (never stuck on a full
+    pipe); its output."""
+    proc = spawn(args, cwd, stdin=True)
+    out, err = proc.communicate(data)
+    if proc.returncode not in ok:
+        raise command_failure(args, cwd, proc.returncode, err)
+    return out
+
+
+def _has_attributes(top: Path) -> bool:
+    """Whether any attributes file of the repository itself could convert a file: a
+    tracked ``.gitattributes`` anywhere, or ``$GIT_DIR/info/attributes``."""
+    listed = _ask(["ls-files", "-z", "--", ":(top,glob)**/.gitattributes"], top, b"")
+    if listed.strip(b"\0"):
+        return True
+    info = _ask(["rev-parse", "--git-path", "info/attributes"], top, b"").strip()
+    return (top / os.fsdecode(info)).is_file()
+
+
+def converted_files(folder: Path, top: Path, pathspecs: Sequence[str]) -> list[bytes]:
+    """The tracked files of ``pathspecs`` (from ``folder``) whose checkout an attribute
+    converts (``CONVERTING``) and that the work tree has not changed since the index:
+    for them the work tree does not show what was committed. Names from the top."""
+    if not _has_attributes(top):
+        return []
+    names = _names(_ask(["ls-files", "-z", "--full-name", "--", *pathspecs], folder, b""))
+    if not names:
+        return []
+    out = _ask(
+        ["check-attr", "-z", "--stdin", *CONVERTING], top, b"".join(n + b"\0" for n in names)
+    )
+    fields = out.split(b"\0")
+    converted = list(
+        dict.fromkeys(
+            fields[i]
+            for i in range(0, len(fields) - 2, 3)
+            if fields[i + 2] not in (b"unspecified", b"unset", b"")
+        )
+    )
+    changed: set[bytes] = set()
+    for at in range(0, len(converted), MAX_ARGS):
+        chunk = [pathspec(os.fsdecode(n), top=True) for n in converted[at : at + MAX_ARGS]]
+        changed.update(
+            _names(_ask(["ls-files", "-z", "-m", "--full-name", "--", *chunk], top, b""))
+        )
+    return [n for n in converted if n not in changed]
+
+
+def _binary_blobs(top: Path, paths: Iterable[bytes]) -> set[bytes]:
+    """Which of ``paths`` hold a binary blob in the index (a NUL in its first 8,000 bytes,
+    git's own test)."""
+    wanted = sorted(set(paths))
+    if not wanted:
+        return set()
+    out = _ask(["cat-file", "--batch"], top, b"".join(b":" + p + b"\n" for p in wanted))
+    binary: set[bytes] = set()
+    pos = 0
+    for path in wanted:
+        header_end = out.index(b"\n", pos)
+        header = out[pos:header_end].split(b" ")
+        pos = header_end + 1
+        if len(header) != 3 or header[1] != b"blob":
+            continue  # missing (or not a blob): nothing was printed beyond the header
+        size = int(header[2])
+        if b"\0" in out[pos : pos + min(size, BINARY_PROBE)]:
+            binary.add(path)
+        pos += size + 1
+    return binary
+
+
+def committed_hits(
+    folder: Path,
+    top: Path,
+    strings: Iterable[str],
+    pathspecs: Sequence[str],
+    hits: Sequence[GrepHit],
+    *,
+    every_line: bool = False,
+) -> list[GrepHit]:
+    """``hits`` (of the work tree, ``text_hits``) and those of the same search in the
+    committed content of the files whose checkout an attribute converts
+    (``converted_files``), each line once, in git's order."""
+    converted = converted_files(folder, top, pathspecs)
+    if not converted:
+        return list(hits)
+    patterns = b"".join(s.encode("utf-8") + b"\n" for s in strings)
+    select = ["-e", ""] if every_line else ["-f", "-"]
+    found: list[GrepHit] = []
+    for at in range(0, len(converted), MAX_ARGS):
+        chunk = [pathspec(os.fsdecode(n), top=True) for n in converted[at : at + MAX_ARGS]]
+        args = [
+            "-c", "grep.column=false",
+            "grep", "--cached", "-z", "-n", "--text", "--no-textconv", "-F", "--no-color",
+            "--full-name", *select, "--", *chunk,
+        ]  # fmt: skip
+        found += parse_grep(_ask(args, top, b"" if every_line else patterns, ok=(0, 1)))
+    binary = _binary_blobs(top, {h.path for h in found})
+    seen = {(h.path, h.line) for h in hits}
+    merged = list(hits) + [
+        h for h in found if h.path not in binary and (h.path, h.line) not in seen
+    ]
+    return sorted(merged, key=lambda h: (h.path, h.line))  # git's order: the index's
+
+
 def _names(out: bytes) -> list[bytes]:
     return [name for name in out.split(b"\0") if name]
 

@@ -14,6 +14,7 @@ renderers append to ``$GITHUB_OUTPUT`` (all or nothing, before anything is print
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,11 +48,30 @@ def lines(*texts: str | None) -> str:
     return "".join(f"{text}\n" for text in texts if text is not None)
 
 
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""The C0 controls but line feed and tab, DEL, and the C1 controls."""
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but line feed and tab shown as ``\\xNN``.
+
+    Summaries, titles, file names, file lines and commit messages reach the output; an
+    escape sequence in them would act on the reader's terminal (an OSC 52 clipboard
+    write, a screen clear) and a bare carriage return would overwrite a ``FAIL`` line
+    with ``ok``. Every text output goes through here (``cli.show``, the live lines of
+    ``check``, error messages, annotations); JSON escapes them its own way (``dumps``)."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def dumps(data: Any) -> str:
-    """The JSON style of every command: indented, UTF-8 as is."""
+    """The JSON style of every command: indented, UTF-8 as is, but control characters
+    escaped (``json`` escapes C0 itself; DEL and C1 as ``\\u00NN`` here)."""
     import json
 
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def echo_text(render: Callable[[R], str]) -> Callable[[R], Output]:

@@ -59,7 +59,13 @@ def _v2_colon(line: str) -> int | None:
 
 
 def _escape_data(text: str) -> str:
-    return _defuse_legacy(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+    """The runner's escapes, then the other control characters shown (``printable``):
+    the log viewer renders escape sequences."""
+    from stagegate.report import printable
+
+    return printable(
+        _defuse_legacy(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+    )
 
 
 def _escape_property(text: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from stagegate.checks._base import Result
 from stagegate.model import Check, Migration
 from stagegate.records import record, replace
+from stagegate.report import printable
 from stagegate.report import results as render
 
 HEARTBEAT_SECONDS = 30.0
@@ -137,7 +138,7 @@ class Live:
     # -- drawing
 
     def _emit(self, line: str) -> None:
-        self._write(line + "\n")
+        self._write(printable(line) + "\n")
 
     def _clear(self) -> None:
         if self._drawn:
@@ -157,7 +158,7 @@ class Live:
                         frame += 1
                         self._write(
                             f"{CLEAR}  {SPINNER[frame % len(SPINNER)]}     stage {running.stage}: "
-                            f"{running.label}: running, {render.duration(spent)}"
+                            f"{printable(running.label)}: running, {render.duration(spent)}"
                         )
                         self._drawn = True
                 elif spent >= self.heartbeat * (running.beats + 1):
