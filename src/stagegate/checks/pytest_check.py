@@ -8,7 +8,6 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stagegate.checks._pytest_session import isolation, target
 from stagegate.errors import Problem
 from stagegate.fs import escapes
 from stagegate.model import Check, Migration
@@ -78,6 +77,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     # imported here: ``validate`` runs on every load (it follows links on disk, which the cache key does not cover) and must stay
     # cheap to import, for the commands that start fast
     from stagegate.checks._base import Finding, result
+    from stagegate.checks._pytest_session import isolation, target  # not at load time
     from stagegate.checks._pytest_session import summary as shared_summary
     from stagegate.checks.command import bounded, tail
 
