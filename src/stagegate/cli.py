@@ -659,12 +659,10 @@ def affected(
 @pass_ctx
 def continuity(ctx: Context, base: str, head: str, fmt: str) -> int:
     """What each release job ships, at base and head: lost, gained, renamed (no model needed)."""
-    from pathlib import Path
-
-    from stagegate.ci.continuity import continuity as compare
+    from stagegate.commands.continuity import continuity as compare
     from stagegate.report.continuity import CONTINUITY
 
-    result = compare(Path(ctx.file).parent, base, head)
+    result = compare(ctx.file, base, head)
     show(CONTINUITY, fmt, result)
     return 0 if result.ok else 1
 

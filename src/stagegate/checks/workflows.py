@@ -83,13 +83,12 @@ def _files(ctx: Context) -> object:
 def run(ctx: Context, check: Check) -> list[Result]:
     from stagegate.ci.drift import drift
     from stagegate.ci.files import Files
-    from stagegate.ci.workflows import read
 
     subject = judged(ctx)
     files = _files(ctx)
     assert isinstance(files, Files)
-    reading = read(subject, ctx.stage, files)
-    found = drift(subject, ctx.stage, reading)
+    found = drift(subject, ctx.stage, files=files)
+    reading = found.reading
     findings = [
         Finding(
             f"{f.kind}: {f.message}"
@@ -105,7 +104,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if check.args.get("strict"):
         findings += [
             Finding(f"unresolved {u.expression}: {u.reason}; bind it under workflows.bind", u.loc)
-            for u in reading.unresolved
+            for u in (*reading.unresolved, *found.unread)
         ]
     from stagegate.ci.drift import downloads_json, uploads_json
 

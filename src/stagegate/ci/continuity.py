@@ -11,12 +11,15 @@ lost, a new one gained.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from stagegate.ci.ships import Context, Finding, Release, Side, ships
 from stagegate.ci.transfers import Unresolved
 from stagegate.errors import InvalidInput, Problem
+from stagegate.git.objects import GitSource
+from stagegate.model import WorkflowSettings
 from stagegate.records import record
 
 FAILING = frozenset({"upload-collision", "upload-overwrite", "backend-mismatch", "exact-name-glob"})
@@ -83,8 +86,11 @@ class Continuity:
         )
 
 
-def read_commit(repo: Any, commit: str, shown: str) -> Side:
-    """The release jobs of ``commit``'s workflows (read from git objects)."""
+def read_commit(
+    repo: Any, commit: str, shown: str, settings: WorkflowSettings | None = None
+) -> Side:
+    """The release jobs of ``commit``'s workflows (read from git objects); ``settings``:
+    the migration's ``workflows`` (its declared remote actions), where there is one."""
     source = repo.source(commit)
     try:
         found = source.files(".github")
@@ -97,7 +103,7 @@ def read_commit(repo: Any, commit: str, shown: str) -> Side:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         try:
-            return ships(root)
+            return ships(root, settings=settings)
         except InvalidInput as exc:
             raise InvalidInput(
                 [
@@ -174,15 +180,27 @@ def _with_consequence(finding: Finding, releases: tuple[Release, ...]) -> Findin
     return replace(finding, message=f"{finding.message}; {'; '.join(said)}")
 
 
-def continuity(start: Path | str, base_ref: str, head_ref: str | None) -> Continuity:
-    """Compare what the release jobs ship at ``base_ref`` and at ``head_ref`` (default HEAD)."""
+def continuity(
+    start: Path | str,
+    base_ref: str,
+    head_ref: str | None,
+    *,
+    settings: Callable[[GitSource], WorkflowSettings | None] | None = None,
+    file: str = "migration.yaml",
+) -> Continuity:
+    """Compare what the release jobs ship at ``base_ref`` and at ``head_ref`` (default HEAD).
+    ``settings``: reads the migration's ``workflows`` settings from the base's files (the
+    folder of ``file``), where it has a migration; both commits are read with them."""
     from stagegate.git.repo import open_repository
 
     repo = open_repository(start)
     base = repo.resolve(base_ref)
     head = repo.resolve(head_ref or "HEAD")
-    base_side = read_commit(repo, base, base_ref)
-    head_side = read_commit(repo, head, head_ref or "HEAD")
+    model = None
+    if settings is not None:
+        model = settings(repo.source(base, repo.rel(Path(file)).parent))
+    base_side = read_commit(repo, base, base_ref, model)
+    head_side = read_commit(repo, head, head_ref or "HEAD", model)
     releases, new, gone = compare(base_side, head_side)
     changed = {
         file: lines

@@ -14,11 +14,10 @@ called unselected when it might select it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stagegate.ci.transfers import Reading, Transfer, shown
+from stagegate.ci.transfers import Reading, Transfer, Unresolved, shown
 from stagegate.ci.workflows import matches_job
-from stagegate.ci.workflows import read as read_workflows
 from stagegate.engine.globs import (
     Glob,
     Language,
@@ -38,7 +37,49 @@ from stagegate.model.templates import Axis, finite_axes
 from stagegate.records import record
 from stagegate.words import closest
 
-FINDING_KINDS = ("undeclared-upload", "missing-upload", "select-differs", "unknown-job")
+if TYPE_CHECKING:
+    from stagegate.ci.files import Files
+    from stagegate.ci.ships import Finding as ShipFinding
+    from stagegate.ci.ships import Side, Stranded
+
+FINDING_KINDS = (
+    "undeclared-upload",
+    "missing-upload",
+    "select-differs",
+    "unknown-job",
+    "upload-collision",
+    "upload-overwrite",
+    "backend-mismatch",
+    "exact-name-glob",
+    "where-files-land",
+)
+SHIP_KINDS = frozenset(FINDING_KINDS[4:])
+"""What the artifact actions do with the files (``ci.ships``), read at the stage."""
+
+
+@record(kw_only=True)
+class Consequence:
+    """What a finding does to one active release or consumer of the model: the artifact
+    names (rows) it would no longer get, and those it would get besides."""
+
+    item: str
+    kind: str  # "release" or "consumer"
+    lost: tuple[str, ...]
+    gained: tuple[str, ...]
+    total: int  # the rows the model says it selects (or the uploads of one name)
+    unit: str = "artifacts"
+
+    def sentence(self) -> str:
+        verb = "ship" if self.kind == "release" else "take"
+        out = f"{self.kind} {self.item} would "
+        if self.lost:
+            out += (
+                f"{verb} {self.total - len(self.lost)} of its {self.total} {self.unit}: "
+                f"lost {_listed(self.lost)}"
+            )
+        if self.gained:
+            out += ("; and " if self.lost else "") + f"also {verb} {_listed(self.gained)}"
+        return out
 
 
 @record(kw_only=True)
@@ -48,6 +89,7 @@ class DriftFinding:
     loc: Loc  # the primary place: the workflow for uploads, migration.yaml otherwise
     other: Loc | None  # the other side
     message: str
+    consequences: tuple[Consequence, ...] = ()
 
 
 @record(kw_only=True, eq=False)
@@ -58,6 +100,9 @@ class Drift:
     paths: tuple[str, ...] = ()
     strict: bool = False
     """Whether a value that cannot be evaluated fails too (`drift --strict`)."""
+    unread: tuple[Unresolved, ...] = ()
+    """Steps where artifacts flow whose effect is not read: remote actions neither known
+    nor declared under ``workflows.actions``, versions not in a ref, inputs not evaluated."""
 
     @property
     def ok(self) -> bool:
@@ -65,7 +110,7 @@ class Drift:
 
     @property
     def failed(self) -> bool:
-        return not self.ok or (self.strict and bool(self.reading.unresolved))
+        return not self.ok or (self.strict and bool(self.reading.unresolved or self.unread))
 
 
 def _where(loc: Loc | None) -> str:
@@ -147,7 +192,20 @@ def selections_of(
 
 
 class _Compare:
-    def __init__(self, migration: Migration, stage: int, reading: Reading) -> None:
+    def __init__(
+        self, migration: Migration, stage: int, reading: Reading, side: Side | None = None
+    ) -> None:
+        self.side = side
+        self.accounted: dict[int, list[Transfer]] = {}
+        self.differences: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        """(kind, id) of a consumer or release -> what the model selects alone, and what
+        its jobs' downloads select alone (``select-differs``)."""
+        self.upload_of: dict[tuple[Loc, str], Transfer] = {}
+        self.about: dict[int, ShipFinding] = {}
+        """Finding number -> the ``ci.ships`` finding it reports."""
+        self.stranded: dict[int, list[Stranded]] = {}
+        self.missing_rows: dict[int, list[Row]] = {}
+        self.undeclared_of: dict[int, Transfer] = {}
         self.migration = migration
         self.stage = stage
         self.reading = reading
@@ -222,7 +280,7 @@ class _Compare:
 
     def run(self) -> list[DriftFinding]:
         self.unknown_jobs()
-        accounted = self.undeclared()
+        accounted = self.accounted = self.undeclared()
         self.missing(accounted)
         for consumer in self.plan.consumers:
             if self.jobs(consumer):
@@ -230,7 +288,9 @@ class _Compare:
         for release in self.plan.releases:
             if self.jobs(release):
                 self.differs(release)
-        return self.findings
+        if self.side is not None:
+            _ship_findings(self, self.side)
+        return _with_consequences(self)
 
     # -- unknown-job
 
@@ -325,6 +385,7 @@ class _Compare:
         shown_names = ", ".join(names[:3]) + (
             f" and {len(names) - 3} more" if len(names) > 3 else ""
         )
+        self.undeclared_of[len(self.findings)] = upload
         self.found(
             "undeclared-upload",
             listing[0].id if listing else "",
@@ -405,6 +466,7 @@ class _Compare:
                 if close
                 else "no active upload in the workflows makes it"
             )
+        self.missing_rows[len(self.findings)] = rows
         self.found(
             "missing-upload",
             producer.id,
@@ -477,6 +539,10 @@ class _Compare:
         only_real = [pair for key, pair in real.items() if key not in declared]
         if not only_declared and not only_real:
             return
+        self.differences[(item.kind, item.id)] = (
+            tuple(row.name for row in only_declared),
+            tuple(row.name for row, _ in only_real),
+        )
         parts = []
         if only_real:
             rows = [f"{row.name} ({row.producer}, by {_where(t.loc)})" for row, t in only_real]
@@ -518,16 +584,28 @@ def _listed(rows: Sequence[str], limit: int = 5) -> str:
 
 
 def drift(
-    migration: Migration, stage: int, reading: Reading | None = None, *, strict: bool = False
+    migration: Migration,
+    stage: int,
+    reading: Reading | None = None,
+    *,
+    strict: bool = False,
+    files: Files | None = None,
 ) -> Drift:
     """Compare the model with the workflows at ``stage``; InvalidInput for a bad workflow.
-    ``strict``: an unresolved value fails the comparison too."""
+    ``strict``: an unresolved value (or an unread step) fails the comparison too.
+    ``files``: the parsed workflow files, where the caller keeps them across stages."""
+    from stagegate.ci.ships import read_model
+    from stagegate.ci.workflows import files_for
     from stagegate.engine import globs
     from stagegate.engine.budget import work_limit
 
-    reading = reading if reading is not None else read_workflows(migration, stage)
+    files = files or files_for(migration)
+    if reading is None:
+        reading, side = read_model(migration, stage, files)
+    else:
+        side = read_model(migration, stage, files)[1]
     with globs.budget(work_limit(migration)):
-        found = _Compare(migration, stage, reading).run()
+        found = _Compare(migration, stage, reading, side).run()
     order = {kind: i for i, kind in enumerate(FINDING_KINDS)}
     found.sort(key=lambda f: (order[f.kind], f.loc))
     return Drift(
@@ -536,7 +614,198 @@ def drift(
         findings=tuple(found),
         paths=migration.workflows.paths,
         strict=strict,
+        unread=_unread(reading, side),
     )
+
+
+# --------------------------------------------------------------------------- what ships
+
+
+def _unread(reading: Reading, side: Side) -> tuple[Unresolved, ...]:
+    """The steps whose effect on artifacts is not read, in jobs where artifacts flow (a
+    remote action elsewhere cannot change what is uploaded, downloaded or published):
+    remote actions neither known nor declared, versions not in a ref, uploads that may
+    collide behind an ``if:`` that cannot be evaluated; each once."""
+    known = {(u.loc, u.expression) for u in reading.unresolved}
+    out = []
+    for u in side.unresolved:
+        key = (u.loc, u.expression)
+        jobs = side.unread_in.get(key)
+        if key not in known and jobs is not None and jobs & side.flow:
+            out.append(u)
+    return tuple(out)
+
+
+def _ship_findings(compare: _Compare, side: Side) -> None:
+    """What the artifact actions do with the files: collisions, backends, exact names, and
+    files a release job downloads for its publish step that land where it does not read."""
+    for f in side.findings:
+        compare.found(f.kind, "", f.loc, f.contexts[0].loc if f.contexts else None, f.message)
+        compare.about[len(compare.findings) - 1] = f
+    for release in side.releases:
+        by_fetch: dict[Loc, list[Stranded]] = {}
+        for s in release.stranded:
+            by_fetch.setdefault(s.fetch.loc, []).append(s)
+        for loc, stranded in by_fetch.items():
+            fetch, publisher = stranded[0].fetch, stranded[0].publisher
+            if fetch.path == "." and fetch.kind == "pattern" and not fetch.merge:
+                why = "it has no path: and several artifacts, so each lands in its own folder of the workspace"
+                fix = "give it the publish step's folder as path: and merge-multiple: true"
+            elif fetch.path == ".":
+                why = "it has no path:, so the files land in the workspace"
+                fix = "give it the publish step's folder as path:"
+            else:
+                why = "it takes several artifacts without merge-multiple: true, so each lands in its own folder"
+                fix = "add merge-multiple: true (or name: one artifact)"
+            files = _listed(
+                [f"{s.context.label()} ({s.context.name!r}) in {s.lands}" for s in stranded], 4
+            )
+            compare.found(
+                "where-files-land",
+                "",
+                loc,
+                publisher.loc,
+                f"release job {release.job}: the download at {_where(loc)} lands {files}; {why}, "
+                f"and the publish step {publisher.tool} ({_where(publisher.loc)}) reads "
+                f"{', '.join(publisher.reads)}: those files are not published; {fix}.",
+            )
+            compare.stranded[len(compare.findings) - 1] = stranded
+
+
+def _rows_of(compare: _Compare, contexts: Sequence[Any]) -> list[Row]:
+    """The model rows the uploads of these contexts make (their names, where declared)."""
+    if not compare.upload_of:
+        for t in compare.uploads:
+            compare.upload_of.setdefault((t.loc, shown(t.value)), t)
+    found = [compare.upload_of.get((c.loc, c.name)) for c in contexts]
+    wanted = {id(t) for t in found if t is not None}
+    return [
+        compare.all_rows.rows[position]
+        for position, uploads in compare.accounted.items()
+        if any(id(t) in wanted for t in uploads)
+    ]
+
+
+def _with_consequences(compare: _Compare) -> list[DriftFinding]:
+    """Each finding with what it does to the active releases and consumers: which now get
+    another set of artifacts, and how (lost, gained)."""
+    from stagegate.records import replace
+
+    items: list[Consumer | Release] = [*compare.plan.releases, *compare.plan.consumers]
+    declared = {(i.kind, i.id): compare.declared(i) for i in items}
+    out = []
+    for n, finding in enumerate(compare.findings):
+        found = []
+        for item in items:
+            chosen = declared[(item.kind, item.id)]
+            lost, gained = _effect(compare, n, finding, item, chosen)
+            ship = compare.about.get(n)
+            uploads = finding.kind in ("upload-collision", "upload-overwrite") and ship
+            if lost or gained:
+                found.append(
+                    Consequence(
+                        item=item.id,
+                        kind=item.kind,
+                        lost=tuple(dict.fromkeys(lost)),
+                        gained=tuple(dict.fromkeys(gained)),
+                        total=len(ship.contexts) if uploads and ship else len(chosen),
+                        unit=f"uploads of {ship.contexts[0].name!r}"
+                        if uploads and ship
+                        else "artifacts",
+                    )
+                )
+        if found:
+            said = "; ".join(c.sentence() for c in found)
+            finding = replace(
+                finding,
+                consequences=tuple(found),
+                message=f"{finding.message} Consequence: {said}.",
+            )
+        out.append(finding)
+    return out
+
+
+def _effect(
+    compare: _Compare,
+    n: int,
+    finding: DriftFinding,
+    item: Consumer | Release,
+    chosen: dict[tuple[str, str], Row],
+) -> tuple[list[str], list[str]]:
+    """What ``finding`` (the ``n``-th) takes from and adds to what ``item`` selects."""
+    kind = finding.kind
+    if kind == "select-differs":
+        if finding.item != item.id or (item.kind, item.id) not in compare.differences:
+            return [], []
+        lost, gained = compare.differences[(item.kind, item.id)]
+        return list(lost), list(gained)
+    if kind == "missing-upload":
+        producer = compare.migration.producers.get(finding.item)
+        if producer is None:
+            return [], []
+        missing = {r.name for r in compare.missing_rows.get(n, ())}
+        return [name for (pid, name) in chosen if pid == producer.id and name in missing], []
+    if kind == "undeclared-upload":
+        upload = compare.undeclared_of.get(n)
+        if upload is None:
+            return [], []
+        return [], [shown(upload.value)] if _takes(compare, item, upload) else []
+    ship = compare.about.get(n)
+    if kind in ("upload-collision", "upload-overwrite") and ship is not None:
+        rows = {(r.producer, r.name) for r in _rows_of(compare, ship.contexts)}
+        if not rows & chosen.keys():
+            return [], []
+        # one upload of the name keeps its files: the first (v4 refuses the others) or the
+        # last (each overwrite deletes the one before); which one, a run decides
+        kept = ship.contexts[-1] if kind == "upload-overwrite" else ship.contexts[0]
+        return [c.label() for c in ship.contexts if c is not kept], []
+    if kind == "backend-mismatch" and ship is not None:
+        if not _in_item_jobs(compare, item, ship.loc):
+            return [], []
+        rows = {(r.producer, r.name) for r in _rows_of(compare, ship.contexts)}
+        return [name for key in rows if key in chosen for name in [key[1]]], []
+    if kind == "exact-name-glob":
+        if not _in_item_jobs(compare, item, finding.loc):
+            return [], []
+        from stagegate.engine.match import plain_selector
+
+        lang = plain_selector(ship.select if ship is not None else "").language
+        return [row.name for row in chosen.values() if intersects(lang, language(row.pieces))], []
+    stranded = compare.stranded.get(n)
+    if kind == "where-files-land" and stranded:
+        made = _rows_of(compare, [s.context for s in stranded])
+        return [r.name for r in made if (r.producer, r.name) in chosen], []
+    return [], []
+
+
+def _in_item_jobs(compare: _Compare, item: Item, loc: Loc) -> bool:
+    """Whether the download step at ``loc`` runs in one of the item's jobs."""
+    return any(
+        t.loc == loc and compare.in_jobs(item, t) for t in compare.active_downloads
+    ) and bool(compare.jobs(item))
+
+
+def _takes(compare: _Compare, item: Consumer | Release, upload: Transfer) -> bool:
+    """Whether the item would take an upload's names: its jobs' downloads select them
+    (where it lists jobs), else its own select globs do."""
+    langs = [lang for lang, _ in compare.langs(upload)]
+    if compare.jobs(item):
+        return any(
+            intersects(lang, other)
+            for d in compare.transfers_of(item, compare.active_downloads)
+            if d.resolved
+            for other, _ in compare.langs(d)
+            for lang in langs
+        )
+    from stagegate.engine.match import input_selectors, plain_selector
+
+    if isinstance(item, Release):
+        selectors = [plain_selector(t.text).language for t in item.select]
+    else:
+        selectors = [
+            s.language for entry in item.inputs for s in input_selectors(compare.migration, entry)
+        ]
+    return any(intersects(lang, other) for other in selectors for lang in langs)
 
 
 # --------------------------------------------------------------------------- transfers as data

@@ -20,12 +20,12 @@ from typing import Any
 from stagegate.ci import actions, publish
 from stagegate.ci.files import Files, as_mapping, discover, triggers_of
 from stagegate.ci.scopes import Scope
-from stagegate.ci.transfers import Site, Unresolved, shown
-from stagegate.ci.workflows import Reader
+from stagegate.ci.transfers import Reading, Site, Unresolved, shown
+from stagegate.ci.workflows import Reader, reading_of
 from stagegate.errors import Loc
 from stagegate.load.yamlsrc import Path as DocPath
-from stagegate.model import DEFAULT_WORKFLOW_PATHS, Migration, WorkflowSettings
-from stagegate.model.ghexpr import Unknown, Value, to_text, unknowns
+from stagegate.model import DEFAULT_WORKFLOW_PATHS, ActionSpec, Migration, WorkflowSettings
+from stagegate.model.ghexpr import Ph, Sym, Unknown, Value, to_text, truth, unknowns
 from stagegate.records import field, record
 
 RELEASE_EVENTS = frozenset({"push-tag", "release", "workflow_dispatch"})
@@ -49,6 +49,13 @@ class Context:
     overwrite: bool = False
     step_loc: Loc | None = field(default=None, compare=False)
     """The step's ``uses:`` (where a version bump shows in a diff)."""
+    per_row: bool = field(default=False, compare=False)
+    """The name holds a placeholder of a finite axis (a ``bind``) or a value that cannot
+    be evaluated: it may differ from row to row, so its text says nothing about two
+    contexts making one name."""
+    maybe: Loc | None = field(default=None, compare=False)
+    """The step's ``if:``, where it cannot be evaluated: whether it runs in this row is
+    not known (``strategy.job-index == 0``), so it takes part in no collision."""
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -78,6 +85,8 @@ class Fetch:
     merge: bool
     version: int | None
     order: int
+    lands: bool = True
+    """Whether where its files land is known (not for a declared remote action)."""
 
 
 @record(kw_only=True)
@@ -119,6 +128,19 @@ class Finding:
     message: str
     contexts: tuple[Context, ...] = ()
     """The upload contexts it is about (their files do not all reach the releases)."""
+    select: str = ""
+    """The download's name or pattern, for a finding about a download."""
+
+
+@record(kw_only=True)
+class Stranded:
+    """An upload context a release job downloads for its publish step, whose files land
+    where that step does not read them (one folder per artifact, outside its folder)."""
+
+    context: Context
+    fetch: Fetch
+    lands: str
+    publisher: Publisher
 
 
 @record(kw_only=True)
@@ -132,6 +154,8 @@ class Release:
     events: tuple[str, ...]
     contexts: tuple[Context, ...]
     publishes: bool
+    stranded: tuple[Stranded, ...] = ()
+    """What it downloads for its publish step that lands where the step does not read."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -148,6 +172,13 @@ class Side:
     files: tuple[str, ...]
     contexts: tuple[Context, ...] = ()
     """Every upload context read, whether it reaches a release or not."""
+    runs_on: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """``PATH#JOB`` of each job of a run's workflow -> the run kinds it runs on."""
+    flow: frozenset[str] = frozenset()
+    """The jobs of a run's workflows (``PATH#JOB``) where artifacts are uploaded,
+    downloaded or published."""
+    unread_in: Mapping[tuple[Loc, str], frozenset[str]] = field(default_factory=dict)
+    """Each unread step (its place and ``uses:``) -> the jobs it runs in."""
 
 
 # --------------------------------------------------------------------------- reading
@@ -174,14 +205,18 @@ _SCRIPT_WORDS = re.compile(r"\b(gh|twine|maturin|mv|cp)\b")
 class ShipReader(Reader):
     """The reader, keeping what the artifact and publish steps do in each context."""
 
-    def __init__(self, migration: Migration, files: Files) -> None:
-        super().__init__(migration, 0, files)
+    def __init__(self, migration: Migration, files: Files, stage: int = 0) -> None:
+        super().__init__(migration, stage, files)
         self.contexts: list[Context] = []
         self.fetches: list[Fetch] = []
         self.merges: list[Merge] = []
         self.publishers: list[Publisher] = []
         self.moves: list[Moving] = []
         self.unread: list[Unresolved] = []
+        self.unread_in: dict[tuple[Loc, str], set[str]] = {}
+        """Where each unread step runs: the jobs of the run (``PATH#JOB``) it is in."""
+        self.values: dict[tuple[Loc, str], Unresolved] = {}
+        """The action inputs (``path``, ``overwrite``, ...) that cannot be evaluated."""
         self.counts: dict[tuple[Any, ...], int] = {}
         self.order = 0
 
@@ -190,8 +225,9 @@ class ShipReader(Reader):
             return ""
         at = (*path, "with", key)
         value = scope.evaluate(given[key], at)
-        if unknowns(value):
-            self.note_unresolved(scope.doc.loc(at), value)
+        for part in unknowns(value):
+            where = (scope.doc.loc(at), part.expression)
+            self.values.setdefault(where, Unresolved(where[0], part.expression, part.reason))
         return shown(value) if not isinstance(value, bool | int | float) else to_text(value)
 
     def _version(self, site: Site, path: DocPath, uses: str) -> int | None:
@@ -200,19 +236,103 @@ class ShipReader(Reader):
         line = lines[loc.line - 1] if 0 < loc.line <= len(lines) else ""
         found = actions.major(uses, line)
         if found is None:
-            self.unread.append(
-                Unresolved(
-                    loc,
-                    uses,
-                    "the major version of this action is not in its ref (pin a tag, or keep "
-                    "the tag in a `# vN` comment after a commit pin)",
-                )
+            self._unread(
+                site,
+                loc,
+                uses,
+                "the major version of this action is not in its ref (pin a tag, or keep "
+                "the tag in a `# vN` comment after a commit pin)",
             )
         return found
+
+    def _declared(
+        self, site: Site, path: DocPath, step: Mapping[str, Any], spec: ActionSpec, scope: Scope
+    ) -> None:
+        """A remote action ``workflows.actions`` declares: its uploads and downloads, each
+        text evaluated with the step's ``with:`` as ``inputs``. Where its files come from
+        and land is not known: its downloads count as reaching the publish steps."""
+        doc = site.doc
+        given = as_mapping(doc, (*path, "with"), step.get("with"), "with")
+        inputs = {str(k): scope.evaluate(v, (*path, "with", k)) for k, v in given.items()}
+        inner = Scope(self, doc, inputs=inputs, env=scope.env, in_action=True)
+        loc = doc.loc((*path, "uses"))
+        caller = site.callers[0] if site.callers else ""
+        for i, text in enumerate(spec.uploads):
+            value = self.expression_bind(f"{spec.uses} uploads {i}", text, inner)
+            self.add(site.transfer("upload", loc, value))
+            if site.runs:
+                self._context(
+                    site, scope, name=shown(value), path="", loc=loc, version=None, step_loc=loc
+                )
+        for i, text in enumerate(spec.downloads):
+            value = self.expression_bind(f"{spec.uses} downloads {i}", text, inner)
+            kind = "pattern" if publish.GLOB_CHARS & set(shown(value)) else "name"
+            self.add(site.transfer("download", loc, value, kind))
+            if site.runs:
+                self.order += 1
+                self.fetches.append(
+                    Fetch(
+                        job=site.job,
+                        caller=caller,
+                        loc=loc,
+                        select=shown(value),
+                        kind=kind,
+                        path=".",
+                        merge=True,
+                        version=None,
+                        order=self.order,
+                        lands=False,
+                    )
+                )
+
+    def _context(self, site: Site, scope: Scope, **fields: Any) -> None:
+        """An upload context of the step at ``site``, in the matrix row of ``scope``."""
+        caller = site.callers[0] if site.callers else ""
+        row = _row(scope.matrix)
+        count_key = (site.job, caller, row)
+        step_no = self.counts.get(count_key, 0)
+        self.counts[count_key] = step_no + 1
+        file, _, job = site.job.partition("#")
+        self.contexts.append(
+            Context(file=file, job=job, caller=caller, matrix=row, step=step_no, **fields)
+        )
+
+    def _per_row(self, scope: Scope, given: Mapping[str, Any], path: DocPath) -> bool:
+        """Whether the upload's name holds a placeholder of a finite axis, or a value that
+        cannot be evaluated (which may differ from row to row too)."""
+        if "name" not in given:
+            return False
+        value = scope.evaluate(given["name"], (*path, "with", "name"))
+        parts = value.parts if isinstance(value, Sym) else (value,)
+        axes = self.migration.axes
+        return any(
+            isinstance(p, Unknown)
+            or (isinstance(p, Ph) and p.axis in axes and not axes[p.axis].is_open)
+            for p in parts
+        )
+
+    def _maybe(self, scope: Scope, step: Mapping[str, Any], path: DocPath) -> Loc | None:
+        """The step's ``if:`` where it cannot be evaluated (None: none, or decided)."""
+        raw = step.get("if")
+        if raw is None or isinstance(raw, bool):
+            return None
+        value = scope.evaluate(str(raw), (*path, "if"), condition=True)
+        return scope.doc.loc((*path, "if")) if truth(value) is None else None
+
+    def _unread(self, site: Site, loc: Loc, uses: str, reason: str) -> None:
+        """A step whose effect on the artifacts is not read, where it runs."""
+        key = (loc, uses)
+        if key not in self.unread_in:
+            self.unread.append(Unresolved(loc, uses, reason))
+        self.unread_in.setdefault(key, set()).add(site.callers[0] if site.callers else site.job)
 
     def on_uses(
         self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
     ) -> None:
+        declared = self.migration.workflows.actions.get(uses.strip().lower())
+        if declared is not None:
+            self._declared(site, path, step, declared, scope)
+            return
         if not site.runs:
             return
         doc = site.doc
@@ -233,25 +353,17 @@ class ShipReader(Reader):
             ):
                 files = publish.artifact_files(upload_path)
                 artifact = files[0].rsplit("/", 1)[-1] if len(files) == 1 else artifact
-            row = _row(scope.matrix)
-            count_key = (site.job, caller, row)
-            step_no = self.counts.get(count_key, 0)
-            self.counts[count_key] = step_no + 1
-            file, _, job = site.job.partition("#")
-            self.contexts.append(
-                Context(
-                    file=file,
-                    job=job,
-                    caller=caller,
-                    matrix=row,
-                    step=step_no,
-                    name=artifact,
-                    path=upload_path,
-                    loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
-                    version=version,
-                    overwrite=self._text(scope, given, path, "overwrite").lower() == "true",
-                    step_loc=loc,
-                )
+            self._context(
+                site,
+                scope,
+                name=artifact,
+                path=upload_path,
+                loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
+                version=version,
+                overwrite=self._text(scope, given, path, "overwrite").lower() == "true",
+                step_loc=loc,
+                maybe=self._maybe(scope, step, path),
+                per_row=self._per_row(scope, given, path),
             )
         elif name == actions.MERGE:
             self.merges.append(
@@ -312,13 +424,12 @@ class ShipReader(Reader):
                     if isinstance(command, publish.Command):
                         self._publisher(site, loc, "maturin upload", command.reads)
         elif not uses.startswith(("./", "docker://")) and name not in actions.INERT:
-            self.unread.append(
-                Unresolved(
-                    loc,
-                    uses,
-                    "a remote action stagegate does not know: what it uploads, downloads or "
-                    "publishes is not read",
-                )
+            self._unread(
+                site,
+                loc,
+                uses,
+                "a remote action stagegate does not know: what it uploads, downloads or "
+                "publishes is not read",
             )
 
     def _publisher(self, site: Site, loc: Loc, tool: str, reads: tuple[str, ...]) -> None:
@@ -548,8 +659,9 @@ def _landed(
     return out
 
 
-def bare_migration(root: Path) -> Migration:
-    """No model: no flags, no axes, no binds; the workflows as they are."""
+def bare_migration(root: Path, settings: WorkflowSettings | None = None) -> Migration:
+    """No model: no flags, no axes, no binds; the workflows as they are (and the remote
+    actions ``settings`` declares, where a migration file has them)."""
     loc = Loc("migration.yaml", 1, 1)
     return Migration(
         version=1,
@@ -564,20 +676,35 @@ def bare_migration(root: Path) -> Migration:
         releases={},
         file="migration.yaml",
         root=root,
-        workflows=WorkflowSettings(),
+        workflows=WorkflowSettings(actions=settings.actions) if settings else WorkflowSettings(),
     )
 
 
-def ships(root: Path, paths: Sequence[str] = DEFAULT_WORKFLOW_PATHS) -> Side:
+def ships(
+    root: Path,
+    paths: Sequence[str] = DEFAULT_WORKFLOW_PATHS,
+    settings: WorkflowSettings | None = None,
+) -> Side:
     """Each release job of the workflows under ``root`` and what reaches its publish steps."""
     files = Files(root)
-    reader = ShipReader(bare_migration(root), files)
+    reader = ShipReader(bare_migration(root, settings), files)
     reader.run(discover(root, paths))
     return _follow(reader)
 
 
-def _follow(reader: ShipReader) -> Side:
+def read_model(migration: Migration, stage: int, files: Files) -> tuple[Reading, Side]:
+    """One reading of the workflows at ``stage`` for ``drift``: the transfers it compares
+    with the model, and what the artifact actions do with them, for every job."""
+    reader = ShipReader(migration, files, stage)
+    reader.run(discover(files.root, migration.workflows.paths))
+    return reading_of(reader), _follow(reader, every_job=True)
+
+
+def _follow(reader: ShipReader, *, every_job: bool = False) -> Side:
+    """What reaches each release job's publish steps; ``every_job``: the download findings
+    of every other job too."""
     findings: dict[str, Finding] = {}
+    runs_on: dict[str, tuple[str, ...]] = {}
     releases: list[Release] = []
     by_root: dict[str, list[Context]] = {}
     for ctx in reader.contexts:
@@ -602,24 +729,36 @@ def _follow(reader: ShipReader) -> Side:
                 continue
             top = f"{rel}#{job_id}"
             kinds = job_events(events, spec.get("if"))
+            runs_on[top] = tuple(sorted(kinds))
             release = _release(
                 run, top, steps.get(top, _Steps()), kinds, doc.key_loc(("jobs", job_id)), findings
             )
             if release is not None:
                 releases.append(release)
+            elif every_job and top in steps:
+                job_findings(run, top, steps[top], findings)
     return Side(
         releases=tuple(releases),
         findings=tuple(findings.values()),
         unresolved=tuple(
             sorted(
                 {
-                    (u.loc, u.expression): u for u in [*reader.unresolved.values(), *reader.unread]
+                    (u.loc, u.expression): u
+                    for u in [*reader.unresolved.values(), *reader.values.values(), *reader.unread]
                 }.values(),
                 key=lambda u: (u.loc, u.expression),
             )
         ),
         files=tuple(sorted(reader.files.docs)),
         contexts=tuple(sorted(reader.contexts)),
+        runs_on=runs_on,
+        flow=frozenset(
+            [c.top for c in reader.contexts]
+            + [f.caller or f.job for f in reader.fetches]
+            + [m.caller or m.job for m in reader.merges]
+            + [p.caller or p.job for p in reader.publishers]
+        ),
+        unread_in={k: frozenset(v) for k, v in reader.unread_in.items()},
     )
 
 
@@ -627,10 +766,11 @@ def _collisions(run: _Run, findings: dict[str, Finding]) -> None:
     """Two upload contexts of one run making one name on the v4 backend."""
     by_name: dict[str, list[Context]] = {}
     for ctx in run.contexts:
-        if ctx.version is not None and ctx.version >= actions.NEW_BACKEND:
+        if ctx.version is not None and ctx.version >= actions.NEW_BACKEND and not ctx.per_row:
             by_name.setdefault(ctx.name, []).append(ctx)
     for name, contexts in sorted(by_name.items()):
-        if len(contexts) < 2:
+        if len(contexts) < 2 or sum(c.maybe is None for c in contexts) < 2:
+            _maybe_collision(run, name, contexts, findings)
             continue
         overwrite = any(c.overwrite for c in contexts)
         kind = "upload-overwrite" if overwrite else "upload-collision"
@@ -651,6 +791,67 @@ def _collisions(run: _Run, findings: dict[str, Finding]) -> None:
         )
 
 
+def _fetch_findings(
+    fetch: Fetch, top: str, hidden: list[Context], findings: dict[str, Finding], who: str
+) -> None:
+    """A download's own findings: an exact name holding glob characters, a backend the
+    uploads it names are not on. ``who``: "release job" or "job"."""
+    job = top.partition("#")[2]
+
+    def add(kind: str, message: str, contexts: tuple[Context, ...] = ()) -> None:
+        key = f"{kind} {top} {fetch.select}"
+        findings[key] = Finding(
+            kind=kind, loc=fetch.loc, key=key, select=fetch.select, message=message,
+            contexts=contexts,
+        )  # fmt: skip
+
+    if fetch.kind == "name" and _glob_name(fetch.select):
+        add(
+            "exact-name-glob",
+            f"{who} {job}: download name: {fetch.select!r} is an exact name and "
+            "artifact names cannot hold * or ?: it selects nothing; use pattern: (with "
+            "merge-multiple: true to land the files in one folder)",
+        )
+    if hidden:
+        named = ", ".join(sorted({f"{c.label()} ({_where(c.loc)}, v{c.version})" for c in hidden}))
+        add(
+            "backend-mismatch",
+            f"{who} {job}: download-artifact v{fetch.version} cannot see "
+            f"{fetch.select!r}, uploaded with the other artifact backend by {named} "
+            "(v4+ and v1-v3 do not see each other's artifacts); it receives none of their files",
+            tuple(hidden),
+        )
+
+
+def job_findings(run: _Run, top: str, here: _Steps, findings: dict[str, Finding]) -> None:
+    """The download findings of a job that is not a release job (``drift`` reads every job)."""
+    artifacts = run.artifacts(top)
+    for fetch in here.fetches:
+        _fetch_findings(fetch, top, _select(fetch, artifacts)[1], findings, "job")
+
+
+def _maybe_collision(
+    run: _Run, name: str, contexts: list[Context], findings: dict[str, Finding]
+) -> None:
+    """Uploads of one name whose ``if:`` cannot be evaluated: whether two of them run is
+    not known, so it is reported as unresolved (never guessed), at each such ``if:``."""
+    if len(contexts) < 2:
+        return
+    for at in sorted({c.maybe for c in contexts if c.maybe is not None}):
+        key = (at, f"the if: of an upload of {name!r}")
+        if key not in run.reader.unread_in:
+            run.reader.unread.append(
+                Unresolved(
+                    at,
+                    key[1],
+                    f"whether this upload of {name!r} runs in more than one of its "
+                    f"{len(contexts)} contexts depends on an if: stagegate cannot evaluate "
+                    "(upload-artifact v4+ refuses a second upload of a name); bind what it reads",
+                )
+            )
+        run.reader.unread_in.setdefault(key, set()).update(c.top for c in contexts)
+
+
 def _release(
     run: _Run,
     top: str,
@@ -666,45 +867,34 @@ def _release(
     if not publishers and (not fetches or kinds - RELEASE_EVENTS):
         return None  # publishes nothing: a release only where it runs for releases alone
     artifacts = run.artifacts(top)
-    landed: list[tuple[Context, str, int]] = []
+    landed: list[tuple[Context, str, Fetch]] = []
     selected: list[Context] = []
-    job = top.partition("#")[2]
-    for fetch in fetches:
-        if fetch.kind == "name" and _glob_name(fetch.select):
-            findings[f"exact-name-glob {top} {fetch.select}"] = Finding(
-                kind="exact-name-glob",
-                loc=fetch.loc,
-                key=f"exact-name-glob {top} {fetch.select}",
-                message=f"release job {job}: download name: {fetch.select!r} is an exact name and "
-                "artifact names cannot hold * or ?: it selects nothing; use pattern: (with "
-                "merge-multiple: true to land the files in one folder)",
-            )
-        taken, hidden = _select(fetch, artifacts)
-        if hidden:
-            named = ", ".join(
-                sorted({f"{c.label()} ({_where(c.loc)}, v{c.version})" for c in hidden})
-            )
-            findings[f"backend-mismatch {top} {fetch.select}"] = Finding(
-                kind="backend-mismatch",
-                loc=fetch.loc,
-                key=f"backend-mismatch {top} {fetch.select}",
-                message=f"release job {job}: download-artifact v{fetch.version} cannot see "
-                f"{fetch.select!r}, uploaded with the other artifact backend by {named} "
-                "(v4+ and v1-v3 do not see each other's artifacts); it receives none of their files",
-                contexts=tuple(hidden),
-            )
-        selected += [ctx for items in taken.values() for ctx, _ in items]
-        landed += [(ctx, where, fetch.order) for ctx, where in _landed(fetch, taken)]
     reached: dict[tuple[Any, ...], Context] = {}
+    for fetch in fetches:
+        taken, hidden = _select(fetch, artifacts)
+        _fetch_findings(fetch, top, hidden, findings, "release job")
+        selected += [ctx for items in taken.values() for ctx, _ in items]
+        if not fetch.lands:  # a declared action: its files count as reaching the publish step
+            reached.update((ctx.key, ctx) for items in taken.values() for ctx, _ in items)
+            continue
+        landed += [(ctx, where, fetch) for ctx, where in _landed(fetch, taken)]
+    aside: list[Stranded] = []
     if publishers:
-        for publisher in publishers:
-            for ctx, where, order in landed:
+        for ctx, where, fetch in landed:
+            meant: Publisher | None = None
+            for publisher in publishers:
                 places = [where]
                 for move in moves:
-                    if order < move.order < publisher.order:
+                    if fetch.order < move.order < publisher.order:
                         places = [p for place in places for p in publish.moved(place, move.move)]
                 if any(publish.glob_meets(r, p) for r in publisher.reads for p in places):
                     reached[ctx.key] = ctx
+                elif fetch.order < publisher.order and any(
+                    publish.glob_meets(r, publish.norm(f"{fetch.path}/**")) for r in publisher.reads
+                ):
+                    meant = meant or publisher
+            if meant is not None:
+                aside.append(Stranded(context=ctx, fetch=fetch, lands=where, publisher=meant))
     else:
         reached = {ctx.key: ctx for ctx in selected}
     file, _, job_id = top.partition("#")
@@ -716,4 +906,5 @@ def _release(
         events=tuple(sorted(kinds)),
         contexts=tuple(sorted(reached.values())),
         publishes=bool(publishers),
+        stranded=tuple(s for s in aside if s.context.key not in reached),
     )

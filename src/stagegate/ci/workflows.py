@@ -829,6 +829,12 @@ def read(
     rels = discover(files.root, migration.workflows.paths)
     reader = Reader(migration, stage, files, tag_matrix=tag_matrix)
     reader.run(rels)
+    return reading_of(reader)
+
+
+def reading_of(reader: Reader) -> Reading:
+    """What a reader that has run found (``ci.ships`` reads with a subclass)."""
+    stage, files = reader.stage, reader.files
     transfers = sorted(
         reader.transfers.values(),
         key=lambda t: (t.loc, t.direction, t.job, t.callers, shown(t.value)),

@@ -19,6 +19,7 @@ from stagegate.load.yamlsrc import Document, json_path
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import (
     DEFAULT_WORKFLOW_PATHS,
+    ActionSpec,
     Bind,
     Check,
     Consumer,
@@ -489,6 +490,7 @@ class Builder:
                 loc=self.doc.key_loc(("axes", "sha")),
             )
         jobs: dict[tuple[str, str], tuple[JobRef, ...]] = {}
+        events: dict[tuple[str, str], tuple[str, ...]] = {}
         for kind, section_name in (
             ("producer", "producers"),
             ("consumer", "consumers"),
@@ -510,12 +512,33 @@ class Builder:
                     refs.append(JobRef(text=text, loc=self.doc.loc(jpath)))
                 if refs:
                     jobs[(kind, item_id)] = tuple(refs)
+                if spec.get("events"):
+                    events[(kind, item_id)] = tuple(spec["events"])
         return WorkflowSettings(
             paths=paths,
             paths_loc=self.doc.key_loc(("workflows", "paths")) if "paths" in section else None,
             bind=bind,
             jobs=jobs,
+            actions=self._actions(section.get("actions", {})),
+            events=events,
         )
+
+    def _actions(self, section: dict[str, Any]) -> dict[str, ActionSpec]:
+        """`workflows.actions`: each text checked like a bind's (expressions that parse,
+        ``{axis}`` placeholders of declared axes)."""
+        out: dict[str, ActionSpec] = {}
+        for uses, spec in section.items():
+            for direction in ("uploads", "downloads"):
+                for i, text in enumerate(spec.get(direction, ())):
+                    path: DocPath = ("workflows", "actions", uses, direction, i)
+                    self._expression_bind(f"{uses} {direction}", path, text)  # for its checks
+            out[uses.strip().lower()] = ActionSpec(
+                uses=uses,
+                uploads=tuple(spec.get("uploads", ())),
+                downloads=tuple(spec.get("downloads", ())),
+                loc=self.doc.key_loc(("workflows", "actions", uses)),
+            )
+        return out
 
     def _expression_bind(self, key: str, path: DocPath, value: str) -> Bind:
         """A bind whose text holds ``${{ }}`` expressions, evaluated where it is used."""

@@ -259,6 +259,18 @@ class Bind:
 
 
 @record(kw_only=True)
+class ActionSpec:
+    """A `workflows.actions` entry: what a remote action moves, which stagegate cannot read
+    (its code is not in the repository). Texts hold ``${{ inputs.K }}``: the step's
+    ``with.K``."""
+
+    uses: str  # owner/name@ref, as the workflows' `uses:` say
+    uploads: tuple[str, ...] = ()
+    downloads: tuple[str, ...] = ()
+    loc: Loc
+
+
+@record(kw_only=True)
 class WorkflowSettings:
     """The `workflows` section, and the `jobs` of every producer, consumer and release."""
 
@@ -267,6 +279,13 @@ class WorkflowSettings:
     bind: Mapping[str, Bind] = field(default_factory=_frozen)
     jobs: Mapping[tuple[str, str], tuple[JobRef, ...]] = field(default_factory=_frozen)
     """(kind, id) -> the item's `jobs` entries."""
+    actions: Mapping[str, ActionSpec] = field(default_factory=_frozen)
+    """``owner/name@ref`` (lower case) -> what that remote action uploads and downloads."""
+    events: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=_frozen)
+    """(kind, id) -> the item's `events`: the run kinds drift compares it on, each apart."""
+
+    def events_of(self, item: Item) -> tuple[str, ...]:
+        return tuple(self.events.get((item.kind, item.id), ()))
 
     def jobs_of(self, item: Item) -> tuple[JobRef, ...]:
         return tuple(self.jobs.get((item.kind, item.id), ()))

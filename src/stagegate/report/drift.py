@@ -29,12 +29,20 @@ def as_json(result: Drift) -> dict[str, Any]:
                 "line": f.loc.line,
                 "message": f.message,
                 "other": {"file": f.other.file, "line": f.other.line} if f.other else None,
+                "consequences": [
+                    {"item": c.item, "kind": c.kind, "lost": list(c.lost), "gained": list(c.gained)}
+                    for c in f.consequences
+                ],
             }
             for f in result.findings
         ],
         "unresolved": [
             {"file": u.loc.file, "line": u.loc.line, "expression": u.expression, "reason": u.reason}
             for u in reading.unresolved
+        ],
+        "unread": [
+            {"file": u.loc.file, "line": u.loc.line, "expression": u.expression, "reason": u.reason}
+            for u in result.unread
         ],
     }
 
@@ -51,6 +59,14 @@ def text(result: Drift) -> str:
         out += [
             f"  {_where(u.loc)}: unresolved {u.expression}: {u.reason}" for u in reading.unresolved
         ]
+    if result.unread:
+        out.append(
+            f"{counted(len(result.unread), 'step')} where artifacts flow "
+            + ("is" if len(result.unread) == 1 else "are")
+            + " not read (declare remote actions under workflows.actions, bind what an if: reads"
+            + (", --strict fails on them)" if result.strict else "; --strict fails on them)")
+        )
+        out += [f"  {_where(u.loc)}: unread {u.expression}: {u.reason}" for u in result.unread]
     if not reading.files:
         out.append(
             "no workflow file matches workflows.paths "
@@ -74,11 +90,12 @@ def workflow_commands(result: Drift) -> str:
     found += [
         github.annotation(
             "error" if result.strict else "warning",
-            f"unresolved {u.expression}: {u.reason}",
+            f"{what} {u.expression}: {u.reason}",
             u.loc,
-            "stagegate drift: unresolved",
+            f"stagegate drift: {what}",
         )
-        for u in result.reading.unresolved
+        for what, values in (("unresolved", result.reading.unresolved), ("unread", result.unread))
+        for u in values
     ]
     return "\n".join(found)
 
