@@ -35,7 +35,7 @@ from stagegate.model import Consumer, Item, Migration, Producer, Release
 from stagegate.model.ghexpr import Ph, Sym, Unknown, Value
 from stagegate.model.templates import Axis, finite_axes
 from stagegate.records import record
-from stagegate.words import closest
+from stagegate.words import closest, counted
 
 if TYPE_CHECKING:
     from stagegate.ci.files import Files
@@ -74,7 +74,13 @@ class Consequence:
         out = f"{self.kind} {self.item} would "
         if self.lost:
             out += (
-                f"{verb} {self.total - len(self.lost)} of its {self.total} {self.unit}: "
+                f"{verb} {self.total - len(self.lost)} of its "
+                + (
+                    counted(self.total, "artifact")
+                    if self.unit == "artifacts"
+                    else f"{self.total} {self.unit}"
+                )
+                + ": "
                 f"lost {_listed(self.lost)}"
             )
         if self.gained:
@@ -197,9 +203,9 @@ class _Compare:
     ) -> None:
         self.side = side
         self.accounted: dict[int, list[Transfer]] = {}
-        self.differences: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
-        """(kind, id) of a consumer or release -> what the model selects alone, and what
-        its jobs' downloads select alone (``select-differs``)."""
+        self.differences: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        """Finding number of a ``select-differs`` -> what the model selects alone, and what
+        the item's jobs' downloads select alone."""
         self.upload_of: dict[tuple[Loc, str], Transfer] = {}
         self.about: dict[int, ShipFinding] = {}
         """Finding number -> the ``ci.ships`` finding it reports."""
@@ -282,12 +288,11 @@ class _Compare:
         self.unknown_jobs()
         accounted = self.accounted = self.undeclared()
         self.missing(accounted)
-        for consumer in self.plan.consumers:
-            if self.jobs(consumer):
-                self.differs(consumer)
-        for release in self.plan.releases:
-            if self.jobs(release):
-                self.differs(release)
+        items: list[Consumer | Release] = [*self.plan.consumers, *self.plan.releases]
+        for item in items:
+            if self.jobs(item):
+                for on in self.settings.events_of(item) or ("",):
+                    self.differs(item, on)
         if self.side is not None:
             _ship_findings(self, self.side)
         return _with_consequences(self)
@@ -413,23 +418,38 @@ class _Compare:
         for producer in self.plan.producers:
             if producer.run != "this" and not self.jobs(producer):
                 continue  # another run's artifacts: uploaded by another branch's workflows
-            by_template: dict[int, list[tuple[Row, int]]] = {}
-            for row in self.plan.rows(producer):
-                position = positions[id(row)]
-                if any(self.in_jobs(producer, t) for t in accounted.get(position, ())):
-                    continue
-                lang = self.all_rows.language(position)
-                if any(
-                    self.in_jobs(producer, t)
-                    and any(intersects(lang, other) for other, _ in self.langs(t, unknown=True))
-                    for t in self.open_uploads
-                ):
-                    continue  # an unresolved upload may yield it
-                by_template.setdefault(id(row.template), []).append((row, position))
-            for rows in by_template.values():
-                self.report_missing(producer, rows)
+            for on in self.settings.events_of(producer) or ("",):
+                by_template: dict[int, list[tuple[Row, int]]] = {}
+                for row in self.plan.rows(producer):
+                    position = positions[id(row)]
+                    if any(self.made(producer, t, on) for t in accounted.get(position, ())):
+                        continue
+                    lang = self.all_rows.language(position)
+                    if any(
+                        self.made(producer, t, on)
+                        and any(intersects(lang, other) for other, _ in self.langs(t, unknown=True))
+                        for t in self.open_uploads
+                    ):
+                        continue  # an unresolved upload may yield it
+                    by_template.setdefault(id(row.template), []).append((row, position))
+                for rows in by_template.values():
+                    self.report_missing(producer, rows, on)
 
-    def report_missing(self, producer: Producer, found: list[tuple[Row, int]]) -> None:
+    def made(self, producer: Producer, upload: Transfer, on: str) -> bool:
+        """Whether an upload can stand for the producer in a run on ``on`` ("": any)."""
+        return self.in_jobs(producer, upload) and self.runs_on(upload, on)
+
+    def runs_on(self, transfer: Transfer, on: str) -> bool:
+        """Whether a transfer's job runs on the run kind ``on`` ("": any); a job whose run
+        kinds are not known (an action's steps read alone) may."""
+        if not on or self.side is None:
+            return True
+        kinds = self.side.runs_on.get(transfer.callers[0] if transfer.callers else transfer.job)
+        return kinds is None or on in kinds
+
+    def report_missing(
+        self, producer: Producer, found: list[tuple[Row, int]], on: str = ""
+    ) -> None:
         rows = [row for row, _ in found]
         first = self.all_rows.language(found[0][1])
         template = rows[0].template
@@ -457,7 +477,9 @@ class _Compare:
                 else r.text
                 for r in refs
             )
-            why = f"no active upload in its jobs ({where}) makes it"
+            why = f"no active upload in its jobs ({where}) makes it" + (
+                f" in a run on {on} (its events)" if on else ""
+            )
         else:
             close = self.closest_upload(names[0])
             other = close.loc if close else None
@@ -516,9 +538,12 @@ class _Compare:
             runs = frozenset(p.run for p in self.plan.producers) - {"this"}
         return index(self.plan, runs)
 
-    def differs(self, item: Consumer | Release) -> None:
+    def differs(self, item: Consumer | Release, on: str = "") -> None:
+        """``on``: compare only the downloads of the jobs that run on that run kind."""
         declared = self.declared(item)
-        downloads = self.transfers_of(item, self.active_downloads)
+        downloads = [
+            t for t in self.transfers_of(item, self.active_downloads) if self.runs_on(t, on)
+        ]
         real: dict[tuple[str, str], tuple[Row, Transfer]] = {}
         maybe: list[tuple[RowIndex, Language]] = []
         for download in downloads:
@@ -539,7 +564,7 @@ class _Compare:
         only_real = [pair for key, pair in real.items() if key not in declared]
         if not only_declared and not only_real:
             return
-        self.differences[(item.kind, item.id)] = (
+        self.differences[len(self.findings)] = (
             tuple(row.name for row in only_declared),
             tuple(row.name for row, _ in only_real),
         )
@@ -564,8 +589,10 @@ class _Compare:
             other,
             f"{item.kind} {item.id} ({_where(item.loc)}) selects other rows than the "
             f"downloads of its jobs ({where}"
-            + (f"; first download at {_where(other)}" if other else "; no download found")
-            + f") at stage {self.stage}: "
+            + (f"; first download at {_where(other)}" if downloads else "; no download found")
+            + f") at stage {self.stage}"
+            + (f" in a run on {on} (its events)" if on else "")
+            + ": "
             + "; ".join(parts)
             + ". Make the selects say what the downloads take, or change the downloads.",
         )
@@ -719,7 +746,7 @@ def _with_consequences(compare: _Compare) -> list[DriftFinding]:
             finding = replace(
                 finding,
                 consequences=tuple(found),
-                message=f"{finding.message} Consequence: {said}.",
+                message=f"{finding.message.rstrip('.')}. Consequence: {said}.",
             )
         out.append(finding)
     return out
@@ -735,9 +762,9 @@ def _effect(
     """What ``finding`` (the ``n``-th) takes from and adds to what ``item`` selects."""
     kind = finding.kind
     if kind == "select-differs":
-        if finding.item != item.id or (item.kind, item.id) not in compare.differences:
+        if finding.item != item.id or n not in compare.differences:
             return [], []
-        lost, gained = compare.differences[(item.kind, item.id)]
+        lost, gained = compare.differences[n]
         return list(lost), list(gained)
     if kind == "missing-upload":
         producer = compare.migration.producers.get(finding.item)
@@ -773,6 +800,10 @@ def _effect(
         return [row.name for row in chosen.values() if intersects(lang, language(row.pieces))], []
     stranded = compare.stranded.get(n)
     if kind == "where-files-land" and stranded:
+        if not _in_item_jobs(compare, item, finding.loc) and (
+            compare.jobs(item) or not isinstance(item, Release)
+        ):
+            return [], []  # the item's own jobs (or, without jobs, a release) publish
         made = _rows_of(compare, [s.context for s in stranded])
         return [r.name for r in made if (r.producer, r.name) in chosen], []
     return [], []

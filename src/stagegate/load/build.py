@@ -49,6 +49,8 @@ _BIND_KEY = re.compile(
 """A context path that `workflows.bind` may give a value (env.NAME, steps.ID.outputs.NAME),
 optionally after the file or PATH#JOB it holds in and a space."""
 _JOB_REF = re.compile(r"[^#\s]+#[A-Za-z_][A-Za-z0-9_-]*")
+_ACTION = re.compile(r"[A-Za-z0-9_.-]+/[^@\s]+@\S+")
+"""A `workflows.actions` key: a remote action as `uses:` names it, owner/name[/path]@ref."""
 
 _Item = TypeVar("_Item", Producer, Consumer, Release)
 
@@ -528,6 +530,16 @@ class Builder:
         ``{axis}`` placeholders of declared axes)."""
         out: dict[str, ActionSpec] = {}
         for uses, spec in section.items():
+            if not _ACTION.fullmatch(uses):
+                self.problem(
+                    self.doc,
+                    ("workflows", "actions", uses),
+                    f"{uses[:80]!r} is not a remote action as a workflow's uses: names it: "
+                    "write owner/name@ref (or owner/name/path@ref), e.g. "
+                    "'example/sign-and-upload@v2'.",
+                    self.doc.key_loc(("workflows", "actions", uses)),
+                )
+                continue
             for direction in ("uploads", "downloads"):
                 for i, text in enumerate(spec.get(direction, ())):
                     path: DocPath = ("workflows", "actions", uses, direction, i)
