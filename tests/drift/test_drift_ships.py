@@ -204,9 +204,7 @@ def test_several_artifacts_without_merge_multiple_land_one_folder_each(
     )
 
 
-def test_a_download_without_path_lands_outside_the_publish_folder(
-    sg: Sg, tmp_path: Path
-) -> None:
+def test_a_download_without_path_lands_outside_the_publish_folder(sg: Sg, tmp_path: Path) -> None:
     root = repo(tmp_path, ("          path: dist\n", ""))
     _, data = drift(sg, root)
     finding = only(data)
@@ -333,8 +331,10 @@ def test_events_are_compared_each_apart(sg: Sg, tmp_path: Path) -> None:
     _, data = drift(sg, root)
     finding = only(data)
     assert finding["kind"] == "select-differs"
-    assert "(.github/workflows/release.yml#publish; no download found) at stage 0 in a run " \
+    assert (
+        "(.github/workflows/release.yml#publish; no download found) at stage 0 in a run "
         "on push-tag (its events): the model also selects" in finding["message"]
+    )
     # the control: the job runs on both events
     root = repo(tmp_path / "control", dispatch, model=EVENTS)
     code, data = drift(sg, root)
@@ -351,4 +351,6 @@ def test_an_unknown_event_is_invalid_input(sg: Sg, tmp_path: Path) -> None:
     root = repo(tmp_path, model=EVENTS.replace("events: [push-tag,", "events: [tag-push,"))
     result = sg("drift", cwd=root)
     assert result.code == 2
-    assert result.err.startswith("migration.yaml:23:14: $.releases.pypi.events[0]: must be "), result.err
+    assert result.err.startswith("migration.yaml:23:14: $.releases.pypi.events[0]: must be "), (
+        result.err
+    )
