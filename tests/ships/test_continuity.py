@@ -139,6 +139,33 @@ def test_github_annotations_sit_on_the_heads_changed_lines(sg: Sg, tmp_path: Pat
     assert "release job publish (.github/workflows/release.yml) would ship 1 of its 2" in line
 
 
+def test_a_loss_caused_in_another_file_is_annotated_where_the_diff_is(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """r11: deploy.yml is unchanged; pytest.yml (a reusable workflow its test job calls) now
+    uploads coverage, so the release's download-all takes three artifacts, one folder each,
+    and the wheel no longer lands in dist/. The annotation sits on pytest.yml's new upload."""
+    repo, base, _head = two_trees(tmp_path / "r", "r11-socs-reusable-adds-artifacts", "after")
+    changed = repo.git("diff", "-U0", base, "HEAD", "--", ".github/workflows/pytest.yml")
+    result = sg("continuity", "--base", base, "--format", "github", cwd=repo.root)
+    assert result.code == 1
+    (line,) = [x for x in result.out.splitlines() if x.startswith("::error")]
+    assert line == (
+        "::error file=.github/workflows/pytest.yml,line=17,col=15,title=stagegate continuity%3A "
+        "lost::release job pypi-publish no longer ships the upload of wheel ('artifact' at the "
+        "base); its download now also takes test{python=3.10} ('coverage-3.10', "
+        ".github/workflows/pytest.yml:17), test{python=3.13} ('coverage-3.13', "
+        ".github/workflows/pytest.yml:17), and the files no longer land where the publish step "
+        "reads them"
+    )
+    assert "@@ -13,0 +14,6 @@" in changed  # lines 14-19 of pytest.yml are new
+    # the control: the fix names the artifact; nothing is lost, nothing annotated
+    repo, base, _head = two_trees(tmp_path / "f", "r11-socs-reusable-adds-artifacts", "fix")
+    result = sg("continuity", "--base", base, "--format", "github", cwd=repo.root)
+    assert result.code == 0
+    assert not [x for x in result.out.splitlines() if x.startswith("::error")]
+
+
 def test_unknown_ref_is_a_git_error_saying_how_to_fetch(sg: Sg, tmp_path: Path) -> None:
     repo, _base = small(tmp_path / "r", RELEASE)
     result = sg("continuity", "--base", "origin/main", cwd=repo.root)

@@ -48,6 +48,9 @@ class ReleaseChange:
     renamed: tuple[Renamed, ...]
     in_base: bool
     in_head: bool
+    stranded: tuple[Context, ...] = ()
+    """At the head: what its downloads take for the publish step that lands where the step
+    does not read (what a lost context now shares its download with)."""
 
     @property
     def empty(self) -> bool:
@@ -154,6 +157,7 @@ def _change(old: Release | None, new: Release | None) -> ReleaseChange:
         ),
         in_base=old is not None,
         in_head=new is not None,
+        stranded=tuple(dict.fromkeys(s.context for s in new.stranded)) if new else (),
     )
 
 

@@ -141,12 +141,26 @@ def workflow_commands(result: Continuity) -> str:
         at = Loc(r.file, r.line, 1)
         for ctx in r.lost:
             there = now.get(ctx.key)
+            # the cause, where its own lines did not change: what its download now also
+            # takes for the publish step (a new upload elsewhere: one folder per artifact)
+            beside = tuple(c for c in r.stranded if c.key != ctx.key)
+            also = (
+                f"; its download now also takes {', '.join(_ctx(c) for c in beside)}, and "
+                "the files no longer land where the publish step reads them"
+                if beside
+                else ""
+            )
             found.append(
                 github.annotation(
                     "error",
                     f"release job {r.job} no longer ships the upload of {ctx.label()} "
-                    f"({ctx.name!r} at the base)",
-                    _placed(result, at, *(_culprits((there,)) if there else ())),
+                    f"({ctx.name!r} at the base){also}",
+                    _placed(
+                        result,
+                        at,
+                        *(_culprits((there,)) if there else ()),
+                        *_culprits(beside),
+                    ),
                     "stagegate continuity: lost",
                 )
             )
