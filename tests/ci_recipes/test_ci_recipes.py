@@ -15,11 +15,14 @@ WORKFLOW = REPO / "docs" / "examples" / "stagegate.yml"
 ACTION = REPO / "action.yml"
 HOOKS = REPO / ".pre-commit-hooks.yaml"
 FLAGS_WORKFLOW = REPO / "docs" / "examples" / "flags.yml"
+CONTINUITY_WORKFLOW = REPO / "docs" / "examples" / "continuity.yml"
 SHOWN = [
     # each workflow docs/ci.md shows: its section, and an edit its schema refuses
     (WORKFLOW, "## The workflow", ("runs-on:", "run-on:")),
     (FLAGS_WORKFLOW, "## Reading flags in CI", ("strategy:", "stratgy:")),
+    (CONTINUITY_WORKFLOW, "## What ships, on every pull request", ("runs-on:", "run-on:")),
 ]
+SHOWN_IDS = ["workflow", "flags-workflow", "continuity-workflow"]
 
 
 @pytest.mark.parametrize(
@@ -28,8 +31,9 @@ SHOWN = [
         ("vendor.github-workflows", WORKFLOW),
         ("vendor.github-actions", ACTION),
         ("vendor.github-workflows", FLAGS_WORKFLOW),
+        ("vendor.github-workflows", CONTINUITY_WORKFLOW),
     ],
-    ids=["workflow", "action", "flags-workflow"],
+    ids=["workflow", "action", "flags-workflow", "continuity-workflow"],
 )
 def test_valid_under_the_vendored_schema(builtin: str, path: Path) -> None:
     proc = schema_check(builtin, path)
@@ -37,7 +41,7 @@ def test_valid_under_the_vendored_schema(builtin: str, path: Path) -> None:
     assert "ok -- validation done" in proc.stdout
 
 
-@pytest.mark.parametrize(("path", "heading", "edit"), SHOWN, ids=["workflow", "flags-workflow"])
+@pytest.mark.parametrize(("path", "heading", "edit"), SHOWN[:2], ids=SHOWN_IDS[:2])
 def test_the_schema_check_does_catch_a_broken_workflow(
     tmp_path: Path, path: Path, heading: str, edit: tuple[str, str]
 ) -> None:
@@ -48,7 +52,7 @@ def test_the_schema_check_does_catch_a_broken_workflow(
     assert schema_check("vendor.github-workflows", broken).returncode == 1
 
 
-@pytest.mark.parametrize(("path", "heading", "edit"), SHOWN, ids=["workflow", "flags-workflow"])
+@pytest.mark.parametrize(("path", "heading", "edit"), SHOWN, ids=SHOWN_IDS)
 def test_docs_ci_shows_the_workflow_file_byte_for_byte(
     path: Path, heading: str, edit: tuple[str, str]
 ) -> None:

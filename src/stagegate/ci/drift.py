@@ -211,7 +211,9 @@ class _Compare:
         """Finding number -> the ``ci.ships`` finding it reports."""
         self.stranded: dict[int, list[Stranded]] = {}
         self.missing_rows: dict[int, list[Row]] = {}
-        self.undeclared_of: dict[int, Transfer] = {}
+        self.undeclared_of: dict[int, list[Transfer]] = {}
+        self.undeclared_group: dict[tuple[Loc, str], list[Transfer]] = {}
+        """An undeclared upload's step and job -> its transfers (one per name it makes)."""
         self.migration = migration
         self.stage = stage
         self.reading = reading
@@ -360,6 +362,7 @@ class _Compare:
                 if key not in grouped:
                     grouped[key] = (upload, [])
                 grouped[key][1].extend(n for n in bad if n not in grouped[key][1])
+                self.undeclared_group.setdefault(key, []).append(upload)
         for upload, names in grouped.values():
             self.report_undeclared(upload, names)
         return accounted
@@ -390,7 +393,9 @@ class _Compare:
         shown_names = ", ".join(names[:3]) + (
             f" and {len(names) - 3} more" if len(names) > 3 else ""
         )
-        self.undeclared_of[len(self.findings)] = upload
+        self.undeclared_of[len(self.findings)] = self.undeclared_group.get(
+            (upload.loc, upload.job), [upload]
+        )
         self.found(
             "undeclared-upload",
             listing[0].id if listing else "",
@@ -773,10 +778,8 @@ def _effect(
         missing = {r.name for r in compare.missing_rows.get(n, ())}
         return [name for (pid, name) in chosen if pid == producer.id and name in missing], []
     if kind == "undeclared-upload":
-        upload = compare.undeclared_of.get(n)
-        if upload is None:
-            return [], []
-        return [], [shown(upload.value)] if _takes(compare, item, upload) else []
+        uploads = compare.undeclared_of.get(n, [])
+        return [], [shown(t.value) for t in uploads if _takes(compare, item, t)]
     ship = compare.about.get(n)
     if kind in ("upload-collision", "upload-overwrite") and ship is not None:
         rows = {(r.producer, r.name) for r in _rows_of(compare, ship.contexts)}
