@@ -23,6 +23,7 @@ from stagegate.ci.scopes import Scope
 from stagegate.ci.transfers import Reading, Site, Unresolved, shown
 from stagegate.ci.workflows import Reader, reading_of
 from stagegate.errors import Loc
+from stagegate.load.yamlsrc import Document
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import DEFAULT_WORKFLOW_PATHS, ActionSpec, Migration, WorkflowSettings
 from stagegate.model.ghexpr import Ph, Sym, Unknown, Value, to_text, truth, unknowns
@@ -219,6 +220,24 @@ class ShipReader(Reader):
         """The action inputs (``path``, ``overwrite``, ...) that cannot be evaluated."""
         self.counts: dict[tuple[Any, ...], int] = {}
         self.order = 0
+        self._memo_scope: Scope | None = None
+        self._memo: dict[tuple[Any, ...], Value] = {}
+
+    def interpolate(
+        self, text: str, scope: Scope, doc: Document, path: DocPath, *, condition: bool
+    ) -> Value:
+        """As the reader's, remembered for the step ``on_uses`` reads: the reader evaluates
+        the artifact step's ``with:`` values again after it (a value at one place, in one
+        scope, is the same each time)."""
+        if scope is not self._memo_scope:
+            return super().interpolate(text, scope, doc, path, condition=condition)
+        key = (doc.file, path, text, condition)
+        found = self._memo.get(key, self)
+        if found is self:
+            found = self._memo[key] = super().interpolate(
+                text, scope, doc, path, condition=condition
+            )
+        return found
 
     def _text(self, scope: Scope, given: Mapping[str, Any], path: DocPath, key: str) -> str:
         if key not in given:
@@ -329,6 +348,7 @@ class ShipReader(Reader):
     def on_uses(
         self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
     ) -> None:
+        self._memo_scope, self._memo = scope, {}
         declared = self.migration.workflows.actions.get(uses.strip().lower())
         if declared is not None:
             self._declared(site, path, step, declared, scope)

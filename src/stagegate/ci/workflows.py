@@ -124,7 +124,10 @@ class Reader:
             pieces: list[Value] = []
             for piece, _offset in ghexpr.split_text(text):
                 if piece.startswith("${{"):
-                    value = ghexpr.Evaluator(scope.lookup)(ghexpr.parse(piece[3:-2]))
+                    node = self.parsed.get(piece[3:-2])
+                    if node is None:
+                        node = self.parsed[piece[3:-2]] = ghexpr.parse(piece[3:-2])
+                    value = ghexpr.Evaluator(scope.lookup)(node)
                     pieces.append(
                         Unknown(piece, value.reason) if isinstance(value, Unknown) else value
                     )
