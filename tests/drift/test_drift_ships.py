@@ -281,6 +281,14 @@ def test_a_declared_action_text_that_does_not_parse_is_invalid_input(
     assert result.code == 2
     assert result.err.startswith("migration.yaml:26:32: "), result.err
     assert "invalid expression: expected a property name after '.'" in result.err
+    for key, says in (
+        ("./.github/actions/local@v1", "is not a remote action"),
+        ("actions/upload-artifact@v4", "is read by stagegate itself"),
+    ):
+        text = MODEL + f"workflows:\n  actions:\n    {key}:\n      uploads: [x]\n"
+        (root / "migration.yaml").write_text(text)
+        result = sg("drift", cwd=root)
+        assert result.code == 2 and says in result.err, result.err
     wrong = MODEL + "workflows:\n  actions:\n    not-an-action:\n      uploads: [x]\n"
     (root / "migration.yaml").write_text(wrong)
     result = sg("drift", cwd=root)

@@ -166,6 +166,70 @@ def test_a_loss_caused_in_another_file_is_annotated_where_the_diff_is(
     assert not [x for x in result.out.splitlines() if x.startswith("::error")]
 
 
+DECLARED = dedent(
+    """\
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      wheels:
+        runs-on: ubuntu-latest
+        strategy:
+          matrix:
+            os: [linux, windows]
+        steps:
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.os }}
+      publish:
+        needs: wheels
+        runs-on: ubuntu-latest
+        steps:
+          - uses: example/release-wheels@v1
+            with:
+              select: wheels-*
+    """
+)
+DECLARING_MODEL = dedent(
+    """\
+    version: 1
+    migration: declared
+    stage: 0
+    producers:
+      wheels:
+        artifacts: [wheels-linux, wheels-windows]
+    workflows:
+      actions:
+        example/release-wheels@v1:
+          downloads: ["${{ inputs.select }}"]
+    """
+)
+
+
+def test_the_base_migration_declares_what_a_remote_action_downloads(sg: Sg, tmp_path: Path) -> None:
+    """With the base's workflows.actions, the release job that downloads through a remote
+    action is read, and renaming the wheels loses both its contexts; without a migration
+    the action is unread and the job is no release job (nothing to compare)."""
+    for declared in (True, False):
+        repo = init(tmp_path / str(declared))
+        repo.write(WF, DECLARED)
+        if declared:
+            repo.write("migration.yaml", DECLARING_MODEL)
+        base = repo.commit("base")
+        repo.write(WF, DECLARED.replace("name: wheels-", "name: wheel-"))
+        repo.commit("head")
+        result = sg("continuity", "--base", base, cwd=repo.root)
+        if declared:
+            assert result.code == 1, result.out
+            assert (
+                "  lost: wheels{os=linux} ('wheels-linux', .github/workflows/release.yml:13)"
+                in (result.out.splitlines())
+            )
+        else:
+            assert result.code == 0, result.out
+            assert "unresolved example/release-wheels@v1: a remote action" in result.out
+
+
 def test_unknown_ref_is_a_git_error_saying_how_to_fetch(sg: Sg, tmp_path: Path) -> None:
     repo, _base = small(tmp_path / "r", RELEASE)
     result = sg("continuity", "--base", "origin/main", cwd=repo.root)

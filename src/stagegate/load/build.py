@@ -49,7 +49,8 @@ _BIND_KEY = re.compile(
 """A context path that `workflows.bind` may give a value (env.NAME, steps.ID.outputs.NAME),
 optionally after the file or PATH#JOB it holds in and a space."""
 _JOB_REF = re.compile(r"[^#\s]+#[A-Za-z_][A-Za-z0-9_-]*")
-_ACTION = re.compile(r"[A-Za-z0-9_.-]+/[^@\s]+@\S+")
+_ACTION = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*/[^@\s]+@\S+")
+_READ_ACTIONS = ("actions/upload-artifact", "actions/download-artifact")
 """A `workflows.actions` key: a remote action as `uses:` names it, owner/name[/path]@ref."""
 
 _Item = TypeVar("_Item", Producer, Consumer, Release)
@@ -530,6 +531,15 @@ class Builder:
         ``{axis}`` placeholders of declared axes)."""
         out: dict[str, ActionSpec] = {}
         for uses, spec in section.items():
+            if uses.lower().startswith(_READ_ACTIONS):
+                self.problem(
+                    self.doc,
+                    ("workflows", "actions", uses),
+                    f"{uses[:80]!r} is read by stagegate itself (its name, pattern, path and "
+                    "version); declare only remote actions it does not read.",
+                    self.doc.key_loc(("workflows", "actions", uses)),
+                )
+                continue
             if not _ACTION.fullmatch(uses):
                 self.problem(
                     self.doc,
