@@ -305,7 +305,7 @@ def test_an_undeclared_upload_names_who_would_take_it(sg: Sg, tmp_path: Path) ->
     _, data = drift(sg, root)
     undeclared = next(f for f in data["findings"] if f["kind"] == "undeclared-upload")
     assert undeclared["consequences"] == [
-        {"item": "pypi", "kind": "release", "lost": [], "gained": ["wheel-linux"]}
+        {"item": "pypi", "kind": "release", "lost": [], "gained": ["wheel-linux", "wheel-windows"]}
     ]
     missing = next(f for f in data["findings"] if f["kind"] == "missing-upload")
     assert missing["consequences"] == [
