@@ -238,6 +238,20 @@ def test_an_unknown_remote_action_where_artifacts_flow_is_unread(sg: Sg, tmp_pat
     ]
 
 
+def test_a_publish_command_stagegate_does_not_read_is_unread(sg: Sg, tmp_path: Path) -> None:
+    root = repo(
+        tmp_path,
+        ("      - uses: pypa/gh-action-pypi-publish@release/v1\n", "      - run: uv publish\n"),
+    )
+    code, data = drift(sg, root, "--strict")
+    assert code == 1
+    assert [(u["line"], u["expression"], u["reason"]) for u in data["unread"]] == [
+        (38, "uv publish", "a publish command stagegate does not read: which files it "
+         "publishes is not known")
+    ]  # fmt: skip
+    assert drift(sg, repo(tmp_path / "control"), "--strict")[0] == 0
+
+
 def test_an_unknown_remote_action_where_no_artifact_flows_is_not_listed(
     sg: Sg, tmp_path: Path
 ) -> None:

@@ -200,6 +200,8 @@ def _row(matrix: Value) -> tuple[tuple[str, str], ...]:
 
 
 _SCRIPT_WORDS = re.compile(r"\b(gh|twine|maturin|mv|cp)\b")
+_OTHER_PUBLISHERS = re.compile(r"\b(uv|poetry|hatch|flit|pdm|npm|cargo)\s+publish\b")
+"""Publish commands whose files are not read: listed as unread where they run."""
 """A script without one of these words publishes and moves nothing ``read_script`` reads."""
 
 
@@ -221,6 +223,8 @@ class ShipReader(Reader):
         self.counts: dict[tuple[Any, ...], int] = {}
         self.order = 0
         self._memo_scope: Scope | None = None
+        self.flow_jobs: set[str] = set()
+        """Jobs where artifacts flow that no artifact step shows (an unread publisher)."""
         self._memo: dict[tuple[Any, ...], Value] = {}
 
     def interpolate(
@@ -465,6 +469,16 @@ class ShipReader(Reader):
         )
 
     def on_run(self, site: Site, path: DocPath, step: Mapping[str, Any], scope: Scope) -> None:
+        if site.runs:
+            for other in sorted(set(_OTHER_PUBLISHERS.findall(step["run"]))):
+                self._unread(
+                    site,
+                    site.doc.loc((*path, "run")),
+                    f"{other} publish",
+                    "a publish command stagegate does not read: which files it publishes is "
+                    "not known",
+                )
+                self.flow_jobs.add(site.callers[0] if site.callers else site.job)
         if not site.runs or not _SCRIPT_WORDS.search(step["run"]):
             return
         self.order += 1
@@ -777,6 +791,7 @@ def _follow(reader: ShipReader, *, every_job: bool = False) -> Side:
             + [f.caller or f.job for f in reader.fetches]
             + [m.caller or m.job for m in reader.merges]
             + [p.caller or p.job for p in reader.publishers]
+            + list(reader.flow_jobs)
         ),
         unread_in={k: frozenset(v) for k, v in reader.unread_in.items()},
     )
