@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from stagegate.ci import actions, publish
-from stagegate.ci.files import Files, as_mapping, discover, triggers_of
+from stagegate.ci.files import Files, as_mapping, discover
+from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
 from stagegate.ci.scopes import Scope
 from stagegate.ci.transfers import Reading, Site, Unresolved, shown
 from stagegate.ci.workflows import Reader, reading_of
@@ -28,8 +29,6 @@ from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import DEFAULT_WORKFLOW_PATHS, ActionSpec, Migration, WorkflowSettings
 from stagegate.model.ghexpr import Ph, Sym, Unknown, Value, to_text, truth, unknowns
 from stagegate.records import field, record
-
-RELEASE_EVENTS = frozenset({"push-tag", "release", "workflow_dispatch"})
 
 # --------------------------------------------------------------------------- records
 
@@ -494,70 +493,6 @@ class ShipReader(Reader):
                 self._publisher(site, loc, found.tool, found.reads)
             else:
                 self.moves.append(Moving(job=site.job, caller=caller, move=found, order=self.order))
-
-
-# --------------------------------------------------------------------------- run kinds
-
-
-def workflow_events(data: Mapping[str, Any]) -> set[str]:
-    """The run kinds a workflow's ``on:`` starts it for."""
-    on = data.get("on")
-    out: set[str] = set()
-    for trigger in sorted(triggers_of(dict(data))):
-        spec = on.get(trigger) if isinstance(on, dict) else None
-        if trigger == "push":
-            if isinstance(spec, dict) and ("tags" in spec or "tags-ignore" in spec):
-                out.add("push-tag")
-                if "branches" in spec or "branches-ignore" in spec:
-                    out.add("push-branch")
-            elif isinstance(spec, dict) and ("branches" in spec or "branches-ignore" in spec):
-                out.add("push-branch")
-            else:
-                out |= {"push-tag", "push-branch"}
-        elif trigger in ("pull_request", "pull_request_target"):
-            out.add("pull_request")
-        else:
-            out.add(trigger)
-    return out
-
-
-_EVENT_IS = re.compile(r"github\.event_name\s*==\s*['\"]([a-z_]+)['\"]")
-_EVENT_NOT = re.compile(r"github\.event_name\s*!=\s*['\"]([a-z_]+)['\"]")
-_TAG_REF = re.compile(
-    r"(?P<neg>!\s*)?(?:startsWith\(\s*github\.(?:event\.)?ref\s*,\s*['\"]refs/tags"
-    r"|contains\(\s*github\.ref\s*,\s*['\"]refs/tags"
-    r"|github\.ref_type\s*==\s*['\"]tag['\"])"
-)
-
-
-def _event_names(name: str, events: set[str]) -> set[str]:
-    if name == "push":
-        return events & {"push-tag", "push-branch"}
-    if name == "pull_request_target":
-        return events & {"pull_request"}
-    return events & {name}
-
-
-def job_events(events: set[str], condition: Any) -> set[str]:
-    """The run kinds a job runs on: its workflow's, narrowed by what its ``if:`` requires
-    of ``github.event_name`` and ``github.ref``."""
-    if not isinstance(condition, str):
-        return set(events) if condition is not False else set()
-    text = condition
-    named = _EVENT_IS.findall(text)
-    if named and "!" not in text.split("github.event_name")[0][-2:]:
-        kept: set[str] = set()
-        for name in named:
-            kept |= _event_names(name, events)
-        events = kept
-    for name in _EVENT_NOT.findall(text):
-        events = events - _event_names(name, events)
-    for found in _TAG_REF.finditer(text):
-        if found.group("neg"):
-            events = events - {"push-tag", "release"}
-        else:
-            events = events & {"push-tag", "release", "workflow_dispatch"}
-    return events
 
 
 # --------------------------------------------------------------------------- following the files
