@@ -213,6 +213,18 @@ def test_a_download_without_path_lands_outside_the_publish_folder(sg: Sg, tmp_pa
     assert finding["consequences"][0]["lost"] == ["wheels-linux", "wheels-windows", "sdist"]
 
 
+def test_a_download_below_the_publish_folder_is_named_as_such(sg: Sg, tmp_path: Path) -> None:
+    root = repo(tmp_path, ("          path: dist\n", "          path: dist/all\n"))
+    _, data = drift(sg, root)
+    finding = only(data)
+    assert finding["kind"] == "where-files-land"
+    assert (
+        "its path: dist/all is not the folder the publish step reads, and the publish step "
+        "pypa/gh-action-pypi-publish (.github/workflows/release.yml:38) reads dist/*: those "
+        "files are not published; download into that folder." in finding["message"]
+    )
+
+
 SIGN = """\
       - uses: pypa/gh-action-pypi-publish@release/v1
       - uses: example/sign-and-upload@v2

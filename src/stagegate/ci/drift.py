@@ -686,9 +686,12 @@ def _ship_findings(compare: _Compare, side: Side) -> None:
             elif fetch.path == ".":
                 why = "it has no path:, so the files land in the workspace"
                 fix = "give it the publish step's folder as path:"
-            else:
+            elif fetch.kind == "pattern" and not fetch.merge:
                 why = "it takes several artifacts without merge-multiple: true, so each lands in its own folder"
                 fix = "add merge-multiple: true (or name: one artifact)"
+            else:
+                why = f"its path: {fetch.path} is not the folder the publish step reads"
+                fix = "download into that folder"
             files = _listed(
                 [f"{s.context.label()} ({s.context.name!r}) in {s.lands}" for s in stranded], 4
             )
