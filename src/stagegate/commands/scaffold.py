@@ -25,6 +25,7 @@ from stagegate.errors import InvalidInput, Loc, UsageError
 from stagegate.model import Bind, Migration, Template, WorkflowSettings
 from stagegate.model.ghexpr import Ph, Sym, Value
 from stagegate.model.templates import Axis, split
+from stagegate.records import record
 
 SHA_PATTERN = "[0-9a-f]{40}"
 GENERATED_PATTERN = "[A-Za-z0-9._-]+"
@@ -306,96 +307,257 @@ def _from_workflows(root: Path, file: str, name: str) -> str:
         if generated
         else first
     )
-    return _write(reading, root, name, axes_open, generated)
+    return render(_draft(reading, root, name, axes_open, generated))
 
 
-def _write(
+@record(kw_only=True)
+class Entry:
+    """One artifact template, select glob or input of an item, and the step it comes from."""
+
+    text: str
+    loc: Loc
+
+
+@record(kw_only=True)
+class Item:
+    """A producer, consumer or release as init writes it: one per job (or per trigger)."""
+
+    id: str
+    summary: str
+    entries: tuple[Entry, ...]
+    jobs: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+
+
+@record(kw_only=True)
+class Invariant:
+    check: str
+    args: tuple[tuple[str, str], ...] = ()
+    comment: str = ""
+
+
+@record(kw_only=True)
+class Draft:
+    """What ``init --from-workflows`` writes, before it is text: ``render`` writes it."""
+
+    name: str
+    files: int
+    axes: tuple[tuple[str, tuple[str, ...]], ...]
+    """Finite axes (from matrix keys) and their values."""
+    open_axes: tuple[tuple[str, str], ...]
+    """Open axes and their patterns: ``sha``, and the keys of generated matrices."""
+    generated: tuple[tuple[str, str], ...]
+    """A generated matrix's key and the open axis bound to it."""
+    producers: tuple[Item, ...]
+    consumers: tuple[Item, ...]
+    releases: tuple[Item, ...]
+    invariants: tuple[Invariant, ...]
+    notes: tuple[str, ...]
+    """What is not declared: unresolved values, downloads from other runs (one line each)."""
+
+
+def _entries(texts: Iterable[tuple[str, Transfer]]) -> tuple[Entry, ...]:
+    """One entry per distinct text, in order, each with the step it first comes from."""
+    seen: dict[str, Entry] = {}
+    for text, t in texts:
+        if text not in seen:
+            seen[text] = Entry(text=text, loc=t.loc)
+    return tuple(seen.values())
+
+
+class _Builder:
+    """Reads a ``Reading`` into the items of a ``Draft``, one job at a time."""
+
+    def __init__(self, reading: Reading, root: Path, open_axes: Mapping[str, Axis]) -> None:
+        self.reading = reading
+        self.root = root
+        self.open_axes = open_axes
+        self.axes = _Axes()
+        self.axes.open = {k: v.pattern or "" for k, v in open_axes.items()}
+        self.skipped: list[str] = []
+        self.ids: dict[str, set[str]] = {"p": set(), "c": set(), "r": set()}
+        self.uploads = [t for t in reading.uploads if t.active]
+
+    def known(self, group: Sequence[Transfer], what: str) -> list[Transfer]:
+        for t in group:
+            if not t.resolved:
+                self.skipped.append(f"{t.loc.file}:{t.loc.line}: {what} {shown(t.value)}")
+        return [t for t in group if t.resolved]
+
+    def producers(self) -> dict[str, tuple[str, list[tuple[str, Transfer]]]]:
+        producers: dict[str, tuple[str, list[tuple[str, Transfer]]]] = {}
+        steps = sorted(_by_step(self.uploads).items(), key=lambda kv: kv[1][0].loc)
+        for (job, _loc, _kind), group in steps:
+            known = self.known(group, "upload")
+            if not known:
+                continue
+            if job not in producers:
+                producers[job] = (_id(job.partition("#")[2], self.ids["p"]), [])
+            producers[job][1].extend(_texts(known, self.axes, escape=False))
+        return producers
+
+    def release_texts(self, known: Sequence[Transfer]) -> list[tuple[str, Transfer]]:
+        texts: list[tuple[str, Transfer]] = []
+        for t in known:
+            if t.exclude:
+                texts.extend(_kept(t, self.uploads, self.open_axes, release=True))
+                continue
+            texts.extend(_texts([t], self.axes, escape=t.kind == "name", release=True))
+        return texts
+
+    def consumer_texts(self, known: Sequence[Transfer]) -> list[tuple[str, Transfer]] | None:
+        this = [t for t in known if t.run == "this"]
+        for t in known:
+            if t.run != "this":
+                self.skipped.append(
+                    f"{t.loc.file}:{t.loc.line}: download {shown(t.value)} from another run "
+                    f"({t.run}): declare that run's producer (run: NAME) and an input with from:"
+                )
+        if not this:
+            return None
+        texts: list[tuple[str, Transfer]] = []
+        for kind in ("name", "pattern"):
+            same = [t for t in this if t.kind == kind and not t.exclude]
+            if same:
+                texts.extend(_texts(same, self.axes, escape=kind == "name"))
+        for t in this:
+            if t.exclude:
+                texts.extend(_kept(t, self.uploads, self.open_axes, release=False))
+        return texts
+
+    def downloads(
+        self,
+    ) -> tuple[
+        dict[str, tuple[str, list[tuple[str, Transfer]]]],
+        dict[str, tuple[str, list[str], list[tuple[str, Transfer]]]],
+    ]:
+        consumers: dict[str, tuple[str, list[tuple[str, Transfer]]]] = {}
+        releases: dict[str, tuple[str, list[str], list[tuple[str, Transfer]]]] = {}
+        tags_of: dict[str, list[str] | None] = {}
+        downloads = [t for t in self.reading.downloads if t.active]
+        steps = sorted(_by_step(downloads).items(), key=lambda kv: kv[1][0].loc)
+        for (job, _loc, _kind), group in steps:
+            rel = job.partition("#")[0]
+            if rel not in tags_of:
+                tags_of[rel] = _tag_triggers(rel, self.root)
+            tags = tags_of[rel]
+            known = self.known(group, "download")
+            if tags is not None:
+                if known:
+                    if job not in releases:
+                        releases[job] = (_id(job.partition("#")[2], self.ids["r"]), tags, [])
+                    releases[job][2].extend(self.release_texts(known))
+                continue
+            texts = self.consumer_texts(known)
+            if texts is None:
+                continue
+            if job not in consumers:
+                consumers[job] = (_id(job.partition("#")[2], self.ids["c"]), [])
+            consumers[job][1].extend(texts)
+        return consumers, releases
+
+
+def _draft(
     reading: Reading,
     root: Path,
     name: str,
     open_axes: Mapping[str, Axis],
     generated: Mapping[str, str],
-) -> str:
-    axes = _Axes()
-    axes.open = {k: v.pattern or "" for k, v in open_axes.items()}
-    producers: dict[str, tuple[str, list[tuple[str, Transfer]]]] = {}
-    consumers: dict[str, tuple[str, list[tuple[str, Transfer]]]] = {}
-    releases: dict[str, tuple[str, list[str], list[tuple[str, Transfer]]]] = {}
-    skipped: list[str] = []
-    ids: dict[str, set[str]] = {"p": set(), "c": set(), "r": set()}
-    tags_of: dict[str, list[str] | None] = {}
+) -> Draft:
+    """What the workflows upload, download and publish, as the items of a migration."""
+    build = _Builder(reading, root, open_axes)
+    producers = build.producers()
+    consumers, releases = build.downloads()
+    notes = [_comment(entry) for entry in build.skipped]
+    notes += [
+        f"{u.loc.file}:{u.loc.line}: {_comment(u.expression)}: {_comment(u.reason)}"
+        for u in reading.unresolved
+    ]
+    return Draft(
+        name=name,
+        files=len(reading.files),
+        axes=tuple(build.axes.values.items()),
+        open_axes=tuple(build.axes.open.items()),
+        generated=tuple(generated.items()),
+        producers=tuple(
+            Item(id=i, summary=f"The uploads of {job}.", entries=_entries(t), jobs=(job,))
+            for job, (i, t) in producers.items()
+        ),
+        consumers=tuple(
+            Item(id=i, summary=f"The downloads of {job}.", entries=_entries(t), jobs=(job,))
+            for job, (i, t) in consumers.items()
+        ),
+        releases=tuple(
+            Item(
+                id=i,
+                summary=f"The downloads of {job}.",
+                entries=_entries(t),
+                jobs=(job,),
+                tags=tuple(tags),
+            )
+            for job, (i, tags, t) in releases.items()
+        ),
+        invariants=(
+            Invariant(
+                check="workflows", comment="the model against the workflows (stagegate drift)"
+            ),
+        ),
+        notes=tuple(notes),
+    )
 
-    uploads = [t for t in reading.uploads if t.active]
-    for (job, _loc, _kind), group in sorted(_by_step(uploads).items(), key=lambda kv: kv[1][0].loc):
-        known = [t for t in group if t.resolved]
-        for t in group:
-            if not t.resolved:
-                skipped.append(f"{t.loc.file}:{t.loc.line}: upload {shown(t.value)}")
-        if not known:
-            continue
-        if job not in producers:
-            producers[job] = (_id(job.partition("#")[2], ids["p"]), [])
-        producers[job][1].extend(_texts(known, axes, escape=False))
 
-    downloads = [t for t in reading.downloads if t.active]
-    for (job, _loc, _kind), group in sorted(
-        _by_step(downloads).items(), key=lambda kv: kv[1][0].loc
-    ):
-        rel = job.partition("#")[0]
-        if rel not in tags_of:
-            tags_of[rel] = _tag_triggers(rel, root)
-        tags = tags_of[rel]
-        known = [t for t in group if t.resolved]
-        for t in group:
-            if not t.resolved:
-                skipped.append(f"{t.loc.file}:{t.loc.line}: download {shown(t.value)}")
-        if tags is not None:
-            if known:
-                if job not in releases:
-                    releases[job] = (_id(job.partition("#")[2], ids["r"]), tags, [])
-                for t in known:
-                    if t.exclude:
-                        releases[job][2].extend(_kept(t, uploads, open_axes, release=True))
-                        continue
-                    escape = t.kind == "name"
-                    for text, tr in _texts([t], axes, escape=escape, release=True):
-                        releases[job][2].append((text, tr))
-            continue
-        this = [t for t in known if t.run == "this"]
-        for t in known:
-            if t.run != "this":
-                skipped.append(
-                    f"{t.loc.file}:{t.loc.line}: download {shown(t.value)} from another run "
-                    f"({t.run}): declare that run's producer (run: NAME) and an input with from:"
-                )
-        if not this:
-            continue
-        if job not in consumers:
-            consumers[job] = (_id(job.partition("#")[2], ids["c"]), [])
-        for kind in ("name", "pattern"):
-            same = [t for t in this if t.kind == kind and not t.exclude]
-            if same:
-                consumers[job][1].extend(_texts(same, axes, escape=kind == "name"))
-        for t in this:
-            if t.exclude:
-                consumers[job][1].extend(_kept(t, uploads, open_axes, release=False))
+def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
+    if not items:
+        return [f"{section}: {{}}", ""]
+    lines = [f"{section}:"]
+    for item in items:
+        lines.append(f"  {item.id}:")
+        lines.append(f"    summary: {_quote(item.summary)}")
+        if section == "releases":
+            lines.append(f"    tags: [{', '.join(_quote(t) for t in item.tags)}]")
+            lines.append("    select:")
+        elif section == "producers":
+            lines.append("    artifacts:")
+        else:
+            lines.append("    inputs:")
+        for entry in item.entries:
+            where = f"   # {entry.loc.file}:{entry.loc.line}"
+            if section == "consumers":
+                lines.append(f"      - select: {_quote(entry.text)}{where}")
+            else:
+                lines.append(f"      - {_quote(entry.text)}{where}")
+        lines.append(f"    jobs: [{', '.join(_quote(job) for job in item.jobs)}]")
+    lines.append("")
+    return lines
 
+
+def _invariant_lines(invariants: Sequence[Invariant]) -> list[str]:
+    lines = ["invariants:"]
+    for inv in invariants:
+        comment = f"   # {inv.comment}" if inv.comment else ""
+        lines.append(f"  - check: {inv.check}{comment}")
+        lines += [f"    {key}: {_quote(value)}" for key, value in inv.args]
+    return lines
+
+
+def render(draft: Draft) -> str:
+    """The migration file a draft stands for, commented with where each entry comes from."""
     lines = [
-        f"# Written by `stagegate init --from-workflows` from {len(reading.files)} workflow "
-        f"file{'s' if len(reading.files) != 1 else ''}: what they upload (producers), download "
+        f"# Written by `stagegate init --from-workflows` from {draft.files} workflow "
+        f"file{'s' if draft.files != 1 else ''}: what they upload (producers), download "
         "(consumers) and publish on a tag (releases), one item per job. Rename the items, add",
         "# flags and `when:`, then stages (`stagegate new-stage TITLE`); `stagegate drift` keeps "
         "this model and the workflows in step.",
         "version: 1",
-        f"migration: {name}",
+        f"migration: {draft.name}",
         'summary: ""',
         "stage: 0",
         "",
         "axes:",
     ]
-    for axis, values in axes.values.items():
+    for axis, values in draft.axes:
         lines.append(f"  {axis}: [{', '.join(_quote(v) for v in values)}]")
-    for axis, pattern in axes.open.items():
+    for axis, pattern in draft.open_axes:
         note = (
             "   # the run's commit (github.sha)"
             if axis == "sha"
@@ -403,63 +565,24 @@ def _write(
         )
         lines.append(f"  {axis}: {{pattern: {_quote(pattern)}}}{note}")
     lines += ["", "flags: {}", ""]
-    if generated:
+    if draft.generated:
         lines += ["workflows:", "  bind:"]
-        for key, axis in generated.items():
+        for key, axis in draft.generated:
             lines.append(
                 f"    matrix.{key}: {_quote('{' + axis + '}')}   # the matrix is generated"
             )
         lines.append("")
-
-    def item_lines(section: str, items: Mapping[str, Any], key: str) -> None:
-        if not items:
-            lines.append(f"{section}: {{}}")
-            lines.append("")
-            return
-        lines.append(f"{section}:")
-        for job, entry in items.items():
-            item_id = entry[0]
-            texts = entry[-1]
-            lines.append(f"  {item_id}:")
-            lines.append(f"    summary: {_quote(f'The {key} of {job}.')}")
-            if section == "releases":
-                lines.append(f"    tags: [{', '.join(_quote(t) for t in entry[1])}]")
-                lines.append("    select:")
-            elif section == "producers":
-                lines.append("    artifacts:")
-            else:
-                lines.append("    inputs:")
-            seen: set[str] = set()
-            for text, t in texts:
-                if text in seen:
-                    continue
-                seen.add(text)
-                where = f"   # {t.loc.file}:{t.loc.line}"
-                if section == "consumers":
-                    lines.append(f"      - select: {_quote(text)}{where}")
-                else:
-                    lines.append(f"      - {_quote(text)}{where}")
-            lines.append(f"    jobs: [{_quote(job)}]")
-        lines.append("")
-
-    item_lines("producers", producers, "uploads")
-    item_lines("consumers", consumers, "downloads")
-    item_lines("releases", releases, "downloads")
-    lines += [
-        "invariants:",
-        "  - check: workflows   # the model against the workflows (stagegate drift)",
-    ]
-    if skipped or reading.unresolved:
+    lines += _item_lines("producers", draft.producers)
+    lines += _item_lines("consumers", draft.consumers)
+    lines += _item_lines("releases", draft.releases)
+    lines += _invariant_lines(draft.invariants)
+    if draft.notes:
         lines += [
             "",
             "# Not declared: what stagegate cannot evaluate (bind it under workflows.bind, then",
             "# declare it) or takes from another run:",
         ]
-        lines += [f"#   {_comment(entry)}" for entry in skipped]
-        lines += [
-            f"#   {u.loc.file}:{u.loc.line}: {_comment(u.expression)}: {_comment(u.reason)}"
-            for u in reading.unresolved
-        ]
+        lines += [f"#   {note}" for note in draft.notes]
     return "\n".join(lines) + "\n"
 
 
