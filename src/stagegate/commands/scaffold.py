@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from stagegate.ci.files import discover
+from stagegate.ci.publish import GLOB_CHARS
+from stagegate.ci.ships import Side
 from stagegate.ci.transfers import Reading, Transfer, shown
 from stagegate.ci.workflows import read as read_workflows
 from stagegate.errors import InvalidInput, Loc, UsageError
@@ -88,27 +90,95 @@ def _pseudo(root: Path, file: str, axes: Mapping[str, Axis], bind: Mapping[str, 
     )
 
 
-def _tag_triggers(rel: str, reading_root: Path) -> list[str] | None:
-    """The tag globs of a workflow's `on: push: tags:` (None: not tag-triggered)."""
-    from stagegate.ci.files import Files
+@record(kw_only=True)
+class ReleaseJob:
+    """A job ``stagegate continuity`` takes for a release, and the tags its trigger accepts."""
 
-    try:
-        doc = Files(reading_root).get(rel)
-    except InvalidInput:
-        return None
-    on = doc.data.get("on")
-    if not isinstance(on, dict):
-        return None
-    push = on.get("push")
-    if not isinstance(push, dict) or "tags" not in push:
-        return None
-    tags = push["tags"]
-    if isinstance(tags, str):
-        return [tags]
-    if isinstance(tags, list):
-        found = [str(t) for t in tags if isinstance(t, str | int | float) and str(t)]
-        return found or ["*"]
-    return ["*"]
+    job: str  # PATH#JOB
+    events: tuple[str, ...]
+    tags: tuple[str, ...]
+    """Tag globs: ``on.push.tags``; ``*`` for a push of any tag, a release event or a
+    dispatch; narrowed by an ``if:`` that requires ``refs/tags/PREFIX``."""
+    ignore: tuple[str, ...]
+    """``on.push.tags-ignore``: tags the trigger does not accept."""
+    why: str
+
+
+_TAG_PREFIX = re.compile(
+    r"startsWith\(\s*github\.(?:event\.)?ref\s*,\s*['\"]refs/tags/([^'\"*?\[]*)['\"]\s*\)"
+)
+_EVENT_WORDS = {
+    "release": "a release event (any tag)",
+    "workflow_dispatch": "workflow_dispatch (any tag it is given)",
+}
+
+
+def _strings(value: object) -> list[str]:
+    items = [value] if isinstance(value, str | int | float) else value
+    if not isinstance(items, list):
+        return []
+    return [str(v) for v in items if isinstance(v, str | int | float) and str(v)]
+
+
+def _trigger_tags(
+    data: Mapping[str, Any], events: Sequence[str], condition: object
+) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """The tag globs a release job's trigger accepts, those it ignores, and why."""
+    on = data.get("on")
+    push = on.get("push") if isinstance(on, dict) else None
+    push = push if isinstance(push, dict) else {}
+    globs: list[str] = []
+    why: list[str] = []
+    ignore: list[str] = []
+    if "push-tag" in events:
+        listed = _strings(push.get("tags"))
+        ignore = _strings(push.get("tags-ignore"))
+        globs += listed or ["*"]
+        why.append(f"on.push.tags {' '.join(listed)}" if listed else "a push of any tag")
+    for event, words in _EVENT_WORDS.items():
+        if event in events:
+            globs.append("*")
+            why.append(words)
+    prefix = _TAG_PREFIX.search(condition) if isinstance(condition, str) else None
+    if "*" in globs:
+        globs = ["*"]
+        if prefix and prefix.group(1):
+            globs = [prefix.group(1) + "*"]
+            why.append(f"if: requires refs/tags/{prefix.group(1)}")
+    return tuple(dict.fromkeys(globs)), tuple(ignore), "; ".join(why)
+
+
+def release_jobs(root: Path, shipping: Side, reading: Reading) -> dict[str, ReleaseJob]:
+    """The release jobs of the workflows under ``root``, found as ``continuity`` finds them
+    (``ci.ships``: on a tag push, a release event, a dispatch or an ``if:`` on a tag ref,
+    and publishing or downloading artifacts), downloads in scripts (``gh run download``)
+    counted as downloads: such a job is a release where it runs for releases alone."""
+    from stagegate.ci.files import Files
+    from stagegate.ci.ships import RELEASE_EVENTS, job_events, workflow_events
+
+    files = Files(root)
+    found: dict[str, ReleaseJob] = {}
+    candidates = {f"{r.file}#{r.job}": r.events for r in shipping.releases}
+    tops = {job for t in reading.downloads if t.active for job in t.jobs()}
+    for top in sorted(tops - set(candidates)):
+        data = files.get(top.partition("#")[0]).data
+        spec = _job_spec(data, top.partition("#")[2])
+        events = job_events(workflow_events(data), spec.get("if"))
+        if events and events <= RELEASE_EVENTS:
+            candidates[top] = tuple(sorted(events))
+    for job in sorted(candidates):
+        rel, _, job_id = job.partition("#")
+        data = files.get(rel).data
+        condition = _job_spec(data, job_id).get("if")
+        tags, ignore, why = _trigger_tags(data, candidates[job], condition)
+        found[job] = ReleaseJob(job=job, events=candidates[job], tags=tags, ignore=ignore, why=why)
+    return found
+
+
+def _job_spec(data: Mapping[str, Any], job: str) -> Mapping[str, Any]:
+    jobs = data.get("jobs")
+    spec = jobs.get(job) if isinstance(jobs, dict) else None
+    return spec if isinstance(spec, dict) else {}
 
 
 # --------------------------------------------------------------------------- templates
@@ -307,7 +377,37 @@ def _from_workflows(root: Path, file: str, name: str) -> str:
         if generated
         else first
     )
-    return render(_draft(reading, root, name, axes_open, generated))
+    from stagegate.ci.ships import ships
+
+    draft = _draft(reading, ships(root), root, name, axes_open, generated)
+    return render(_checked(draft, render(draft), Path(file)))
+
+
+MODEL_CHECKS = frozenset({"release-continuity", "unique-artifacts", "inputs-satisfied"})
+
+
+def _checked(draft: Draft, text: str, path: Path) -> Draft:
+    """The draft with each model invariant that fails at stage 0 marked, and why: what
+    the workflows do breaks it (two jobs of a run upload one name, a download selects
+    what no job uploads); written as a comment, so that the model passes `check` and
+    says what to fix."""
+    from stagegate.checks.runner import run_checks
+    from stagegate.records import replace
+
+    migration = _loaded(text, path)
+    checks = [c for c in migration.invariants if c.kind in MODEL_CHECKS]
+    failed: dict[str, str] = {}
+    for result in run_checks(migration, 0, checks):
+        if result.fails and result.label not in failed:
+            first = result.findings[0].message if result.findings else result.message
+            failed[result.label] = _comment(first)
+    if not failed:
+        return draft
+    invariants = []
+    for inv in draft.invariants:
+        label = inv.check + "".join(f" {k}={v}" for k, v in inv.args)
+        invariants.append(replace(inv, fails=failed[label]) if label in failed else inv)
+    return replace(draft, invariants=tuple(invariants))
 
 
 @record(kw_only=True)
@@ -316,6 +416,7 @@ class Entry:
 
     text: str
     loc: Loc
+    note: str = ""
 
 
 @record(kw_only=True)
@@ -334,6 +435,8 @@ class Invariant:
     check: str
     args: tuple[tuple[str, str], ...] = ()
     comment: str = ""
+    fails: str = ""
+    """Why it fails at stage 0 on what the workflows do: then it is written commented out."""
 
 
 @record(kw_only=True)
@@ -361,16 +464,28 @@ def _entries(texts: Iterable[tuple[str, Transfer]]) -> tuple[Entry, ...]:
     seen: dict[str, Entry] = {}
     for text, t in texts:
         if text not in seen:
-            seen[text] = Entry(text=text, loc=t.loc)
+            exact = t.direction == "download" and t.kind == "name"
+            note = (
+                "an exact name (name:), not a glob: no artifact name holds * or ?, so it "
+                "selects nothing"
+                if exact and GLOB_CHARS & set(shown(t.value))
+                else ""
+            )
+            seen[text] = Entry(text=text, loc=t.loc, note=note)
     return tuple(seen.values())
 
 
 class _Builder:
     """Reads a ``Reading`` into the items of a ``Draft``, one job at a time."""
 
-    def __init__(self, reading: Reading, root: Path, open_axes: Mapping[str, Axis]) -> None:
+    def __init__(
+        self,
+        reading: Reading,
+        releases: Mapping[str, ReleaseJob],
+        open_axes: Mapping[str, Axis],
+    ) -> None:
         self.reading = reading
-        self.root = root
+        self.release_jobs = releases
         self.open_axes = open_axes
         self.axes = _Axes()
         self.axes.open = {k: v.pattern or "" for k, v in open_axes.items()}
@@ -425,28 +540,26 @@ class _Builder:
                 texts.extend(_kept(t, self.uploads, self.open_axes, release=False))
         return texts
 
+    def release_of(self, t: Transfer) -> str | None:
+        """The release job a download runs in (its own job, or the job calling it)."""
+        return next((job for job in t.jobs() if job in self.release_jobs), None)
+
     def downloads(
         self,
     ) -> tuple[
         dict[str, tuple[str, list[tuple[str, Transfer]]]],
-        dict[str, tuple[str, list[str], list[tuple[str, Transfer]]]],
+        dict[str, list[tuple[str, Transfer]]],
     ]:
         consumers: dict[str, tuple[str, list[tuple[str, Transfer]]]] = {}
-        releases: dict[str, tuple[str, list[str], list[tuple[str, Transfer]]]] = {}
-        tags_of: dict[str, list[str] | None] = {}
+        releases: dict[str, list[tuple[str, Transfer]]] = {}
         downloads = [t for t in self.reading.downloads if t.active]
         steps = sorted(_by_step(downloads).items(), key=lambda kv: kv[1][0].loc)
         for (job, _loc, _kind), group in steps:
-            rel = job.partition("#")[0]
-            if rel not in tags_of:
-                tags_of[rel] = _tag_triggers(rel, self.root)
-            tags = tags_of[rel]
             known = self.known(group, "download")
-            if tags is not None:
+            release = self.release_of(group[0])
+            if release is not None:
                 if known:
-                    if job not in releases:
-                        releases[job] = (_id(job.partition("#")[2], self.ids["r"]), tags, [])
-                    releases[job][2].extend(self.release_texts(known))
+                    releases.setdefault(release, []).extend(self.release_texts(known))
                 continue
             texts = self.consumer_texts(known)
             if texts is None:
@@ -459,51 +572,189 @@ class _Builder:
 
 def _draft(
     reading: Reading,
+    shipping: Side,
     root: Path,
     name: str,
     open_axes: Mapping[str, Axis],
     generated: Mapping[str, str],
 ) -> Draft:
     """What the workflows upload, download and publish, as the items of a migration."""
-    build = _Builder(reading, root, open_axes)
-    producers = build.producers()
+    jobs = release_jobs(root, shipping, reading)
+    build = _Builder(reading, jobs, open_axes)
+    producers = _merged_v3(
+        [
+            Item(id=i, summary=f"The uploads of {job}.", entries=_entries(t), jobs=(job,))
+            for job, (i, t) in build.producers().items()
+        ],
+        shipping,
+    )
     consumers, releases = build.downloads()
     notes = [_comment(entry) for entry in build.skipped]
+    for job, release in jobs.items():
+        if job not in releases:
+            notes.append(
+                f"{job}: a release job ({release.why}) whose downloads stagegate does not read "
+                "(a script, or none): declare its release by hand (tags, select)"
+            )
     notes += [
         f"{u.loc.file}:{u.loc.line}: {_comment(u.expression)}: {_comment(u.reason)}"
         for u in reading.unresolved
     ]
+    items = _releases(releases, jobs)
+    continuity = _continuity(items, jobs, notes)
     return Draft(
         name=name,
         files=len(reading.files),
         axes=tuple(build.axes.values.items()),
         open_axes=tuple(build.axes.open.items()),
         generated=tuple(generated.items()),
-        producers=tuple(
-            Item(id=i, summary=f"The uploads of {job}.", entries=_entries(t), jobs=(job,))
-            for job, (i, t) in producers.items()
-        ),
+        producers=tuple(producers),
         consumers=tuple(
             Item(id=i, summary=f"The downloads of {job}.", entries=_entries(t), jobs=(job,))
             for job, (i, t) in consumers.items()
         ),
-        releases=tuple(
-            Item(
-                id=i,
-                summary=f"The downloads of {job}.",
-                entries=_entries(t),
-                jobs=(job,),
-                tags=tuple(tags),
-            )
-            for job, (i, tags, t) in releases.items()
-        ),
+        releases=tuple(items),
         invariants=(
             Invariant(
                 check="workflows", comment="the model against the workflows (stagegate drift)"
             ),
+            *continuity,
+            Invariant(check="unique-artifacts", comment="no two producer rows make one name"),
+            Invariant(
+                check="inputs-satisfied",
+                comment="each consumer's inputs are made by an active producer",
+            ),
         ),
         notes=tuple(notes),
     )
+
+
+def _merged_v3(items: Sequence[Item], shipping: Side) -> list[Item]:
+    """Jobs uploading one name: one producer where they run in different workflows (other
+    runs) or use upload-artifact v3 or older (which merges same-name uploads of a run into
+    one artifact). Two jobs of one run on v4 stay two producers: the second upload fails,
+    and so does ``unique-artifacts``."""
+    from stagegate.ci import actions
+
+    versions: dict[str, set[int | None]] = {}
+    for ctx in shipping.contexts:
+        versions.setdefault(f"{ctx.file}#{ctx.job}", set()).add(ctx.version)
+
+    def old(job: str) -> bool:
+        found = versions.get(job, {None})
+        return all(v is not None and v < actions.NEW_BACKEND for v in found)
+
+    merged: list[Item] = []
+    for item in items:
+        job = item.jobs[0]
+        texts = {e.text for e in item.entries}
+        into = next(
+            (
+                i
+                for i, m in enumerate(merged)
+                if texts & {e.text for e in m.entries}
+                and (
+                    all(old(j) for j in (*m.jobs, job))
+                    or job.partition("#")[0] not in {j.partition("#")[0] for j in m.jobs}
+                )
+            ),
+            None,
+        )
+        if into is None:
+            merged.append(item)
+            continue
+        m = merged[into]
+        jobs = (*m.jobs, job)
+        merged[into] = Item(
+            id=m.id,
+            summary=f"The uploads of {', '.join(jobs)}: one producer, as they upload one name "
+            "(in different workflows' runs, or merged into one artifact by upload-artifact v3).",
+            entries=tuple({e.text: e for e in (*item.entries[::-1], *m.entries[::-1])}.values())[
+                ::-1
+            ],
+            jobs=jobs,
+        )
+    return merged
+
+
+def _releases(
+    texts: Mapping[str, list[tuple[str, Transfer]]], jobs: Mapping[str, ReleaseJob]
+) -> list[Item]:
+    """One release per set of tags: jobs whose triggers accept the same tags release
+    together (a tag is claimed by exactly one release), selecting the union."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for job in texts:
+        groups.setdefault(jobs[job].tags, []).append(job)
+    taken: set[str] = set()
+    items: list[Item] = []
+    for tags, members in groups.items():
+        stems = dict.fromkeys(Path(job.partition("#")[0]).stem for job in members)
+        ids = members[0].partition("#")[2] if len(members) == 1 else "-".join(stems)
+        whys = "; ".join(dict.fromkeys(jobs[job].why for job in members))
+        summary = (
+            f"The downloads of {members[0]}."
+            if len(members) == 1
+            else f"The downloads of {', '.join(members)}: one release, as their triggers "
+            f"accept the same tags ({whys})."
+        )
+        items.append(
+            Item(
+                id=_id(ids, taken),
+                summary=summary,
+                entries=_entries(t for job in members for t in texts[job]),
+                jobs=tuple(members),
+                tags=tags,
+            )
+        )
+    return items
+
+
+_TAG_EXAMPLES = ("v0.0.0", "0.0.0", "v1.0.0", "release-0.0.0")
+
+
+def _continuity(
+    items: Sequence[Item], jobs: Mapping[str, ReleaseJob], unclaimed: list[str]
+) -> list[Invariant]:
+    """``release-continuity`` for each release, at a tag its trigger accepts and no other
+    release claims (each release's first tag glob made concrete, else a usual tag form)."""
+    from stagegate.engine.globs import Glob, language, matches
+
+    def claims(globs: Sequence[str], tag: str) -> bool:
+        return any(matches(language((Glob(g),)), tag) for g in globs)
+
+    out: list[Invariant] = []
+    for item in items:
+        ignore = [g for job in item.jobs for g in jobs[job].ignore]
+        made = [
+            g.replace("**", "*").replace("*", "0.0.0").replace("?", "0")
+            for g in item.tags
+            if g != "*" and "[" not in g
+        ]
+        tag = next(
+            (
+                t
+                for t in dict.fromkeys([*made, *_TAG_EXAMPLES])
+                if claims(item.tags, t)
+                and not claims(ignore, t)
+                and not any(claims(o.tags, t) for o in items if o is not item)
+            ),
+            None,
+        )
+        why = "; ".join(dict.fromkeys(jobs[job].why for job in item.jobs))
+        if tag is None:
+            unclaimed.append(
+                f"release {item.id}: no release-continuity; no tag its trigger accepts ({why}) "
+                "is claimed by it alone: add the check with a tag of yours"
+            )
+            continue
+        out.append(
+            Invariant(
+                check="release-continuity",
+                args=(("tag", tag),),
+                comment=f"release {item.id}: {tag}, a tag its trigger accepts ({why})",
+            )
+        )
+    return out
 
 
 def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
@@ -522,6 +773,7 @@ def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
             lines.append("    inputs:")
         for entry in item.entries:
             where = f"   # {entry.loc.file}:{entry.loc.line}"
+            where += f": {entry.note}" if entry.note else ""
             if section == "consumers":
                 lines.append(f"      - select: {_quote(entry.text)}{where}")
             else:
@@ -535,6 +787,10 @@ def _invariant_lines(invariants: Sequence[Invariant]) -> list[str]:
     lines = ["invariants:"]
     for inv in invariants:
         comment = f"   # {inv.comment}" if inv.comment else ""
+        if inv.fails:
+            lines.append(f"# - check: {inv.check}   # fails at stage 0, so left out: {inv.fails}")
+            lines += [f"#   {key}: {_quote(value)}" for key, value in inv.args]
+            continue
         lines.append(f"  - check: {inv.check}{comment}")
         lines += [f"    {key}: {_quote(value)}" for key, value in inv.args]
     return lines
@@ -626,12 +882,16 @@ def init(file: str, *, from_workflows: bool, force: bool) -> list[Path]:
 
 def _check_written(text: str, path: Path) -> None:
     """What init writes must load, with its stage files, before anything is written."""
+    _loaded(text, path)
+
+
+def _loaded(text: str, path: Path) -> Migration:
     from stagegate.commands.flip import Pinned
     from stagegate.load.sources import FileSource
     from stagegate.validation import load
 
     root = path.parent if str(path.parent) else Path(".")
-    load(path, source=Pinned(FileSource(root), path.name, text.encode("utf-8")))
+    return load(path, source=Pinned(FileSource(root), path.name, text.encode("utf-8")))
 
 
 # --------------------------------------------------------------------------- new-stage
