@@ -740,13 +740,15 @@ def init(ctx: Context, from_workflows: bool, force: bool) -> int:
 
 @cli.command("new-stage")
 @argument("title")
+@option("--before", type=int, help="Insert it before stage N, renumbering the later stages.")
 @pass_ctx
-def new_stage(ctx: Context, title: str) -> int:
+def new_stage(ctx: Context, title: str, before: int | None) -> int:
     """Add the next numbered stage file, with a commented skeleton."""
     from stagegate.commands.scaffold import new_stage as write
     from stagegate.report.scaffold import NEW_STAGE, NewStage
 
-    show(NEW_STAGE, "text", NewStage(write(ctx.migration(), title), ctx.migration().last + 1))
+    number = before if before is not None else ctx.migration().last + 1
+    show(NEW_STAGE, "text", NewStage(write(ctx.migration(), title, before), number))
     return 0
 
 

@@ -107,23 +107,42 @@ def _slug(title: str) -> str:
     return slug[:40].strip("-") or "stage"
 
 
-def new_stage(migration: Migration, title: str) -> Path:
-    """Write the next numbered stage file with a commented skeleton; its path."""
+def new_stage(migration: Migration, title: str, before: int | None = None) -> Path:
+    """Write the next numbered stage file (or one inserted before stage ``before``, the
+    later stages renumbered) with a commented skeleton; its path."""
     from stagegate.fs import write_atomic
     from stagegate.validation import load
 
     title = " ".join(title.split())
     if not title:
         raise UsageError('give the stage a title: stagegate new-stage "Build the new wheels".')
+    flags = list(migration.flags)
+    example = flags[0] if flags else "some-flag"
+    if before is not None:
+        from stagegate.commands.insert import insert_stage
+
+        return insert_stage(
+            migration, _slug(title), before, lambda number: _stage_text(number, title, example)
+        )
     number = migration.last + 1
     width = max([2, *(len(Path(s.file).name.split("-", 1)[0]) for s in migration.stages)])
     folder = migration.root / migration.stages_dir
     path = folder / f"{number:0{width}d}-{_slug(title)}.yaml"
     if path.exists():
         raise UsageError(f"{path} exists; remove it or choose another title.")
-    flags = list(migration.flags)
-    example = flags[0] if flags else "some-flag"
-    text = f"""# Stage {number}: {_comment(title)}
+    text = _stage_text(number, title, example)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text.encode("utf-8"))
+    try:
+        load(migration.file)
+    except InvalidInput:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _stage_text(number: int, title: str, example: str) -> str:
+    return f"""# Stage {number}: {_comment(title)}
 # Set the flags this stage changes, list its checks, then `stagegate check --stage {number}`;
 # flip to it with `stagegate advance` once the stage before it is current.
 stage: {number}
@@ -136,11 +155,3 @@ acceptance: []
 #   - check: inputs-satisfied
 #   - check: workflows
 """
-    folder.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text.encode("utf-8"))
-    try:
-        load(migration.file)
-    except InvalidInput:
-        path.unlink(missing_ok=True)
-        raise
-    return path
