@@ -117,3 +117,35 @@ def test_a_failure_midway_undoes_every_step(sg: Sg, tmp_path: Path, monkeypatch)
     assert result.code == 2
     assert "cannot renumber the stages" in result.err and "nothing was changed" in result.err
     assert _tree(root) == before
+
+
+def test_pytest_paths_and_invariant_since_follow_the_stages(sg: Sg, tmp_path: Path) -> None:
+    """A pytest check naming a moved folder, and an invariant's `since:`, are moved too;
+    a `since:` below N and a path elsewhere are left alone (control)."""
+    root = tmp_path / "m"
+    _three(sg, root)
+    alpha = root / "stages" / "01-alpha.yaml"
+    alpha.write_text(
+        alpha.read_text().replace(
+            "acceptance: []\n",
+            "acceptance:\n  - check: pytest\n    path: stages/02-beta/test_beta.py\n"
+            "  - check: pytest\n    path: tests/other\n",
+        )
+    )
+    (root / "tests" / "other").mkdir(parents=True)
+    main = root / "migration.yaml"
+    main.write_text(
+        main.read_text().replace(
+            "invariants: []",
+            "invariants:\n  - {check: release-continuity, tag: v1, since: 1}\n"
+            "  - check: release-continuity\n    tag: v2\n    since: 3\n",
+        )
+    )
+    assert sg("validate", cwd=root).code == 0
+    assert sg("new-stage", "Inserted", "--before", "2", cwd=root).code == 0
+    assert "    path: stages/03-beta/test_beta.py\n    path: tests/other\n" in (
+        alpha.read_text().replace("  - check: pytest\n", "")
+    )
+    text = main.read_text()
+    assert "tag: v1, since: 1}" in text and "    since: 4\n" in text
+    assert sg("validate", cwd=root).code == 0

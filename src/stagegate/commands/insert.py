@@ -33,6 +33,29 @@ def _renumbered(text: str, number: int | None, first: int) -> str:
     )
 
 
+_PATH_ARG = re.compile(r"((?:^|[{,])[ \t-]*path:[ \t]*['\"]?)([^'\",}\s#]+)", re.M)
+
+
+def _paths_moved(data: bytes, moved: dict[str, str]) -> bytes:
+    """``path:`` arguments (of pytest checks) naming a renumbered stage folder, moved too."""
+    if not moved:
+        return data
+
+    def one(m: re.Match[str]) -> str:
+        value = m.group(2)
+        for old, new in moved.items():
+            if value.rstrip("/") == old or value.startswith(old + "/"):
+                return m.group(1) + new + value[len(old) :]
+        return m.group(0)
+
+    return _PATH_ARG.sub(one, data.decode("utf-8")).encode("utf-8")
+
+
+def _path(migration: Migration, file: str) -> Path:
+    """A stage file on disk: its name in the stages folder."""
+    return migration.root / migration.stages_dir / Path(file).name
+
+
 def _name(path: Path, number: int, width: int) -> str:
     return f"{number:0{width}d}-{path.name.split('-', 1)[1]}"
 
@@ -71,7 +94,7 @@ def insert_stage(
     files: list[tuple[Path, Path, bytes, bytes]] = []
     folders: list[tuple[Path, Path]] = []
     for stage in later:
-        old = Path(stage.file) if Path(stage.file).is_absolute() else migration.root / stage.file
+        old = _path(migration, stage.file)
         old_bytes = old.read_bytes()
         new_text = _renumbered(old_bytes.decode("utf-8"), stage.number + 1, before)
         files.append(
@@ -80,20 +103,17 @@ def insert_stage(
         tests = old.with_suffix("")
         if tests.is_dir():
             folders.append((tests, folder / _name(tests, stage.number + 1, width)))
-    for stage in migration.stages:
-        if stage.number < before:
-            path = (
-                Path(stage.file) if Path(stage.file).is_absolute() else migration.root / stage.file
-            )
-            data = path.read_bytes()
-            changed = _renumbered(data.decode("utf-8"), None, before).encode()
-            if changed != data:
-                files.append((path, path, data, changed))
-    main = Path(migration.file)
-    main_bytes = main.read_bytes()
-    main_new = _renumbered(main_bytes.decode("utf-8"), None, before).encode()
-    if main_new != main_bytes:
-        files.append((main, main, main_bytes, main_new))
+    moved = {
+        f"{migration.stages_dir}/{old.name}": f"{migration.stages_dir}/{new.name}"
+        for old, new in folders
+    }
+    files = [(old, new, data, _paths_moved(text, moved)) for old, new, data, text in files]
+    earlier = [_path(migration, s.file) for s in migration.stages if s.number < before]
+    for path in [*earlier, Path(migration.file)]:
+        data = path.read_bytes()
+        changed = _paths_moved(_renumbered(data.decode("utf-8"), None, before).encode(), moved)
+        if changed != data:
+            files.append((path, path, data, changed))
     created = folder / f"{before:0{width}d}-{slug}.yaml"
     moving = {old for old, *_ in files} | {old for old, _ in folders}
     for target in [*(new for _, new, *_ in files), *(new for _, new in folders), created]:
