@@ -107,7 +107,9 @@ def _slug(title: str) -> str:
     return slug[:40].strip("-") or "stage"
 
 
-def new_stage(migration: Migration, title: str, before: int | None = None) -> Path:
+def new_stage(
+    migration: Migration, title: str, before: int | None = None, *, from_workflows: bool = False
+) -> Path:
     """Write the next numbered stage file (or one inserted before stage ``before``, the
     later stages renumbered) with a commented skeleton; its path."""
     from stagegate.fs import write_atomic
@@ -118,6 +120,10 @@ def new_stage(migration: Migration, title: str, before: int | None = None) -> Pa
         raise UsageError('give the stage a title: stagegate new-stage "Build the new wheels".')
     flags = list(migration.flags)
     example = flags[0] if flags else "some-flag"
+    if before is not None and from_workflows:
+        raise UsageError(
+            "new-stage --from-workflows writes the next stage (after the last); drop --before."
+        )
     if before is not None:
         from stagegate.commands.insert import insert_stage
 
@@ -128,6 +134,10 @@ def new_stage(migration: Migration, title: str, before: int | None = None) -> Pa
     width = max([2, *(len(Path(s.file).name.split("-", 1)[0]) for s in migration.stages)])
     folder = migration.root / migration.stages_dir
     path = folder / f"{number:0{width}d}-{_slug(title)}.yaml"
+    if from_workflows:
+        from stagegate.commands.autostage import stage_from_workflows
+
+        return stage_from_workflows(migration, title, number, path)
     if path.exists():
         raise UsageError(f"{path} exists; remove it or choose another title.")
     text = _stage_text(number, title, example)
