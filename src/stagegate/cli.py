@@ -738,13 +738,22 @@ def init(ctx: Context, from_workflows: bool, force: bool) -> int:
 
 @cli.command("new-stage")
 @argument("title")
+@option("--before", type=int, help="Insert it before stage N, renumbering the later stages.")
+@option(
+    "--from-workflows",
+    "from_workflows",
+    is_flag=True,
+    help="Declare what drift finds undeclared at the last stage, behind a flag the stage sets.",
+)
 @pass_ctx
-def new_stage(ctx: Context, title: str) -> int:
+def new_stage(ctx: Context, title: str, before: int | None, from_workflows: bool) -> int:
     """Add the next numbered stage file, with a commented skeleton."""
     from stagegate.commands.scaffold import new_stage as write
     from stagegate.report.scaffold import NEW_STAGE, NewStage
 
-    show(NEW_STAGE, "text", NewStage(write(ctx.migration(), title), ctx.migration().last + 1))
+    number = before if before is not None else ctx.migration().last + 1
+    written = write(ctx.migration(), title, before, from_workflows=from_workflows)
+    show(NEW_STAGE, "text", NewStage(written, number))
     return 0
 
 

@@ -1,0 +1,174 @@
+"""`new-stage TITLE --from-workflows`: the next stage, from what the workflows now do.
+
+``drift`` at the last stage says what the model does not declare: uploads no active
+producer makes, downloads in jobs no item stands for. The new stage declares them, as
+``init --from-workflows`` would (``commands.draft``), gated by one new flag that the
+stage sets: new producers and consumers (with ``when: FLAG``) and the axes they need go
+into migration.yaml, the flag's value into the new stage file. A release whose
+selection differs is not rewritten: the stage file lists it, for a ``release_changes``
+entry by hand. Both files are written all or nothing, and the migration must load.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from stagegate.commands.draft import Item, _Axes, _Builder, _comment, _entries, _id, _quote
+from stagegate.errors import Refused, UsageError
+from stagegate.model import Migration
+from stagegate.records import replace
+
+_TOP = re.compile(r"^([A-Za-z_][\w-]*):(.*)$")
+
+
+def _block(lines: list[str], key: str, entries: Sequence[str], file: str) -> list[str]:
+    """``lines`` of a YAML file with ``entries`` (lines indented by two) added to the
+    top-level block mapping ``key`` (written ``key: {}`` or ``key:`` then a block)."""
+    if not entries:
+        return lines
+    at = next((i for i, line in enumerate(lines) if line.split(":", 1)[0] == key), None)
+    if at is None:
+        return [*lines, f"{key}:", *entries]
+    rest = lines[at].split(":", 1)[1].split("#", 1)[0].strip()
+    if rest == "{}":
+        return [*lines[:at], f"{key}:", *entries, *lines[at + 1 :]]
+    if rest:
+        raise UsageError(
+            f"{file}:{at + 1}:{len(key) + 3}: {key}: is written in flow style; write it as a "
+            "block mapping (one item per line) for new-stage --from-workflows to add to it."
+        )
+    end = at + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][:1] in " \t#"):
+        end += 1
+    while end > at + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+        end -= 1
+    return [*lines[:end], *entries, *lines[end:]]
+
+
+def _item(item: Item, section: str, flag: str) -> list[str]:
+    out = [f"  {item.id}:", f"    summary: {_quote(item.summary)}", f"    when: {flag}"]
+    out.append("    artifacts:" if section == "producers" else "    inputs:")
+    for entry in item.entries:
+        where = f"   # {entry.loc.file}:{entry.loc.line}"
+        prefix = "      - select: " if section == "consumers" else "      - "
+        out.append(f"{prefix}{_quote(entry.text)}{where}")
+    out.append(f"    jobs: [{', '.join(_quote(j) for j in item.jobs)}]")
+    return out
+
+
+def stage_from_workflows(migration: Migration, title: str, number: int, path: Path) -> Path:
+    """Write stage ``number`` (at ``path``) declaring what drift finds undeclared at the
+    last stage, and the items and flag it needs in migration.yaml; ``path``."""
+    from stagegate.ci.drift import drift
+    from stagegate.ci.workflows import read
+    from stagegate.fs import write_atomic
+    from stagegate.validation import load
+
+    if path.exists():
+        raise UsageError(f"{path} exists; remove it or choose another title.")
+    last = migration.last
+    found = drift(migration, last)
+    undeclared = {f.loc for f in found.findings if f.kind == "undeclared-upload"}
+    declared = {
+        job
+        for items in (migration.producers, migration.consumers, migration.releases)
+        for item in items.values()
+        for job in (ref.text for ref in migration.workflows.jobs_of(item))
+    }
+    reading = read(migration, last, tag_matrix=True)
+    uploads = [t for t in reading.uploads if t.loc in undeclared]
+    downloads = [
+        t
+        for t in reading.downloads
+        if t.active and t.run == "this" and not set(t.jobs()) & declared
+    ]
+    differs = [f for f in found.findings if f.kind == "select-differs"]
+    if not uploads and not downloads and not differs:
+        raise Refused(
+            f"drift finds nothing undeclared at stage {last}: the model already says what the "
+            "workflows do; add a stage by hand with new-stage TITLE."
+        )
+    taken = {*migration.flags, *migration.producers, *migration.consumers}
+    flag = _id(title, set(taken))
+    build = _Builder(replace(reading, transfers=(*uploads, *downloads)), {}, {})
+    build.axes = _Axes()
+    for name, axis in migration.axes.items():
+        if axis.pattern is not None:
+            build.axes.open[name] = axis.pattern
+        else:
+            build.axes.values[name] = tuple(axis.values or ())
+    known_axes = dict(build.axes.values)
+    build.ids = {"p": set(taken), "c": set(taken), "r": set(taken)}
+    producers = [
+        Item(id=i, summary=f"The uploads of {job}.", entries=_entries(t), jobs=(job,))
+        for job, (i, t) in build.producers().items()
+    ]
+    consumers = [
+        Item(id=i, summary=f"The downloads of {job}.", entries=_entries(t), jobs=(job,))
+        for job, (i, t) in build.downloads()[0].items()
+    ]
+    new_axes = [
+        f"  {name}: [{', '.join(_quote(v) for v in values)}]"
+        for name, values in build.axes.values.items()
+        if name not in known_axes
+    ]
+    main = Path(migration.file)
+    original = main.read_bytes()
+    lines = original.decode("utf-8").split("\n")
+    trailing = lines[-1] == ""
+    lines = lines[:-1] if trailing else lines
+    summary = (
+        f"Stage {number} ({_comment(title)}): what the workflows do that the model did not say."
+    )
+    for key in ("axes", "flags", "producers", "consumers"):
+        _block(lines, key, ["-"], migration.file)  # a flow-style section: refused, as written
+    lines = _block(lines, "axes", new_axes, migration.file)
+    flag_lines = [f"  {flag}:", f"    summary: {_quote(summary)}", "    default: false"]
+    lines = _block(lines, "flags", flag_lines, migration.file)
+    lines = _block(
+        lines,
+        "producers",
+        [x for p in producers for x in _item(p, "producers", flag)],
+        migration.file,
+    )
+    lines = _block(
+        lines,
+        "consumers",
+        [x for c in consumers for x in _item(c, "consumers", flag)],
+        migration.file,
+    )
+    text = "\n".join(lines) + ("\n" if trailing else "")
+    notes = [
+        f"#   {_comment(f.message)} ({f.loc.file}:{f.loc.line}): declare it under "
+        "release_changes (tag, add, drop) or change the release's select"
+        for f in differs
+    ]
+    stage = "\n".join(
+        [
+            f"# Stage {number}: {_comment(title)}",
+            "# Written by `stagegate new-stage --from-workflows` from what drift finds at stage "
+            f"{last}: the flag {flag} turns on what the workflows now do.",
+            f"stage: {number}",
+            f"title: {_quote(title)}",
+            "set:",
+            f"  {flag}: true",
+            "acceptance:",
+            "  - check: workflows",
+            *(["# Not written: selections that differ:", *notes] if notes else []),
+            "",
+        ]
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "x", encoding="utf-8") as handle:
+        handle.write(stage)
+    try:
+        write_atomic(main, text.encode("utf-8"), expected=original)
+        load(migration.file)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        if main.read_bytes() != original:
+            write_atomic(main, original)
+        raise
+    return path

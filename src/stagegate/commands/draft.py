@@ -1,0 +1,810 @@
+"""What `init --from-workflows` writes: a Draft (records) built from the workflows, and
+``render``, the pure function that writes a draft as the text of a migration file.
+
+The workflows are read as ``drift`` reads them, with matrix values tagged by their key:
+one producer per job that uploads (its names as templates, matrix keys as axes,
+``github.sha`` as the open axis ``sha``), one consumer per job that downloads from its
+own run, releases found as ``continuity`` finds them (``ci.ships``), one per set of tags
+their triggers accept, each with ``jobs``. Where a job's matrix rows do not form a full
+product of the keys a name uses, the rows are written out one by one, so that the model
+says exactly what the workflows do and ``drift`` passes at stage 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stagegate.ci.publish import GLOB_CHARS
+from stagegate.ci.ships import Side
+from stagegate.ci.transfers import Reading, Transfer, shown
+from stagegate.ci.workflows import read as read_workflows
+from stagegate.errors import Loc
+from stagegate.model import Bind, Migration, Template, WorkflowSettings
+from stagegate.model.ghexpr import Ph, Sym, Value
+from stagegate.model.templates import Axis, split
+from stagegate.records import record
+
+SHA_PATTERN = "[0-9a-f]{40}"
+GENERATED_PATTERN = "[A-Za-z0-9._-]+"
+"""The open axis that stands for a generated matrix key's values (unknown until listed)."""
+
+
+def _quote(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's string syntax is valid YAML)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _comment(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _id(text: str, taken: set[str]) -> str:
+    base = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._") or "item"
+    if not re.match(r"[a-z0-9]", base):
+        base = "x" + base
+    base = base[:90]
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate = f"{base}-{n}"
+        n += 1
+    taken.add(candidate)
+    return candidate
+
+
+def _axis_name(key: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", key)
+    if not re.match(r"[A-Za-z_]", name):
+        name = "m_" + name
+    return name[:90]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _pseudo(root: Path, file: str, axes: Mapping[str, Axis], bind: Mapping[str, str]) -> Migration:
+    """A migration with no items, only the axes and binds the reading needs."""
+    loc = Loc(file, 1, 1)
+    binds = {
+        key: Bind(key=key, text=Template(text=text, parts=split(text), loc=loc), loc=loc)
+        for key, text in bind.items()
+    }
+    return Migration(
+        version=1,
+        id="init",
+        stage=0,
+        stage_loc=loc,
+        stages_dir="stages",
+        axes=dict(axes),
+        flags={},
+        producers={},
+        consumers={},
+        releases={},
+        file=file,
+        root=root,
+        workflows=WorkflowSettings(bind=binds),
+    )
+
+
+@record(kw_only=True)
+class ReleaseJob:
+    """A job ``stagegate continuity`` takes for a release, and the tags its trigger accepts."""
+
+    job: str  # PATH#JOB
+    events: tuple[str, ...]
+    tags: tuple[str, ...]
+    """Tag globs: ``on.push.tags``; ``*`` for a push of any tag, a release event or a
+    dispatch; narrowed by an ``if:`` that requires ``refs/tags/PREFIX``."""
+    ignore: tuple[str, ...]
+    """``on.push.tags-ignore``: tags the trigger does not accept."""
+    why: str
+
+
+_TAG_PREFIX = re.compile(
+    r"startsWith\(\s*github\.(?:event\.)?ref\s*,\s*['\"]refs/tags/([^'\"*?\[]*)['\"]\s*\)"
+)
+_EVENT_WORDS = {
+    "release": "a release event (any tag)",
+    "workflow_dispatch": "workflow_dispatch (any tag it is given)",
+}
+
+
+def _strings(value: object) -> list[str]:
+    items = [value] if isinstance(value, str | int | float) else value
+    if not isinstance(items, list):
+        return []
+    return [str(v) for v in items if isinstance(v, str | int | float) and str(v)]
+
+
+def _trigger_tags(
+    data: Mapping[str, Any], events: Sequence[str], condition: object
+) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """The tag globs a release job's trigger accepts, those it ignores, and why."""
+    on = data.get("on")
+    push = on.get("push") if isinstance(on, dict) else None
+    push = push if isinstance(push, dict) else {}
+    globs: list[str] = []
+    why: list[str] = []
+    ignore: list[str] = []
+    if "push-tag" in events:
+        listed = _strings(push.get("tags"))
+        ignore = _strings(push.get("tags-ignore"))
+        globs += listed or ["*"]
+        why.append(f"on.push.tags {' '.join(listed)}" if listed else "a push of any tag")
+    for event, words in _EVENT_WORDS.items():
+        if event in events:
+            globs.append("*")
+            why.append(words)
+    prefix = _TAG_PREFIX.search(condition) if isinstance(condition, str) else None
+    if "*" in globs:
+        globs = ["*"]
+        if prefix and prefix.group(1):
+            globs = [prefix.group(1) + "*"]
+            why.append(f"if: requires refs/tags/{prefix.group(1)}")
+    return tuple(dict.fromkeys(globs)), tuple(ignore), "; ".join(why)
+
+
+def release_jobs(root: Path, shipping: Side, reading: Reading) -> dict[str, ReleaseJob]:
+    """The release jobs of the workflows under ``root``, found as ``continuity`` finds them
+    (``ci.ships``: on a tag push, a release event, a dispatch or an ``if:`` on a tag ref,
+    and publishing or downloading artifacts), downloads in scripts (``gh run download``)
+    counted as downloads: such a job is a release where it runs for releases alone."""
+    from stagegate.ci.files import Files
+    from stagegate.ci.ships import RELEASE_EVENTS, job_events, workflow_events
+
+    files = Files(root)
+    found: dict[str, ReleaseJob] = {}
+    candidates = {f"{r.file}#{r.job}": r.events for r in shipping.releases}
+    tops = {job for t in reading.downloads if t.active for job in t.jobs()}
+    for top in sorted(tops - set(candidates)):
+        data = files.get(top.partition("#")[0]).data
+        spec = _job_spec(data, top.partition("#")[2])
+        events = job_events(workflow_events(data), spec.get("if"))
+        if events and events <= RELEASE_EVENTS:
+            candidates[top] = tuple(sorted(events))
+    for job in sorted(candidates):
+        rel, _, job_id = job.partition("#")
+        data = files.get(rel).data
+        condition = _job_spec(data, job_id).get("if")
+        tags, ignore, why = _trigger_tags(data, candidates[job], condition)
+        found[job] = ReleaseJob(job=job, events=candidates[job], tags=tags, ignore=ignore, why=why)
+    return found
+
+
+def _job_spec(data: Mapping[str, Any], job: str) -> Mapping[str, Any]:
+    jobs = data.get("jobs")
+    spec = jobs.get(job) if isinstance(jobs, dict) else None
+    return spec if isinstance(spec, dict) else {}
+
+
+# --------------------------------------------------------------------------- templates
+
+
+class _Axes:
+    """Matrix keys become axes; one key with two different value lists becomes two axes."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, tuple[str, ...]] = {}
+        self.open: dict[str, str] = {}
+
+    def name_for(self, key: str, values: tuple[str, ...]) -> str:
+        base = _axis_name(key)
+        if base == "sha":
+            base = "sha-matrix"
+        candidate, n = base, 2
+        while candidate in self.open or (
+            candidate in self.values and self.values[candidate] != values
+        ):
+            candidate = f"{base}-{n}"
+            n += 1
+        self.values[candidate] = values
+        return candidate
+
+
+def _literal(text: str, *, glob_escape: bool) -> str:
+    if glob_escape:
+        text = re.sub(r"([*?\[])", r"[\1]", text)
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _render(
+    value: Value,
+    names: Mapping[str, str],
+    concrete: Mapping[str, str] | None,
+    *,
+    escape: bool,
+    release: bool = False,
+) -> str:
+    """A transfer's value as template or glob text: tagged matrix pieces as ``{axis}``."""
+    parts = value.parts if isinstance(value, Sym) else (value,)
+    out = []
+    for part in parts:
+        if isinstance(part, Ph) and part.value is not None:
+            if concrete is not None:
+                out.append(_literal(part.value, glob_escape=escape))
+            else:
+                out.append("{" + names[part.axis] + "}")
+        elif isinstance(part, Ph):
+            if release:
+                out.append("[0-9a-f]" * 40 if part.axis == "sha" else "*")
+            else:
+                out.append("{" + part.axis + "}")
+        else:
+            out.append(_literal(str(part), glob_escape=escape))
+    return "".join(out)
+
+
+def _tagged(value: Value) -> list[Ph]:
+    parts = value.parts if isinstance(value, Sym) else ()
+    return [p for p in parts if isinstance(p, Ph) and p.value is not None]
+
+
+def _texts(
+    transfers: Sequence[Transfer], axes: _Axes, *, escape: bool, release: bool = False
+) -> list[tuple[str, Transfer]]:
+    """Template (or glob) texts for one step's transfers across its contexts.
+
+    The contexts' tagged pieces form the step's assignments; when they are the full
+    product of each key's values, one text with placeholders covers them, else each
+    context's concrete text is written."""
+    by_shape: dict[str, list[Transfer]] = {}
+    for t in transfers:
+        by_shape.setdefault(shown(t.value), []).append(t)
+    out: list[tuple[str, Transfer]] = []
+    for group in by_shape.values():
+        keys: list[str] = []
+        values: dict[str, list[str]] = {}
+        rows: set[tuple[tuple[str, str], ...]] = set()
+        for t in group:
+            row: dict[str, str] = {}
+            for ph in _tagged(t.value):
+                if ph.axis not in values:
+                    keys.append(ph.axis)
+                    values[ph.axis] = []
+                assert ph.value is not None
+                if ph.value not in values[ph.axis]:
+                    values[ph.axis].append(ph.value)
+                row[ph.axis] = ph.value
+            rows.add(tuple(sorted(row.items())))
+        product = 1
+        for key in keys:
+            product *= len(values[key])
+        full = all(len(r) == len(keys) for r in rows) and len(rows) == product
+        if keys and full and not release:
+            names = {key: axes.name_for(key, tuple(values[key])) for key in keys}
+            out.append((_render(group[0].value, names, None, escape=escape), group[0]))
+        else:
+            seen: set[str] = set()
+            for t in group:
+                text = _render(t.value, {}, {}, escape=escape, release=release)
+                if text not in seen:
+                    seen.add(text)
+                    out.append((text, t))
+    return out
+
+
+def _kept(
+    download: Transfer, uploads: Sequence[Transfer], axes: Mapping[str, Axis], *, release: bool
+) -> list[tuple[str, Transfer]]:
+    """The exact names of the uploads a download keeps after its script's ``rm -rf``.
+
+    A select cannot say "this glob minus that one", so the rows it keeps are written one
+    by one, each its own exact name: the same selection, decided by the same engine."""
+    from stagegate.ci.drift import languages, selections_of
+    from stagegate.engine.globs import intersects
+
+    kept: list[tuple[str, Transfer]] = []
+    wanted = selections_of(download, dict(axes))
+    for upload in uploads:
+        if not upload.resolved or upload.run != "this":
+            continue
+        for lang, _prefix in languages(upload, dict(axes)):
+            if any(intersects(d, lang, excluding=removed) for d, _p, removed in wanted):
+                kept.append((_render(upload.value, {}, {}, escape=True, release=release), download))
+                break
+    return kept
+
+
+def _by_step(transfers: Iterable[Transfer]) -> dict[tuple[Any, ...], list[Transfer]]:
+    grouped: dict[tuple[Any, ...], list[Transfer]] = {}
+    for t in transfers:
+        grouped.setdefault((t.job, t.loc, t.kind), []).append(t)
+    return grouped
+
+
+def from_workflows(root: Path, file: str, name: str) -> str:
+    """The text of a migration declaring what the workflows under ``root`` do."""
+    sha = Axis("sha", pattern=SHA_PATTERN)
+    first = read_workflows(
+        _pseudo(root, file, {"sha": sha}, {"github.sha": "{sha}"}), 0, tag_matrix=True
+    )
+    axes_open: dict[str, Axis] = {"sha": sha}
+    bind: dict[str, str] = {"github.sha": "{sha}"}
+    generated: dict[str, str] = {}
+    for key in sorted(first.generated):
+        axis = _axis_name(key)
+        if axis == "sha":
+            axis = "sha-matrix"
+        generated[key] = axis
+        axes_open[axis] = Axis(axis, pattern=GENERATED_PATTERN)
+        bind[f"matrix.{key}"] = "{" + axis + "}"
+    reading = (
+        read_workflows(_pseudo(root, file, axes_open, bind), 0, tag_matrix=True)
+        if generated
+        else first
+    )
+    from stagegate.ci.ships import ships
+
+    draft = _draft(reading, ships(root), root, name, axes_open, generated)
+    return render(_checked(draft, render(draft), Path(file)))
+
+
+MODEL_CHECKS = frozenset({"release-continuity", "unique-artifacts", "inputs-satisfied"})
+
+
+def _checked(draft: Draft, text: str, path: Path) -> Draft:
+    """The draft with each model invariant that fails at stage 0 marked, and why: what
+    the workflows do breaks it (two jobs of a run upload one name, a download selects
+    what no job uploads); written as a comment, so that the model passes `check` and
+    says what to fix."""
+    from stagegate.checks.runner import run_checks
+    from stagegate.records import replace
+
+    migration = _loaded(text, path)
+    checks = [c for c in migration.invariants if c.kind in MODEL_CHECKS]
+    failed: dict[str, str] = {}
+    for result in run_checks(migration, 0, checks):
+        if result.fails and result.label not in failed:
+            first = result.findings[0].message if result.findings else result.message
+            failed[result.label] = _comment(first)
+    if not failed:
+        return draft
+    invariants = []
+    for inv in draft.invariants:
+        label = inv.check + "".join(f" {k}={v}" for k, v in inv.args)
+        invariants.append(replace(inv, fails=failed[label]) if label in failed else inv)
+    return replace(draft, invariants=tuple(invariants))
+
+
+@record(kw_only=True)
+class Entry:
+    """One artifact template, select glob or input of an item, and the step it comes from."""
+
+    text: str
+    loc: Loc
+    note: str = ""
+
+
+@record(kw_only=True)
+class Item:
+    """A producer, consumer or release as init writes it: one per job (or per trigger)."""
+
+    id: str
+    summary: str
+    entries: tuple[Entry, ...]
+    jobs: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+
+
+@record(kw_only=True)
+class Invariant:
+    check: str
+    args: tuple[tuple[str, str], ...] = ()
+    comment: str = ""
+    fails: str = ""
+    """Why it fails at stage 0 on what the workflows do: then it is written commented out."""
+
+
+@record(kw_only=True)
+class Draft:
+    """What ``init --from-workflows`` writes, before it is text: ``render`` writes it."""
+
+    name: str
+    files: int
+    axes: tuple[tuple[str, tuple[str, ...]], ...]
+    """Finite axes (from matrix keys) and their values."""
+    open_axes: tuple[tuple[str, str], ...]
+    """Open axes and their patterns: ``sha``, and the keys of generated matrices."""
+    generated: tuple[tuple[str, str], ...]
+    """A generated matrix's key and the open axis bound to it."""
+    producers: tuple[Item, ...]
+    consumers: tuple[Item, ...]
+    releases: tuple[Item, ...]
+    invariants: tuple[Invariant, ...]
+    notes: tuple[str, ...]
+    """What is not declared: unresolved values, downloads from other runs (one line each)."""
+
+
+def _entries(texts: Iterable[tuple[str, Transfer]]) -> tuple[Entry, ...]:
+    """One entry per distinct text, in order, each with the step it first comes from."""
+    seen: dict[str, Entry] = {}
+    for text, t in texts:
+        if text not in seen:
+            exact = t.direction == "download" and t.kind == "name"
+            note = (
+                "an exact name (name:), not a glob: no artifact name holds * or ?, so it "
+                "selects nothing"
+                if exact and GLOB_CHARS & set(shown(t.value))
+                else ""
+            )
+            seen[text] = Entry(text=text, loc=t.loc, note=note)
+    return tuple(seen.values())
+
+
+class _Builder:
+    """Reads a ``Reading`` into the items of a ``Draft``, one job at a time."""
+
+    def __init__(
+        self,
+        reading: Reading,
+        releases: Mapping[str, ReleaseJob],
+        open_axes: Mapping[str, Axis],
+    ) -> None:
+        self.reading = reading
+        self.release_jobs = releases
+        self.open_axes = open_axes
+        self.axes = _Axes()
+        self.axes.open = {k: v.pattern or "" for k, v in open_axes.items()}
+        self.skipped: list[str] = []
+        self.ids: dict[str, set[str]] = {"p": set(), "c": set(), "r": set()}
+        self.uploads = [t for t in reading.uploads if t.active]
+
+    def known(self, group: Sequence[Transfer], what: str) -> list[Transfer]:
+        for t in group:
+            if not t.resolved:
+                self.skipped.append(f"{t.loc.file}:{t.loc.line}: {what} {shown(t.value)}")
+        return [t for t in group if t.resolved]
+
+    def producers(self) -> dict[str, tuple[str, list[tuple[str, Transfer]]]]:
+        producers: dict[str, tuple[str, list[tuple[str, Transfer]]]] = {}
+        steps = sorted(_by_step(self.uploads).items(), key=lambda kv: kv[1][0].loc)
+        for (job, _loc, _kind), group in steps:
+            known = self.known(group, "upload")
+            if not known:
+                continue
+            if job not in producers:
+                producers[job] = (_id(job.partition("#")[2], self.ids["p"]), [])
+            producers[job][1].extend(_texts(known, self.axes, escape=False))
+        return producers
+
+    def release_texts(self, known: Sequence[Transfer]) -> list[tuple[str, Transfer]]:
+        texts: list[tuple[str, Transfer]] = []
+        for t in known:
+            if t.exclude:
+                texts.extend(_kept(t, self.uploads, self.open_axes, release=True))
+                continue
+            texts.extend(_texts([t], self.axes, escape=t.kind == "name", release=True))
+        return texts
+
+    def consumer_texts(self, known: Sequence[Transfer]) -> list[tuple[str, Transfer]] | None:
+        this = [t for t in known if t.run == "this"]
+        for t in known:
+            if t.run != "this":
+                self.skipped.append(
+                    f"{t.loc.file}:{t.loc.line}: download {shown(t.value)} from another run "
+                    f"({t.run}): declare that run's producer (run: NAME) and an input with from:"
+                )
+        if not this:
+            return None
+        texts: list[tuple[str, Transfer]] = []
+        for kind in ("name", "pattern"):
+            same = [t for t in this if t.kind == kind and not t.exclude]
+            if same:
+                texts.extend(_texts(same, self.axes, escape=kind == "name"))
+        for t in this:
+            if t.exclude:
+                texts.extend(_kept(t, self.uploads, self.open_axes, release=False))
+        return texts
+
+    def release_of(self, t: Transfer) -> str | None:
+        """The release job a download runs in (its own job, or the job calling it)."""
+        return next((job for job in t.jobs() if job in self.release_jobs), None)
+
+    def downloads(
+        self,
+    ) -> tuple[
+        dict[str, tuple[str, list[tuple[str, Transfer]]]],
+        dict[str, list[tuple[str, Transfer]]],
+    ]:
+        consumers: dict[str, tuple[str, list[tuple[str, Transfer]]]] = {}
+        releases: dict[str, list[tuple[str, Transfer]]] = {}
+        downloads = [t for t in self.reading.downloads if t.active]
+        steps = sorted(_by_step(downloads).items(), key=lambda kv: kv[1][0].loc)
+        for (job, _loc, _kind), group in steps:
+            known = self.known(group, "download")
+            release = self.release_of(group[0])
+            if release is not None:
+                if known:
+                    releases.setdefault(release, []).extend(self.release_texts(known))
+                continue
+            texts = self.consumer_texts(known)
+            if texts is None:
+                continue
+            if job not in consumers:
+                consumers[job] = (_id(job.partition("#")[2], self.ids["c"]), [])
+            consumers[job][1].extend(texts)
+        return consumers, releases
+
+
+def _draft(
+    reading: Reading,
+    shipping: Side,
+    root: Path,
+    name: str,
+    open_axes: Mapping[str, Axis],
+    generated: Mapping[str, str],
+) -> Draft:
+    """What the workflows upload, download and publish, as the items of a migration."""
+    jobs = release_jobs(root, shipping, reading)
+    build = _Builder(reading, jobs, open_axes)
+    producers = _merged_v3(
+        [
+            Item(id=i, summary=f"The uploads of {job}.", entries=_entries(t), jobs=(job,))
+            for job, (i, t) in build.producers().items()
+        ],
+        shipping,
+    )
+    consumers, releases = build.downloads()
+    notes = [_comment(entry) for entry in build.skipped]
+    for job, release in jobs.items():
+        if job not in releases:
+            notes.append(
+                f"{job}: a release job ({release.why}) whose downloads stagegate does not read "
+                "(a script, or none): declare its release by hand (tags, select)"
+            )
+    notes += [
+        f"{u.loc.file}:{u.loc.line}: {_comment(u.expression)}: {_comment(u.reason)}"
+        for u in reading.unresolved
+    ]
+    items = _releases(releases, jobs)
+    continuity = _continuity(items, jobs, notes)
+    return Draft(
+        name=name,
+        files=len(reading.files),
+        axes=tuple(build.axes.values.items()),
+        open_axes=tuple(build.axes.open.items()),
+        generated=tuple(generated.items()),
+        producers=tuple(producers),
+        consumers=tuple(
+            Item(id=i, summary=f"The downloads of {job}.", entries=_entries(t), jobs=(job,))
+            for job, (i, t) in consumers.items()
+        ),
+        releases=tuple(items),
+        invariants=(
+            Invariant(
+                check="workflows", comment="the model against the workflows (stagegate drift)"
+            ),
+            *continuity,
+            Invariant(check="unique-artifacts", comment="no two producer rows make one name"),
+            Invariant(
+                check="inputs-satisfied",
+                comment="each consumer's inputs are made by an active producer",
+            ),
+        ),
+        notes=tuple(notes),
+    )
+
+
+def _merged_v3(items: Sequence[Item], shipping: Side) -> list[Item]:
+    """Jobs uploading one name: one producer where they run in different workflows (other
+    runs) or use upload-artifact v3 or older (which merges same-name uploads of a run into
+    one artifact). Two jobs of one run on v4 stay two producers: the second upload fails,
+    and so does ``unique-artifacts``."""
+    from stagegate.ci import actions
+
+    versions: dict[str, set[int | None]] = {}
+    for ctx in shipping.contexts:
+        versions.setdefault(f"{ctx.file}#{ctx.job}", set()).add(ctx.version)
+
+    def old(job: str) -> bool:
+        found = versions.get(job, {None})
+        return all(v is not None and v < actions.NEW_BACKEND for v in found)
+
+    merged: list[Item] = []
+    for item in items:
+        job = item.jobs[0]
+        texts = {e.text for e in item.entries}
+        into = next(
+            (
+                i
+                for i, m in enumerate(merged)
+                if texts & {e.text for e in m.entries}
+                and (
+                    all(old(j) for j in (*m.jobs, job))
+                    or job.partition("#")[0] not in {j.partition("#")[0] for j in m.jobs}
+                )
+            ),
+            None,
+        )
+        if into is None:
+            merged.append(item)
+            continue
+        m = merged[into]
+        jobs = (*m.jobs, job)
+        merged[into] = Item(
+            id=m.id,
+            summary=f"The uploads of {', '.join(jobs)}: one producer, as they upload one name "
+            "(in different workflows' runs, or merged into one artifact by upload-artifact v3).",
+            entries=tuple({e.text: e for e in (*item.entries[::-1], *m.entries[::-1])}.values())[
+                ::-1
+            ],
+            jobs=jobs,
+        )
+    return merged
+
+
+def _releases(
+    texts: Mapping[str, list[tuple[str, Transfer]]], jobs: Mapping[str, ReleaseJob]
+) -> list[Item]:
+    """One release per set of tags: jobs whose triggers accept the same tags release
+    together (a tag is claimed by exactly one release), selecting the union."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for job in texts:
+        groups.setdefault(jobs[job].tags, []).append(job)
+    taken: set[str] = set()
+    items: list[Item] = []
+    for tags, members in groups.items():
+        stems = dict.fromkeys(Path(job.partition("#")[0]).stem for job in members)
+        ids = members[0].partition("#")[2] if len(members) == 1 else "-".join(stems)
+        whys = "; ".join(dict.fromkeys(jobs[job].why for job in members))
+        summary = (
+            f"The downloads of {members[0]}."
+            if len(members) == 1
+            else f"The downloads of {', '.join(members)}: one release, as their triggers "
+            f"accept the same tags ({whys})."
+        )
+        items.append(
+            Item(
+                id=_id(ids, taken),
+                summary=summary,
+                entries=_entries(t for job in members for t in texts[job]),
+                jobs=tuple(members),
+                tags=tags,
+            )
+        )
+    return items
+
+
+_TAG_EXAMPLES = ("v0.0.0", "0.0.0", "v1.0.0", "release-0.0.0")
+
+
+def _continuity(
+    items: Sequence[Item], jobs: Mapping[str, ReleaseJob], unclaimed: list[str]
+) -> list[Invariant]:
+    """``release-continuity`` for each release, at a tag its trigger accepts and no other
+    release claims (each release's first tag glob made concrete, else a usual tag form)."""
+    from stagegate.engine.globs import Glob, language, matches
+
+    def claims(globs: Sequence[str], tag: str) -> bool:
+        return any(matches(language((Glob(g),)), tag) for g in globs)
+
+    out: list[Invariant] = []
+    for item in items:
+        ignore = [g for job in item.jobs for g in jobs[job].ignore]
+        made = [
+            g.replace("**", "*").replace("*", "0.0.0").replace("?", "0")
+            for g in item.tags
+            if g != "*" and "[" not in g
+        ]
+        tag = next(
+            (
+                t
+                for t in dict.fromkeys([*made, *_TAG_EXAMPLES])
+                if claims(item.tags, t)
+                and not claims(ignore, t)
+                and not any(claims(o.tags, t) for o in items if o is not item)
+            ),
+            None,
+        )
+        why = "; ".join(dict.fromkeys(jobs[job].why for job in item.jobs))
+        if tag is None:
+            unclaimed.append(
+                f"release {item.id}: no release-continuity; no tag its trigger accepts ({why}) "
+                "is claimed by it alone: add the check with a tag of yours"
+            )
+            continue
+        out.append(
+            Invariant(
+                check="release-continuity",
+                args=(("tag", tag),),
+                comment=f"release {item.id}: {tag}, a tag its trigger accepts ({why})",
+            )
+        )
+    return out
+
+
+def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
+    if not items:
+        return [f"{section}: {{}}", ""]
+    lines = [f"{section}:"]
+    for item in items:
+        lines.append(f"  {item.id}:")
+        lines.append(f"    summary: {_quote(item.summary)}")
+        if section == "releases":
+            lines.append(f"    tags: [{', '.join(_quote(t) for t in item.tags)}]")
+            lines.append("    select:")
+        elif section == "producers":
+            lines.append("    artifacts:")
+        else:
+            lines.append("    inputs:")
+        for entry in item.entries:
+            where = f"   # {entry.loc.file}:{entry.loc.line}"
+            where += f": {entry.note}" if entry.note else ""
+            if section == "consumers":
+                lines.append(f"      - select: {_quote(entry.text)}{where}")
+            else:
+                lines.append(f"      - {_quote(entry.text)}{where}")
+        lines.append(f"    jobs: [{', '.join(_quote(job) for job in item.jobs)}]")
+    lines.append("")
+    return lines
+
+
+def _invariant_lines(invariants: Sequence[Invariant]) -> list[str]:
+    lines = ["invariants:"]
+    for inv in invariants:
+        comment = f"   # {inv.comment}" if inv.comment else ""
+        if inv.fails:
+            lines.append(f"# - check: {inv.check}   # fails at stage 0, so left out: {inv.fails}")
+            lines += [f"#   {key}: {_quote(value)}" for key, value in inv.args]
+            continue
+        lines.append(f"  - check: {inv.check}{comment}")
+        lines += [f"    {key}: {_quote(value)}" for key, value in inv.args]
+    return lines
+
+
+def render(draft: Draft) -> str:
+    """The migration file a draft stands for, commented with where each entry comes from."""
+    lines = [
+        f"# Written by `stagegate init --from-workflows` from {draft.files} workflow "
+        f"file{'s' if draft.files != 1 else ''}: what they upload (producers), download "
+        "(consumers) and publish on a tag (releases), one item per job. Rename the items, add",
+        "# flags and `when:`, then stages (`stagegate new-stage TITLE`); `stagegate drift` keeps "
+        "this model and the workflows in step.",
+        "version: 1",
+        f"migration: {draft.name}",
+        'summary: ""',
+        "stage: 0",
+        "",
+        "axes:",
+    ]
+    for axis, values in draft.axes:
+        lines.append(f"  {axis}: [{', '.join(_quote(v) for v in values)}]")
+    for axis, pattern in draft.open_axes:
+        note = (
+            "   # the run's commit (github.sha)"
+            if axis == "sha"
+            else "   # a generated matrix's values: list them (a finite axis) to check rows exactly"
+        )
+        lines.append(f"  {axis}: {{pattern: {_quote(pattern)}}}{note}")
+    lines += ["", "flags: {}", ""]
+    if draft.generated:
+        lines += ["workflows:", "  bind:"]
+        for key, axis in draft.generated:
+            lines.append(
+                f"    matrix.{key}: {_quote('{' + axis + '}')}   # the matrix is generated"
+            )
+        lines.append("")
+    lines += _item_lines("producers", draft.producers)
+    lines += _item_lines("consumers", draft.consumers)
+    lines += _item_lines("releases", draft.releases)
+    lines += _invariant_lines(draft.invariants)
+    if draft.notes:
+        lines += [
+            "",
+            "# Not declared: what stagegate cannot evaluate (bind it under workflows.bind, then",
+            "# declare it) or takes from another run:",
+        ]
+        lines += [f"#   {note}" for note in draft.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _loaded(text: str, path: Path) -> Migration:
+    from stagegate.commands.flip import Pinned
+    from stagegate.load.sources import FileSource
+    from stagegate.validation import load
+
+    root = path.parent if str(path.parent) else Path(".")
+    return load(path, source=Pinned(FileSource(root), path.name, text.encode("utf-8")))
