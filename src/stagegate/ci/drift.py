@@ -14,6 +14,7 @@ called unselected when it might select it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from stagegate.ci.transfers import Reading, Transfer, shown
@@ -58,6 +59,8 @@ class Drift:
     paths: tuple[str, ...] = ()
     strict: bool = False
     """Whether a value that cannot be evaluated fails too (`drift --strict`)."""
+    root: Path | None = None
+    """The migration's folder (where the pull request's changed lines are asked of git)."""
 
     @property
     def ok(self) -> bool:
@@ -536,6 +539,7 @@ def drift(
         findings=tuple(found),
         paths=migration.workflows.paths,
         strict=strict,
+        root=migration.root,
     )
 
 

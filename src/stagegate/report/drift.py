@@ -51,11 +51,6 @@ def text(result: Drift) -> str:
         out += [
             f"  {_where(u.loc)}: unresolved {u.expression}: {u.reason}" for u in reading.unresolved
         ]
-    if not reading.files:
-        out.append(
-            "no workflow file matches workflows.paths "
-            f"({', '.join(result.paths)}); every active producer counts as not uploaded"
-        )
     verdict = "no drift" if result.ok else counted(len(result.findings), "finding")
     out.append(
         f"drift at stage {result.stage}: {counted(len(reading.files), 'workflow file')}, "
@@ -66,16 +61,26 @@ def text(result: Drift) -> str:
 
 
 def workflow_commands(result: Drift) -> str:
-    """``::error`` per finding; per unresolved value ``::warning`` (``::error`` when strict)."""
+    """``::error`` per finding; per unresolved value ``::warning`` (``::error`` when strict).
+
+    In a pull request's job a finding lands on a line the pull request changed, where it
+    or the workflow side it names has one (the upload step of a job, not the unchanged
+    producer that the job no longer makes): ``github.on_changed_line``."""
+    changed = github.changes_since_base(result.root) if result.findings else None
     found = [
-        github.annotation("error", f.message, f.loc, f"stagegate drift: {f.kind}")
+        github.annotation(
+            "error",
+            f.message,
+            github.placed(github.on_changed_line(f.loc, f.message, changed, (f.other,))),
+            f"stagegate drift: {f.kind}",
+        )
         for f in result.findings
     ]
     found += [
         github.annotation(
             "error" if result.strict else "warning",
             f"unresolved {u.expression}: {u.reason}",
-            u.loc,
+            github.placed(u.loc),
             "stagegate drift: unresolved",
         )
         for u in result.reading.unresolved
