@@ -122,3 +122,21 @@ def test_the_workflow_side_a_finding_names(
     assert errors(sg("drift", "--format", "github", cwd=repo.root).out) == {
         "select-differs": "migration.yaml:52"
     }
+
+
+def test_a_changed_download_that_is_not_the_first(
+    repo: Repo, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """select-differs of consumer test: the pull request changes the job's own download
+    (not the first download the finding names, which comes through an action)."""
+    ci = repo.root / ".github" / "workflows" / "ci.yml"
+    lines = ci.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "-linux-64-${{ github.sha }}" in text)
+    ci.write_text(ci.read_text().replace("-linux-64-${{ github.sha }}", "-linux-65-${{ github.sha }}"))
+    repo.commit("Download another platform's wheel")
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    drift = sg("drift", "--format", "github", cwd=repo.root)
+    assert errors(drift.out) == {"select-differs": f".github/workflows/ci.yml:{line}"}
+    checked = sg("check", "--stage", "1", "--format", "github", cwd=repo.root)
+    places = re.findall(r"^::error file=([^,]+),line=(\d+)", checked.out, re.M)
+    assert places == [(".github/workflows/ci.yml", str(line))], checked.out

@@ -18,6 +18,9 @@ class Finding:
 
     message: str
     loc: Loc | None = None
+    related: tuple[Loc, ...] = ()
+    """Other places the finding is about (a drift finding's workflow steps): in a pull
+    request, its annotation goes to the first of them the pull request changed."""
 
 
 @record(kw_only=True)

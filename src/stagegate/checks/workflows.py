@@ -83,7 +83,7 @@ def _files(ctx: Context) -> object:
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
-    from stagegate.ci.drift import drift
+    from stagegate.ci.drift import drift, workflow_side
     from stagegate.ci.files import Files
     from stagegate.ci.workflows import read
 
@@ -101,6 +101,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
                 else ""
             ),
             f.loc,
+            related=workflow_side(f, reading),
         )
         for f in found.findings
     ]

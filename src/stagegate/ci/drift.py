@@ -543,6 +543,24 @@ def drift(
     )
 
 
+def workflow_side(finding: DriftFinding, reading: Reading) -> tuple[Loc, ...]:
+    """The workflow places ``finding`` is about: its other side, then each upload and
+    download of the jobs its message names. In a pull request its annotation goes to the
+    first of them the pull request changed (the step that now uploads or downloads
+    something else), not to the model's unchanged line."""
+    import re
+
+    jobs = {t.job for t in reading.transfers if t.job in finding.message}
+    named = {
+        job
+        for job in jobs
+        if re.search(re.escape(job) + r"(?![A-Za-z0-9_.-])", finding.message) is not None
+    }
+    places = [finding.other] if finding.other is not None else []
+    places += [t.loc for t in reading.transfers if named & set(t.jobs())]
+    return tuple(dict.fromkeys(places))
+
+
 # --------------------------------------------------------------------------- transfers as data
 
 

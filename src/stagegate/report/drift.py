@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stagegate.ci.drift import Drift, downloads_json, uploads_json
+from stagegate.ci.drift import Drift, downloads_json, uploads_json, workflow_side
 from stagegate.errors import Loc
 from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
 from stagegate.words import counted
@@ -71,7 +71,9 @@ def workflow_commands(result: Drift) -> str:
         github.annotation(
             "error",
             f.message,
-            github.placed(github.on_changed_line(f.loc, f.message, changed, (f.other,))),
+            github.placed(
+                github.on_changed_line(f.loc, f.message, changed, workflow_side(f, result.reading))
+            ),
             f"stagegate drift: {f.kind}",
         )
         for f in result.findings
