@@ -23,6 +23,7 @@ from stagegate.errors import EXIT_INTERNAL, EXIT_INVALID, InvalidInput, Stagegat
 if TYPE_CHECKING:
     from stagegate.model import Migration
     from stagegate.report import Output
+    from stagegate.report.live import Live
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
@@ -392,15 +393,26 @@ def graph(
 
 
 @contextlib.contextmanager
-def _watching(fmt: str) -> Iterator[None]:
+def _watching(fmt: str, header: Callable[[int], str] | None = None) -> Iterator[Live]:
     """While a command that prints its report at the end runs its checks: the live line on
-    a terminal, a line every 30 s in a log (on standard error for JSON)."""
+    a terminal, a line every 30 s in a log (on standard error for JSON). With ``header``,
+    in the text format, the checks stream as in ``check``: a stage's ``header`` line, each
+    check's lines as it finishes with its duration, the closing line (the report then
+    leaves them out: ``streamed``)."""
     from stagegate.checks.runner import observing
     from stagegate.report.live import Live
 
     write, tty = _writer(err=fmt == "json")
-    with Live(None, write, tty=tty, show_results=False) as live, observing(live):
-        yield
+    shown = header is not None and fmt == "text"
+    with Live(None, write, tty=tty, show_results=shown, header=header) as live, observing(live):
+        yield live
+    if shown and live.stages_started:
+        live.close()
+
+
+def streamed(live: Live) -> bool:
+    """Whether ``_watching`` showed the checks as they ran (the report leaves them out)."""
+    return live.show_results and bool(live.stages_started)
 
 
 def _writer(err: bool = False) -> tuple[Callable[[str], None], bool]:
@@ -487,14 +499,15 @@ def audit(ctx: Context, stage: int | None, fmt: str, blame: bool) -> int:
     return 0 if report.ok else 1
 
 
-def _flipped(flip: Any, command: str, pr_body: str | None, fmt: str) -> int:
-    """Show advance/rollback; write the pull-request description when the checks pass."""
+def _flipped(flip: Any, command: str, pr_body: str | None, fmt: str, shown: bool) -> int:
+    """Show advance/rollback (``shown``: its checks were streamed); write the pull-request
+    description when the checks pass."""
     from stagegate.report.flipdoc import write_description
     from stagegate.report.flips import FLIP, Flipped
 
     if flip.ok and pr_body:
         write_description(flip, pr_body)
-    show(FLIP, fmt, Flipped(flip, command))
+    show(FLIP, fmt, Flipped(flip, command, streamed=shown))
     return 0 if flip.ok else 1
 
 
@@ -555,10 +568,11 @@ def dry_run_option() -> Callable[[F], F]:
 def advance(ctx: Context, to: int | None, dry_run: bool, pr_body: str | None, fmt: str) -> int:
     """Set `stage:` to the next stage (or N) once its checks pass; only that line changes."""
     from stagegate.commands.flip import advance as run
+    from stagegate.report.results import stage_header
 
-    with _watching(fmt):
+    with _watching(fmt, lambda n: stage_header(ctx.migration(), n)) as live:
         flip = run(ctx.file, to=to, dry_run=dry_run, pr_body=pr_body)
-    return _flipped(flip, "advance", pr_body, fmt)
+    return _flipped(flip, "advance", pr_body, fmt, streamed(live))
 
 
 @cli.command()
@@ -569,10 +583,11 @@ def advance(ctx: Context, to: int | None, dry_run: bool, pr_body: str | None, fm
 def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
     """Set `stage:` one lower; refused where the current stage is not reversible."""
     from stagegate.commands.flip import rollback as run
+    from stagegate.report.results import stage_header
 
-    with _watching(fmt):
+    with _watching(fmt, lambda n: stage_header(ctx.migration(), n)) as live:
         flip = run(ctx.file, dry_run=dry_run, pr_body=pr_body)
-    return _flipped(flip, "rollback", pr_body, fmt)
+    return _flipped(flip, "rollback", pr_body, fmt, streamed(live))
 
 
 @cli.command("verify-pr")
@@ -597,15 +612,15 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
 def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     """The pull-request gate: one step, past stages unchanged, the base's checks pass."""
     from stagegate.commands.gate import verify
-    from stagegate.report.flips import VERIFY, VERIFY_FAILED
+    from stagegate.report.flips import VERIFY, VERIFY_FAILED, VERIFY_STREAMED, gate_header
 
     try:
-        with _watching(fmt):
+        with _watching(fmt, gate_header) as live:
             verdict = verify(ctx.file, base, head)
     except StagegateError as error:
         show(VERIFY_FAILED, fmt, error)
         raise
-    show(VERIFY, fmt, verdict)
+    show(VERIFY_STREAMED if streamed(live) else VERIFY, fmt, verdict)
     return 0 if verdict.ok else 1
 
 

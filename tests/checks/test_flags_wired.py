@@ -344,6 +344,9 @@ def test_the_migration_in_a_subfolder_reads_the_workflows_at_the_top(
     git(top, "add", "-A")
     code, findings = check(sg, top / "repo", "--stage", "1")
     assert code == 1
+    # named from the current folder, as every location is
+    assert [(f["file"], f["line"]) for f in findings] == [("../.github/workflows/b.yml", 2)]
+    code, findings = check(sg, top, "-f", "repo/migration.yaml", "--stage", "1")
     assert [(f["file"], f["line"]) for f in findings] == [(".github/workflows/b.yml", 2)]
 
 

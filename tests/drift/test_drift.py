@@ -285,7 +285,7 @@ def test_check_kind_workflows(sg: Sg, repo: Path) -> None:
             '    "not a path": x\n',
             r"is not an expression stagegate can bind",
         ),
-        ("workflows:\n", "workflows:\n  paths: ['../x/*.yml']\n", r"leads outside the folder"),
+        ("workflows:\n", "workflows:\n  paths: ['../x/*.yml']\n", r"leads outside the repository"),
         ("workflows:\n", "workflows:\n  unknown: 1\n", r"unknown key 'unknown'"),
     ],
 )

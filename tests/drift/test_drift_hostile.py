@@ -236,9 +236,13 @@ def test_symlink_out_of_the_repository_is_not_read(sg: Sg, root: Path, tmp_path:
     os.symlink(outside, root / ".github" / "workflows" / "link.yml")
     if Path("/dev/zero").exists():
         os.symlink("/dev/zero", root / ".github" / "workflows" / "zero.yml")
+    workflow(root, "on: push\njobs:\n  x:\n    steps:\n      - run: true\n", "plain.yml")
     result = sg("drift", "--format", "json", cwd=root)
     assert result.code == 1
     assert '"uploads": []' in result.out
+    # the control: the same upload in a file of the repository is read
+    workflow(root, outside.read_text(), "inside.yml")
+    assert '"name": "artifact"' in sg("drift", "--format", "json", cwd=root).out
 
 
 def test_fifo_workflow_does_not_hang(sg: Sg, root: Path) -> None:

@@ -513,7 +513,7 @@ def test_a_migration_in_a_subfolder(tmp_path: Path, sg: Sg) -> None:
     repo.commit("Flip to stage 1")
     result = sg("-f", "ci/migration.yaml", "verify-pr", "--base", "HEAD~1", cwd=repo.root)
     assert result.code == 0, result.output
-    assert result.out.startswith("verify-pr ci/migration.yaml: base HEAD~1")
+    assert "\n\nverify-pr ci/migration.yaml: base HEAD~1" in result.out  # after the checks
     inside = sg("verify-pr", "--base", "HEAD~1", cwd=repo.root / "ci")
     assert inside.code == 0, inside.output
     log = sg("-f", "ci/migration.yaml", "log", cwd=repo.root)

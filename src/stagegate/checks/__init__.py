@@ -28,10 +28,33 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from stagegate.errors import Problem
-    from stagegate.model import Migration
+    from stagegate.model import Check, Migration
 
 READS = ("model", "commands", "repository")
 """What a kind may declare in its ``READS``."""
+
+READS_OF = {
+    "command": "commands",
+    "flags-wired": "repository",
+    "inputs-satisfied": "model",
+    "pytest": "commands",
+    "release-continuity": "model",
+    "retired": "repository",
+    "reuse-safe": "repository",
+    "single-source": "model",
+    "tags-routed": "model",
+    "unique-artifacts": "model",
+    "workflows": "repository",
+}
+"""Each kind's ``READS``, known without importing its module: ``status`` asks what the
+next stage's checks read and must start fast. tests/checks/test_reads.py compares it
+with the modules (a kind added without its line here fails there)."""
+
+
+def repository_checks(migration: Migration, stage: int) -> list[Check]:
+    """The checks of ``stage`` that read the repository's files (its readiness), found
+    without importing a check module."""
+    return [c for c in migration.checks_at(stage) if READS_OF.get(c.kind) == "repository"]
 
 READS_MORE_THAN_FILES = {"pytest": "pytest_check"}
 """Kinds (and their modules) whose argument checks read more than the migration's files (links on disk): run
@@ -56,23 +79,6 @@ def kinds() -> dict[str, ModuleType]:
                 )
             found[kind] = module
     return dict(sorted(found.items()))
-
-
-def module(kind: str) -> ModuleType | None:
-    """The module of ``kind`` alone, without importing the other kinds (``status`` asks
-    what the next stage's checks read, and must start fast): the module named after the
-    kind (``flags-wired``: ``flags_wired``; ``pytest``: ``pytest_check``), else whatever
-    ``kinds()`` finds; None for an unknown kind."""
-    import importlib
-
-    name = READS_MORE_THAN_FILES.get(kind, kind.replace("-", "_"))
-    try:
-        found = importlib.import_module(f"{__name__}.{name}")
-    except ImportError:
-        found = None
-    if found is not None and getattr(found, "KIND", None) == kind:
-        return found
-    return kinds().get(kind)
 
 
 def reading(what: str) -> frozenset[str]:

@@ -18,6 +18,9 @@ class Finding:
 
     message: str
     loc: Loc | None = None
+    related: tuple[Loc, ...] = ()
+    """Other places the finding is about (a drift finding's workflow steps): in a pull
+    request, its annotation goes to the first of them the pull request changed."""
 
 
 @record(kw_only=True)
@@ -154,3 +157,18 @@ def consumers_for(ctx: Context, check: Check) -> list[Consumer] | Finding:
     if consumer not in ctx.plan.consumers:
         return []
     return [consumer]
+
+
+@record
+class Readiness:
+    """What blocks the flip to ``stage`` in the repository as it is today: the results of
+    its checks that read the repository, each marked readiness; ``error``: why they could
+    not run (not a git repository, a workflow file that cannot be read, ...)."""
+
+    stage: int
+    results: tuple[Result, ...] = ()
+    error: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.error is None and all(r.ok for r in self.results)

@@ -43,15 +43,12 @@ stage, shows it as readiness at stages ahead and does not run it at past stages.
 
 
 def workflow_pathspecs(migration: Migration) -> list[str]:
-    """The git pathspecs of the workflow files read: ``workflows.paths`` where the
-    migration sets it (relative to its folder, as every path in it), else the default
-    ones (workflows and composite actions) at the top of the work tree, where GitHub
-    reads them."""
+    """The git pathspecs of the workflow files read: ``workflows.paths`` (by default the
+    workflows and composite actions), from the top of the work tree, where GitHub reads
+    them, wherever the migration lives."""
     from stagegate.git.search import pathspec
 
-    settings = migration.workflows
-    explicit = settings.paths_loc is not None
-    return [pathspec(p, glob=True, top=not explicit) for p in settings.paths]
+    return [pathspec(p, glob=True, top=True) for p in migration.workflows.paths]
 
 
 _TRUE = frozenset({"true", "1"})
@@ -109,8 +106,8 @@ def hard_coded(
     A workflow stagegate cannot read is a finding at the place it stops, never a crash."""
     from stagegate.audit import display
 
-    shown = display(raw)
     rel = os.fsdecode(raw)
+    shown = files.shown(display(raw))
     path = files.root / rel
     if path.is_symlink() or not path.is_file():
         return []  # deleted in the work tree, or a link GitHub would not read as a workflow
@@ -183,7 +180,7 @@ def read_in_workflows(files: Files, workflows: list[bytes], flag: str) -> bool:
         if path.is_symlink() or not path.is_file():
             continue  # as hard_coded: deleted, or a link GitHub would not read
         try:
-            doc = files.document(os.fsdecode(raw), name=display(raw))
+            doc = files.document(os.fsdecode(raw), name=files.shown(display(raw)))
         except (InvalidInput, OSError):
             continue  # hard_coded reports a file it cannot read
         if any(pattern.search(line) for line in files.texts.get(doc.file, ())):
@@ -233,9 +230,9 @@ def run(ctx: Context, check: Check) -> list[Result]:
     found = attribute(hits, strings)
     definition = migration.stage_def(stage)
     findings = []
-    from stagegate.ci.files import Files
+    from stagegate.ci.files import Files, shown_top
 
-    files = Files(tree.top)
+    files = Files(tree.top, shown=shown_top(ctx.root, ctx.migration.root))
     for flag in flipped:
         loc = definition.set_locs.get(flag.id) if definition is not None else None
         turns = f"flag {flag.id} turns {'on' if values[flag.id] else 'off'} at stage {stage}"

@@ -9,14 +9,14 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Protocol
 
-from stagegate.checks import kinds, module, reading
-from stagegate.checks._base import Context, Result
+from stagegate.checks import kinds, reading, repository_checks
+from stagegate.checks._base import Context, Readiness, Result
 from stagegate.checks._pytest_session import pending, shared_session
 from stagegate.engine import globs
 from stagegate.engine.budget import work_limit
 from stagegate.errors import StagegateError, TooComplex
 from stagegate.model import Check, Migration
-from stagegate.records import record, replace
+from stagegate.records import replace
 
 Ahead = dict[int, tuple[list[Result] | BaseException, float]]
 """A stage's checks computed before their turn: check index -> results (or what the
@@ -165,30 +165,11 @@ def _readiness(result: Result) -> Result:
     )
 
 
-@record
-class Readiness:
-    """What blocks the flip to ``stage`` in the repository as it is today: the results of
-    its checks that read the repository, each marked readiness; ``error``: why they could
-    not run (not a git repository, a workflow file that cannot be read, ...)."""
-
-    stage: int
-    results: tuple[Result, ...] = ()
-    error: str | None = None
-
-    @property
-    def ready(self) -> bool:
-        return self.error is None and all(r.ok for r in self.results)
-
-
 def readiness(migration: Migration, stage: int, *, root: Path | None = None) -> Readiness:
     """The readiness of ``stage``: its checks that read the repository's files, run now
     (``status``, ``history``). The model's checks are left to ``check --all``: they do not
     change with the files."""
-    chosen = [
-        c
-        for c in migration.checks_at(stage)
-        if getattr(module(c.kind), "READS", None) == "repository"
-    ]
+    chosen = repository_checks(migration, stage)
     if not chosen:
         return Readiness(stage)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from stagegate.checks._base import Context, Finding, Result, result
@@ -63,25 +64,26 @@ def judged(ctx: Context) -> Migration:
     return replace(head, workflows=replace(head.workflows, **taken))
 
 
-_FILES: dict[int, tuple[object, object]] = {}
+_FILES: dict[int, tuple[object, Path, object]] = {}
 """The parsed workflow files of a migration, kept while it is checked stage by stage."""
 
 
 def _files(ctx: Context) -> object:
     """The workflows of the tree the check runs in (``ctx.root``: a temporary worktree
-    under verify-pr), parsed once for all the stages it is run at."""
-    from stagegate.ci.files import Files
+    under verify-pr; read from its top, named as the migration's files are named),
+    parsed once for all the stages it is run at."""
+    from stagegate.ci.files import workflow_root
 
     key = id(ctx.migration)
     kept = _FILES.get(key)
-    if kept is None or kept[0] is not ctx.migration or getattr(kept[1], "root", None) != ctx.root:
+    if kept is None or kept[0] is not ctx.migration or kept[1] != ctx.root:
         _FILES.clear()  # one migration at a time: no growth across loads
-        kept = _FILES[key] = (ctx.migration, Files(ctx.root))
-    return kept[1]
+        kept = _FILES[key] = (ctx.migration, ctx.root, workflow_root(ctx.root, ctx.migration.root))
+    return kept[2]
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
-    from stagegate.ci.drift import drift
+    from stagegate.ci.drift import drift, workflow_side
     from stagegate.ci.files import Files
 
     subject = judged(ctx)
@@ -98,6 +100,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
                 else ""
             ),
             f.loc,
+            related=workflow_side(f, reading),
         )
         for f in found.findings
     ]

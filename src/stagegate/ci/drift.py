@@ -14,6 +14,7 @@ called unselected when it might select it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stagegate.ci.transfers import Reading, Transfer, Unresolved, shown
@@ -109,6 +110,8 @@ class Drift:
     unread: tuple[Unresolved, ...] = ()
     """Steps where artifacts flow whose effect is not read: remote actions neither known
     nor declared under ``workflows.actions``, versions not in a ref, inputs not evaluated."""
+    root: Path | None = None
+    """The migration's folder (where the pull request's changed lines are asked of git)."""
 
     @property
     def ok(self) -> bool:
@@ -646,6 +649,7 @@ def drift(
         findings=tuple(found),
         paths=migration.workflows.paths,
         strict=strict,
+        root=migration.root,
         unread=_unread(reading, side),
     )
 
@@ -843,6 +847,24 @@ def _takes(compare: _Compare, item: Consumer | Release, upload: Transfer) -> boo
             s.language for entry in item.inputs for s in input_selectors(compare.migration, entry)
         ]
     return any(intersects(lang, other) for other in selectors for lang in langs)
+
+
+def workflow_side(finding: DriftFinding, reading: Reading) -> tuple[Loc, ...]:
+    """The workflow places ``finding`` is about: its other side, then each upload and
+    download of the jobs its message names. In a pull request its annotation goes to the
+    first of them the pull request changed (the step that now uploads or downloads
+    something else), not to the model's unchanged line."""
+    import re
+
+    jobs = {t.job for t in reading.transfers if t.job in finding.message}
+    named = {
+        job
+        for job in jobs
+        if re.search(re.escape(job) + r"(?![A-Za-z0-9_.-])", finding.message) is not None
+    }
+    places = [finding.other] if finding.other is not None else []
+    places += [t.loc for t in reading.transfers if named & set(t.jobs())]
+    return tuple(dict.fromkeys(places))
 
 
 # --------------------------------------------------------------------------- transfers as data

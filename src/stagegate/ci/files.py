@@ -4,6 +4,7 @@ repository, the document cache), and the shapes a workflow's YAML must have.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -53,16 +54,91 @@ def discover(root: Path, patterns: Sequence[str]) -> list[str]:
     return sorted(found)
 
 
+def top_levels(folder: Path) -> int | None:
+    """How many folders up from ``folder`` the top of its git work tree is: the nearest
+    folder at or above it that holds ``.git`` (a folder, or the file of a linked work
+    tree); None outside a git repository."""
+    absolute = Path(os.path.abspath(folder))
+    for levels, candidate in enumerate((absolute, *absolute.parents)):
+        if os.path.lexists(candidate / ".git"):
+            return levels
+    return None
+
+
+def _up(folder: Path) -> Path:
+    levels = top_levels(folder) or 0
+    return Path(*([".."] * levels)) if levels else Path()
+
+
+def shown_top(folder: Path, shown: Path) -> Path:
+    """The top of the work tree holding ``folder`` (``workflow_root``), named as ``shown``
+    (``folder`` as locations name it) names it."""
+    return Path(os.path.normpath(shown / _up(folder)))
+
+
+def workflow_root(folder: Path, shown: Path | None = None) -> Files:
+    """The workflow files of the repository that holds ``folder`` (the migration's
+    folder): found and named from the top of its git work tree, where GitHub reads them,
+    wherever the migration lives; from ``folder`` itself outside a git repository.
+
+    ``shown`` is ``folder`` as the migration's locations name it (relative to the current
+    folder, or the user's checkout when ``folder`` is a temporary tree): a workflow's
+    locations are named the same way (``ci/..`` -> ``.github/workflows/x.yml``)."""
+    top = Path(os.path.normpath(folder / _up(folder)))
+    return Files(top, shown=shown_top(folder, shown if shown is not None else folder))
+
+
+def nothing_found(files: Files, paths: Sequence[str], where: Loc | None, file: str) -> InvalidInput:
+    """The error of a migration whose ``workflows.paths`` match no file: one, at the
+    ``paths`` key (``where``), else at the top of the migration ``file``."""
+    top = files.shown(".")
+    in_git = top_levels(files.root) is not None
+    place = (
+        f"the top of the git work tree ({top})"
+        if in_git
+        else f"the migration's folder ({top}: it is in no git repository)"
+    )
+    default = where is None
+    return invalid(
+        where or Loc(file, 1, 1),
+        f"no workflow file found: {'the default ' if default else ''}workflows.paths "
+        f"({', '.join(repr(p) for p in paths)}) match nothing under {place}. "
+        + (
+            "Run stagegate in the repository whose workflows the migration describes, or "
+            "set workflows.paths to where the workflow files are (relative to that folder)."
+            if default
+            else "Fix the globs: they are relative to that folder, like GitHub's "
+            "'.github/workflows/*.yml'."
+        ),
+    )
+
+
 class Files:
     """Parsed workflow and action files, each read once."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, shown: Path | None = None) -> None:
+        """``root``: the folder the files are found under (their names, ``rel``, are
+        relative to it); ``shown``: that folder as locations name it (None: ``rel``)."""
         from stagegate.load.cache import ValidCache
 
         self.root = root
+        self.shown_root = shown
         self.cache = ValidCache()
         self.docs: dict[str, Document] = {}
         self.texts: dict[str, list[str]] = {}
+        self.rels: dict[str, str] = {}
+        """A file's name in locations -> its name from ``root``."""
+
+    def shown(self, rel: str) -> str:
+        """How locations name the file ``rel``: from the current folder, like every file
+        stagegate names (``rel`` itself when the files are read where they are shown)."""
+        if self.shown_root is None or str(self.shown_root) == ".":
+            return rel
+        return Path(os.path.normpath(self.shown_root / rel)).as_posix()
+
+    def rel(self, file: str) -> str:
+        """The name from ``root`` of the file a location names."""
+        return self.rels.get(file, file)
 
     def get(self, rel: str, where: Loc | None = None) -> Document:
         """``rel``'s document; InvalidInput (at ``where``, what refers to it) where it
@@ -90,7 +166,7 @@ class Files:
             return self.docs[rel]
         from stagegate.load.sources import read_limited
 
-        shown = name or rel
+        shown = name or self.shown(rel)
         path = self.root / rel
         resolved = path.resolve()
         root = self.root.resolve()
@@ -106,6 +182,7 @@ class Files:
             doc = read_yaml(raw, shown)
             self.cache.store_document(raw, doc)
         self.docs[rel] = doc
+        self.rels[shown] = rel
         self.texts[shown] = decode(raw, shown).splitlines()
         return doc
 

@@ -28,8 +28,10 @@ from stagegate.ci.files import (
     discover,
     invalid,
     local_target,
+    nothing_found,
     root_inputs,
     triggers_of,
+    workflow_root,
 )
 from stagegate.ci.scopes import Env, Lazy, Scope
 from stagegate.ci.shell import PowerShell, Shell
@@ -94,7 +96,7 @@ class Reader:
         binds = self.migration.workflows.bind
         bind = None
         if scoped and scope is not None and self.scoped_binds:
-            for where in (scope.job, scope.doc.file, scope.job.partition("#")[0]):
+            for where in (scope.job, self.files.rel(scope.doc.file), scope.job.partition("#")[0]):
                 if where:
                     bind = binds.get(f"{where} {path}")
                     if bind is not None:
@@ -819,7 +821,8 @@ def _partial_match(row: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
 
 
 def files_for(migration: Migration) -> Files:
-    return Files(migration.root if str(migration.root) else Path("."))
+    """The workflow files of the repository holding the migration (``workflow_root``)."""
+    return workflow_root(migration.root if str(migration.root) else Path("."))
 
 
 def read(
@@ -829,7 +832,10 @@ def read(
 
     ``tag_matrix`` (for ``init``): matrix values become ``Ph(key, value)`` pieces."""
     files = files or files_for(migration)
-    rels = discover(files.root, migration.workflows.paths)
+    settings = migration.workflows
+    rels = discover(files.root, settings.paths)
+    if not rels:
+        raise nothing_found(files, settings.paths, settings.paths_loc, migration.file)
     reader = Reader(migration, stage, files, tag_matrix=tag_matrix)
     reader.run(rels)
     return reading_of(reader)

@@ -78,11 +78,13 @@ def init(file: str, *, from_workflows: bool, force: bool) -> list[Path]:
         )
     name = _id(root.resolve().name, set())
     if from_workflows:
+        from stagegate.ci.files import workflow_root
         from stagegate.model import DEFAULT_WORKFLOW_PATHS
 
-        if not discover(root, DEFAULT_WORKFLOW_PATHS):
+        found = workflow_root(root)
+        if not discover(found.root, DEFAULT_WORKFLOW_PATHS):
             raise UsageError(
-                f"no workflow files in {root / '.github/workflows'}; run init without "
+                f"no workflow files in {found.shown('.github/workflows')}; run init without "
                 "--from-workflows for a skeleton."
             )
         text = draft.from_workflows(root, file, name)

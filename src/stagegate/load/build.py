@@ -452,8 +452,9 @@ class Builder:
                 self.problem(
                     self.doc,
                     ("workflows", "paths", i),
-                    f"{text!r} leads outside the folder of the migration file; "
-                    "use a glob relative to it, such as '.github/workflows/*.yml'.",
+                    f"{text!r} leads outside the repository; workflows.paths are relative "
+                    "to the top of the repository (the migration's folder outside git): "
+                    "use a glob such as '.github/workflows/*.yml'.",
                 )
         bind: dict[str, Bind] = {}
         for key, value in section.get("bind", {}).items():
@@ -508,7 +509,7 @@ class Builder:
                             self.doc,
                             jpath,
                             f"{text[:80]!r} is not a job: write PATH#JOB, the workflow file "
-                            "relative to the migration's folder and the job's id, e.g. "
+                            "relative to the top of the repository and the job's id, e.g. "
                             "'.github/workflows/build.yml#build'.",
                         )
                         continue

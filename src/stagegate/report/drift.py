@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stagegate.ci.drift import Drift, downloads_json, uploads_json
+from stagegate.ci.drift import Drift, downloads_json, uploads_json, workflow_side
 from stagegate.errors import Loc
 from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
 from stagegate.words import counted
@@ -67,11 +67,6 @@ def text(result: Drift) -> str:
             + (", --strict fails on them)" if result.strict else "; --strict fails on them)")
         )
         out += [f"  {_where(u.loc)}: unread {u.expression}: {u.reason}" for u in result.unread]
-    if not reading.files:
-        out.append(
-            "no workflow file matches workflows.paths "
-            f"({', '.join(result.paths)}); every active producer counts as not uploaded"
-        )
     verdict = "no drift" if result.ok else counted(len(result.findings), "finding")
     out.append(
         f"drift at stage {result.stage}: {counted(len(reading.files), 'workflow file')}, "
@@ -82,16 +77,28 @@ def text(result: Drift) -> str:
 
 
 def workflow_commands(result: Drift) -> str:
-    """``::error`` per finding; per unresolved value ``::warning`` (``::error`` when strict)."""
+    """``::error`` per finding; per unresolved value ``::warning`` (``::error`` when strict).
+
+    In a pull request's job a finding lands on a line the pull request changed, where it
+    or the workflow side it names has one (the upload step of a job, not the unchanged
+    producer that the job no longer makes): ``github.on_changed_line``."""
+    changed = github.changes_since_base(result.root) if result.findings else None
     found = [
-        github.annotation("error", f.message, f.loc, f"stagegate drift: {f.kind}")
+        github.annotation(
+            "error",
+            f.message,
+            github.placed(
+                github.on_changed_line(f.loc, f.message, changed, workflow_side(f, result.reading))
+            ),
+            f"stagegate drift: {f.kind}",
+        )
         for f in result.findings
     ]
     found += [
         github.annotation(
             "error" if result.strict else "warning",
             f"{what} {u.expression}: {u.reason}",
-            u.loc,
+            github.placed(u.loc),
             f"stagegate drift: {what}",
         )
         for what, values in (("unresolved", result.reading.unresolved), ("unread", result.unread))

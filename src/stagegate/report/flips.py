@@ -19,11 +19,13 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- advance / rollback
 
 
-def flip_text(flip: Flip, command: str) -> str:
+def flip_text(flip: Flip, command: str, *, streamed: bool = False) -> str:
+    """``streamed``: the check lines were shown as they ran (``report.live``)."""
     m = flip.migration
     lines: list[str] = []
     if flip.results:
-        lines.append(checks.text(m, list(flip.results)))
+        if not streamed:
+            lines.append(checks.text(m, list(flip.results)))
         lines.append("")
     target = f"stage {flip.new}: {m.title(flip.new)}"
     if not flip.ok:
@@ -74,17 +76,22 @@ def _side(verdict: Verdict, which: str) -> str:
     return f"{which} {side.ref} ({side.commit[:12]}, {stage})"
 
 
-def verdict_text(verdict: Verdict) -> str:
-    lines = [f"verify-pr {verdict.file}: {_side(verdict, 'base')} -> {_side(verdict, 'head')}"]
+def gate_header(stage: int) -> str:
+    """The line above the checks verify-pr runs."""
+    return f"checks of stage {stage}, taken from the base and evaluated on the head:"
+
+
+def verdict_text(verdict: Verdict, *, streamed: bool = False) -> str:
+    """``streamed``: the checks were shown as they ran, under ``gate_header``."""
+    lines = [""] if streamed else []
+    lines += [f"verify-pr {verdict.file}: {_side(verdict, 'base')} -> {_side(verdict, 'head')}"]
     for rule in verdict.rules:
         lines.append(f"  {'ok  ' if rule.ok else 'FAIL'}  {rule.rule}: {rule.message}")
         lines += [f"        - {d}" for d in rule.details]
     head = verdict.head.migration
-    if verdict.checked_stage is not None and head is not None:
+    if verdict.checked_stage is not None and head is not None and not streamed:
         lines.append("")
-        lines.append(
-            f"checks of stage {verdict.checked_stage}, taken from the base and evaluated on the head:"
-        )
+        lines.append(gate_header(verdict.checked_stage))
         lines.append(checks.text(head, verdict.results))
     for note in verdict.notes:
         lines.append(f"note: {note}")
@@ -281,6 +288,8 @@ class Flipped:
 
     flip: Flip
     command: str
+    streamed: bool = False
+    """The check lines were shown as they ran (the text leaves them out)."""
 
 
 def _flip_github(result: Flipped) -> Output:
@@ -309,7 +318,7 @@ def _gate_failed_github(error: Exception) -> Output:
 
 
 FLIP: Renderers[Flipped] = {
-    "text": echo_text(lambda f: flip_text(f.flip, f.command)),
+    "text": echo_text(lambda f: flip_text(f.flip, f.command, streamed=f.streamed)),
     "json": echo_json(lambda f: flip_json(f.flip, f.command)),
     "github": _flip_github,
 }
@@ -318,6 +327,11 @@ VERIFY: Renderers[Verdict] = {
     "json": echo_json(verdict_json),
     "github": _verdict_github,
 }
+VERIFY_STREAMED: Renderers[Verdict] = {
+    **VERIFY,
+    "text": echo_text(lambda verdict: verdict_text(verdict, streamed=True)),
+}
+"""verify-pr whose checks were shown as they ran (the text format)."""
 VERIFY_FAILED: Renderers[Exception] = {
     "text": nothing,
     "json": nothing,

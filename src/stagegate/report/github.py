@@ -236,7 +236,9 @@ def md_location(file: str, line: int | None) -> str:
     return f"[{shown}]({url})" if url else shown
 
 
-_REFERENCE = re.compile(r"(?<=\()([^\s():]+\.ya?ml):(\d+)(?=\))")
+_REFERENCE = re.compile(r"(?:(?<=\()|(?<=\(workflow side: ))([^\s():]+\.ya?ml):(\d+)(?=\))")
+"""A ``(file:line)`` a message names (also the ``(workflow side: file:line)`` of the
+`workflows` check's findings)."""
 
 
 def md_message(message: str) -> str:
@@ -279,6 +281,11 @@ def pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
     """In a pull request's job (``$GITHUB_BASE_REF`` set): the lines the work tree changed
     since its merge base with the base branch, so that annotations land where the diff
     shows them. None where that cannot be known (a shallow clone without the base)."""
+    return changes_since_base(migration.root)
+
+
+def changes_since_base(root: Path | None) -> dict[str, set[int]] | None:
+    """``pull_request_changes`` of the repository that holds the folder ``root``."""
     base = os.environ.get("GITHUB_BASE_REF")
     if not base:
         return None
@@ -286,7 +293,7 @@ def pull_request_changes(migration: Migration) -> dict[str, set[int]] | None:
     from stagegate.git.repo import open_repository
 
     try:
-        repo = open_repository(migration.root if str(migration.root) else ".")
+        repo = open_repository(root if root is not None and str(root) else ".")
         head = repo.head() or "HEAD"
         for ref in (f"origin/{base}", base):
             try:
@@ -316,16 +323,24 @@ def verdict_changes(verdict: Verdict) -> dict[str, set[int]] | None:
 
 
 def on_changed_line(
-    loc: Loc | None, message: str, changed: Mapping[str, set[int]] | None
+    loc: Loc | None,
+    message: str,
+    changed: Mapping[str, set[int]] | None,
+    also: Iterable[Loc | None] = (),
 ) -> Loc | None:
     """Where a finding's annotation goes: on a line the pull request changed, when the
-    culprit (``loc``) or an item the message names (``(file:line)``) has one, so that the
-    diff shows it (a widened glob, an edited template); else ``loc``. ``changed``: the
-    changed lines per file, the files named as locations name them (from the current
-    folder; ``shown_changes``)."""
+    culprit (``loc``), the other places it names (``also``: the workflow side of a drift
+    finding) or an item the message names (``(file:line)``) has one, so that the diff
+    shows it (a widened glob, an edited template, the upload step of a job); else
+    ``loc``. ``changed``: the changed lines per file, the files named as locations name
+    them (from the current folder; ``shown_changes``)."""
     if not changed or loc is None:
         return loc
-    candidates = [(loc.file, loc.line), *((f, int(n)) for f, n in _REFERENCE.findall(message))]
+    candidates = [
+        (loc.file, loc.line),
+        *((other.file, other.line) for other in also if other is not None),
+        *((f, int(n)) for f, n in _REFERENCE.findall(message)),
+    ]
     texts: dict[str, list[str]] = {}
     for file, line in candidates:
         lines_changed = changed.get(os.path.normpath(file))

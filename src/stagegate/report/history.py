@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stagegate.checks.runner import Readiness
+from stagegate.checks._base import Readiness
 from stagegate.commands.history import Entry, Timeline
 from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
 from stagegate.report.plans import readiness_json

@@ -50,8 +50,12 @@ class Live:
         quiet: bool = False,
         show_results: bool = True,
         heartbeat: float | None = None,
+        header: Callable[[int], str] | None = None,
     ) -> None:
         self.migration = migration
+        self.header = header
+        """A stage's header line (default: ``stage N: title`` of ``migration``)."""
+        self.stages_started = 0
         self._write = write
         self.tty = tty
         self.quiet = quiet
@@ -72,12 +76,15 @@ class Live:
 
     def stage_started(self, stage: int) -> None:
         with self._lock:
+            self.stages_started += 1
             self._header_due = stage
             if self.show_results and not self.quiet:
                 self._emit(self._header(stage))
                 self._header_due = None
 
     def _header(self, stage: int) -> str:
+        if self.header is not None:
+            return self.header(stage)
         return render.stage_header(self.migration, stage) if self.migration else f"stage {stage}"
 
     def check_started(self, stage: int, check: Check) -> None:

@@ -23,7 +23,7 @@ from stagegate.report import Renderers, echo_json, echo_text
 from stagegate.words import counted
 
 if TYPE_CHECKING:
-    from stagegate.checks.runner import Readiness
+    from stagegate.checks._base import Readiness
 
 R = TypeVar("R")
 
@@ -359,9 +359,16 @@ def next_status(migration: Migration) -> Status:
     """``status``: the migration and the readiness of its next stage."""
     if migration.stage >= migration.last:
         return Status(migration)
+    from stagegate.checks import repository_checks
+
+    stage = migration.stage + 1
+    if not repository_checks(migration, stage):  # the runner need not even be imported
+        from stagegate.checks._base import Readiness
+
+        return Status(migration, Readiness(stage))
     from stagegate.checks.runner import readiness
 
-    return Status(migration, readiness(migration, migration.stage + 1))
+    return Status(migration, readiness(migration, stage))
 
 
 @record

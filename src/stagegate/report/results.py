@@ -173,7 +173,9 @@ def workflow_commands(
         level = "warning" if r.readiness else "error"
         title = f"stagegate {r.check} (stage {r.stage}{', readiness' if r.readiness else ''})"
         for finding in r.findings or ():
-            where = github.on_changed_line(finding.loc or r.loc, finding.message, changed)
+            where = github.on_changed_line(
+                finding.loc or r.loc, finding.message, changed, finding.related
+            )
             lines.append(github.annotation(level, finding.message, github.placed(where), title))
         if not r.findings:
             where = github.on_changed_line(r.loc, r.message, changed)
