@@ -30,6 +30,7 @@ def plan_change(
         stage,
         change.changed,
         links=change.links,
+        through=change.through,
         baseline=change.baseline,
         base=change.base,
         head=change.head,
