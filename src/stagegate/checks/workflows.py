@@ -80,15 +80,50 @@ def _files(ctx: Context) -> object:
     return kept[1]
 
 
+_READINGS: dict[int, tuple[object, object, list[tuple[dict[Any, Any], Any]]]] = {}
+"""Readings of the workflows made for a migration, each with what it took from its stage."""
+
+
+def _reading(subject: Migration, stage: int, files: object) -> Any:
+    """The workflows read at ``stage``: a reading made at another stage for the same model
+    and files where everything it took from its stage is the same at this one (flag
+    values, `stagegate flags`/`matrix` outputs), else read afresh. `check --all` runs the
+    check at the current stage and every stage ahead; they differ by a few flags."""
+    from stagegate.ci.files import Files
+    from stagegate.ci.workflows import read, same_at
+
+    assert isinstance(files, Files)
+    kept = _READINGS.get(id(subject))
+    if kept is None or kept[0] is not subject or kept[1] is not files:
+        _READINGS.clear()  # one migration at a time
+        kept = _READINGS[id(subject)] = (subject, files, [])
+    for took, made in kept[2]:
+        if made.stage == stage or same_at(subject, stage, took):
+            return _at(made, stage)
+    stage_reads: dict[Any, Any] = {}
+    reading = read(subject, stage, files, stage_reads=stage_reads)
+    kept[2].append((stage_reads, reading))
+    return reading
+
+
+def _at(reading: Any, stage: int) -> Any:
+    """``reading`` as made at ``stage``: the number in the ``off`` of a transfer whose `if:`
+    is false (``Reader.condition``) is the only place a reading names its stage."""
+    if reading.stage == stage:
+        return reading
+    old, new = f" is false at stage {reading.stage}", f" is false at stage {stage}"
+    transfers = tuple(
+        replace(t, off=t.off[: -len(old)] + new) if t.off.endswith(old) else t
+        for t in reading.transfers
+    )
+    return replace(reading, stage=stage, transfers=transfers)
+
+
 def run(ctx: Context, check: Check) -> list[Result]:
     from stagegate.ci.drift import drift
-    from stagegate.ci.files import Files
-    from stagegate.ci.workflows import read
 
     subject = judged(ctx)
-    files = _files(ctx)
-    assert isinstance(files, Files)
-    reading = read(subject, ctx.stage, files)
+    reading = _reading(subject, ctx.stage, _files(ctx))
     found = drift(subject, ctx.stage, reading)
     findings = [
         Finding(
