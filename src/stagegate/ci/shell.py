@@ -1041,6 +1041,8 @@ def _shell_words(text: str) -> list[str]:
 
 def _tee_as_append(words: list[str]) -> list[str]:
     """``A | tee -a FILE`` as ``A >> FILE`` (what reaches FILE is what A prints)."""
+    if "tee" not in words:
+        return words
     out: list[str] = []
     i = 0
     while i < len(words):

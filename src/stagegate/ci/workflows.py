@@ -764,7 +764,7 @@ def _command_words(words: list[str]) -> list[str] | None:
 def _stagegate_command(step: Mapping[str, Any]) -> list[str] | None:
     """The command of a step that runs `stagegate flags` or `stagegate matrix P` (else None)."""
     run = step.get("run")
-    if isinstance(run, str):
+    if isinstance(run, str) and "stagegate" in run:
         for line in run.splitlines():
             words = line.split()
             for i, word in enumerate(words):

@@ -73,6 +73,8 @@ Part = str | Ph | Unknown
 
 def concat(parts: Sequence[Value]) -> Value:
     """Text of values put side by side: a plain str when every piece is known."""
+    if all(type(value) is str for value in parts):  # the common case: plain text
+        return "".join(parts)
     out: list[Part] = []
     for value in parts:
         if isinstance(value, Tagged):
@@ -85,10 +87,13 @@ def concat(parts: Sequence[Value]) -> Value:
             out.append(to_text(value))
     merged: list[Part] = []
     for part in out:
-        if isinstance(part, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += part
-        elif part != "":
-            merged.append(part)
+        if isinstance(part, str):
+            if not part:
+                continue
+            if merged and isinstance(merged[-1], str):
+                merged[-1] += part
+                continue
+        merged.append(part)
     if all(isinstance(p, str) for p in merged):
         return "".join(p for p in merged if isinstance(p, str))
     return Sym(tuple(merged))
