@@ -607,3 +607,75 @@ def test_adding_or_retargeting_a_link_into_a_producers_paths_rebuilds_that_produ
         "gen/helpers/h.py (through the symbolic link gen/helpers, which the change adds) "
         "matches its paths glob 'gen/helpers/*.py'"
     )
+
+
+def test_the_whole_producer_shortcut_gives_what_matching_the_globs_gives(tmp_path: Path) -> None:
+    """An input whose select is its `from` producer's only template takes every row of it
+    without a glob being matched: the same producers and rows as matching, where the
+    shortcut applies and where it must not (an exclude, narrower axes on the consumer, a
+    glob character, two templates)."""
+    from stagegate.engine.affected import _Planner
+    from stagegate.engine.resolve import resolve
+    from stagegate.validation import load
+
+    odd = tmp_path / "migration.yaml"
+    (tmp_path / "stages").mkdir()
+    odd.write_text(
+        dedent(
+            """
+            version: 1
+            migration: shortcut
+            stage: 0
+            axes:
+              py: ["311", "312"]
+              sha: {pattern: "[0-9a-f]{40}"}
+            producers:
+              one:
+                artifacts: ["one-py{py}-{sha}"]
+              two:
+                artifacts: ["two-py{py}-{sha}", "two-extra-py{py}"]
+              narrow:
+                axes: {py: ["312"]}
+                artifacts: ["narrow-py{py}"]
+            consumers:
+              c:
+                inputs:
+                  - select: "one-py{py}-{sha}"
+                    from: [one]
+                  - select: "one-py{py}-{sha}"
+                    from: [one]
+                    exclude: ["one-py311-*"]
+                  - select: "one-py3?1-{sha}"
+                    from: [one]
+                  - select: "two-py{py}-{sha}"
+                    from: [two]
+                  - select: "narrow-py{py}"
+                    from: [narrow]
+              d:
+                axes: {py: ["311"]}
+                inputs:
+                  - select: "one-py{py}-{sha}"
+                    from: [one]
+                  - select: "narrow-py{py}"
+                    from: [narrow]
+            """
+        ),
+        encoding="utf-8",
+    )
+    used = 0
+    for migration in (load(odd),):
+        for stage in range(migration.last + 1):
+            plan = resolve(migration, stage)
+            planner = _Planner(plan, ())
+            for consumer in plan.consumers:
+                for item in consumer.inputs:
+                    matched = planner._selected(item)
+                    assert planner.sources(item) == tuple(
+                        dict.fromkeys(r.producer for r in matched)
+                    ), item.loc
+                    for pid in planner.sources(item):
+                        assert planner.rows_from(item, pid) == [
+                            r for r in matched if r.producer == pid
+                        ], item.loc
+                    used += planner._whole(item) is not None
+    assert used == 2  # taken for c's first and narrow inputs; refused for the others

@@ -159,7 +159,7 @@ class _Planner:
                 if pid in self.producers:
                     taken.append(pid)
             else:
-                answer = tuple(taken)
+                answer = tuple(dict.fromkeys(taken))
         self._whole_memo[id(item)] = answer
         return answer
 
