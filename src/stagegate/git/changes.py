@@ -244,11 +244,42 @@ def _link_changes(
     return list(found)
 
 
+def open_change(
+    start: Path, base: str, head: str = "HEAD", baseline: str | None = None
+) -> tuple[Repository, Change]:
+    """The repository holding ``start`` and the change (``gather``), with the repository,
+    the refs and the head's tree asked of git by one process where all is well; anything
+    else takes the long way, whose messages say what is wrong (``open_repository``: not a
+    repository, a bare one, no commits; ``Repository.resolve``: how to fetch a ref)."""
+    from stagegate.git.repo import open_repository
+
+    found = None
+    if start.is_dir() and _plain(base) and _plain(head):
+        code, out, _err = status(
+            ["rev-parse", "--is-bare-repository", "--show-toplevel", f"{base}^{{commit}}",
+             f"{head}^{{commit}}", f"{head}^{{tree}}"],
+            start,
+        )  # fmt: skip
+        lines = out.split("\n")
+        known = code == 0 and len(lines) == 5 and lines[0] == "false" and lines[1] != ""
+        if known and all(_HEX.fullmatch(x) for x in lines[2:]):
+            found = lines
+    if found is None:
+        repo = open_repository(start)
+        return repo, gather(repo, base, head, baseline)
+    repo = Repository(root=Path(found[1]).resolve())
+    return repo, gather(repo, base, head, baseline, resolved=(found[2], found[3], found[4]))
+
+
+def _plain(ref: str) -> bool:
+    return bool(ref) and not ref.startswith("-") and "\n" not in ref
+
+
 def _resolve(repo: Repository, base: str, head: str) -> tuple[str, str, str | None]:
     """The commits ``base`` and ``head`` name and the head's tree, asked of git at once;
     where that fails, each ref alone (``Repository.resolve``: the message says how to
     fetch the one the clone does not have)."""
-    if base and head and not base.startswith("-") and not head.startswith("-"):
+    if _plain(base) and _plain(head):
         code, out, _err = status(
             ["rev-parse", f"{base}^{{commit}}", f"{head}^{{commit}}",
              f"{head}^{{tree}}"],
@@ -263,10 +294,18 @@ def _resolve(repo: Repository, base: str, head: str) -> tuple[str, str, str | No
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
-def gather(repo: Repository, base: str, head: str = "HEAD", baseline: str | None = None) -> Change:
+def gather(
+    repo: Repository,
+    base: str,
+    head: str = "HEAD",
+    baseline: str | None = None,
+    *,
+    resolved: tuple[str, str, str] | None = None,
+) -> Change:
     """The change from the merge base of ``base`` and ``head`` to ``head``; GitError (exit
-    3, saying how to fetch) for a ref the clone does not have."""
-    base_sha, head_sha, tree = _resolve(repo, base, head)
+    3, saying how to fetch) for a ref the clone does not have. ``resolved``: the commits
+    of ``base`` and ``head`` and the head's tree, when already known."""
+    base_sha, head_sha, tree = resolved or _resolve(repo, base, head)
     merge_base = repo.merge_base(base_sha, head_sha, shown=(base, head))
     entries = Pending(
         [
