@@ -2,15 +2,22 @@
 """`stagegate drift` on a clone of the real cuda-python tree vs parsing its workflow
 files with PyYAML's C loader (issue 23: the target is within 3x).
 
-    STAGEGATE_REAL_TREE=/path/to/cuda-python .venv/bin/python bench/real_tree.py [--runs 7]
+    .venv/bin/python bench/real_tree.py [/path/to/cuda-python] [--runs 7]
+    STAGEGATE_REAL_TREE=/path/to/cuda-python .venv/bin/python bench/real_tree.py
 
 The clone (at cb56ab9f, see docs/drift.md) is copied to a temporary folder with the
 worked example's migration.yaml and stages/ at its top; nothing in it is changed.
 Both sides are whole processes, alternated (A B A B ...): `stagegate drift --stage 0`
 (warm validation cache, as in CI; and with STAGEGATE_NO_CACHE=1) against a Python
 process that loads every `.github/workflows/*.yml` and `.github/actions/*/action.yml`
-with `yaml.CLoader`. Without STAGEGATE_REAL_TREE it says so and exits 0: tests and CI
+with `yaml.CLoader`. Without a tree (argument or STAGEGATE_REAL_TREE) it says so and exits 0: tests and CI
 stay offline (the mirror in tests/fixtures/cuda-python-tree is what they read).
+
+A third figure (issue 23): `stagegate check --all` on a copy whose seven stage files each
+add the check `workflows` (run at the current stage and as readiness at every stage
+ahead) against one `stagegate drift` of the same copy: the workflows are read once for
+the stages where nothing the reading takes from the stage differs (reported, not judged:
+check --all runs every other check of the example too, its pytest sessions included).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -45,7 +53,36 @@ def figures(tree: Path, work: Path, runs: int) -> list[Figure]:
     cold = {**env, "STAGEGATE_NO_CACHE": "1"}
     parse = [sys.executable, "-c", PARSE]
     drift = [STAGEGATE, "drift", "--stage", "0"]
+    gated = work / "cuda-python-gated"
+    shutil.copytree(copy, gated)
+    for stage_file in sorted((gated / "stages").glob("[0-9]*.yaml")):
+        text = stage_file.read_text(encoding="utf-8")
+        stage_file.write_text(
+            text.replace("acceptance:\n", "acceptance:\n  - check: workflows\n", 1),
+            encoding="utf-8",
+        )
+    committer = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.com",
+        "GIT_COMMITTER_NAME": "Bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.com",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "tree"]):
+        subprocess.run(["git", *command], cwd=gated, env=committer, check=True)
     return [
+        paired(
+            "check --all, workflows at every stage (warm cache) vs one drift",
+            [STAGEGATE, "check", "--all"],
+            drift,
+            cwd=gated,
+            env=env,
+            target=float("inf"),
+            runs=max(1, runs // 2),
+            warmup=1,
+        ),
         paired(
             "drift (warm cache) vs CLoader parse",
             drift,
@@ -69,11 +106,14 @@ def figures(tree: Path, work: Path, runs: int) -> list[Figure]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("tree", nargs="?", help="a clone of cuda-python at cb56ab9f")
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args(argv)
-    where = os.environ.get("STAGEGATE_REAL_TREE")
+    where = args.tree or os.environ.get("STAGEGATE_REAL_TREE")
     if not where or not (Path(where) / ".github" / "workflows").is_dir():
-        print("skipped: set STAGEGATE_REAL_TREE to a clone of cuda-python (docs/drift.md)")
+        print(
+            "skipped: pass a clone of cuda-python or set STAGEGATE_REAL_TREE (docs/drift.md)"
+        )
         return 0
     with tempfile.TemporaryDirectory(prefix="stagegate-bench-real-") as tmp:
         found = figures(Path(where), Path(tmp), args.runs)

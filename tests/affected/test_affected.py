@@ -501,3 +501,181 @@ def test_a_stage_out_of_range_exits_2(tmp_path: Path, sg: Sg, stage: str) -> Non
     result = sg("affected", "--base", "main", "--stage", stage, cwd=repo.root)
     assert result.code == 2
     assert f"stage {stage} does not exist; migration.yaml has stages 0..0." in result.err
+
+
+# --------------------------------------------------------------------------- changed links
+
+LINKED = dedent(
+    """
+    version: 1
+    migration: linked-plan
+    stage: 0
+    axes:
+      py: ["312"]
+      sha: {pattern: "[0-9a-f]{40}"}
+    producers:
+      gen:
+        artifacts: ["gen-py{py}-{sha}"]
+        paths: ["gen/src/**", "gen/helpers/*.py"]
+      other:
+        artifacts: ["other-py{py}-{sha}"]
+        paths: ["other/**"]
+    consumers:
+      tidy:
+        paths: ["gen/*", "shared/**"]
+        inputs: []
+    """
+)
+
+
+def _linked(root: Path) -> Repo:
+    repo = init(root)
+    repo.write("migration.yaml", LINKED)
+    (root / "stages").mkdir()
+    repo.write("gen/src/main.py", "x = 1\n")
+    repo.write("other/o.py", "y = 1\n")
+    repo.write("shared/h.py", "HELPER = 1\n")
+    repo.write("shared/notes.txt", "notes\n")
+    os.symlink("../shared", root / "gen" / "helpers")  # gen's build reads shared/*.py
+    os.symlink("../shared", root / "gen" / "docs")  # reaches the same files: not gen's sources
+    repo.commit("start")
+    repo.git("checkout", "-q", "-b", "topic")
+    return repo
+
+
+def test_deleting_a_link_into_a_producers_paths_rebuilds_that_producer(
+    tmp_path: Path, sg: Sg
+) -> None:
+    repo = _linked(tmp_path / "r")
+    (repo.root / "gen" / "helpers").unlink()  # shared/h.py is no longer gen/helpers/h.py
+    repo.commit("drop the link")
+    data = _plan(sg, repo)
+    assert (data["changed"], data["rebuild"], data["retest"]) == (
+        ["gen/helpers"],
+        ["gen"],
+        ["tidy"],
+    )
+    assert data["reasons"] == [
+        {
+            "item": "gen",
+            "because": "gen/helpers/h.py (through the symbolic link gen/helpers, which the "
+            "change deletes) matches its paths glob 'gen/helpers/*.py'",
+        },
+        {"item": "tidy", "because": "gen/helpers matches its paths glob 'gen/*'"},
+    ]
+
+
+def test_deleting_a_link_that_led_to_nobodys_sources_rebuilds_nothing(
+    tmp_path: Path, sg: Sg
+) -> None:
+    # The control: the same files through another name are no producer's sources.
+    repo = _linked(tmp_path / "r")
+    (repo.root / "gen" / "docs").unlink()
+    repo.commit("drop the docs link")
+    data = _plan(sg, repo)
+    assert (data["changed"], data["rebuild"], data["retest"]) == (["gen/docs"], [], ["tidy"])
+
+
+def test_adding_or_retargeting_a_link_into_a_producers_paths_rebuilds_that_producer(
+    tmp_path: Path, sg: Sg
+) -> None:
+    repo = _linked(tmp_path / "r")
+    (repo.root / "gen" / "helpers").unlink()
+    os.symlink("../other", repo.root / "gen" / "helpers")  # other/o.py: gen/helpers/o.py
+    repo.commit("retarget")
+    data = _plan(sg, repo)
+    assert (data["changed"], data["rebuild"]) == (["gen/helpers"], ["gen"])
+    assert data["reasons"][0] == {
+        "item": "gen",
+        "because": "gen/helpers/h.py (through the symbolic link gen/helpers, which the "
+        "change retargets) matches its paths glob 'gen/helpers/*.py'",
+    }
+    (repo.root / "gen" / "docs").unlink()
+    repo.commit("drop the docs link")
+    os.symlink("../other", repo.root / "gen" / "more")
+    os.symlink("../shared", repo.root / "gen" / "helpers2")
+    repo.commit("add links")
+    data = _plan(sg, repo, "--base", "HEAD~1")  # only the additions: nobody's sources
+    assert (data["changed"], data["rebuild"]) == (["gen/helpers2", "gen/more"], [])
+    repo.git("rm", "-q", "gen/helpers")
+    repo.commit("drop the link")
+    os.symlink("../shared", repo.root / "gen" / "helpers")
+    repo.commit("add it back")
+    data = _plan(sg, repo, "--base", "HEAD~1")
+    assert (data["changed"], data["rebuild"]) == (["gen/helpers"], ["gen"])
+    assert data["reasons"][0]["because"] == (
+        "gen/helpers/h.py (through the symbolic link gen/helpers, which the change adds) "
+        "matches its paths glob 'gen/helpers/*.py'"
+    )
+
+
+def test_the_whole_producer_shortcut_gives_what_matching_the_globs_gives(tmp_path: Path) -> None:
+    """An input whose select is its `from` producer's only template takes every row of it
+    without a glob being matched: the same producers and rows as matching, where the
+    shortcut applies and where it must not (an exclude, narrower axes on the consumer, a
+    glob character, two templates)."""
+    from stagegate.engine.affected import _Planner
+    from stagegate.engine.resolve import resolve
+    from stagegate.validation import load
+
+    odd = tmp_path / "migration.yaml"
+    (tmp_path / "stages").mkdir()
+    odd.write_text(
+        dedent(
+            """
+            version: 1
+            migration: shortcut
+            stage: 0
+            axes:
+              py: ["311", "312"]
+              sha: {pattern: "[0-9a-f]{40}"}
+            producers:
+              one:
+                artifacts: ["one-py{py}-{sha}"]
+              two:
+                artifacts: ["two-py{py}-{sha}", "two-extra-py{py}"]
+              narrow:
+                axes: {py: ["312"]}
+                artifacts: ["narrow-py{py}"]
+            consumers:
+              c:
+                inputs:
+                  - select: "one-py{py}-{sha}"
+                    from: [one]
+                  - select: "one-py{py}-{sha}"
+                    from: [one]
+                    exclude: ["one-py311-*"]
+                  - select: "one-py3?1-{sha}"
+                    from: [one]
+                  - select: "two-py{py}-{sha}"
+                    from: [two]
+                  - select: "narrow-py{py}"
+                    from: [narrow]
+              d:
+                axes: {py: ["311"]}
+                inputs:
+                  - select: "one-py{py}-{sha}"
+                    from: [one]
+                  - select: "narrow-py{py}"
+                    from: [narrow]
+            """
+        ),
+        encoding="utf-8",
+    )
+    used = 0
+    for migration in (load(odd),):
+        for stage in range(migration.last + 1):
+            plan = resolve(migration, stage)
+            planner = _Planner(plan, ())
+            for consumer in plan.consumers:
+                for item in consumer.inputs:
+                    matched = planner._selected(item)
+                    assert planner.sources(item) == tuple(
+                        dict.fromkeys(r.producer for r in matched)
+                    ), item.loc
+                    for pid in planner.sources(item):
+                        assert planner.rows_from(item, pid) == [
+                            r for r in matched if r.producer == pid
+                        ], item.loc
+                    used += planner._whole(item) is not None
+    assert used == 2  # taken for c's first and narrow inputs; refused for the others

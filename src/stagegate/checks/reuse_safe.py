@@ -52,6 +52,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             ctx.stage,
             change.changed,
             links=change.links,
+            through=change.through,
             baseline=change.baseline,
             model=model_paths(repo, ctx.migration),
         )

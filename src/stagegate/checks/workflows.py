@@ -82,15 +82,52 @@ def _files(ctx: Context) -> object:
     return kept[2]
 
 
+_READINGS: dict[int, tuple[object, object, list[tuple[dict[Any, Any], Any]]]] = {}
+"""Readings of the workflows made for a migration, each with what it took from its stage."""
+
+
+def _reading(subject: Migration, stage: int, files: object) -> tuple[Any, Any]:
+    """The workflows read at ``stage`` (with what the artifact actions do: ``read_model``): a reading made at another stage for the same model
+    and files where everything it took from its stage is the same at this one (flag
+    values, `stagegate flags`/`matrix` outputs), else read afresh. `check --all` runs the
+    check at the current stage and every stage ahead; they differ by a few flags."""
+    from stagegate.ci.files import Files
+    from stagegate.ci.ships import read_model
+    from stagegate.ci.workflows import same_at
+
+    assert isinstance(files, Files)
+    kept = _READINGS.get(id(subject))
+    if kept is None or kept[0] is not subject or kept[1] is not files:
+        _READINGS.clear()  # one migration at a time
+        kept = _READINGS[id(subject)] = (subject, files, [])
+    for took, made in kept[2]:
+        if made[0].stage == stage or same_at(subject, stage, took):
+            return _at(made[0], stage), made[1]
+    stage_reads: dict[Any, Any] = {}
+    made = read_model(subject, stage, files, stage_reads=stage_reads)
+    kept[2].append((stage_reads, made))
+    return made
+
+
+def _at(reading: Any, stage: int) -> Any:
+    """``reading`` as made at ``stage``: the number in the ``off`` of a transfer whose `if:`
+    is false (``Reader.condition``) is the only place a reading names its stage."""
+    if reading.stage == stage:
+        return reading
+    old, new = f" is false at stage {reading.stage}", f" is false at stage {stage}"
+    transfers = tuple(
+        replace(t, off=t.off[: -len(old)] + new) if t.off.endswith(old) else t
+        for t in reading.transfers
+    )
+    return replace(reading, stage=stage, transfers=transfers)
+
+
 def run(ctx: Context, check: Check) -> list[Result]:
     from stagegate.ci.drift import drift, workflow_side
-    from stagegate.ci.files import Files
 
     subject = judged(ctx)
-    files = _files(ctx)
-    assert isinstance(files, Files)
-    found = drift(subject, ctx.stage, files=files)
-    reading = found.reading
+    reading, side = _reading(subject, ctx.stage, _files(ctx))
+    found = drift(subject, ctx.stage, reading, side=side)
     findings = [
         Finding(
             f"{f.kind}: {f.message}"

@@ -625,20 +625,20 @@ def drift(
     *,
     strict: bool = False,
     files: Files | None = None,
+    side: Side | None = None,
 ) -> Drift:
     """Compare the model with the workflows at ``stage``; InvalidInput for a bad workflow.
     ``strict``: an unresolved value (or an unread step) fails the comparison too.
-    ``files``: the parsed workflow files, where the caller keeps them across stages."""
+    ``files``: the parsed workflow files, where the caller keeps them across stages;
+    ``reading`` and ``side``: a reading the caller made with ``ci.ships.read_model``."""
     from stagegate.ci.ships import read_model
     from stagegate.ci.workflows import files_for
     from stagegate.engine import globs
     from stagegate.engine.budget import work_limit
 
     files = files or files_for(migration)
-    if reading is None:
+    if reading is None or side is None:
         reading, side = read_model(migration, stage, files)
-    else:
-        side = read_model(migration, stage, files)[1]
     with globs.budget(work_limit(migration)):
         found = _Compare(migration, stage, reading, side).run()
     order = {kind: i for i, kind in enumerate(FINDING_KINDS)}

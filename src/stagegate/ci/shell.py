@@ -72,6 +72,8 @@ _USES = frozenset(
 )
 """Commands that use downloaded files: an ``rm`` after one of them is clean-up."""
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", "((", "))"})
+_OPERATOR_CHARS = frozenset(";&|()")
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)")
 
 
 class Shell:
@@ -411,7 +413,7 @@ class Shell:
             while line.endswith("\\") and i + 1 < len(lines):
                 i += 1
                 line = line[:-1] + " " + lines[i]
-            heredoc = re.search(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)", line)
+            heredoc = _HEREDOC.search(line) if "<<" in line else None
             marked = self.substitute(line, start)
             words: list[str] | None = None
             for extra in range(20):
@@ -452,7 +454,7 @@ class Shell:
             words = _tee_as_append(words)
             command: list[str] = []
             for word in words:
-                if word in _SEPARATORS or (set(word) <= set(";&|()") and word):
+                if word in _SEPARATORS or (word and set(word) <= _OPERATOR_CHARS):
                     if command:
                         yield start, command
                     command = []
@@ -1007,7 +1009,14 @@ def _marked(line: str) -> tuple[str | _Entry, ...]:
                 continue
         out.append(char)
         i += 1
-    return tuple(out)
+    merged: list[str | _Entry] = []  # runs of text as one piece: joined once per use
+    for part in out:
+        last = merged[-1] if merged else None
+        if isinstance(part, str) and isinstance(last, str):
+            merged[-1] = last + part
+        else:
+            merged.append(part)
+    return tuple(merged)
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -1032,6 +1041,8 @@ def _shell_words(text: str) -> list[str]:
 
 def _tee_as_append(words: list[str]) -> list[str]:
     """``A | tee -a FILE`` as ``A >> FILE`` (what reaches FILE is what A prints)."""
+    if "tee" not in words:
+        return words
     out: list[str] = []
     i = 0
     while i < len(words):

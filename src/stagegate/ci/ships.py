@@ -661,11 +661,20 @@ def ships(
     return _follow(reader)
 
 
-def read_model(migration: Migration, stage: int, files: Files) -> tuple[Reading, Side]:
+def read_model(
+    migration: Migration,
+    stage: int,
+    files: Files,
+    *,
+    stage_reads: dict[tuple[Any, ...], Any] | None = None,
+) -> tuple[Reading, Side]:
     """One reading of the workflows at ``stage`` for ``drift``: the transfers it compares
-    with the model, and what the artifact actions do with them, for every job."""
+    with the model, and what the artifact actions do with them, for every job.
+    ``stage_reads``: filled with what the reading took from the stage (``same_at``)."""
     reader = ShipReader(migration, files, stage)
     reader.run(discover(files.root, migration.workflows.paths))
+    if stage_reads is not None:
+        stage_reads.update(reader.stage_reads)
     return reading_of(reader), _follow(reader, every_job=True)
 
 

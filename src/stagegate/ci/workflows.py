@@ -84,6 +84,8 @@ class Reader:
         self.current_job = ""
         self.binding: set[str] = set()
         self.scoped_binds = any(" " in key for key in migration.workflows.bind)
+        self.stage_reads: dict[tuple[Any, ...], Any] = {}
+        """What the reading took from the stage, with the answer (``same_at``)."""
 
     # -- binds
 
@@ -106,7 +108,8 @@ class Reader:
         if bind is None:
             return NotImplemented
         if bind.when is not None:
-            return bind.then if bind.when.evaluate(self.flags) else bind.otherwise
+            on = self.stage_reads.setdefault(("when", bind.when), bind.when.evaluate(self.flags))
+            return bind.then if on else bind.otherwise
         assert bind.text is not None
         if bind.expressions:
             return self.expression_bind(bind.key, bind.text.text, scope)
@@ -375,28 +378,11 @@ class Reader:
 
     def command_outputs(self, command: list[str]) -> dict[str, Value]:
         """The step outputs a `stagegate flags` or `stagegate matrix P` step writes, at the stage."""
-        from stagegate.ci import ciflags
-        from stagegate.engine.resolve import resolve
-        from stagegate.errors import StagegateError
-
-        plan = resolve(self.migration, self.stage)
-        if command[0] == "flags":
-            try:
-                return dict(ciflags.github_outputs(plan))
-            except StagegateError:
-                return {}
-        if command[0] == "matrix" and len(command) > 1:
-            try:
-                found = ciflags.matrices(self.migration, command[1:], self.stage)
-            except StagegateError as error:
-                return {
-                    "matrix": Unknown(
-                        f"stagegate matrix {' '.join(command[1:])}",
-                        f"{error}; fix the step's command",
-                    )
-                }
-            return {"matrix": ciflags.compact(found)}
-        return {}
+        key = ("command", tuple(command))
+        found = self.stage_reads.get(key)
+        if found is None:
+            found = self.stage_reads[key] = outputs_at(self.migration, self.stage, command)
+        return dict(found)
 
     def env_layer(self, doc: Document, path: DocPath, raw: Any, scope: Scope) -> dict[str, Any]:
         if isinstance(raw, str):
@@ -643,7 +629,8 @@ class Reader:
         from stagegate.ci import ciflags
         from stagegate.engine.resolve import resolve
 
-        written.update(ciflags.env_pairs(resolve(self.migration, self.stage)))
+        pairs = ciflags.env_pairs(resolve(self.migration, self.stage))
+        written.update(self.stage_reads.setdefault(("env",), pairs))
 
     def uses(
         self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
@@ -782,7 +769,7 @@ def _command_words(words: list[str]) -> list[str] | None:
 def _stagegate_command(step: Mapping[str, Any]) -> list[str] | None:
     """The command of a step that runs `stagegate flags` or `stagegate matrix P` (else None)."""
     run = step.get("run")
-    if isinstance(run, str):
+    if isinstance(run, str) and "stagegate" in run:
         for line in run.splitlines():
             words = line.split()
             for i, word in enumerate(words):
@@ -825,12 +812,65 @@ def files_for(migration: Migration) -> Files:
     return workflow_root(migration.root if str(migration.root) else Path("."))
 
 
+def outputs_at(migration: Migration, stage: int, command: list[str]) -> dict[str, Value]:
+    """The step outputs a `stagegate flags` or `stagegate matrix P` step writes at ``stage``."""
+    from stagegate.ci import ciflags
+    from stagegate.engine.resolve import resolve
+    from stagegate.errors import StagegateError
+
+    plan = resolve(migration, stage)
+    if command[0] == "flags":
+        try:
+            return dict(ciflags.github_outputs(plan))
+        except StagegateError:
+            return {}
+    if command[0] == "matrix" and len(command) > 1:
+        try:
+            found = ciflags.matrices(migration, command[1:], stage)
+        except StagegateError as error:
+            return {
+                "matrix": Unknown(
+                    f"stagegate matrix {' '.join(command[1:])}",
+                    f"{error}; fix the step's command",
+                )
+            }
+        return {"matrix": ciflags.compact(found)}
+    return {}
+
+
+def same_at(migration: Migration, stage: int, stage_reads: Mapping[tuple[Any, ...], Any]) -> bool:
+    """Whether a reading that took ``stage_reads`` from its stage reads alike at ``stage``:
+    each bind's ``when``, each `stagegate flags`/`matrix` step's outputs and the env
+    `stagegate flags` writes have the same value there. (The stage's number also appears
+    in the ``off`` of a transfer whose `if:` is false: ``Reading.at`` rewrites it.)"""
+    from stagegate.ci import ciflags
+    from stagegate.engine.resolve import resolve
+
+    flags = flag_table(migration)[stage]
+    for key, value in stage_reads.items():
+        if key[0] == "when":
+            now: Any = key[1].evaluate(flags)
+        elif key[0] == "command":
+            now = outputs_at(migration, stage, list(key[1]))
+        else:
+            now = ciflags.env_pairs(resolve(migration, stage))
+        if now != value:
+            return False
+    return True
+
+
 def read(
-    migration: Migration, stage: int, files: Files | None = None, *, tag_matrix: bool = False
+    migration: Migration,
+    stage: int,
+    files: Files | None = None,
+    *,
+    tag_matrix: bool = False,
+    stage_reads: dict[tuple[Any, ...], Any] | None = None,
 ) -> Reading:
     """What the workflows upload and download at ``stage``; InvalidInput for a bad file.
 
-    ``tag_matrix`` (for ``init``): matrix values become ``Ph(key, value)`` pieces."""
+    ``tag_matrix`` (for ``init``): matrix values become ``Ph(key, value)`` pieces.
+    ``stage_reads``: filled with what the reading took from the stage (``same_at``)."""
     files = files or files_for(migration)
     settings = migration.workflows
     rels = discover(files.root, settings.paths)
@@ -838,6 +878,8 @@ def read(
         raise nothing_found(files, settings.paths, settings.paths_loc, migration.file)
     reader = Reader(migration, stage, files, tag_matrix=tag_matrix)
     reader.run(rels)
+    if stage_reads is not None:
+        stage_reads.update(reader.stage_reads)
     return reading_of(reader)
 
 

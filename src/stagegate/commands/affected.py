@@ -8,8 +8,7 @@ it to ``engine.affected``.
 from __future__ import annotations
 
 from stagegate.engine.affected import Affected, affected
-from stagegate.git.changes import gather, model_paths
-from stagegate.git.repo import open_repository
+from stagegate.git.changes import model_paths, open_change
 from stagegate.model import Migration
 
 
@@ -23,13 +22,13 @@ def plan_change(
 ) -> Affected:
     """`affected`'s core: the plan of ``stage`` for the change from the merge base of
     ``base`` and ``head`` (default HEAD) to ``head``, with ``baseline`` (a file) read."""
-    repo = open_repository(migration.root)
-    change = gather(repo, base, head or "HEAD", baseline)
+    repo, change = open_change(migration.root, base, head or "HEAD", baseline)
     return affected(
         migration,
         stage,
         change.changed,
         links=change.links,
+        through=change.through,
         baseline=change.baseline,
         base=change.base,
         head=change.head,

@@ -26,11 +26,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from stagegate.engine.match import RowIndex, evaluation, input_excludes, selected, selections
-from stagegate.engine.paths import Index, aliases, never_matches
-from stagegate.engine.resolve import Plan, Row, resolve
+from stagegate.engine.match import (
+    RowIndex,
+    evaluation,
+    input_excludes,
+    release_selection,
+    selected,
+    selections,
+)
+from stagegate.engine.paths import Index, Links, never_matches
+from stagegate.engine.resolve import Plan, Row, item_axes, resolve
 from stagegate.errors import Loc
-from stagegate.model import Consumer, Input, Migration, Producer
+from stagegate.model import Consumer, Input, Migration, Producer, Release
+from stagegate.model.templates import Axis, Part, Placeholder
 from stagegate.records import record
 
 
@@ -108,7 +116,7 @@ def path_warnings(migration: Migration) -> list[PathWarning]:
 class _Planner:
     def __init__(self, plan: Plan, links: Sequence[tuple[str, str]]) -> None:
         self.plan = plan
-        self.links = links
+        self.links = Links(links)
         self.producers = {p.id: p for p in plan.producers if p.run == "this"}
         self.consumers = {c.id: c for c in plan.consumers if c.planned}
         self.index: Index[tuple[str, str]] = Index(
@@ -121,7 +129,65 @@ class _Planner:
                 if pid in self.producers:
                     self.fed_by.setdefault(pid, []).append(c.id)
         self._rows: dict[int, list[Row]] = {}
+        self._whole_memo: dict[int, tuple[str, ...] | None] = {}
+        self._shipped: dict[tuple[str, frozenset[str]], list[str]] = {}
         self.active = {p.id for p in plan.producers}
+
+    def _whole(self, item: Input) -> tuple[str, ...] | None:
+        """The producers the input takes every row of, when that is plain from the model
+        without evaluating a glob: the input names its producers (`from`), drops nothing
+        (no `exclude`), and its select is each one's only template, word for word (no
+        glob character in its text), over axes that cover the producer's own. Then each
+        of the producer's rows is matched by the selector of its own assignment. None
+        when any of that does not hold (the rows are then matched glob by glob)."""
+        if item.from_ is None or item.exclude:
+            return None
+        found = self._whole_memo.get(id(item), False)
+        if found is not False:
+            return found  # type: ignore[return-value]
+        answer: tuple[str, ...] | None = None
+        parts = item.select.parts
+        if not any(isinstance(x, str) and any(c in x for c in "*?[") for x in parts):
+            mine = item_axes(self.plan.migration, item)
+            taken: list[str] = []
+            for pid in item.from_:
+                if pid not in self.active:
+                    continue
+                producer = self.plan.migration.producers[pid]
+                if not self._same_rows(producer, parts, mine):
+                    break
+                if pid in self.producers:
+                    taken.append(pid)
+            else:
+                answer = tuple(dict.fromkeys(taken))
+        self._whole_memo[id(item)] = answer
+        return answer
+
+    def _same_rows(
+        self, producer: Producer, parts: Sequence[Part], mine: Mapping[str, Axis]
+    ) -> bool:
+        """Whether the glob of ``parts`` over axes ``mine`` matches every row of the
+        producer, which has one template with those very parts (and at least one row)."""
+        if len(producer.artifacts) != 1:
+            return False
+        template = producer.artifacts[0].parts
+        if len(template) != len(parts):
+            return False
+        theirs = item_axes(self.plan.migration, producer)
+        for a, b in zip(parts, template, strict=True):
+            if isinstance(a, str) or isinstance(b, str):
+                if a != b:
+                    return False
+                continue
+            if not isinstance(b, Placeholder) or a.axis != b.axis:
+                return False
+            ours, own = mine[a.axis], theirs[a.axis]
+            if own.is_open or ours.is_open:
+                if not (own.is_open and ours.is_open and own.pattern == ours.pattern):
+                    return False
+            elif not own.values or not set(own.values) <= set(ours.values or ()):
+                return False
+        return True
 
     def _selected(self, item: Input) -> list[Row]:
         """The rows of this run's active producers the input takes (only from its `from`,
@@ -150,21 +216,42 @@ class _Planner:
 
     def sources(self, item: Input) -> tuple[str, ...]:
         """The producers of this run whose rows the input selects at the stage."""
+        whole = self._whole(item)
+        if whole is not None:
+            return whole
         return tuple(dict.fromkeys(r.producer for r in self._selected(item)))
 
     def rows_from(self, item: Input, producer: str) -> list[Row]:
+        whole = self._whole(item)
+        if whole is not None:
+            return list(self.plan.rows(producer)) if producer in whole else []
         return [r for r in self._selected(item) if r.producer == producer]
+
+    def shipped(self, release: Release, rebuild: Iterable[str]) -> list[str]:
+        """The producers among ``rebuild`` (this run's) whose rows the release ships, in
+        declared order: its selection decided on their rows only (a selection is a filter
+        row by row), not on every row of the migration."""
+        ids = frozenset(rebuild)
+        key = (release.id, ids)
+        found = self._shipped.get(key)
+        if found is None:
+            pool = [r for p in self.producers if p in ids for r in self.plan.rows(p)]
+            picked = {r.producer for r in release_selection(release, pool)} if pool else set()
+            found = self._shipped[key] = [p for p in self.producers if p in picked]
+        return found
 
     # -- which items a set of changed paths touches
 
-    def touched(self, changed: Iterable[str]) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    def touched(
+        self, changed: Iterable[str], through: Iterable[tuple[str, str, str]] = ()
+    ) -> tuple[dict[str, str], dict[str, str], list[str]]:
         """(producer -> reason, consumer -> reason, the paths no glob covers)."""
         producers: dict[str, str] = {}
         consumers: dict[str, str] = {}
         outside: list[str] = []
         for path in changed:
             found = False
-            names = [(path, None), *aliases(path, self.links)]
+            names = [(path, None), *self.links.aliases(path)]
             for name, link in names:
                 for (kind, ident), glob in self.index.matches(name):
                     found = True
@@ -174,12 +261,22 @@ class _Planner:
                         table[ident] = f"{path}{via} matches its paths glob {glob!r}"
             if not found:
                 outside.append(path)
+        for name, link, how in through:
+            for (kind, ident), glob in self.index.matches(name):
+                table = producers if kind == "producer" else consumers
+                if ident not in table:
+                    table[ident] = (
+                        f"{name} (through the symbolic link {link}, which the change {how}) "
+                        f"matches its paths glob {glob!r}"
+                    )
         return producers, consumers, outside
 
-    def stale(self, changed: Sequence[str]) -> tuple[dict[str, str], dict[str, str]]:
+    def stale(
+        self, changed: Sequence[str], through: Sequence[tuple[str, str, str]] = ()
+    ) -> tuple[dict[str, str], dict[str, str]]:
         """What a change makes out of date: producers to rebuild and consumers to rerun,
         each with its first reason. _Full when a path is outside every declared one."""
-        rebuild, rerun, outside = self.touched(changed)
+        rebuild, rerun, outside = self.touched(changed, through)
         if outside:
             more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
             raise _Full(
@@ -349,14 +446,10 @@ def _check_reuse(
                         f"the baseline run holds no {row.describe()} of {pid}, which "
                         f"{consumer.id} requires ({item.loc.file}:{item.loc.line})"
                     )
-    ev = evaluation(planner.plan.migration)
     for release in planner.plan.releases:
         if release.ships_reused or release.run != "this":
             continue
-        shipped = ev.release_rows(release, planner.plan.stage).producers
-        for pid in shipped:
-            if pid not in rebuild:
-                continue
+        for pid in planner.shipped(release, rebuild):
             for cid in planner.fed_by.get(pid, ()):
                 for item in planner.consumers[cid].inputs:
                     if item.run != "baseline":
@@ -376,6 +469,7 @@ def affected(
     changed: Sequence[str],
     *,
     links: Sequence[tuple[str, str]] = (),
+    through: Sequence[tuple[str, str, str]] = (),
     baseline: Baseline | None = None,
     base: str = "",
     head: str = "",
@@ -385,6 +479,8 @@ def affected(
     """The plan of ``stage`` for a change touching ``changed`` (paths from the top of the
     repository; a renamed file under both names). ``links``: (link, target) pairs of
     the symbolic links in the repository, targets resolved to repository paths;
+    ``through``: (name, link, how) for the files a symbolic link the change deletes,
+    adds or retargets led or leads to, under the link's name (``how``: "deletes", ...);
     ``model``: the migration's own files (the migration file, the stages folder ending
     in ``/``), whose change rebuilds everything."""
     plan = resolve(migration, stage)
@@ -393,7 +489,7 @@ def affected(
     reuse: dict[str, list[tuple[Consumer, Input]]] = {}
     try:
         _model_unchanged(changed, model)
-        rebuild, rerun = planner.stale(changed)
+        rebuild, rerun = planner.stale(changed, through)
         reuse = planner.needs(rebuild, rerun)
         if reuse:
             _check_reuse(planner, reuse, rebuild, baseline)
@@ -402,15 +498,13 @@ def affected(
         rebuild = {p: f"full rebuild: {full}" for p in planner.producers}
         rerun = {c: f"full rebuild: {full}" for c in planner.consumers}
         reuse = {}
-    ev = evaluation(migration)
     releases: dict[str, str] = {}
     for release in plan.releases:
         if release.run != "this":
             continue
-        shipped = [p for p in ev.release_rows(release, stage).producers if p in rebuild]
+        shipped = planner.shipped(release, rebuild)
         if shipped:
-            ordered = [p for p in planner.producers if p in shipped]
-            releases[release.id] = f"it ships rows of {', '.join(ordered)}, which rebuild"
+            releases[release.id] = f"it ships rows of {', '.join(shipped)}, which rebuild"
     rebuild_ids = tuple(p for p in planner.producers if p in rebuild)
     rerun_ids = tuple(c for c in planner.consumers if c in rerun)
     reuse_ids = tuple(p for p in planner.producers if p in reuse)
@@ -457,6 +551,7 @@ def reuse_problem(
     changed: Sequence[str],
     *,
     links: Sequence[tuple[str, str]] = (),
+    through: Sequence[tuple[str, str, str]] = (),
     baseline: Baseline | None = None,
     model: Sequence[str] = (),
 ) -> str | None:
@@ -465,7 +560,7 @@ def reuse_problem(
     planner = _Planner(resolve(migration, stage), links)
     try:
         _model_unchanged(changed, model)
-        rebuild, rerun = planner.stale(changed)
+        rebuild, rerun = planner.stale(changed, through)
     except _Full:
         return None  # a full rebuild reuses nothing
     reuse = planner.needs(rebuild, rerun)

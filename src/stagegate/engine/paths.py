@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 K = TypeVar("K")
 
-_SPECIAL = frozenset("*?[")
+_GLOBBY = re.compile(r"[*?\[\\]")  # a glob character or an escape
 
 
 class PathGlob:
@@ -38,13 +38,13 @@ class PathGlob:
         body = body.lstrip("/")
         parts = body.split("/") if body else []
         self.literal: str | None = None  # the glob is this path (or a folder of it)
-        if not any(c in _SPECIAL or c == "\\" for c in body):
+        if not _GLOBBY.search(body):
             self.literal = body
         elif (
             not self.unanchored
             and len(parts) > 1
             and parts[-1] == "**"
-            and not any(c in _SPECIAL or c == "\\" for c in "/".join(parts[:-1]))
+            and not _GLOBBY.search(body, 0, len(body) - 3)
         ):
             self.literal = "/".join(parts[:-1])  # folder/**: everything under folder
             self.folder_only = True
@@ -52,7 +52,7 @@ class PathGlob:
         literal: list[str] = []
         if not self.unanchored:
             for part in parts[:-1] if not self.folder_only else parts:
-                if part == "**" or any(c in _SPECIAL or c == "\\" for c in part):
+                if part == "**" or _GLOBBY.search(part):
                     break
                 literal.append(part)
         self.folder = "/".join(literal)
@@ -228,6 +228,46 @@ def aliases(
             break
         frontier = nxt
     return found
+
+
+class Links:
+    """``aliases`` for many paths over many links: the links filed by their target, so that
+    a path is tried only against the links that point at it or at a folder above it."""
+
+    def __init__(self, links: Sequence[tuple[str, str]], *, depth: int = 8) -> None:
+        self.depth = depth
+        self._by_target: dict[str, list[tuple[int, str, str]]] = {}
+        for position, (link, target) in enumerate(links):
+            self._by_target.setdefault(target, []).append((position, link, target))
+
+    def _pointing_at(self, name: str) -> list[tuple[int, str, str]]:
+        if not self._by_target:
+            return []
+        found: list[tuple[int, str, str]] = []
+        at = len(name)
+        while at > 0:
+            found += self._by_target.get(name[:at], ())
+            at = name.rfind("/", 0, at)
+        return sorted(found) if len(found) > 1 else found
+
+    def aliases(self, path: str) -> list[tuple[str, str]]:
+        """``aliases(path, links)``, the same pairs in the same order."""
+        found: list[tuple[str, str]] = []
+        seen = {path}
+        frontier = [path]
+        for _ in range(self.depth):
+            nxt = []
+            for name in frontier:
+                for _position, link, target in self._pointing_at(name):
+                    alias = link + name[len(target) :]
+                    if alias not in seen:
+                        seen.add(alias)
+                        found.append((alias, link))
+                        nxt.append(alias)
+            if not nxt:
+                break
+            frontier = nxt
+        return found
 
 
 def link_target(link: str, target: str) -> str | None:

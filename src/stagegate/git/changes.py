@@ -6,6 +6,8 @@ baseline run the planning job found (a small JSON file it writes).
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from stagegate.engine.affected import Baseline
 from stagegate.engine.paths import link_target
 from stagegate.errors import GitError, InvalidInput, Loc, Problem
 from stagegate.git.repo import Repository
+from stagegate.git.run import Pending, status
 from stagegate.model import Migration
 from stagegate.records import record
 
@@ -104,21 +107,224 @@ class Change:
     changed: tuple[str, ...]
     links: tuple[tuple[str, str], ...]
     baseline: Baseline | None
+    through: tuple[tuple[str, str, str], ...] = ()
+    """(name, link, how): the files a symbolic link the change deletes, adds or retargets
+    stopped or started leading to, under the link's name (``engine.affected``)."""
 
 
-def gather(repo: Repository, base: str, head: str = "HEAD", baseline: str | None = None) -> Change:
+_LINK = "120000"
+_NO_MODE = "000000"
+
+
+@record
+class _Entry:
+    """One path of ``git diff --raw``: its modes and object ids before and after."""
+
+    path: str
+    old_mode: str
+    new_mode: str
+    old_id: str
+    new_id: str
+
+
+def _raw_diff(out: bytes) -> list[_Entry]:
+    """``git diff --raw -z --no-abbrev`` output: ``:MODE MODE ID ID STATUS\0PATH\0``."""
+    fields = out.split(b"\0")
+    entries = []
+    for at in range(0, len(fields) - 1, 2):
+        meta, path = fields[at], fields[at + 1]
+        if not meta.startswith(b":"):
+            raise ValueError(f"unexpected git diff --raw output: {meta!r}")
+        old_mode, new_mode, old_id, new_id, _status = meta[1:].decode("ascii").split(" ")
+        entries.append(_Entry(os.fsdecode(path), old_mode, new_mode, old_id, new_id))
+    return entries
+
+
+_LINK_ENTRY = re.compile(rb"(?:^|\0)120000 blob ([0-9a-f]+)\t([^\0]*)")
+
+
+def _link_entries(out: bytes) -> list[tuple[str, str]]:
+    """(path, blob id) of the symbolic links in ``git ls-tree -r -z`` output."""
+    return [(os.fsdecode(path), sha.decode("ascii")) for sha, path in _LINK_ENTRY.findall(out)]
+
+
+def _links_file(tree: str) -> Path | None:
+    from stagegate.load.cache import cache_directory
+
+    folder = cache_directory()
+    return None if folder is None else folder / "links" / f"{tree}.json"
+
+
+def tree_links(repo: Repository, commit: str, tree: str | None = None) -> list[tuple[str, str]]:
+    """The symbolic links of ``commit``'s tree (``tree``, when known): (link path, target
+    text), as git stores them. Kept in the cache per tree (a tree's content never
+    changes): listing every file of a large tree is most of what `affected` waits for."""
+    objects = repo.objects()
+    if tree is None:
+        kind, data = objects.read(commit, action=f"read commit {commit[:12]}")
+        if kind != "commit" or not data.startswith(b"tree "):
+            raise GitError(f"cannot read commit {commit[:12]}: it is a {kind}, not a commit")
+        tree = data[5 : data.index(b"\n")].decode("ascii")
+    where = _links_file(tree)
+    if where is not None:
+        try:
+            kept = json.loads(where.read_bytes())
+            if isinstance(kept, list) and all(
+                isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e)
+                for e in kept
+            ):
+                return [(link, text) for link, text in kept]
+        except (OSError, ValueError):
+            pass  # not cached yet, or unreadable: list the tree
+    out = Pending(
+        ["ls-tree", "-r", "-z", "--full-tree", tree], repo.root, bytes,
+        action=f"list the files of {commit[:12]}",
+    ).result()  # fmt: skip
+    found: dict[tuple[str, str], None] = {}
+    for path, sha in _link_entries(out):
+        kind, text = objects.read(sha, action=f"read the link {path}")
+        if kind == "blob":
+            found.setdefault((path, text.decode("utf-8", "surrogateescape")))
+    links = list(found)
+    if where is not None:
+        _store(where, json.dumps([list(e) for e in links]).encode("utf-8", "surrogateescape"))
+    return links
+
+
+def _store(where: Path, data: bytes) -> None:
+    """Write a cache file whole (a temporary file renamed over it) or not at all."""
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        temporary = where.with_name(f".{where.name}.{os.getpid()}")
+        temporary.write_bytes(data)
+        os.replace(temporary, where)
+    except OSError:
+        pass  # a read-only or full cache: the answer stands without it
+
+
+def _link_changes(
+    repo: Repository, entries: list[_Entry], merge_base: str, head: str
+) -> list[tuple[str, str, str]]:
+    """(name, link, how) for each file a changed symbolic link led to before the change
+    (read from the merge base) or leads to after it: a link deleted, added or retargeted
+    takes those files away from, or gives them to, whoever's `paths` cover them."""
+    objects = repo.objects()
+    sides: dict[str, list[tuple[str, str, str]]] = {merge_base: [], head: []}
+    for e in entries:
+        old, new = e.old_mode == _LINK, e.new_mode == _LINK
+        if not (old or new) or (old and new and e.old_id == e.new_id):
+            continue
+        if old and new:
+            how = "retargets"
+        elif old:
+            how = "deletes" if e.new_mode == _NO_MODE else "replaces"
+        else:
+            how = "adds" if e.old_mode == _NO_MODE else "puts in place of a file"
+        for is_link, commit, sha in ((old, merge_base, e.old_id), (new, head, e.new_id)):
+            if not is_link:
+                continue
+            kind, text = objects.read(sha, action=f"read the link {e.path}")
+            target = link_target(e.path, text.decode("utf-8", "surrogateescape"))
+            if kind == "blob" and target is not None:
+                sides[commit].append((e.path, target, how))
+    found: dict[tuple[str, str, str], None] = {}
+    for commit, links in sides.items():
+        for at in range(0, len(links), 500):
+            chunk = links[at : at + 500]
+            listed = repo.git(
+                "--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", "--full-tree",
+                commit, "--", *dict.fromkeys(t for _l, t, _h in chunk),
+                action=f"list the files the links of {commit[:12]} lead to",
+            )  # fmt: skip
+            files = [f for f in listed.split("\0") if f]
+            for link, target, how in chunk:
+                for name in files:
+                    if name == target or name.startswith(target + "/"):
+                        found.setdefault((link + name[len(target) :], link, how))
+    return list(found)
+
+
+def open_change(
+    start: Path, base: str, head: str = "HEAD", baseline: str | None = None
+) -> tuple[Repository, Change]:
+    """The repository holding ``start`` and the change (``gather``), with the repository,
+    the refs and the head's tree asked of git by one process where all is well; anything
+    else takes the long way, whose messages say what is wrong (``open_repository``: not a
+    repository, a bare one, no commits; ``Repository.resolve``: how to fetch a ref)."""
+    from stagegate.git.repo import open_repository
+
+    found = None
+    if start.is_dir() and _plain(base) and _plain(head):
+        code, out, _err = status(
+            ["rev-parse", "--is-bare-repository", "--show-toplevel", f"{base}^{{commit}}",
+             f"{head}^{{commit}}", f"{head}^{{tree}}"],
+            start,
+        )  # fmt: skip
+        lines = out.split("\n")
+        known = code == 0 and len(lines) == 5 and lines[0] == "false" and lines[1] != ""
+        if known and all(_HEX.fullmatch(x) for x in lines[2:]):
+            found = lines
+    if found is None:
+        repo = open_repository(start)
+        return repo, gather(repo, base, head, baseline)
+    repo = Repository(root=Path(found[1]).resolve())
+    return repo, gather(repo, base, head, baseline, resolved=(found[2], found[3], found[4]))
+
+
+def _plain(ref: str) -> bool:
+    return bool(ref) and not ref.startswith("-") and "\n" not in ref
+
+
+def _resolve(repo: Repository, base: str, head: str) -> tuple[str, str, str | None]:
+    """The commits ``base`` and ``head`` name and the head's tree, asked of git at once;
+    where that fails, each ref alone (``Repository.resolve``: the message says how to
+    fetch the one the clone does not have)."""
+    if _plain(base) and _plain(head):
+        code, out, _err = status(
+            ["rev-parse", f"{base}^{{commit}}", f"{head}^{{commit}}",
+             f"{head}^{{tree}}"],
+            repo.root,
+        )  # fmt: skip
+        found = out.split("\n")
+        if code == 0 and len(found) == 3 and all(_HEX.fullmatch(x) for x in found):
+            return found[0], found[1], found[2]
+    return repo.resolve(base), repo.resolve(head), None
+
+
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def gather(
+    repo: Repository,
+    base: str,
+    head: str = "HEAD",
+    baseline: str | None = None,
+    *,
+    resolved: tuple[str, str, str] | None = None,
+) -> Change:
     """The change from the merge base of ``base`` and ``head`` to ``head``; GitError (exit
-    3, saying how to fetch) for a ref the clone does not have."""
-    base_sha = repo.resolve(base)
-    head_sha = repo.resolve(head)
+    3, saying how to fetch) for a ref the clone does not have. ``resolved``: the commits
+    of ``base`` and ``head`` and the head's tree, when already known."""
+    base_sha, head_sha, tree = resolved or _resolve(repo, base, head)
     merge_base = repo.merge_base(base_sha, head_sha, shown=(base, head))
-    changed = repo.changed_paths(merge_base, head_sha)
+    entries = Pending(
+        [
+            "diff", "--raw", "-z", "--no-abbrev", "--no-renames", "--no-ext-diff",
+            "--no-textconv", "--ignore-submodules=none", merge_base, head_sha, "--",
+        ],
+        repo.root,
+        _raw_diff,
+        action=f"compare {merge_base[:12]} with {head_sha[:12]}",
+    ).result()  # fmt: skip
+    changed = list(dict.fromkeys(e.path for e in entries))
     links: list[tuple[str, str]] = []
+    through: list[tuple[str, str, str]] = []
     if changed:
-        for link, text in repo.links(head_sha):
+        for link, text in tree_links(repo, head_sha, tree):
             target = link_target(link, text)
             if target is not None:
                 links.append((link, target))
+        through = _link_changes(repo, entries, merge_base, head_sha)
     found = _baseline(repo, baseline, merge_base, head_sha) if baseline is not None else None
     return Change(
         merge_base=merge_base,
@@ -127,4 +333,5 @@ def gather(repo: Repository, base: str, head: str = "HEAD", baseline: str | None
         changed=tuple(changed),
         links=tuple(links),
         baseline=found,
+        through=tuple(through),
     )

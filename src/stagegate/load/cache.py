@@ -64,6 +64,12 @@ def _prune(folder: Path) -> None:
         pass  # another process pruned first, or the cache is read-only
 
 
+def cache_directory() -> Path | None:
+    """The cache folder ($STAGEGATE_CACHE_DIR, else the user's cache folder); None when
+    $STAGEGATE_NO_CACHE turns caching off."""
+    return ValidCache._directory()
+
+
 class ValidCache:
     """Remembers migrations (all their files' bytes) that passed every check.
 

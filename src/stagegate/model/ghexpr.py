@@ -10,6 +10,7 @@ recursive descent with bounded length and depth; never handed to ``eval``.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -72,6 +73,8 @@ Part = str | Ph | Unknown
 
 def concat(parts: Sequence[Value]) -> Value:
     """Text of values put side by side: a plain str when every piece is known."""
+    if all(type(value) is str for value in parts):  # the common case: plain text
+        return "".join(parts)
     out: list[Part] = []
     for value in parts:
         if isinstance(value, Tagged):
@@ -84,10 +87,13 @@ def concat(parts: Sequence[Value]) -> Value:
             out.append(to_text(value))
     merged: list[Part] = []
     for part in out:
-        if isinstance(part, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += part
-        elif part != "":
-            merged.append(part)
+        if isinstance(part, str):
+            if not part:
+                continue
+            if merged and isinstance(merged[-1], str):
+                merged[-1] += part
+                continue
+        merged.append(part)
     if all(isinstance(p, str) for p in merged):
         return "".join(p for p in merged if isinstance(p, str))
     return Sym(tuple(merged))
@@ -226,6 +232,13 @@ Node = Lit | Ref | Prop | Index | Star | Call | Not | Bin
 
 def parse(text: str) -> Node:
     """The syntax tree of one expression (the text between ``${{`` and ``}}``)."""
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _parse(text: str) -> Node:
+    """``parse``, once per text: readers meet the same expressions in every matrix row,
+    caller and step they evaluate (the tree is immutable; errors are not kept)."""
     if len(text) > MAX_EXPRESSION:
         raise LocatedError(
             f"expression of {len(text):,} characters; the limit is {MAX_EXPRESSION:,}: shorten it."
@@ -635,6 +648,16 @@ def split_text(text: str) -> list[tuple[str, int]]:
 
     An expression ends at the first ``}}`` outside a string literal. An unclosed one
     raises LocatedError at its start."""
+    return list(_split_text(text))
+
+
+@functools.lru_cache(maxsize=16_384)
+def _split_text(text: str) -> tuple[tuple[str, int], ...]:
+    """``split_text``, once per text."""
+    return tuple(_split(text))
+
+
+def _split(text: str) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     pos = 0
     while True:
