@@ -153,7 +153,7 @@ def release_jobs(root: Path, shipping: Side, reading: Reading) -> dict[str, Rele
     and publishing or downloading artifacts), downloads in scripts (``gh run download``)
     counted as downloads: such a job is a release where it runs for releases alone."""
     from stagegate.ci.files import Files
-    from stagegate.ci.ships import RELEASE_EVENTS, job_events, workflow_events
+    from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
 
     files = Files(root)
     found: dict[str, ReleaseJob] = {}
