@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 
 from stagegate.checks._base import Context, Finding, Result, result, where
 from stagegate.engine.match import (
-    Evaluation,
     RowIndex,
     evaluation,
     index,
@@ -368,12 +367,11 @@ def _kinds(
     release: Release,
     rows: list[Row],
     stage: int,
-    seen: set[tuple[str, str, str]],
     plan: Plan | None = None,
-) -> list[Finding]:
-    """Rows of a kind the release may not take (``kinds: [wheel]``), each template once per
-    check (``seen``: the (release, producer, template) reported already). ``plan``: the
-    plan the rows come from (verify-pr's baseline is the base's), default the stage's."""
+) -> list[tuple[tuple[str, str, str], Finding]]:
+    """Rows of a kind the release may not take (``kinds: [wheel]``), per (release, producer,
+    template). ``plan``: the plan the rows come from (verify-pr's baseline is the base's),
+    default the stage's."""
     kinds = allowed_kinds(ctx, release)
     if kinds is None:
         return []
@@ -381,28 +379,146 @@ def _kinds(
     wrong = [row for row in rows if row.template.kind not in allowed]
     out = []
     for (pid, template), group in _group(wrong).items():
-        if (release.id, pid, template) in seen:
-            continue
-        seen.add((release.id, pid, template))
         source = plan or ctx.plan_at(stage)
         producer = source.migration.producers[pid]
         total = sum(1 for r in source.rows(producer) if r.template.text == template)
         tpl = group[0].template
-        out.append(
-            Finding(
-                f"release {release.id} {where(release)} takes only kinds "
-                f"{', '.join(kinds)}, but at stage {stage} selects "
-                f"{_rows_phrase(group, total)} of kind {tpl.kind!r} (template {template} at "
-                f"{tpl.loc.file}:{tpl.loc.line}) from producer {pid} {where(producer)}, "
-                f"via glob {_glob_for(release, group[0])!r}: add an exclude or narrow the glob "
-                "so the release takes only those kinds.",
-                tpl.loc,
-            )
+        finding = Finding(
+            f"release {release.id} {where(release)} takes only kinds "
+            f"{', '.join(kinds)}, but at stage {stage} selects "
+            f"{_rows_phrase(group, total)} of kind {tpl.kind!r} (template {template} at "
+            f"{tpl.loc.file}:{tpl.loc.line}) from producer {pid} {where(producer)}, "
+            f"via glob {_glob_for(release, group[0])!r}: add an exclude or narrow the glob "
+            "so the release takes only those kinds.",
+            tpl.loc,
         )
+        out.append(((release.id, pid, template), finding))
     return out
 
 
+# --------------------------------------------------------------------------- shared work
+
+
+@record
+class Start:
+    """Where a check's plan starts: the release ``release`` claiming its tag in the plan of
+    ``migration`` at stage ``stage`` (verify-pr: the base's, where it has reached it)."""
+
+    migration: Migration
+    release: str
+    stage: int
+
+
+class _Scan:
+    """How far ``Memo.differing`` has looked for one (release, start), and what it found."""
+
+    def __init__(self, stage: int) -> None:
+        self.next = stage
+        self.differ: list[int] = []
+
+
+class Memo:
+    """What release-continuity works out once per load of a migration and shares with every
+    stage and check that asks, keyed by records (never by ``id()``): the plan at `since` (one
+    object per ``Start``), the stages at which a release selects other names than that plan
+    (``tooling: control`` looks back at every stage: each is compared once per release and
+    start, however many later stages ask), and the stages that declare release_changes."""
+
+    def __init__(self, migration: Migration) -> None:
+        self.migration = migration
+        self.changing = tuple(
+            k for k, definition in enumerate(migration.stages, 1) if definition.release_changes
+        )
+        self._first: dict[Start, Expected] = {}
+        self._scans: dict[tuple[str, Start], _Scan] = {}
+
+    def unchanged(self, baseline: int, stage: int) -> bool:
+        """Whether no stage in ``baseline + 1..stage`` declares release_changes."""
+        return not any(baseline < k <= stage for k in self.changing)
+
+    def first(self, start: Start) -> Expected:
+        """The plan at `since`: the names the release selects there."""
+        found = self._first.get(start)
+        if found is None:
+            release = start.migration.releases[start.release]
+            rows = evaluation(start.migration).release_rows(release, start.stage).rows
+            found = {r.name: Planned(r, start.stage) for r in rows}
+            self._first[start] = found
+        return found
+
+    def differing(self, release: Release, start: Start, stage: int) -> list[int]:
+        """The stages ``start.stage..stage - 1`` at which ``release`` (of this migration)
+        selects other names than the plan at ``start``."""
+        scan = self._scans.get((release.id, start))
+        if scan is None:
+            scan = self._scans[(release.id, start)] = _Scan(start.stage)
+        names = self.first(start).keys()
+        ev = evaluation(self.migration)
+        for k in range(scan.next, stage):
+            scan.next = k + 1
+            if ev.release_rows(release, k).by_name.keys() != names:
+                scan.differ.append(k)
+        return [k for k in scan.differ if k < stage]
+
+
+def memo(migration: Migration) -> Memo:
+    """The one ``Memo`` of ``migration`` (kept with its ``match.Evaluation``)."""
+    return evaluation(migration).remember(("release-continuity",), lambda: Memo(migration))
+
+
 # --------------------------------------------------------------------------- the check
+
+
+@record(eq=False)
+class Subject:
+    """What one check compares: the release claiming ``tag`` now and what it selects, and
+    the release claiming it at `since` (verify-pr: in the base's plan) and what that selected."""
+
+    tag: str
+    baseline: int
+    release: Release
+    current: list[Row]
+    before: Release
+    base_rows: list[Row]
+    start: Start
+
+
+@record(eq=False)
+class Course:
+    """The plan at each stage ``baseline..stage``: the selection at `since`, then each
+    stage's release_changes; the names each drop removed (name -> stage), whether any
+    stage changed the plan, and each glob of a change that changed nothing."""
+
+    first: Expected
+    plans: dict[int, Expected]
+    dropped: dict[str, int]
+    changed: bool
+    unchanged: bool
+    """No stage in ``baseline + 1..stage`` declares release_changes: every plan is ``first``."""
+    idle: list[Finding]
+
+    def at(self, stage: int) -> Expected:
+        return self.plans.get(stage, self.first)
+
+
+class _Findings:
+    """A check's findings in order; a template of a kind the release may not take is
+    reported once per (release, producer, template), however many rules meet it."""
+
+    def __init__(self) -> None:
+        self.items: list[Finding] = []
+        self._kinds: set[tuple[str, str, str]] = set()
+
+    def add(self, found: Iterable[Finding], prefix: str = "") -> None:
+        self.items += [Finding(prefix + f.message, f.loc) if prefix else f for f in found]
+
+    def kinds(
+        self, found: Iterable[tuple[tuple[str, str, str], Finding]], prefix: str = ""
+    ) -> None:
+        for key, finding in found:
+            if key not in self._kinds:
+                self._kinds.add(key)
+                self.add([finding], prefix)
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
@@ -410,6 +526,25 @@ def run(ctx: Context, check: Check) -> list[Result]:
     baseline: int = check.args.get("since", 0)
     if baseline > ctx.stage:
         return [result(ctx, check, [], f"applies from stage {baseline} on")]
+    subject = _subject(ctx, check, tag, baseline)
+    if not isinstance(subject, Subject):
+        return [result(ctx, check, subject, "")]
+    found = _Findings()
+    found.kinds(_kinds(ctx, subject.release, subject.current, ctx.stage))
+    found.kinds(
+        _kinds(ctx, subject.before, subject.base_rows, baseline, ctx.baseline_plan(baseline))
+    )
+    course = _course(ctx, subject)
+    found.add(course.idle)
+    found.add(_against_plan(ctx, subject, course))
+    found.add(_expected_producers(ctx, subject))
+    _older_runs(ctx, subject, course, found)
+    _tagged_trees(ctx, check, subject, course, found)
+    return [result(ctx, check, found.items, _ok(subject.release, course, baseline, ctx.stage))]
+
+
+def _subject(ctx: Context, check: Check, tag: str, baseline: int) -> Subject | list[Finding]:
+    """Exactly one active release must claim the tag now and at `since`."""
     now = claimants(ctx.plan, tag)
     then = claimants(ctx.baseline_plan(baseline), tag)  # verify-pr: the base's, where reached
     findings: list[Finding] = []
@@ -424,153 +559,154 @@ def run(ctx: Context, check: Check) -> list[Result]:
                 )
             )
     if findings:
-        return [result(ctx, check, findings, "")]
-    release, before = now[0], then[0]
-
-    def tag_tooling(stage: int) -> tuple[Release, list[Row]] | None:
-        """The release claiming the tag at ``stage``, and what it selects from that run."""
-        found = claimants(ctx.plan_at(stage), tag)
-        if len(found) != 1:
-            return None
-        return found[0], _selection(ctx.plan_at(stage), found[0])
-
-    base_selection = _selection(ctx.baseline_plan(baseline), before)
-    current = _selection(ctx.plan, release)
-    kinds_seen: set[tuple[str, str, str]] = set()
-    findings += _kinds(ctx, release, current, ctx.stage, kinds_seen)
-    findings += _kinds(
-        ctx, before, base_selection, baseline, kinds_seen, ctx.baseline_plan(baseline)
+        return findings
+    then_plan = ctx.baseline_plan(baseline)
+    return Subject(
+        tag=tag,
+        baseline=baseline,
+        release=now[0],
+        current=_selection(ctx.plan, now[0]),
+        before=then[0],
+        base_rows=_selection(then_plan, then[0]),
+        start=Start(then_plan.migration, then[0].id, baseline),
     )
 
-    # the plan at each stage: the selection at `since`, then each stage's release_changes
-    # (without release_changes in baseline+1..stage, the plan is the selection at `since`)
-    first = _first_plan(ctx, base_selection, baseline)
-    unchanged = _unchanged(ctx.migration, baseline, ctx.stage) and (
-        ctx.reference is ctx.migration or _unchanged(ctx.reference, baseline, ctx.stage)
+
+def _tag_tooling(ctx: Context, tag: str, stage: int) -> tuple[Release, list[Row]] | None:
+    """The release claiming the tag at ``stage``, and what it selects from that run."""
+    found = claimants(ctx.plan_at(stage), tag)
+    if len(found) != 1:
+        return None
+    return found[0], _selection(ctx.plan_at(stage), found[0])
+
+
+def _course(ctx: Context, s: Subject) -> Course:
+    """The plan at each stage (without release_changes in ``since + 1..stage``, the plan at
+    every stage is the selection at `since`)."""
+    first = memo(ctx.migration).first(s.start)
+    unchanged = memo(ctx.migration).unchanged(s.baseline, ctx.stage) and (
+        ctx.reference is ctx.migration or memo(ctx.reference).unchanged(s.baseline, ctx.stage)
     )
-    plans: dict[int, Expected] = _Plans(first) if unchanged else {baseline: first}
-    steps: dict[int, list[ReleaseChange]] = {}
+    plans = {s.baseline: first}
     dropped: dict[str, int] = {}
     changed = False
-    for stage in range(baseline + 1, ctx.stage + 1) if not unchanged else ():
-        steps[stage] = changes_at(ctx, stage, tag)
-        changed = changed or bool(steps[stage])
+    idle: list[Finding] = []
+    for stage in range(s.baseline + 1, ctx.stage + 1) if not unchanged else ():
+        steps = changes_at(ctx, stage, s.tag)
+        changed = changed or bool(steps)
         if stage == ctx.stage:
-            selection = current
-        elif steps[stage]:
-            own = tag_tooling(stage)
-            selection = own[1] if own else _selection(ctx.plan_at(stage), release)
+            selection = s.current
+        elif steps:
+            own = _tag_tooling(ctx, s.tag, stage)
+            selection = own[1] if own else _selection(ctx.plan_at(stage), s.release)
         else:
             selection = []
-        plans[stage], idle = _step(plans[stage - 1], steps[stage], selection, stage, dropped)
-        findings += [_idle_finding(ctx, release, stage, k, g, c) for c, k, g in idle]
-    expected = plans[ctx.stage]
-    findings += _compare(ctx, release, current, expected, ctx.stage, baseline, changed, dropped)
-    expect = effective_expect(ctx, release)
-    if expect is not None and {r.producer for r in current} != set(expect):
-        findings += _expectations(ctx, release, current, expect)
-    tooling = effective_tooling(ctx, release)
-    if tooling in ("control", "both"):
-        # a tag cut at an earlier stage ships what was planned then, whatever tooling runs;
-        # with one plan for all of them and no kinds, only stages that select other names
-        # than the plan can fail, and those are found once per (release, plan)
-        built = (
-            _differing(evaluation(ctx.migration), release, first, baseline, ctx.stage)
-            if unchanged and allowed_kinds(ctx, release) is None
-            else range(baseline, ctx.stage)
+        plans[stage], globs = _step(plans[stage - 1], steps, selection, stage, dropped)
+        idle += [_idle_finding(ctx, s.release, stage, k, g, c) for c, k, g in globs]
+    return Course(first, plans, dropped, changed, unchanged, idle)
+
+
+def _against_plan(ctx: Context, s: Subject, course: Course) -> list[Finding]:
+    """The release selects exactly the plan of this stage."""
+    return _compare(
+        ctx,
+        s.release,
+        s.current,
+        course.at(ctx.stage),
+        ctx.stage,
+        s.baseline,
+        course.changed,
+        course.dropped,
+    )
+
+
+def _expected_producers(ctx: Context, s: Subject) -> list[Finding]:
+    """With ``expect``, the release selects from exactly those producers."""
+    expect = effective_expect(ctx, s.release)
+    if expect is None or {r.producer for r in s.current} == set(expect):
+        return []
+    return _expectations(ctx, s.release, s.current, expect)
+
+
+def _older_runs(ctx: Context, s: Subject, course: Course, found: _Findings) -> None:
+    """With tooling: control or both, today's tooling run on a run built at an earlier
+    stage ships what was planned for a tag cut then. With one plan for all of them and no
+    kinds, only stages that select other names than the plan can fail, and those are found
+    once per (release, start)."""
+    tooling = effective_tooling(ctx, s.release)
+    if tooling not in ("control", "both"):
+        return
+    built = (
+        memo(ctx.migration).differing(s.release, s.start, ctx.stage)
+        if course.unchanged and allowed_kinds(ctx, s.release) is None
+        else range(s.baseline, ctx.stage)
+    )
+    for stage in built:
+        taken = _selection(ctx.plan_at(stage), s.release)
+        gone = {name: at for name, at in course.dropped.items() if at <= stage}
+        prefix = f"with tooling: {tooling}, today's tooling run on a run built at stage {stage}: "
+        found.add(
+            _compare(
+                ctx,
+                s.release,
+                taken,
+                course.at(stage),
+                stage,
+                s.baseline,
+                course.changed,
+                gone,
+                older=True,
+            ),
+            prefix,
         )
-        for stage in built:
-            taken = _selection(ctx.plan_at(stage), release)
-            gone = {name: at for name, at in dropped.items() if at <= stage}
-            prefix = (
-                f"with tooling: {tooling}, today's tooling run on a run built at stage {stage}: "
-            )
-            for finding in (
-                *_compare(
-                    ctx, release, taken, plans[stage], stage, baseline, changed, gone, older=True
-                ),
-                *_kinds(ctx, release, taken, stage, kinds_seen),
-            ):
-                findings.append(Finding(prefix + finding.message, finding.loc))
-    if tooling == "both":
-        for stage in range(baseline + 1, ctx.stage):
-            own = tag_tooling(stage)
-            prefix = (
-                f"with tooling: both, the tagged tree's own tooling of a tag cut at stage {stage}: "
-            )
-            if own is None:
-                count = len(claimants(ctx.plan_at(stage), tag))
-                findings.append(
+        found.kinds(_kinds(ctx, s.release, taken, stage), prefix)
+
+
+def _tagged_trees(
+    ctx: Context, check: Check, s: Subject, course: Course, found: _Findings
+) -> None:
+    """With tooling: both, the tagged tree's own tooling of a tag cut at an earlier stage
+    ships what was planned for it too."""
+    if effective_tooling(ctx, s.release) != "both":
+        return
+    for stage in range(s.baseline + 1, ctx.stage):
+        own = _tag_tooling(ctx, s.tag, stage)
+        prefix = (
+            f"with tooling: both, the tagged tree's own tooling of a tag cut at stage {stage}: "
+        )
+        if own is None:
+            count = len(claimants(ctx.plan_at(stage), s.tag))
+            found.add(
+                [
                     Finding(
-                        f"{prefix}{count} active releases claim {tag} at stage {stage}; exactly "
-                        "one must: fix the releases' tags or their `when`.",
+                        f"{prefix}{count} active releases claim {s.tag} at stage {stage}; "
+                        "exactly one must: fix the releases' tags or their `when`.",
                         check.loc,
                     )
-                )
-                continue
-            tagged, rows = own
-            so_far = {name: at for name, at in dropped.items() if at <= stage}
-            for finding in (
-                *_compare(
-                    ctx, tagged, rows, plans[stage], stage, baseline, changed, so_far, older=True
-                ),
-                *_kinds(ctx, tagged, rows, stage, kinds_seen),
-            ):
-                findings.append(Finding(prefix + finding.message, finding.loc))
-    return [result(ctx, check, findings, _ok(release, plans, baseline, ctx.stage))]
+                ]
+            )
+            continue
+        tagged, rows = own
+        so_far = {name: at for name, at in course.dropped.items() if at <= stage}
+        found.add(
+            _compare(
+                ctx,
+                tagged,
+                rows,
+                course.at(stage),
+                stage,
+                s.baseline,
+                course.changed,
+                so_far,
+                older=True,
+            ),
+            prefix,
+        )
+        found.kinds(_kinds(ctx, tagged, rows, stage), prefix)
 
 
-class _Plans(dict[int, Expected]):
-    """The plan at every stage, where no stage changes it: the plan at `since`."""
-
-    def __init__(self, first: Expected) -> None:
-        super().__init__()
-        self.first = first
-
-    def __missing__(self, stage: int) -> Expected:
-        return self.first
-
-
-def _first_plan(ctx: Context, selection: list[Row], baseline: int) -> Expected:
-    """The plan at `since`: its selection's names. One object per selection, so that what
-    is found against it (``_differing``) serves every check that starts from it."""
-    kept, plan = evaluation(ctx.migration).remember(
-        ("first-plan", id(selection), baseline),
-        lambda: (selection, {r.name: Planned(r, baseline) for r in selection}),
-    )
-    assert kept is selection
-    return plan
-
-
-def _unchanged(migration: Migration, baseline: int, stage: int) -> bool:
-    """Whether no stage in ``baseline + 1..stage`` declares release_changes."""
-    changing: tuple[int, ...] = evaluation(migration).remember(
-        ("changing-stages",),
-        lambda: tuple(
-            k for k, definition in enumerate(migration.stages, 1) if definition.release_changes
-        ),
-    )
-    return not any(baseline < k <= stage for k in changing)
-
-
-def _differing(
-    ev: Evaluation, release: Release, plan: Expected, baseline: int, stage: int
-) -> list[int]:
-    """The stages ``baseline..stage - 1`` at which the release selects other names than
-    ``plan``: each stage's selection is compared once per (release, plan), however many
-    later stages ask (``tooling: control`` looks back at every stage)."""
-    seen: list[int] = ev.remember(("control", release.id, id(plan), baseline), list)
-    differ: list[int] = ev.remember(("control-differ", release.id, id(plan), baseline), list)
-    names = plan.keys()
-    for k in range(baseline + len(seen), stage):
-        seen.append(k)
-        if ev.release_rows(release, k).by_name.keys() != names:
-            differ.append(k)
-    return [k for k in differ if k < stage]
-
-
-def _ok(release: Release, plans: dict[int, Expected], baseline: int, stage: int) -> str:
-    final, first = plans[stage], plans[baseline]
+def _ok(release: Release, course: Course, baseline: int, stage: int) -> str:
+    final, first = course.at(stage), course.at(baseline)
     if set(final) == set(first) and all(p.stage == baseline for p in final.values()):
         return (
             f"release {release.id} selects the same {counted(len(final), 'artifact name')} "
