@@ -114,7 +114,8 @@ def test_an_old_name_lost_after_a_declared_addition_fails_naming_it(tmp_path: Pa
 def test_a_declared_drop_holds_and_a_dropped_name_may_not_come_back(tmp_path: Path, sg: Sg) -> None:
     drop = (
         "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
-        "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
+        "  - tag: v1.0.0\n    drop: ['pkg-python313-*', 'pkg-python314-*']\n"
+        "    add: ['pkg-python314-*']\n"  # 3.14 now from wheels-no313: the move
     )
     back = "stage: 2\ntitle: 3.13 is back\nset:\n  drop313: false\n"
     root = make(tmp_path, WHEELS, drop, back)
@@ -194,7 +195,8 @@ NO313 = WHEELS.replace(
 )
 DROP_313 = (
     "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
-    "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
+    "  - tag: v1.0.0\n    drop: ['pkg-python313-*', 'pkg-python314-*']\n"
+    "    add: ['pkg-python314-*']\n"  # 3.14 now from wheels-no313: the move
 )
 
 

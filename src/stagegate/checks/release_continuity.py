@@ -100,13 +100,21 @@ def _rows_phrase(rows: list[Row], total: int) -> str:
 
 @record
 class Planned:
-    """A name the release is expected to select, and the stage it entered the plan."""
+    """A producer row the release is expected to select, and the stage it entered the plan."""
 
     row: Row
     stage: int
 
 
-Expected = dict[str, Planned]
+Key = tuple[str, str]
+"""A producer row as a release takes it: (producer, artifact name). A release that keeps a
+name but takes it from another producer takes other files under it."""
+
+Expected = dict[Key, Planned]
+
+
+def key(row: Row) -> Key:
+    return (row.producer, row.name)
 
 
 def _stages(a: int, b: int) -> str:
@@ -153,7 +161,7 @@ def _extra(
 def _missing(
     ctx: Context,
     release: Release,
-    names: set[str],
+    keys: set[Key],
     expected: Expected,
     stage: int,
     baseline: int,
@@ -163,7 +171,7 @@ def _missing(
     plan = ctx.plan_at(stage)
     then = ctx.baseline_plan(baseline)
     active = {p.id for p in plan.producers}
-    planned = [expected[n] for n in sorted(names)]
+    planned = [expected[k] for k in sorted(keys, key=lambda k: (k[1], k[0]))]
     groups: dict[tuple[str, str, int], list[Row]] = defaultdict(list)
     for entry in planned:
         groups[(entry.row.producer, entry.row.template.text, entry.stage)].append(entry.row)
@@ -219,15 +227,114 @@ def _compare(
     older: bool = False,
 ) -> list[Finding]:
     """``older``: the rows are what a release selects from a run built at an earlier stage."""
-    names = {row.name: row for row in rows}
-    if names.keys() == expected.keys():
+    taken = {key(row): row for row in rows}
+    if taken.keys() == expected.keys():
         return []
-    extra = [row for row in rows if row.name not in expected]
-    missing = set(expected) - set(names)
+    now_names = {row.name for row in rows}
+    planned_names = {name for _, name in expected}
+    extra = [row for row in rows if key(row) not in expected and row.name not in planned_names]
+    missing = {k for k in expected if k not in taken and k[1] not in now_names}
+    moved = [row for row in rows if key(row) not in expected and row.name in planned_names]
+    moved += [e.row for k, e in expected.items() if k not in taken and k[1] in now_names]
     return [
         *_extra(ctx, release, extra, stage, baseline, changed, dropped),
         *_missing(ctx, release, missing, expected, stage, baseline, older),
+        *_moved(ctx, release, rows, expected, {r.name for r in moved}, stage, baseline, older),
     ]
+
+
+def _producers(ctx: Context, ids: Iterable[str], stage: int) -> str:
+    """``producer a (file:line)`` or ``producers a (file:line) and b (file:line)``."""
+    shown = []
+    for pid in ids:
+        producer = ctx.migration.producers.get(pid) or ctx.baseline_plan(stage).migration.producers.get(pid)
+        shown.append(f"{pid} {where(producer)}" if producer is not None else pid)
+    return ("producers " if len(shown) > 1 else "producer ") + " and ".join(shown)
+
+
+def _changed_at(ctx: Context, release: Release, name: str, now: tuple[str, ...], since: int, stage: int) -> int:
+    """The stage from which the release takes ``name`` from exactly the producers ``now``
+    without a break up to ``stage`` (no earlier than ``since + 1``)."""
+    at = stage
+    while at - 1 > since:
+        before = tuple(sorted({r.producer for r in _selection(ctx.plan_at(at - 1), release) if r.name == name}))
+        if before != now:
+            break
+        at -= 1
+    return at
+
+
+def _moved(
+    ctx: Context,
+    release: Release,
+    rows: list[Row],
+    expected: Expected,
+    names: set[str],
+    stage: int,
+    baseline: int,
+    older: bool,
+) -> Iterable[Finding]:
+    """Names the release still selects, but from other producers than planned: the same
+    name, other files (other jobs build them)."""
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...], int, int, str], list[Row]] = defaultdict(list)
+    for name in sorted(names):
+        now = tuple(sorted({r.producer for r in rows if r.name == name}))
+        entries = [e for (_, n), e in expected.items() if n == name]
+        was = tuple(sorted({e.row.producer for e in entries}))
+        origin = max(e.stage for e in entries)
+        at = _changed_at(ctx, release, name, now, origin, stage)
+        row = next(r for r in rows if r.name == name and r.producer == now[0])
+        groups[(was, now, origin, at, row.template.text)].append(row)
+    for (was, now, origin, at, template), group in groups.items():
+        total = sum(1 for r in ctx.plan_at(stage).rows(now[0]) if r.template.text == template)
+        definition = ctx.migration.stage_def(at)
+        changed = f"stage {at}" + (f" ({definition.file})" if definition is not None else "")
+        planned = ctx.migration.stage_def(origin)
+        when = (
+            f"at stage {origin}"
+            if origin == baseline or planned is None
+            else f"from stage {origin} on (release_changes of {planned.file})"
+        )
+        gained = [pid for pid in now if pid not in was]
+        lost = [pid for pid in was if pid not in now]
+        loc = ctx.migration.producers[gained[0]].loc if gained else release.loc
+        it = "it" if len(group) == 1 else "them"
+        took = f"{it} from {_producers(ctx, was, stage)} {when}"
+        if gained and lost and lost == list(was):
+            how = (
+                f"now takes {it} from {_producers(ctx, gained, stage)} instead of "
+                f"{_producers(ctx, lost, stage)}, from which it took {it} {when}"
+            )
+        elif gained and lost:
+            how = (
+                f"now takes {it} from {_producers(ctx, now, stage)}, where it took {took}"
+            )
+        elif lost:
+            how = (
+                f"no longer takes {it} from {_producers(ctx, lost, stage)}, only from "
+                f"{_producers(ctx, now, stage)}, where it took {took}"
+            )
+        else:
+            how = (
+                f"now also takes {it} from {_producers(ctx, gained, stage)}, where it took only "
+                f"{took}"
+            )
+        fix = (
+            f"a tag cut at stage {stage} was planned to ship the files of "
+            f"{_producers(ctx, was, stage)}: select {it} from such runs too"
+            if older
+            else "if that is meant, declare the move in that stage file's release_changes (a "
+            f"`drop` and an `add` of the {'name' if len(group) == 1 else 'names'}); else take "
+            f"{it} from {_producers(ctx, was, stage)} again"
+        )
+        yield Finding(
+            f"release {release.id} {where(release)} still selects {_rows_phrase(group, total)} "
+            f"but {how}; changed at "
+            f"{changed}: what ships under {'that name' if len(group) == 1 else 'those names'} "
+            "has changed. "
+            f"{fix[0].upper()}{fix[1:]}.",
+            loc,
+        )
 
 
 # --------------------------------------------------------------------------- planned changes
@@ -274,28 +381,25 @@ def _step(
     names dropped are recorded in ``dropped`` (name -> stage)."""
     out = dict(expected)
     idle: list[tuple[ReleaseChange, str, Template]] = []
-    removed: dict[str, Row] = {}
+    removed: set[Key] = set()
     for change in changes:
         for glob in change.drop:
             gone = _matching(glob, [p.row for p in out.values()])
             if not gone:
                 idle.append((change, "drop", glob))
             for row in gone:
-                out.pop(row.name, None)
-                removed[row.name] = row
+                out.pop(key(row), None)
+                removed.add(key(row))
                 dropped[row.name] = stage
     for change in changes:
         for glob in change.add:
-            fresh = [row for row in _matching(glob, selection) if row.name not in out]
+            fresh = [row for row in _matching(glob, selection) if key(row) not in out]
             if not fresh:
                 idle.append((change, "add", glob))
-            elif all(
-                row.name in removed and removed[row.name].producer == row.producer
-                for row in fresh
-            ):
+            elif all(key(row) in removed for row in fresh):
                 idle.append((change, "cancel", glob))  # re-adds what it dropped, same producer
             for row in fresh:
-                out[row.name] = Planned(row, stage)
+                out[key(row)] = Planned(row, stage)
                 dropped.pop(row.name, None)
     return out, idle
 
@@ -442,13 +546,13 @@ class Memo:
         if found is None:
             release = start.migration.releases[start.release]
             rows = evaluation(start.migration).release_rows(release, start.stage).rows
-            found = {r.name: Planned(r, start.stage) for r in rows}
+            found = {key(r): Planned(r, start.stage) for r in rows}
             self._first[start] = found
         return found
 
     def differing(self, release: Release, start: Start, stage: int) -> list[int]:
         """The stages ``start.stage..stage - 1`` at which ``release`` (of this migration)
-        selects other names than the plan at ``start``."""
+        selects other producer rows than the plan at ``start``."""
         scan = self._scans.get((release.id, start))
         if scan is None:
             scan = self._scans[(release.id, start)] = _Scan(start.stage)
@@ -456,7 +560,7 @@ class Memo:
         ev = evaluation(self.migration)
         for k in range(scan.next, stage):
             scan.next = k + 1
-            if ev.release_rows(release, k).by_name.keys() != names:
+            if {key(r) for r in ev.release_rows(release, k).rows} != names:
                 scan.differ.append(k)
         return [k for k in scan.differ if k < stage]
 
@@ -709,15 +813,20 @@ def _ok(release: Release, course: Course, baseline: int, stage: int) -> str:
     final, first = course.at(stage), course.at(baseline)
     if set(final) == set(first) and all(p.stage == baseline for p in final.values()):
         return (
-            f"release {release.id} selects the same {counted(len(final), 'artifact name')} "
+            f"release {release.id} selects the same "
+            f"{counted(len({name for _, name in first}), 'artifact name')} "
             f"as at stage {baseline}"
         )
-    kept = sum(1 for name in first if name in final)
-    added = len(final) - kept
-    dropped = len(first) - kept
+    names = {name: {k for k in final if k[1] == name} for _, name in final}
+    before = {name: {k for k in first if k[1] == name} for _, name in first}
+    kept = sum(1 for name in before if name in names)
+    moved = sum(1 for name in before if name in names and names[name] != before[name])
+    added = len(names) - kept
+    dropped = len(before) - kept
+    how = f" ({moved} from another producer)" if moved else ""
     return (
-        f"release {release.id} selects the {counted(len(final), 'artifact name')} planned: "
-        f"{kept} of the {len(first)} of stage {baseline} kept, {added} added and {dropped} "
+        f"release {release.id} selects the {counted(len(names), 'artifact name')} planned: "
+        f"{kept} of the {len(before)} of stage {baseline} kept{how}, {added} added and {dropped} "
         f"dropped by the release_changes of {_stages(baseline + 1, stage)}"
     )
 
