@@ -106,7 +106,7 @@ def test_the_move_declared_in_release_changes_passes(tmp_path: Path, sg: Sg) -> 
     assert all(r["ok"] for r in report.values()), report
     assert report[3]["message"] == (
         "release-continuity tag=v1.0.0 at stage 3: release rel selects the 3 artifact names "
-        "planned: 3 of the 3 of stage 0 kept (2 from another producer), 0 added and 0 dropped "
+        "planned: 3 of the 3 of stage 0 kept (2 now from other producers), 0 added and 0 dropped "
         "by the release_changes of stages 1..3"
     )
 
@@ -185,3 +185,81 @@ def test_a_name_no_longer_taken_from_one_of_its_producers_fails(tmp_path: Path, 
         "release_changes (a `drop` and an `add` of the name); else take it from producers "
         "sdist (migration.yaml:18) and wheels (migration.yaml:12) again."
     ]
+
+
+# --------------------------------------------------------------------- changes that cancel out
+
+CHURN = "stage: {n}\ntitle: Churn\nrelease_changes:\n{entries}"
+
+
+def entry(drop: str, add: str) -> str:
+    return f"  - tag: v1.0.0\n    drop: [{drop}]\n    add: [{add}]\n"
+
+
+def test_entries_whose_drop_and_add_cancel_out_fail_each_at_its_line(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """The second entry drops 3.14 (3.13 is gone already) and adds it back: nothing either."""
+    churn = CHURN.format(
+        n=1,
+        entries=entry("'pkg-python313-*'", "'pkg-python313-*'")
+        + entry("'pkg-python31*'", "'pkg-python314-*'"),
+    )
+    report = continuity(sg, make(tmp_path, BUILDER, churn))
+    assert messages(report[1]) == [
+        f"stage 1 (stages/01-step.yaml:{line}) release_changes for v1.0.0: drop {drop!r} and "
+        f"add {add!r} cancel out: release rel (migration.yaml:21) takes the names they match "
+        "from the same producers after this stage as before it (a drop and an add of one name "
+        "declare a move only when the name then comes from another producer); a planned "
+        "change must change the selection: fix the glob (or the release's select), or remove "
+        "the entry."
+        for line, drop, add in (
+            (4, "pkg-python313-*", "pkg-python313-*"),
+            (7, "pkg-python31*", "pkg-python314-*"),
+        )
+    ]
+
+
+def test_a_glob_of_an_entry_that_cancels_out_fails_at_the_glob(tmp_path: Path, sg: Sg) -> None:
+    """The entry drops 3.13 (a change), but its drop and add of 3.14 change nothing."""
+    churn = CHURN.format(
+        n=1, entries=entry("'pkg-python313-*', 'pkg-python314-*'", "'pkg-python314-*'")
+    )
+    result = sg("check", "--all", cwd=make(tmp_path, BUILDER, churn))
+    assert result.code == 1
+    said = (
+        "cancels out: this stage takes the names it matches from the same producers as "
+        "before, so release rel (migration.yaml:21) selects what it selected before (a drop "
+        "and an add of one name declare a move only when the name then comes from another "
+        "producer); a planned change must change the selection: fix the glob (or the "
+        "release's select), or remove the entry."
+    )
+    assert (
+        f"        - stage 1 (stages/01-step.yaml) release_changes for v1.0.0: drop "
+        f"'pkg-python314-*' {said}\n          at stages/01-step.yaml:5\n"
+        f"        - stage 1 (stages/01-step.yaml) release_changes for v1.0.0: add "
+        f"'pkg-python314-*' {said}\n          at stages/01-step.yaml:6\n"
+    ) in result.out
+    # control: without the 3.14 globs the entry is an exact drop of 3.13 (which then
+    # fails only as a planned drop whose names the release still selects)
+    exact = CHURN.format(n=1, entries="  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n")
+    report = continuity(sg, make(tmp_path / "exact", BUILDER, exact))
+    assert not any("cancel" in m for m in messages(report[1]))
+
+
+def test_a_drop_and_add_that_leave_one_producer_out_is_a_declared_change(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """Control for the cancelling entries: the same drop and add of `dist-*` changes which
+    producers the release takes `dist-{sha}` from, and passes."""
+    per_os = (
+        "stage: 1\ntitle: Wheels per OS\nset:\n  per_os: true\nrelease_changes:\n"
+        + entry("'dist-*'", "'dist-*'")
+    )
+    report = continuity(sg, make(tmp_path, SDIST_KEEPS_THE_NAME, per_os))
+    assert report[1]["ok"] is True, report[1]
+    assert report[1]["message"] == (
+        "release-continuity tag=v1.0.0 at stage 1: release rel selects the 1 artifact name "
+        "planned: 1 of the 1 of stage 0 kept (1 now from other producers), 0 added and 0 "
+        "dropped by the release_changes of stage 1"
+    )

@@ -27,7 +27,8 @@ from stagegate.words import counted
 KIND = "release-continuity"
 SUMMARY = (
     "The release claiming `tag` selects exactly the artifact names the release claiming it "
-    "at stage `since` selected, changed only by the stages' release_changes (and, with "
+    "at stage `since` selected, each from the same producers, changed only by the stages' "
+    "release_changes (and, with "
     "tooling: control or both, from runs of every stage between); with `kinds`, only "
     "artifacts of those kinds."
 )
@@ -369,46 +370,104 @@ def _matching(glob: Template, rows: Iterable[Row]) -> list[Row]:
     return selected(plain_selector(glob.text, glob.loc), RowIndex(rows))
 
 
+Idle = tuple[ReleaseChange, str, Template | None]
+"""A planned change that changes nothing: the entry, how (``drop``, ``add``: the glob
+matches nothing to change; ``cancel``: the stage leaves the rows of the names the glob
+touches as they were; ``cancel-entry``: so does every glob of the entry), and the glob."""
+
+
 def _step(
     expected: Expected,
     changes: Sequence[ReleaseChange],
     selection: list[Row],
     stage: int,
     dropped: dict[str, int],
-) -> tuple[Expected, list[tuple[ReleaseChange, str, Template]]]:
-    """The plan after ``stage``'s changes: without the names of its drops, with the names
+) -> tuple[Expected, list[Idle]]:
+    """The plan after ``stage``'s changes: without the rows of its drops, with the rows
     selected at that stage matching its adds. Also each glob that changed nothing; the
     names dropped are recorded in ``dropped`` (name -> stage)."""
     out = dict(expected)
-    idle: list[tuple[ReleaseChange, str, Template]] = []
-    removed: set[Key] = set()
+    idle: list[Idle] = []
+    touched: list[tuple[ReleaseChange, str, Template, set[str]]] = []
     for change in changes:
         for glob in change.drop:
             gone = _matching(glob, [p.row for p in out.values()])
             if not gone:
                 idle.append((change, "drop", glob))
+            else:
+                touched.append((change, "drop", glob, {row.name for row in gone}))
             for row in gone:
                 out.pop(key(row), None)
-                removed.add(key(row))
                 dropped[row.name] = stage
     for change in changes:
         for glob in change.add:
             fresh = [row for row in _matching(glob, selection) if key(row) not in out]
             if not fresh:
                 idle.append((change, "add", glob))
-            elif all(key(row) in removed for row in fresh):
-                idle.append((change, "cancel", glob))  # re-adds what it dropped, same producer
+            else:
+                touched.append((change, "add", glob, {row.name for row in fresh}))
             for row in fresh:
                 out[key(row)] = Planned(row, stage)
                 dropped.pop(row.name, None)
-    return out, idle
+    return out, idle + _cancelled(expected, out, changes, touched)
+
+
+def _cancelled(
+    before: Expected,
+    after: Expected,
+    changes: Sequence[ReleaseChange],
+    touched: list[tuple[ReleaseChange, str, Template, set[str]]],
+) -> list[Idle]:
+    """The globs whose names the stage leaves taken from the same producers as before it
+    (a drop and an add of the same rows cancel out; of the same names from other
+    producers, they declare a move), once per entry where every glob of it cancels out."""
+
+    def rows_of(plan: Expected, names: set[str]) -> set[Key]:
+        return {k for k in plan if k[1] in names}
+
+    void = [
+        (change, kind, glob)
+        for change, kind, glob, names in touched
+        if rows_of(before, names) == rows_of(after, names)
+    ]
+    out: list[Idle] = []
+    for change in changes:
+        own = [(c, k, g) for c, k, g in void if c is change]
+        if own and len(own) == len(change.drop) + len(change.add):
+            out.append((change, "cancel-entry", None))
+        else:
+            out += [(c, "cancel", g) for c, _k, g in own]
+    return out
 
 
 def _idle_finding(
-    ctx: Context, release: Release, stage: int, kind: str, glob: Template, change: ReleaseChange
+    ctx: Context,
+    release: Release,
+    stage: int,
+    kind: str,
+    glob: Template | None,
+    change: ReleaseChange,
 ) -> Finding:
     definition = _definition(ctx, stage)
     file = definition.file if definition else "?"
+    fix = (
+        "a planned change must change the selection: fix the glob (or the release's select), "
+        "or remove the entry."
+    )
+    if glob is None:  # every glob of the entry cancels out
+        shown = " and ".join(
+            f"{verb} {', '.join(repr(g.text) for g in globs)}"
+            for verb, globs in (("drop", change.drop), ("add", change.add))
+            if globs
+        )
+        return Finding(
+            f"stage {stage} ({file}:{change.loc.line}) release_changes for {change.tag}: "
+            f"{shown} cancel out: release {release.id} {where(release)} takes the names they "
+            "match from the same producers after this stage as before it (a drop and an add "
+            "of one name declare a move only when the name then comes from another "
+            f"producer); {fix}",
+            change.loc,
+        )
     if kind == "drop":
         what = (
             f"drops nothing: at stage {stage - 1} release {release.id} {where(release)} was not "
@@ -416,21 +475,20 @@ def _idle_finding(
         )
     elif kind == "cancel":
         what = (
-            f"cancels out: it re-adds only names this stage drops, from the same producers, "
-            f"so release {release.id} {where(release)} selects what it selected before (a drop "
-            "and an add of one name declare a move only when the name comes from another "
-            "producer)"
+            f"cancels out: this stage takes the names it matches from the same producers "
+            f"as before, so release {release.id} {where(release)} selects what it selected "
+            "before (a drop and an add of one name declare a move only when the name then "
+            "comes from another producer)"
         )
+        kind = "drop" if glob in change.drop else "add"
     else:
         what = (
             f"adds nothing: at stage {stage} release {release.id} {where(release)} selects no "
             "name it matches that it did not select already"
         )
-    shown = "add" if kind == "cancel" else kind
     return Finding(
-        f"stage {stage} ({file}) release_changes for {change.tag}: {shown} {glob.text!r} {what}; "
-        "a planned change must change the selection: fix the glob (or the release's select), "
-        "or remove the entry.",
+        f"stage {stage} ({file}) release_changes for {change.tag}: {kind} {glob.text!r} {what}; "
+        f"{fix}",
         glob.loc,
     )
 
@@ -823,7 +881,7 @@ def _ok(release: Release, course: Course, baseline: int, stage: int) -> str:
     moved = sum(1 for name in before if name in names and names[name] != before[name])
     added = len(names) - kept
     dropped = len(before) - kept
-    how = f" ({moved} from another producer)" if moved else ""
+    how = f" ({moved} now from other producers)" if moved else ""
     return (
         f"release {release.id} selects the {counted(len(names), 'artifact name')} planned: "
         f"{kept} of the {len(before)} of stage {baseline} kept{how}, {added} added and {dropped} "
