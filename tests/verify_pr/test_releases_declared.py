@@ -226,3 +226,20 @@ def test_a_name_that_cannot_be_worked_out_is_unresolved_not_matched(
         "so no "
         "`drop` can be shown to declare it (unresolved)"
     )
+
+
+def test_a_release_job_no_release_lists_is_information(tmp_path: Path, sg: Sg) -> None:
+    """The model ties its release to another job: the one that changes is not compared."""
+    elsewhere = MIGRATION.replace("release.yml#publish", "other.yml#publish")
+    repo, at = base(tmp_path / "repo", QUIET, elsewhere)
+    flip(repo)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert rule(result) == [
+        "  ok    releases-as-declared: the release jobs the model's releases list in `jobs` "
+        "ship the same upload contexts; the others are listed as information",
+        "        - release job publish (.github/workflows/release.yml:15) loses the upload "
+        "context wheels{os=windows-latest} (.github/workflows/release.yml:13, artifact "
+        "'wheels-windows-latest') (information: no release of the model lists "
+        ".github/workflows/release.yml#publish in `jobs`)",
+    ]

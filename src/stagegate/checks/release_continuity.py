@@ -593,6 +593,7 @@ class Memo:
         )
         self._first: dict[Start, Expected] = {}
         self._scans: dict[tuple[str, Start], _Scan] = {}
+        self._tracks: dict[tuple[Start, str, str, Migration], Track] = {}
 
     def unchanged(self, baseline: int, stage: int) -> bool:
         """Whether no stage in ``baseline + 1..stage`` declares release_changes."""
@@ -608,17 +609,29 @@ class Memo:
             self._first[start] = found
         return found
 
-    def differing(self, release: Release, start: Start, stage: int) -> list[int]:
+    def track(
+        self, start: Start, tag: str, release: str, reference: Migration, first: Expected
+    ) -> Track:
+        """The plan stage by stage of the check of ``tag`` from ``start``, for the release
+        ``release`` claiming it now, with the release_changes of ``reference``'s stages."""
+        key = (start, tag, release, reference)
+        found = self._tracks.get(key)
+        if found is None:
+            found = self._tracks[key] = Track(first)
+        return found
+
+    def differing(self, release: Release, course: Course, start: Start, stage: int) -> list[int]:
         """The stages ``start.stage..stage - 1`` at which ``release`` (of this migration)
-        selects other producer rows than the plan at ``start``."""
-        scan = self._scans.get((release.id, start))
+        selects other producer rows than ``course`` plans there: each stage is compared
+        once per release and plan (the plan at ``start``, or the course's track)."""
+        scans = self._scans if course.track is None else course.track.scans
+        scan = scans.get((release.id, start))
         if scan is None:
-            scan = self._scans[(release.id, start)] = _Scan(start.stage)
-        names = self.first(start).keys()
+            scan = scans[(release.id, start)] = _Scan(start.stage)
         ev = evaluation(self.migration)
         for k in range(scan.next, stage):
             scan.next = k + 1
-            if {key(r) for r in ev.release_rows(release, k).rows} != names:
+            if {key(r) for r in ev.release_rows(release, k).rows} != course.at(k).keys():
                 scan.differ.append(k)
         return [k for k in scan.differ if k < stage]
 
@@ -652,7 +665,11 @@ class Course:
     stage changed the plan, and each glob of a change that changed nothing."""
 
     first: Expected
-    plans: dict[int, Expected]
+    baseline: int
+    track: Track | None
+    """Where the plans come from (None: no stage changes the plan)."""
+    plans: Sequence[Expected]
+    """The plan at stage ``baseline + i`` (at least up to the checked stage)."""
     dropped: dict[str, int]
     changed: bool
     unchanged: bool
@@ -660,7 +677,21 @@ class Course:
     idle: list[Finding]
 
     def at(self, stage: int) -> Expected:
-        return self.plans.get(stage, self.first)
+        return self.first if self.unchanged else self.plans[stage - self.baseline]
+
+
+class Track:
+    """The plan of one release through the stages from its start, made stage by stage as
+    far as a check has asked, and shared by the checks of later stages (each stage's
+    release_changes are applied once, not once per later stage)."""
+
+    def __init__(self, first: Expected) -> None:
+        self.plans: list[Expected] = [first]
+        self.dropped: list[dict[str, int]] = [{}]
+        self.changed: list[bool] = [False]
+        self.idle: list[list[Finding]] = [[]]
+        self.scans: dict[tuple[str, Start], _Scan] = {}
+        """``Memo.differing``'s scans against these plans."""
 
 
 class _Findings:
@@ -745,27 +776,39 @@ def _tag_tooling(ctx: Context, tag: str, stage: int) -> tuple[Release, list[Row]
 def _course(ctx: Context, s: Subject) -> Course:
     """The plan at each stage (without release_changes in ``since + 1..stage``, the plan at
     every stage is the selection at `since`)."""
-    first = memo(ctx.migration).first(s.start)
-    unchanged = memo(ctx.migration).unchanged(s.baseline, ctx.stage) and (
+    shared = memo(ctx.migration)
+    first = shared.first(s.start)
+    unchanged = shared.unchanged(s.baseline, ctx.stage) and (
         ctx.reference is ctx.migration or memo(ctx.reference).unchanged(s.baseline, ctx.stage)
     )
-    plans = {s.baseline: first}
-    dropped: dict[str, int] = {}
-    changed = False
-    idle: list[Finding] = []
-    for stage in range(s.baseline + 1, ctx.stage + 1) if not unchanged else ():
+    if unchanged:
+        return Course(first, s.baseline, None, [first], {}, False, True, [])
+    track = shared.track(s.start, s.tag, s.release.id, ctx.reference, first)
+    for stage in range(s.baseline + len(track.plans), ctx.stage + 1):
+        # the release claiming the tag at that stage selects there (at the checked stage,
+        # that is ``s.current``); the same whichever later stage asks
         steps = changes_at(ctx, stage, s.tag)
-        changed = changed or bool(steps)
-        if stage == ctx.stage:
-            selection = s.current
-        elif steps:
-            own = _tag_tooling(ctx, s.tag, stage)
-            selection = own[1] if own else _selection(ctx.plan_at(stage), s.release)
-        else:
-            selection = []
-        plans[stage], globs = _step(plans[stage - 1], steps, selection, stage, dropped)
-        idle += [_idle_finding(ctx, s.release, stage, k, g, c) for c, k, g in globs]
-    return Course(first, plans, dropped, changed, unchanged, idle)
+        own = _tag_tooling(ctx, s.tag, stage) if steps else None
+        selection = (
+            own[1] if own else _selection(ctx.plan_at(stage), s.release) if steps else []
+        )
+        dropped = dict(track.dropped[-1])
+        plan, globs = _step(track.plans[-1], steps, selection, stage, dropped)
+        track.plans.append(plan)
+        track.dropped.append(dropped)
+        track.changed.append(track.changed[-1] or bool(steps))
+        track.idle.append([_idle_finding(ctx, s.release, stage, k, g, c) for c, k, g in globs])
+    at = ctx.stage - s.baseline
+    return Course(
+        first,
+        s.baseline,
+        track,
+        track.plans,
+        track.dropped[at],
+        track.changed[at],
+        False,
+        [finding for found in track.idle[: at + 1] for finding in found],
+    )
 
 
 def _against_plan(ctx: Context, s: Subject, course: Course) -> list[Finding]:
@@ -792,15 +835,15 @@ def _expected_producers(ctx: Context, s: Subject) -> list[Finding]:
 
 def _older_runs(ctx: Context, s: Subject, course: Course, found: _Findings) -> None:
     """With tooling: control or both, today's tooling run on a run built at an earlier
-    stage ships what was planned for a tag cut then. With one plan for all of them and no
-    kinds, only stages that select other names than the plan can fail, and those are found
-    once per (release, start)."""
+    stage ships what was planned for a tag cut then. Without kinds, only stages that select
+    other producer rows than their plan can fail, and those are found once per release
+    and plan (``Memo.differing``)."""
     tooling = effective_tooling(ctx, s.release)
     if tooling not in ("control", "both"):
         return
     built = (
-        memo(ctx.migration).differing(s.release, s.start, ctx.stage)
-        if course.unchanged and allowed_kinds(ctx, s.release) is None
+        memo(ctx.migration).differing(s.release, course, s.start, ctx.stage)
+        if allowed_kinds(ctx, s.release) is None
         else range(s.baseline, ctx.stage)
     )
     for stage in built:

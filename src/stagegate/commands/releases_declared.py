@@ -184,6 +184,9 @@ def held(
     said = (
         f"{counted(declared, 'upload context')} lost or gained, each declared by stage "
         f"{target}'s release_changes ({stage_file})"
+        if declared
+        else "the release jobs the model's releases list in `jobs` ship the same upload "
+        "contexts; the others are listed as information"
     )
     return Judged(True, said, (), tuple(info))
 
