@@ -248,21 +248,47 @@ def _producers(ctx: Context, ids: Iterable[str], stage: int) -> str:
     """``producer a (file:line)`` or ``producers a (file:line) and b (file:line)``."""
     shown = []
     for pid in ids:
-        producer = ctx.migration.producers.get(pid) or ctx.baseline_plan(stage).migration.producers.get(pid)
+        producer = ctx.migration.producers.get(pid)
+        if producer is None:
+            producer = ctx.baseline_plan(stage).migration.producers.get(pid)
         shown.append(f"{pid} {where(producer)}" if producer is not None else pid)
     return ("producers " if len(shown) > 1 else "producer ") + " and ".join(shown)
 
 
-def _changed_at(ctx: Context, release: Release, name: str, now: tuple[str, ...], since: int, stage: int) -> int:
+def _changed_at(
+    ctx: Context, release: Release, name: str, now: tuple[str, ...], since: int, stage: int
+) -> int:
     """The stage from which the release takes ``name`` from exactly the producers ``now``
     without a break up to ``stage`` (no earlier than ``since + 1``)."""
     at = stage
     while at - 1 > since:
-        before = tuple(sorted({r.producer for r in _selection(ctx.plan_at(at - 1), release) if r.name == name}))
-        if before != now:
+        rows = _selection(ctx.plan_at(at - 1), release)
+        if tuple(sorted({r.producer for r in rows if r.name == name})) != now:
             break
         at -= 1
     return at
+
+
+def _how_moved(
+    ctx: Context, it: str, was: tuple[str, ...], now: tuple[str, ...], when: str, stage: int
+) -> str:
+    """How the producers of a kept name changed: instead of, no longer, also."""
+    gained = [pid for pid in now if pid not in was]
+    lost = [pid for pid in was if pid not in now]
+    took = f"{it} from {_producers(ctx, was, stage)} {when}"
+    if gained and lost == list(was):
+        return (
+            f"now takes {it} from {_producers(ctx, gained, stage)} instead of "
+            f"{_producers(ctx, lost, stage)}, from which it took {it} {when}"
+        )
+    if gained and lost:
+        return f"now takes {it} from {_producers(ctx, now, stage)}, where it took {took}"
+    if lost:
+        return (
+            f"no longer takes {it} from {_producers(ctx, lost, stage)}, only from "
+            f"{_producers(ctx, now, stage)}, where it took {took}"
+        )
+    return f"now also takes {it} from {_producers(ctx, gained, stage)}, where it took only {took}"
 
 
 def _moved(
@@ -277,7 +303,8 @@ def _moved(
 ) -> Iterable[Finding]:
     """Names the release still selects, but from other producers than planned: the same
     name, other files (other jobs build them)."""
-    groups: dict[tuple[tuple[str, ...], tuple[str, ...], int, int, str], list[Row]] = defaultdict(list)
+    Group = tuple[tuple[str, ...], tuple[str, ...], int, int, str]  # was, now, origin, at, template
+    groups: dict[Group, list[Row]] = defaultdict(list)
     for name in sorted(names):
         now = tuple(sorted({r.producer for r in rows if r.name == name}))
         entries = [e for (_, n), e in expected.items() if n == name]
@@ -297,29 +324,9 @@ def _moved(
             else f"from stage {origin} on (release_changes of {planned.file})"
         )
         gained = [pid for pid in now if pid not in was]
-        lost = [pid for pid in was if pid not in now]
         loc = ctx.migration.producers[gained[0]].loc if gained else release.loc
         it = "it" if len(group) == 1 else "them"
-        took = f"{it} from {_producers(ctx, was, stage)} {when}"
-        if gained and lost and lost == list(was):
-            how = (
-                f"now takes {it} from {_producers(ctx, gained, stage)} instead of "
-                f"{_producers(ctx, lost, stage)}, from which it took {it} {when}"
-            )
-        elif gained and lost:
-            how = (
-                f"now takes {it} from {_producers(ctx, now, stage)}, where it took {took}"
-            )
-        elif lost:
-            how = (
-                f"no longer takes {it} from {_producers(ctx, lost, stage)}, only from "
-                f"{_producers(ctx, now, stage)}, where it took {took}"
-            )
-        else:
-            how = (
-                f"now also takes {it} from {_producers(ctx, gained, stage)}, where it took only "
-                f"{took}"
-            )
+        how = _how_moved(ctx, it, was, now, when, stage)
         fix = (
             f"a tag cut at stage {stage} was planned to ship the files of "
             f"{_producers(ctx, was, stage)}: select {it} from such runs too"
@@ -328,11 +335,10 @@ def _moved(
             f"`drop` and an `add` of the {'name' if len(group) == 1 else 'names'}); else take "
             f"{it} from {_producers(ctx, was, stage)} again"
         )
+        under = "that name" if len(group) == 1 else "those names"
         yield Finding(
             f"release {release.id} {where(release)} still selects {_rows_phrase(group, total)} "
-            f"but {how}; changed at "
-            f"{changed}: what ships under {'that name' if len(group) == 1 else 'those names'} "
-            "has changed. "
+            f"but {how}; changed at {changed}: what ships under {under} has changed. "
             f"{fix[0].upper()}{fix[1:]}.",
             loc,
         )
