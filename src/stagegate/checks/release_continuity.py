@@ -2,7 +2,9 @@
 
 Names are compared as template rows with open axes kept symbolic
 (``cuda-bindings-python312-cuda13.4.1-win-64-{sha}``), each selection decided
-exactly by the glob engine.
+exactly by the glob engine, and each with the producer it is taken from (the same name
+from another producer is other files). One function per rule below; the plan through
+the stages' release_changes and the work shared across stages are in ``_release_plan``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from stagegate.checks._base import Context, Finding, Result, result, where
+from stagegate.checks._release_plan import (
+    Expected,
+    Key,
+    Start,
+    Track,
+    changes_at,
+    idle_finding,
+    key,
+    memo,
+    step,
+)
+from stagegate.checks._release_plan import claimants as claimants  # also stagegate.testing's
 from stagegate.engine.match import (
     RowIndex,
     evaluation,
@@ -18,9 +32,9 @@ from stagegate.engine.match import (
     plain_selector,
     selected,
 )
-from stagegate.engine.resolve import Plan, Row, tag_claimed
+from stagegate.engine.resolve import Plan, Row
 from stagegate.errors import Problem
-from stagegate.model import Check, Migration, Release, ReleaseChange, Stage, Template
+from stagegate.model import Check, Migration, Release
 from stagegate.records import record
 from stagegate.words import counted
 
@@ -59,9 +73,6 @@ def validate(migration: Migration, check: Check) -> list[Problem]:
     return []
 
 
-def claimants(plan: Plan, tag: str) -> list[Release]:
-    return evaluation(plan.migration).claimants(tag, plan.stage)
-
 
 def _selection(plan: Plan, release: Release) -> list[Row]:
     """``release_selection(release, pool(plan, release))``, made once per state of what the
@@ -98,24 +109,6 @@ def _rows_phrase(rows: list[Row], total: int) -> str:
     more = f"; and {len(rows) - 6} more" if len(rows) > 6 else ""
     return f"{len(rows)} rows of {rows[0].template.text} ({listed}{more}), e.g. {sample}"
 
-
-@record
-class Planned:
-    """A producer row the release is expected to select, and the stage it entered the plan."""
-
-    row: Row
-    stage: int
-
-
-Key = tuple[str, str]
-"""A producer row as a release takes it: (producer, artifact name). A release that keeps a
-name but takes it from another producer takes other files under it."""
-
-Expected = dict[Key, Planned]
-
-
-def key(row: Row) -> Key:
-    return (row.producer, row.name)
 
 
 def _stages(a: int, b: int) -> str:
@@ -344,160 +337,6 @@ def _moved(
         )
 
 
-# --------------------------------------------------------------------------- planned changes
-
-
-def _applies(plan: Plan, change: ReleaseChange, tag: str) -> bool:
-    """A change names the release by a tag: it applies to the check of ``tag`` when the
-    release claiming the change's tag at that stage is the one claiming ``tag``."""
-    if change.tag == tag:
-        return True
-    claiming = claimants(plan, tag)
-    return len(claiming) == 1 and tag_claimed(claiming[0], change.tag)
-
-
-def _definition(ctx: Context, stage: int) -> Stage | None:
-    """The definition of ``stage`` whose release_changes count: verify-pr's base's, where
-    the base defines it (a pull request cannot plan its own way through a check)."""
-    definition = ctx.reference.stage_def(stage)
-    return definition if definition is not None else ctx.migration.stage_def(stage)
-
-
-def changes_at(ctx: Context, stage: int, tag: str) -> list[ReleaseChange]:
-    """The release_changes of ``stage`` that apply to the release claiming ``tag``."""
-    definition = _definition(ctx, stage)
-    if definition is None or not definition.release_changes:
-        return []
-    plan = ctx.plan_at(stage)
-    return [c for c in definition.release_changes if _applies(plan, c, tag)]
-
-
-def _matching(glob: Template, rows: Iterable[Row]) -> list[Row]:
-    return selected(plain_selector(glob.text, glob.loc), RowIndex(rows))
-
-
-Idle = tuple[ReleaseChange, str, Template | None]
-"""A planned change that changes nothing: the entry, how (``drop``, ``add``: the glob
-matches nothing to change; ``cancel``: the stage leaves the rows of the names the glob
-touches as they were; ``cancel-entry``: so does every glob of the entry), and the glob."""
-
-
-def _step(
-    expected: Expected,
-    changes: Sequence[ReleaseChange],
-    selection: list[Row],
-    stage: int,
-    dropped: dict[str, int],
-) -> tuple[Expected, list[Idle]]:
-    """The plan after ``stage``'s changes: without the rows of its drops, with the rows
-    selected at that stage matching its adds. Also each glob that changed nothing; the
-    names dropped are recorded in ``dropped`` (name -> stage)."""
-    out = dict(expected)
-    idle: list[Idle] = []
-    touched: list[tuple[ReleaseChange, str, Template, set[str]]] = []
-    for change in changes:
-        for glob in change.drop:
-            gone = _matching(glob, [p.row for p in out.values()])
-            if not gone:
-                idle.append((change, "drop", glob))
-            else:
-                touched.append((change, "drop", glob, {row.name for row in gone}))
-            for row in gone:
-                out.pop(key(row), None)
-                dropped[row.name] = stage
-    for change in changes:
-        for glob in change.add:
-            fresh = [row for row in _matching(glob, selection) if key(row) not in out]
-            if not fresh:
-                idle.append((change, "add", glob))
-            else:
-                touched.append((change, "add", glob, {row.name for row in fresh}))
-            for row in fresh:
-                out[key(row)] = Planned(row, stage)
-                dropped.pop(row.name, None)
-    return out, idle + _cancelled(expected, out, changes, touched)
-
-
-def _cancelled(
-    before: Expected,
-    after: Expected,
-    changes: Sequence[ReleaseChange],
-    touched: list[tuple[ReleaseChange, str, Template, set[str]]],
-) -> list[Idle]:
-    """The globs whose names the stage leaves taken from the same producers as before it
-    (a drop and an add of the same rows cancel out; of the same names from other
-    producers, they declare a move), once per entry where every glob of it cancels out."""
-
-    def rows_of(plan: Expected, names: set[str]) -> set[Key]:
-        return {k for k in plan if k[1] in names}
-
-    void = [
-        (change, kind, glob)
-        for change, kind, glob, names in touched
-        if rows_of(before, names) == rows_of(after, names)
-    ]
-    out: list[Idle] = []
-    for change in changes:
-        own = [(c, k, g) for c, k, g in void if c is change]
-        if own and len(own) == len(change.drop) + len(change.add):
-            out.append((change, "cancel-entry", None))
-        else:
-            out += [(c, "cancel", g) for c, _k, g in own]
-    return out
-
-
-def _idle_finding(
-    ctx: Context,
-    release: Release,
-    stage: int,
-    kind: str,
-    glob: Template | None,
-    change: ReleaseChange,
-) -> Finding:
-    definition = _definition(ctx, stage)
-    file = definition.file if definition else "?"
-    fix = (
-        "a planned change must change the selection: fix the glob (or the release's select), "
-        "or remove the entry."
-    )
-    if glob is None:  # every glob of the entry cancels out
-        shown = " and ".join(
-            f"{verb} {', '.join(repr(g.text) for g in globs)}"
-            for verb, globs in (("drop", change.drop), ("add", change.add))
-            if globs
-        )
-        return Finding(
-            f"stage {stage} ({file}:{change.loc.line}) release_changes for {change.tag}: "
-            f"{shown} cancel out: release {release.id} {where(release)} takes the names they "
-            "match from the same producers after this stage as before it (a drop and an add "
-            "of one name declare a move only when the name then comes from another "
-            f"producer); {fix}",
-            change.loc,
-        )
-    if kind == "drop":
-        what = (
-            f"drops nothing: at stage {stage - 1} release {release.id} {where(release)} was not "
-            "planned to select any name it matches"
-        )
-    elif kind == "cancel":
-        what = (
-            f"cancels out: this stage takes the names it matches from the same producers "
-            f"as before, so release {release.id} {where(release)} selects what it selected "
-            "before (a drop and an add of one name declare a move only when the name then "
-            "comes from another producer)"
-        )
-        kind = "drop" if glob in change.drop else "add"
-    else:
-        what = (
-            f"adds nothing: at stage {stage} release {release.id} {where(release)} selects no "
-            "name it matches that it did not select already"
-        )
-    return Finding(
-        f"stage {stage} ({file}) release_changes for {change.tag}: {kind} {glob.text!r} {what}; "
-        f"{fix}",
-        glob.loc,
-    )
-
 
 # --------------------------------------------------------------------------- kinds
 
@@ -564,88 +403,6 @@ def _kinds(
     return out
 
 
-# --------------------------------------------------------------------------- shared work
-
-
-@record
-class Start:
-    """Where a check's plan starts: the release ``release`` claiming its tag in the plan of
-    ``migration`` at stage ``stage`` (verify-pr: the base's, where it has reached it)."""
-
-    migration: Migration
-    release: str
-    stage: int
-
-
-class _Scan:
-    """How far ``Memo.differing`` has looked for one (release, start), and what it found."""
-
-    def __init__(self, stage: int) -> None:
-        self.next = stage
-        self.differ: list[int] = []
-
-
-class Memo:
-    """What release-continuity works out once per load of a migration and shares with every
-    stage and check that asks, keyed by records (never by ``id()``): the plan at `since` (one
-    object per ``Start``), the stages at which a release selects other names than that plan
-    (``tooling: control`` looks back at every stage: each is compared once per release and
-    start, however many later stages ask), and the stages that declare release_changes."""
-
-    def __init__(self, migration: Migration) -> None:
-        self.migration = migration
-        self.changing = tuple(
-            k for k, definition in enumerate(migration.stages, 1) if definition.release_changes
-        )
-        self._first: dict[Start, Expected] = {}
-        self._scans: dict[tuple[str, Start], _Scan] = {}
-        self._tracks: dict[tuple[Start, str, str, Migration], Track] = {}
-
-    def unchanged(self, baseline: int, stage: int) -> bool:
-        """Whether no stage in ``baseline + 1..stage`` declares release_changes."""
-        return not any(baseline < k <= stage for k in self.changing)
-
-    def first(self, start: Start) -> Expected:
-        """The plan at `since`: the names the release selects there."""
-        found = self._first.get(start)
-        if found is None:
-            release = start.migration.releases[start.release]
-            rows = evaluation(start.migration).release_rows(release, start.stage).rows
-            found = {key(r): Planned(r, start.stage) for r in rows}
-            self._first[start] = found
-        return found
-
-    def track(
-        self, start: Start, tag: str, release: str, reference: Migration, first: Expected
-    ) -> Track:
-        """The plan stage by stage of the check of ``tag`` from ``start``, for the release
-        ``release`` claiming it now, with the release_changes of ``reference``'s stages."""
-        key = (start, tag, release, reference)
-        found = self._tracks.get(key)
-        if found is None:
-            found = self._tracks[key] = Track(first)
-        return found
-
-    def differing(self, release: Release, course: Course, start: Start, stage: int) -> list[int]:
-        """The stages ``start.stage..stage - 1`` at which ``release`` (of this migration)
-        selects other producer rows than ``course`` plans there: each stage is compared
-        once per release and plan (the plan at ``start``, or the course's track)."""
-        scans = self._scans if course.track is None else course.track.scans
-        scan = scans.get((release.id, start))
-        if scan is None:
-            scan = scans[(release.id, start)] = _Scan(start.stage)
-        ev = evaluation(self.migration)
-        for k in range(scan.next, stage):
-            scan.next = k + 1
-            if {key(r) for r in ev.release_rows(release, k).rows} != course.at(k).keys():
-                scan.differ.append(k)
-        return [k for k in scan.differ if k < stage]
-
-
-def memo(migration: Migration) -> Memo:
-    """The one ``Memo`` of ``migration`` (kept with its ``match.Evaluation``)."""
-    return evaluation(migration).remember(("release-continuity",), lambda: Memo(migration))
-
 
 # --------------------------------------------------------------------------- the check
 
@@ -686,20 +443,6 @@ class Course:
         return self.first if self.unchanged else self.plans[stage - self.baseline]
 
 
-class Track:
-    """The plan of one release through the stages from its start, made stage by stage as
-    far as a check has asked, and shared by the checks of later stages (each stage's
-    release_changes are applied once, not once per later stage)."""
-
-    def __init__(self, first: Expected) -> None:
-        self.plans: list[Expected] = [first]
-        self.dropped: list[dict[str, int]] = [{}]
-        self.changed: list[bool] = [False]
-        self.idle: list[list[Finding]] = [[]]
-        self.scans: dict[tuple[str, Start], _Scan] = {}
-        """``Memo.differing``'s scans against these plans."""
-
-
 class _Findings:
     """A check's findings in order; a template of a kind the release may not take is
     reported once per (release, producer, template), however many rules meet it."""
@@ -714,9 +457,9 @@ class _Findings:
     def kinds(
         self, found: Iterable[tuple[tuple[str, str, str], Finding]], prefix: str = ""
     ) -> None:
-        for key, finding in found:
-            if key not in self._kinds:
-                self._kinds.add(key)
+        for seen, finding in found:
+            if seen not in self._kinds:
+                self._kinds.add(seen)
                 self.add([finding], prefix)
 
 
@@ -799,11 +542,11 @@ def _course(ctx: Context, s: Subject) -> Course:
             own[1] if own else _selection(ctx.plan_at(stage), s.release) if steps else []
         )
         dropped = dict(track.dropped[-1])
-        plan, globs = _step(track.plans[-1], steps, selection, stage, dropped)
+        plan, globs = step(track.plans[-1], steps, selection, stage, dropped)
         track.plans.append(plan)
         track.dropped.append(dropped)
         track.changed.append(track.changed[-1] or bool(steps))
-        track.idle.append([_idle_finding(ctx, s.release, stage, k, g, c) for c, k, g in globs])
+        track.idle.append([idle_finding(ctx, s.release, stage, k, g, c) for c, k, g in globs])
     at = ctx.stage - s.baseline
     return Course(
         first,
@@ -848,7 +591,7 @@ def _older_runs(ctx: Context, s: Subject, course: Course, found: _Findings) -> N
     if tooling not in ("control", "both"):
         return
     built = (
-        memo(ctx.migration).differing(s.release, course, s.start, ctx.stage)
+        memo(ctx.migration).differing(s.release, s.start, ctx.stage, course.track, course.at)
         if allowed_kinds(ctx, s.release) is None
         else range(s.baseline, ctx.stage)
     )
