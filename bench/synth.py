@@ -12,8 +12,10 @@ consumers, two per family, mix exact names (``{py}`` and ``{platform}`` with
 third of the families have a release with a broad select (``pkgF-python*``), an
 exclude, and ``tooling: control`` for half of them; each release has a
 ``release-continuity`` invariant. ``--stages S`` stages each flip three families'
-flags (cycling through the families, on and back off), and run inputs-satisfied,
-single-source and unique-artifacts (every tenth stage also tags-routed).
+flags (cycling through the families, on and back off), declare in release_changes that
+the family's release now takes its names from the other producer (a move), and run
+inputs-satisfied, single-source and unique-artifacts (every tenth stage also
+tags-routed).
 
 Without ``--faults`` every check passes. ``--faults`` breaks a few things on purpose
 (a new producer without a template that consumers and a release use; a second
@@ -130,14 +132,20 @@ def migration_text(producers: int, stages: int, *, faults: bool = False) -> str:
 def stage_text(number: int, producers: int, stages: int) -> str:
     count = families(producers)
     body = [f"stage: {number}", f"title: Stage {number}", "set:"]
-    seen = set()
+    seen: list[int] = []
     for t in range(FLIPS):
         k = FLIPS * (number - 1) + t
         f = k % count
         if f in seen:
             continue
-        seen.add(f)
+        seen.append(f)
         body.append(f"  move-{f}: {'true' if (k // count) % 2 == 0 else 'false'}")
+    moved = [f for f in seen if has_release(f)]
+    if moved:  # the release takes its names from the other producer of the family now
+        body.append("release_changes:")
+        for f in moved:
+            glob = f'["pkg{f}-python*"]'
+            body += [f"  - tag: pkg{f}-v1.0", f"    drop: {glob}", f"    add: {glob}"]
     body += [
         "acceptance:",
         "  - check: inputs-satisfied",

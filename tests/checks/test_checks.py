@@ -204,9 +204,13 @@ invariants:
 
 def test_tooling_control_also_selects_from_runs_of_earlier_stages(tmp_path: Path, sg: Sg) -> None:
     """Today's `pkg-*` would also fetch pkg-legacy from a tag built at stage 0."""
-    passing = repo(tmp_path / "tag", CONTROL.format(tooling="tag"))
+    moved = (  # pkg-a now comes from producer new: the stage declares the move
+        "stage: 1\ntitle: Step\nset:\n  local: true\nrelease_changes:\n"
+        "  - tag: v1.0\n    drop: [pkg-a]\n    add: [pkg-a]\n"
+    )
+    passing = repo(tmp_path / "tag", CONTROL.format(tooling="tag"), moved)
     assert sg("check", "--all", cwd=passing).code == 0
-    root = repo(tmp_path / "control", CONTROL.format(tooling="control"))
+    root = repo(tmp_path / "control", CONTROL.format(tooling="control"), moved)
     result = sg("check", "--all", cwd=root)
     assert result.code == 1
     assert (

@@ -114,7 +114,8 @@ def test_an_old_name_lost_after_a_declared_addition_fails_naming_it(tmp_path: Pa
 def test_a_declared_drop_holds_and_a_dropped_name_may_not_come_back(tmp_path: Path, sg: Sg) -> None:
     drop = (
         "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
-        "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
+        "  - tag: v1.0.0\n    drop: ['pkg-python313-*', 'pkg-python314-*']\n"
+        "    add: ['pkg-python314-*']\n"  # 3.14 now from wheels-no313: the move
     )
     back = "stage: 2\ntitle: 3.13 is back\nset:\n  drop313: false\n"
     root = make(tmp_path, WHEELS, drop, back)
@@ -194,7 +195,8 @@ NO313 = WHEELS.replace(
 )
 DROP_313 = (
     "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n"
-    "  - tag: v1.0.0\n    drop: ['pkg-python313-*']\n"
+    "  - tag: v1.0.0\n    drop: ['pkg-python313-*', 'pkg-python314-*']\n"
+    "    add: ['pkg-python314-*']\n"  # 3.14 now from wheels-no313: the move
 )
 
 
@@ -687,8 +689,13 @@ def test_a_drop_and_add_that_cancel_out_fails_unless_the_name_moves_producer(
     result = sg("check", "--all", cwd=make(tmp_path / "same", WHEELS, same))
     assert result.code == 1
     assert (
-        "add 'pkg-python314-*' cancels out: it re-adds only names this stage drops, from the "
-        "same producers, so release rel"
+        "        - stage 1 (stages/01-step.yaml:4) release_changes for v1.0.0: drop "
+        "'pkg-python314-*' and add 'pkg-python314-*' cancel out: release rel "
+        "(migration.yaml:26) takes the names they match from the same producers after this "
+        "stage as before it (a drop and an add of one name declare a move only when the name "
+        "then comes from another producer); a planned change must change the selection: fix "
+        "the glob (or the release's select), or remove the entry.\n"
+        "        (check declared at migration.yaml:30)\n"
     ) in result.out
     move = (
         "stage: 1\ntitle: Drop 3.13\nset:\n  drop313: true\nrelease_changes:\n  - tag: v1.0.0\n"

@@ -189,11 +189,24 @@ def test_the_base_expect_holds_when_the_head_rewrites_it(tmp_path: Path, sg: Sg)
     repo, base = _expecting(tmp_path / "repo")
     _swap_producers(repo)
     repo.edit("migration.yaml", "expect: [wheels]", "expect: [wheels2]")
+    # and the head declares the move (release_changes: the base's count under verify-pr)
+    repo.edit(
+        "stages/02-extra.yaml",
+        "acceptance:\n",
+        "release_changes:\n  - tag: v1.0.0\n    drop: ['pkg-py*']\n    add: ['pkg-py*']\n"
+        "acceptance:\n",
+    )
     repo.commit("Flip to stage 2; the wheels now come from wheels2")
     assert sg("check", cwd=repo.root).code == 0  # the head's own expect is met
     result = sg("verify-pr", "--base", base, cwd=repo.root)
     assert result.code == 1, result.output
-    assert "  FAIL  release-continuity tag=v1.0.0: 3 problems (0." in result.out  # streamed
+    assert "  FAIL  release-continuity tag=v1.0.0: 4 problems (0." in result.out  # streamed
+    assert (
+        "release exact (migration.yaml:31) still selects all 2 rows of pkg-py{py} (e.g. "
+        "pkg-py311) but now takes them from producer wheels2 (migration.yaml:17) instead of "
+        "producer wheels (migration.yaml:20), from which it took them at stage 0; changed at "
+        "stage 2 (stages/02-extra.yaml)" in result.out
+    )
     assert (
         "release exact (migration.yaml:31) is judged by the base's expect (wheels; "
         "base migration.yaml:27), not this one's (wheels2): change expect in a pull request of "

@@ -2,7 +2,9 @@
 
 Names are compared as template rows with open axes kept symbolic
 (``cuda-bindings-python312-cuda13.4.1-win-64-{sha}``), each selection decided
-exactly by the glob engine.
+exactly by the glob engine, and each with the producer it is taken from (the same name
+from another producer is other files). One function per rule below; the plan through
+the stages' release_changes and the work shared across stages are in ``_release_plan``.
 """
 
 from __future__ import annotations
@@ -11,24 +13,36 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from stagegate.checks._base import Context, Finding, Result, result, where
+from stagegate.checks._release_plan import (
+    Expected,
+    Key,
+    Start,
+    Track,
+    changes_at,
+    idle_finding,
+    key,
+    memo,
+    step,
+)
+from stagegate.checks._release_plan import claimants as claimants  # also stagegate.testing's
 from stagegate.engine.match import (
-    Evaluation,
     RowIndex,
     evaluation,
     index,
     plain_selector,
     selected,
 )
-from stagegate.engine.resolve import Plan, Row, tag_claimed
+from stagegate.engine.resolve import Plan, Row
 from stagegate.errors import Problem
-from stagegate.model import Check, Migration, Release, ReleaseChange, Stage, Template
+from stagegate.model import Check, Migration, Release
 from stagegate.records import record
 from stagegate.words import counted
 
 KIND = "release-continuity"
 SUMMARY = (
     "The release claiming `tag` selects exactly the artifact names the release claiming it "
-    "at stage `since` selected, changed only by the stages' release_changes (and, with "
+    "at stage `since` selected, each from the same producers, changed only by the stages' "
+    "release_changes (and, with "
     "tooling: control or both, from runs of every stage between); with `kinds`, only "
     "artifacts of those kinds."
 )
@@ -58,9 +72,6 @@ def validate(migration: Migration, check: Check) -> list[Problem]:
         ]
     return []
 
-
-def claimants(plan: Plan, tag: str) -> list[Release]:
-    return evaluation(plan.migration).claimants(tag, plan.stage)
 
 
 def _selection(plan: Plan, release: Release) -> list[Row]:
@@ -98,16 +109,6 @@ def _rows_phrase(rows: list[Row], total: int) -> str:
     more = f"; and {len(rows) - 6} more" if len(rows) > 6 else ""
     return f"{len(rows)} rows of {rows[0].template.text} ({listed}{more}), e.g. {sample}"
 
-
-@record
-class Planned:
-    """A name the release is expected to select, and the stage it entered the plan."""
-
-    row: Row
-    stage: int
-
-
-Expected = dict[str, Planned]
 
 
 def _stages(a: int, b: int) -> str:
@@ -154,7 +155,7 @@ def _extra(
 def _missing(
     ctx: Context,
     release: Release,
-    names: set[str],
+    keys: set[Key],
     expected: Expected,
     stage: int,
     baseline: int,
@@ -164,7 +165,7 @@ def _missing(
     plan = ctx.plan_at(stage)
     then = ctx.baseline_plan(baseline)
     active = {p.id for p in plan.producers}
-    planned = [expected[n] for n in sorted(names)]
+    planned = [expected[k] for k in sorted(keys, key=lambda k: (k[1], k[0]))]
     groups: dict[tuple[str, str, int], list[Row]] = defaultdict(list)
     for entry in planned:
         groups[(entry.row.producer, entry.row.template.text, entry.stage)].append(entry.row)
@@ -220,116 +221,121 @@ def _compare(
     older: bool = False,
 ) -> list[Finding]:
     """``older``: the rows are what a release selects from a run built at an earlier stage."""
-    names = {row.name: row for row in rows}
-    if names.keys() == expected.keys():
+    taken = {key(row): row for row in rows}
+    if taken.keys() == expected.keys():
         return []
-    extra = [row for row in rows if row.name not in expected]
-    missing = set(expected) - set(names)
+    now_names = {row.name for row in rows}
+    planned_names = {name for _, name in expected}
+    extra = [row for row in rows if key(row) not in expected and row.name not in planned_names]
+    missing = {k for k in expected if k not in taken and k[1] not in now_names}
+    moved = [row for row in rows if key(row) not in expected and row.name in planned_names]
+    moved += [e.row for k, e in expected.items() if k not in taken and k[1] in now_names]
     return [
         *_extra(ctx, release, extra, stage, baseline, changed, dropped),
         *_missing(ctx, release, missing, expected, stage, baseline, older),
+        *_moved(ctx, release, rows, expected, {r.name for r in moved}, stage, baseline, older),
     ]
 
 
-# --------------------------------------------------------------------------- planned changes
+def _producers(ctx: Context, ids: Iterable[str], stage: int) -> str:
+    """``producer a (file:line)`` or ``producers a (file:line) and b (file:line)``."""
+    shown = []
+    for pid in ids:
+        producer = ctx.migration.producers.get(pid)
+        if producer is None:
+            producer = ctx.baseline_plan(stage).migration.producers.get(pid)
+        shown.append(f"{pid} {where(producer)}" if producer is not None else pid)
+    return ("producers " if len(shown) > 1 else "producer ") + " and ".join(shown)
 
 
-def _applies(plan: Plan, change: ReleaseChange, tag: str) -> bool:
-    """A change names the release by a tag: it applies to the check of ``tag`` when the
-    release claiming the change's tag at that stage is the one claiming ``tag``."""
-    if change.tag == tag:
-        return True
-    claiming = claimants(plan, tag)
-    return len(claiming) == 1 and tag_claimed(claiming[0], change.tag)
+def _changed_at(
+    ctx: Context, release: Release, name: str, now: tuple[str, ...], since: int, stage: int
+) -> int:
+    """The stage from which the release takes ``name`` from exactly the producers ``now``
+    without a break up to ``stage`` (no earlier than ``since + 1``)."""
+    at = stage
+    while at - 1 > since:
+        rows = _selection(ctx.plan_at(at - 1), release)
+        if tuple(sorted({r.producer for r in rows if r.name == name})) != now:
+            break
+        at -= 1
+    return at
 
 
-def _definition(ctx: Context, stage: int) -> Stage | None:
-    """The definition of ``stage`` whose release_changes count: verify-pr's base's, where
-    the base defines it (a pull request cannot plan its own way through a check)."""
-    definition = ctx.reference.stage_def(stage)
-    return definition if definition is not None else ctx.migration.stage_def(stage)
+def _how_moved(
+    ctx: Context, it: str, was: tuple[str, ...], now: tuple[str, ...], when: str, stage: int
+) -> str:
+    """How the producers of a kept name changed: instead of, no longer, also."""
+    gained = [pid for pid in now if pid not in was]
+    lost = [pid for pid in was if pid not in now]
+    took = f"{it} from {_producers(ctx, was, stage)} {when}"
+    if gained and lost == list(was):
+        return (
+            f"now takes {it} from {_producers(ctx, gained, stage)} instead of "
+            f"{_producers(ctx, lost, stage)}, from which it took {it} {when}"
+        )
+    if gained and lost:
+        return f"now takes {it} from {_producers(ctx, now, stage)}, where it took {took}"
+    if lost:
+        return (
+            f"no longer takes {it} from {_producers(ctx, lost, stage)}, only from "
+            f"{_producers(ctx, now, stage)}, where it took {took}"
+        )
+    return f"now also takes {it} from {_producers(ctx, gained, stage)}, where it took only {took}"
 
 
-def changes_at(ctx: Context, stage: int, tag: str) -> list[ReleaseChange]:
-    """The release_changes of ``stage`` that apply to the release claiming ``tag``."""
-    definition = _definition(ctx, stage)
-    if definition is None or not definition.release_changes:
-        return []
-    plan = ctx.plan_at(stage)
-    return [c for c in definition.release_changes if _applies(plan, c, tag)]
-
-
-def _matching(glob: Template, rows: Iterable[Row]) -> list[Row]:
-    return selected(plain_selector(glob.text, glob.loc), RowIndex(rows))
-
-
-def _step(
+def _moved(
+    ctx: Context,
+    release: Release,
+    rows: list[Row],
     expected: Expected,
-    changes: Sequence[ReleaseChange],
-    selection: list[Row],
+    names: set[str],
     stage: int,
-    dropped: dict[str, int],
-) -> tuple[Expected, list[tuple[ReleaseChange, str, Template]]]:
-    """The plan after ``stage``'s changes: without the names of its drops, with the names
-    selected at that stage matching its adds. Also each glob that changed nothing; the
-    names dropped are recorded in ``dropped`` (name -> stage)."""
-    out = dict(expected)
-    idle: list[tuple[ReleaseChange, str, Template]] = []
-    removed: dict[str, Row] = {}
-    for change in changes:
-        for glob in change.drop:
-            gone = _matching(glob, [p.row for p in out.values()])
-            if not gone:
-                idle.append((change, "drop", glob))
-            for row in gone:
-                out.pop(row.name, None)
-                removed[row.name] = row
-                dropped[row.name] = stage
-    for change in changes:
-        for glob in change.add:
-            fresh = [row for row in _matching(glob, selection) if row.name not in out]
-            if not fresh:
-                idle.append((change, "add", glob))
-            elif all(
-                row.name in removed and removed[row.name].producer == row.producer
-                for row in fresh
-            ):
-                idle.append((change, "cancel", glob))  # re-adds what it dropped, same producer
-            for row in fresh:
-                out[row.name] = Planned(row, stage)
-                dropped.pop(row.name, None)
-    return out, idle
+    baseline: int,
+    older: bool,
+) -> Iterable[Finding]:
+    """Names the release still selects, but from other producers than planned: the same
+    name, other files (other jobs build them)."""
+    Group = tuple[tuple[str, ...], tuple[str, ...], int, int, str]  # was, now, origin, at, template
+    groups: dict[Group, list[Row]] = defaultdict(list)
+    for name in sorted(names):
+        now = tuple(sorted({r.producer for r in rows if r.name == name}))
+        entries = [e for (_, n), e in expected.items() if n == name]
+        was = tuple(sorted({e.row.producer for e in entries}))
+        origin = max(e.stage for e in entries)
+        at = _changed_at(ctx, release, name, now, origin, stage)
+        row = next(r for r in rows if r.name == name and r.producer == now[0])
+        groups[(was, now, origin, at, row.template.text)].append(row)
+    for (was, now, origin, at, template), group in groups.items():
+        total = sum(1 for r in ctx.plan_at(stage).rows(now[0]) if r.template.text == template)
+        definition = ctx.migration.stage_def(at)
+        changed = f"stage {at}" + (f" ({definition.file})" if definition is not None else "")
+        planned = ctx.migration.stage_def(origin)
+        when = (
+            f"at stage {origin}"
+            if origin == baseline or planned is None
+            else f"from stage {origin} on (release_changes of {planned.file})"
+        )
+        gained = [pid for pid in now if pid not in was]
+        loc = ctx.migration.producers[gained[0]].loc if gained else release.loc
+        it = "it" if len(group) == 1 else "them"
+        how = _how_moved(ctx, it, was, now, when, stage)
+        fix = (
+            f"a tag cut at stage {stage} was planned to ship the files of "
+            f"{_producers(ctx, was, stage)}: select {it} from such runs too"
+            if older
+            else "if that is meant, declare the move in that stage file's release_changes (a "
+            f"`drop` and an `add` of the {'name' if len(group) == 1 else 'names'}); else take "
+            f"{it} from {_producers(ctx, was, stage)} again"
+        )
+        under = "that name" if len(group) == 1 else "those names"
+        yield Finding(
+            f"release {release.id} {where(release)} still selects {_rows_phrase(group, total)} "
+            f"but {how}; changed at {changed}: what ships under {under} has changed. "
+            f"{fix[0].upper()}{fix[1:]}.",
+            loc,
+        )
 
-
-def _idle_finding(
-    ctx: Context, release: Release, stage: int, kind: str, glob: Template, change: ReleaseChange
-) -> Finding:
-    definition = _definition(ctx, stage)
-    file = definition.file if definition else "?"
-    if kind == "drop":
-        what = (
-            f"drops nothing: at stage {stage - 1} release {release.id} {where(release)} was not "
-            "planned to select any name it matches"
-        )
-    elif kind == "cancel":
-        what = (
-            f"cancels out: it re-adds only names this stage drops, from the same producers, "
-            f"so release {release.id} {where(release)} selects what it selected before (a drop "
-            "and an add of one name declare a move only when the name comes from another "
-            "producer)"
-        )
-    else:
-        what = (
-            f"adds nothing: at stage {stage} release {release.id} {where(release)} selects no "
-            "name it matches that it did not select already"
-        )
-    shown = "add" if kind == "cancel" else kind
-    return Finding(
-        f"stage {stage} ({file}) release_changes for {change.tag}: {shown} {glob.text!r} {what}; "
-        "a planned change must change the selection: fix the glob (or the release's select), "
-        "or remove the entry.",
-        glob.loc,
-    )
 
 
 # --------------------------------------------------------------------------- kinds
@@ -368,12 +374,11 @@ def _kinds(
     release: Release,
     rows: list[Row],
     stage: int,
-    seen: set[tuple[str, str, str]],
     plan: Plan | None = None,
-) -> list[Finding]:
-    """Rows of a kind the release may not take (``kinds: [wheel]``), each template once per
-    check (``seen``: the (release, producer, template) reported already). ``plan``: the
-    plan the rows come from (verify-pr's baseline is the base's), default the stage's."""
+) -> list[tuple[tuple[str, str, str], Finding]]:
+    """Rows of a kind the release may not take (``kinds: [wheel]``), per (release, producer,
+    template). ``plan``: the plan the rows come from (verify-pr's baseline is the base's),
+    default the stage's."""
     kinds = allowed_kinds(ctx, release)
     if kinds is None:
         return []
@@ -381,28 +386,81 @@ def _kinds(
     wrong = [row for row in rows if row.template.kind not in allowed]
     out = []
     for (pid, template), group in _group(wrong).items():
-        if (release.id, pid, template) in seen:
-            continue
-        seen.add((release.id, pid, template))
         source = plan or ctx.plan_at(stage)
         producer = source.migration.producers[pid]
         total = sum(1 for r in source.rows(producer) if r.template.text == template)
         tpl = group[0].template
-        out.append(
-            Finding(
-                f"release {release.id} {where(release)} takes only kinds "
-                f"{', '.join(kinds)}, but at stage {stage} selects "
-                f"{_rows_phrase(group, total)} of kind {tpl.kind!r} (template {template} at "
-                f"{tpl.loc.file}:{tpl.loc.line}) from producer {pid} {where(producer)}, "
-                f"via glob {_glob_for(release, group[0])!r}: add an exclude or narrow the glob "
-                "so the release takes only those kinds.",
-                tpl.loc,
-            )
+        finding = Finding(
+            f"release {release.id} {where(release)} takes only kinds "
+            f"{', '.join(kinds)}, but at stage {stage} selects "
+            f"{_rows_phrase(group, total)} of kind {tpl.kind!r} (template {template} at "
+            f"{tpl.loc.file}:{tpl.loc.line}) from producer {pid} {where(producer)}, "
+            f"via glob {_glob_for(release, group[0])!r}: add an exclude or narrow the glob "
+            "so the release takes only those kinds.",
+            tpl.loc,
         )
+        out.append(((release.id, pid, template), finding))
     return out
 
 
+
 # --------------------------------------------------------------------------- the check
+
+
+@record(eq=False)
+class Subject:
+    """What one check compares: the release claiming ``tag`` now and what it selects, and
+    the release claiming it at `since` (verify-pr: in the base's plan) and what that selected."""
+
+    tag: str
+    baseline: int
+    release: Release
+    current: list[Row]
+    before: Release
+    base_rows: list[Row]
+    start: Start
+
+
+@record(eq=False)
+class Course:
+    """The plan at each stage ``baseline..stage``: the selection at `since`, then each
+    stage's release_changes; the names each drop removed (name -> stage), whether any
+    stage changed the plan, and each glob of a change that changed nothing."""
+
+    first: Expected
+    baseline: int
+    track: Track | None
+    """Where the plans come from (None: no stage changes the plan)."""
+    plans: Sequence[Expected]
+    """The plan at stage ``baseline + i`` (at least up to the checked stage)."""
+    dropped: dict[str, int]
+    changed: bool
+    unchanged: bool
+    """No stage in ``baseline + 1..stage`` declares release_changes: every plan is ``first``."""
+    idle: list[Finding]
+
+    def at(self, stage: int) -> Expected:
+        return self.first if self.unchanged else self.plans[stage - self.baseline]
+
+
+class _Findings:
+    """A check's findings in order; a template of a kind the release may not take is
+    reported once per (release, producer, template), however many rules meet it."""
+
+    def __init__(self) -> None:
+        self.items: list[Finding] = []
+        self._kinds: set[tuple[str, str, str]] = set()
+
+    def add(self, found: Iterable[Finding], prefix: str = "") -> None:
+        self.items += [Finding(prefix + f.message, f.loc) if prefix else f for f in found]
+
+    def kinds(
+        self, found: Iterable[tuple[tuple[str, str, str], Finding]], prefix: str = ""
+    ) -> None:
+        for seen, finding in found:
+            if seen not in self._kinds:
+                self._kinds.add(seen)
+                self.add([finding], prefix)
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
@@ -410,6 +468,25 @@ def run(ctx: Context, check: Check) -> list[Result]:
     baseline: int = check.args.get("since", 0)
     if baseline > ctx.stage:
         return [result(ctx, check, [], f"applies from stage {baseline} on")]
+    subject = _subject(ctx, check, tag, baseline)
+    if not isinstance(subject, Subject):
+        return [result(ctx, check, subject, "")]
+    found = _Findings()
+    found.kinds(_kinds(ctx, subject.release, subject.current, ctx.stage))
+    found.kinds(
+        _kinds(ctx, subject.before, subject.base_rows, baseline, ctx.baseline_plan(baseline))
+    )
+    course = _course(ctx, subject)
+    found.add(course.idle)
+    found.add(_against_plan(ctx, subject, course))
+    found.add(_expected_producers(ctx, subject))
+    _older_runs(ctx, subject, course, found)
+    _tagged_trees(ctx, check, subject, course, found)
+    return [result(ctx, check, found.items, _ok(subject.release, course, baseline, ctx.stage))]
+
+
+def _subject(ctx: Context, check: Check, tag: str, baseline: int) -> Subject | list[Finding]:
+    """Exactly one active release must claim the tag now and at `since`."""
     now = claimants(ctx.plan, tag)
     then = claimants(ctx.baseline_plan(baseline), tag)  # verify-pr: the base's, where reached
     findings: list[Finding] = []
@@ -424,164 +501,182 @@ def run(ctx: Context, check: Check) -> list[Result]:
                 )
             )
     if findings:
-        return [result(ctx, check, findings, "")]
-    release, before = now[0], then[0]
-
-    def tag_tooling(stage: int) -> tuple[Release, list[Row]] | None:
-        """The release claiming the tag at ``stage``, and what it selects from that run."""
-        found = claimants(ctx.plan_at(stage), tag)
-        if len(found) != 1:
-            return None
-        return found[0], _selection(ctx.plan_at(stage), found[0])
-
-    base_selection = _selection(ctx.baseline_plan(baseline), before)
-    current = _selection(ctx.plan, release)
-    kinds_seen: set[tuple[str, str, str]] = set()
-    findings += _kinds(ctx, release, current, ctx.stage, kinds_seen)
-    findings += _kinds(
-        ctx, before, base_selection, baseline, kinds_seen, ctx.baseline_plan(baseline)
+        return findings
+    then_plan = ctx.baseline_plan(baseline)
+    return Subject(
+        tag=tag,
+        baseline=baseline,
+        release=now[0],
+        current=_selection(ctx.plan, now[0]),
+        before=then[0],
+        base_rows=_selection(then_plan, then[0]),
+        start=Start(then_plan.migration, then[0].id, baseline),
     )
 
-    # the plan at each stage: the selection at `since`, then each stage's release_changes
-    # (without release_changes in baseline+1..stage, the plan is the selection at `since`)
-    first = _first_plan(ctx, base_selection, baseline)
-    unchanged = _unchanged(ctx.migration, baseline, ctx.stage) and (
-        ctx.reference is ctx.migration or _unchanged(ctx.reference, baseline, ctx.stage)
+
+def _tag_tooling(ctx: Context, tag: str, stage: int) -> tuple[Release, list[Row]] | None:
+    """The release claiming the tag at ``stage``, and what it selects from that run."""
+    found = claimants(ctx.plan_at(stage), tag)
+    if len(found) != 1:
+        return None
+    return found[0], _selection(ctx.plan_at(stage), found[0])
+
+
+def _course(ctx: Context, s: Subject) -> Course:
+    """The plan at each stage (without release_changes in ``since + 1..stage``, the plan at
+    every stage is the selection at `since`)."""
+    shared = memo(ctx.migration)
+    first = shared.first(s.start)
+    unchanged = shared.unchanged(s.baseline, ctx.stage) and (
+        ctx.reference is ctx.migration or memo(ctx.reference).unchanged(s.baseline, ctx.stage)
     )
-    plans: dict[int, Expected] = _Plans(first) if unchanged else {baseline: first}
-    steps: dict[int, list[ReleaseChange]] = {}
-    dropped: dict[str, int] = {}
-    changed = False
-    for stage in range(baseline + 1, ctx.stage + 1) if not unchanged else ():
-        steps[stage] = changes_at(ctx, stage, tag)
-        changed = changed or bool(steps[stage])
-        if stage == ctx.stage:
-            selection = current
-        elif steps[stage]:
-            own = tag_tooling(stage)
-            selection = own[1] if own else _selection(ctx.plan_at(stage), release)
-        else:
-            selection = []
-        plans[stage], idle = _step(plans[stage - 1], steps[stage], selection, stage, dropped)
-        findings += [_idle_finding(ctx, release, stage, k, g, c) for c, k, g in idle]
-    expected = plans[ctx.stage]
-    findings += _compare(ctx, release, current, expected, ctx.stage, baseline, changed, dropped)
-    expect = effective_expect(ctx, release)
-    if expect is not None and {r.producer for r in current} != set(expect):
-        findings += _expectations(ctx, release, current, expect)
-    tooling = effective_tooling(ctx, release)
-    if tooling in ("control", "both"):
-        # a tag cut at an earlier stage ships what was planned then, whatever tooling runs;
-        # with one plan for all of them and no kinds, only stages that select other names
-        # than the plan can fail, and those are found once per (release, plan)
-        built = (
-            _differing(evaluation(ctx.migration), release, first, baseline, ctx.stage)
-            if unchanged and allowed_kinds(ctx, release) is None
-            else range(baseline, ctx.stage)
+    if unchanged:
+        return Course(first, s.baseline, None, [first], {}, False, True, [])
+    track = shared.track(s.start, s.tag, s.release.id, ctx.reference, first)
+    for stage in range(s.baseline + len(track.plans), ctx.stage + 1):
+        # the release claiming the tag at that stage selects there (at the checked stage,
+        # that is ``s.current``); the same whichever later stage asks
+        steps = changes_at(ctx, stage, s.tag)
+        own = _tag_tooling(ctx, s.tag, stage) if steps else None
+        selection = (
+            own[1] if own else _selection(ctx.plan_at(stage), s.release) if steps else []
         )
-        for stage in built:
-            taken = _selection(ctx.plan_at(stage), release)
-            gone = {name: at for name, at in dropped.items() if at <= stage}
-            prefix = (
-                f"with tooling: {tooling}, today's tooling run on a run built at stage {stage}: "
-            )
-            for finding in (
-                *_compare(
-                    ctx, release, taken, plans[stage], stage, baseline, changed, gone, older=True
-                ),
-                *_kinds(ctx, release, taken, stage, kinds_seen),
-            ):
-                findings.append(Finding(prefix + finding.message, finding.loc))
-    if tooling == "both":
-        for stage in range(baseline + 1, ctx.stage):
-            own = tag_tooling(stage)
-            prefix = (
-                f"with tooling: both, the tagged tree's own tooling of a tag cut at stage {stage}: "
-            )
-            if own is None:
-                count = len(claimants(ctx.plan_at(stage), tag))
-                findings.append(
+        dropped = dict(track.dropped[-1])
+        plan, globs = step(track.plans[-1], steps, selection, stage, dropped)
+        track.plans.append(plan)
+        track.dropped.append(dropped)
+        track.changed.append(track.changed[-1] or bool(steps))
+        track.idle.append([idle_finding(ctx, s.release, stage, k, g, c) for c, k, g in globs])
+    at = ctx.stage - s.baseline
+    return Course(
+        first,
+        s.baseline,
+        track,
+        track.plans,
+        track.dropped[at],
+        track.changed[at],
+        False,
+        [finding for found in track.idle[: at + 1] for finding in found],
+    )
+
+
+def _against_plan(ctx: Context, s: Subject, course: Course) -> list[Finding]:
+    """The release selects exactly the plan of this stage."""
+    return _compare(
+        ctx,
+        s.release,
+        s.current,
+        course.at(ctx.stage),
+        ctx.stage,
+        s.baseline,
+        course.changed,
+        course.dropped,
+    )
+
+
+def _expected_producers(ctx: Context, s: Subject) -> list[Finding]:
+    """With ``expect``, the release selects from exactly those producers."""
+    expect = effective_expect(ctx, s.release)
+    if expect is None or {r.producer for r in s.current} == set(expect):
+        return []
+    return _expectations(ctx, s.release, s.current, expect)
+
+
+def _older_runs(ctx: Context, s: Subject, course: Course, found: _Findings) -> None:
+    """With tooling: control or both, today's tooling run on a run built at an earlier
+    stage ships what was planned for a tag cut then. Without kinds, only stages that select
+    other producer rows than their plan can fail, and those are found once per release
+    and plan (``Memo.differing``)."""
+    tooling = effective_tooling(ctx, s.release)
+    if tooling not in ("control", "both"):
+        return
+    built = (
+        memo(ctx.migration).differing(s.release, s.start, ctx.stage, course.track, course.at)
+        if allowed_kinds(ctx, s.release) is None
+        else range(s.baseline, ctx.stage)
+    )
+    for stage in built:
+        taken = _selection(ctx.plan_at(stage), s.release)
+        gone = {name: at for name, at in course.dropped.items() if at <= stage}
+        prefix = f"with tooling: {tooling}, today's tooling run on a run built at stage {stage}: "
+        found.add(
+            _compare(
+                ctx,
+                s.release,
+                taken,
+                course.at(stage),
+                stage,
+                s.baseline,
+                course.changed,
+                gone,
+                older=True,
+            ),
+            prefix,
+        )
+        found.kinds(_kinds(ctx, s.release, taken, stage), prefix)
+
+
+def _tagged_trees(
+    ctx: Context, check: Check, s: Subject, course: Course, found: _Findings
+) -> None:
+    """With tooling: both, the tagged tree's own tooling of a tag cut at an earlier stage
+    ships what was planned for it too."""
+    if effective_tooling(ctx, s.release) != "both":
+        return
+    for stage in range(s.baseline + 1, ctx.stage):
+        own = _tag_tooling(ctx, s.tag, stage)
+        prefix = (
+            f"with tooling: both, the tagged tree's own tooling of a tag cut at stage {stage}: "
+        )
+        if own is None:
+            count = len(claimants(ctx.plan_at(stage), s.tag))
+            found.add(
+                [
                     Finding(
-                        f"{prefix}{count} active releases claim {tag} at stage {stage}; exactly "
-                        "one must: fix the releases' tags or their `when`.",
+                        f"{prefix}{count} active releases claim {s.tag} at stage {stage}; "
+                        "exactly one must: fix the releases' tags or their `when`.",
                         check.loc,
                     )
-                )
-                continue
-            tagged, rows = own
-            so_far = {name: at for name, at in dropped.items() if at <= stage}
-            for finding in (
-                *_compare(
-                    ctx, tagged, rows, plans[stage], stage, baseline, changed, so_far, older=True
-                ),
-                *_kinds(ctx, tagged, rows, stage, kinds_seen),
-            ):
-                findings.append(Finding(prefix + finding.message, finding.loc))
-    return [result(ctx, check, findings, _ok(release, plans, baseline, ctx.stage))]
+                ]
+            )
+            continue
+        tagged, rows = own
+        so_far = {name: at for name, at in course.dropped.items() if at <= stage}
+        found.add(
+            _compare(
+                ctx,
+                tagged,
+                rows,
+                course.at(stage),
+                stage,
+                s.baseline,
+                course.changed,
+                so_far,
+                older=True,
+            ),
+            prefix,
+        )
+        found.kinds(_kinds(ctx, tagged, rows, stage), prefix)
 
 
-class _Plans(dict[int, Expected]):
-    """The plan at every stage, where no stage changes it: the plan at `since`."""
-
-    def __init__(self, first: Expected) -> None:
-        super().__init__()
-        self.first = first
-
-    def __missing__(self, stage: int) -> Expected:
-        return self.first
-
-
-def _first_plan(ctx: Context, selection: list[Row], baseline: int) -> Expected:
-    """The plan at `since`: its selection's names. One object per selection, so that what
-    is found against it (``_differing``) serves every check that starts from it."""
-    kept, plan = evaluation(ctx.migration).remember(
-        ("first-plan", id(selection), baseline),
-        lambda: (selection, {r.name: Planned(r, baseline) for r in selection}),
-    )
-    assert kept is selection
-    return plan
-
-
-def _unchanged(migration: Migration, baseline: int, stage: int) -> bool:
-    """Whether no stage in ``baseline + 1..stage`` declares release_changes."""
-    changing: tuple[int, ...] = evaluation(migration).remember(
-        ("changing-stages",),
-        lambda: tuple(
-            k for k, definition in enumerate(migration.stages, 1) if definition.release_changes
-        ),
-    )
-    return not any(baseline < k <= stage for k in changing)
-
-
-def _differing(
-    ev: Evaluation, release: Release, plan: Expected, baseline: int, stage: int
-) -> list[int]:
-    """The stages ``baseline..stage - 1`` at which the release selects other names than
-    ``plan``: each stage's selection is compared once per (release, plan), however many
-    later stages ask (``tooling: control`` looks back at every stage)."""
-    seen: list[int] = ev.remember(("control", release.id, id(plan), baseline), list)
-    differ: list[int] = ev.remember(("control-differ", release.id, id(plan), baseline), list)
-    names = plan.keys()
-    for k in range(baseline + len(seen), stage):
-        seen.append(k)
-        if ev.release_rows(release, k).by_name.keys() != names:
-            differ.append(k)
-    return [k for k in differ if k < stage]
-
-
-def _ok(release: Release, plans: dict[int, Expected], baseline: int, stage: int) -> str:
-    final, first = plans[stage], plans[baseline]
+def _ok(release: Release, course: Course, baseline: int, stage: int) -> str:
+    final, first = course.at(stage), course.at(baseline)
     if set(final) == set(first) and all(p.stage == baseline for p in final.values()):
         return (
-            f"release {release.id} selects the same {counted(len(final), 'artifact name')} "
+            f"release {release.id} selects the same "
+            f"{counted(len({name for _, name in first}), 'artifact name')} "
             f"as at stage {baseline}"
         )
-    kept = sum(1 for name in first if name in final)
-    added = len(final) - kept
-    dropped = len(first) - kept
+    names = {name: {k for k in final if k[1] == name} for _, name in final}
+    before = {name: {k for k in first if k[1] == name} for _, name in first}
+    kept = sum(1 for name in before if name in names)
+    moved = sum(1 for name in before if name in names and names[name] != before[name])
+    added = len(names) - kept
+    dropped = len(before) - kept
+    how = f" ({moved} now from other producers)" if moved else ""
     return (
-        f"release {release.id} selects the {counted(len(final), 'artifact name')} planned: "
-        f"{kept} of the {len(first)} of stage {baseline} kept, {added} added and {dropped} "
+        f"release {release.id} selects the {counted(len(names), 'artifact name')} planned: "
+        f"{kept} of the {len(before)} of stage {baseline} kept{how}, {added} added and {dropped} "
         f"dropped by the release_changes of {_stages(baseline + 1, stage)}"
     )
 

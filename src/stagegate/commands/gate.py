@@ -14,6 +14,10 @@ hold:
 * ``target-unchanged``: a pull request that flips forward does not edit the stage it
   flips to (the flip is checked against the base's definition, which must be the one
   that becomes final);
+* ``releases-as-declared``: a pull request that flips forward changes what the real
+  release jobs ship (their upload contexts, read from the workflows at both commits as
+  ``stagegate continuity`` reads them) only as the target's ``release_changes`` (the
+  base's) declare (``releases_declared``);
 * ``checks-pass``: the checks of the head's stage pass, taken from the BASE and
   evaluated on the HEAD's producers, consumers and releases, measured against the
   base's data (``Context.baseline``: continuity baselines of stages the base has
@@ -486,6 +490,24 @@ def item_states_unchanged(refs: Refs) -> Rule:
     )
 
 
+def releases_as_declared(
+    repo: Repository,
+    refs: Refs,
+    commits: tuple[tuple[str, str], tuple[str, str]],
+    prefix: PurePosixPath,
+) -> Rule | None:
+    """A forward flip changes the real releases only as the target stage declares."""
+    target = refs.head.stage
+    if target != refs.since.stage + 1 or target > refs.judge.last:
+        return None  # not a flip forward to a stage the base defines (other rules say so)
+    from stagegate.commands import releases_declared
+
+    found = releases_declared.judge(repo, refs.judge, target, commits, prefix)
+    if found is None:
+        return None
+    return Rule(releases_declared.RULE, found.ok, found.message, found.locations, found.details)
+
+
 def checks_pass(results: Sequence[Result], stage: int) -> Rule:
     failed = [r for r in results if not r.ok]
     if not failed:
@@ -669,6 +691,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
         since = _load_at(file, since_src, "the merge base") or base
         sides["since"] = Side("merge base", since_sha, since)
     refs = Refs(base, since, head, since_src, head_src)
+    since_ref = base_ref if since_sha == base_sha else "the merge base"
     rules = [
         rule
         for rule in (
@@ -679,6 +702,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
             target_unchanged(refs),
             flag_values_unchanged(refs),
             item_states_unchanged(refs),
+            releases_as_declared(repo, refs, ((since_sha, since_ref), (head_sha, head_ref)), prefix),
         )
         if rule is not None
     ]

@@ -1,0 +1,245 @@
+"""verify-pr's `releases-as-declared`: a pull request that flips a stage may change what
+the real release jobs ship (their upload contexts, as `stagegate continuity` reads them)
+only as the target stage's release_changes, the base's, declare. Each refusal beside a
+control that passes, so that no test can pass by refusing everything."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import Result
+from scratch import Repo, dedent, init, pin_git
+
+Sg = Callable[..., Result]
+WF = ".github/workflows/release.yml"
+
+WORKFLOW = dedent(
+    """\
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      wheels:
+        runs-on: ${{ matrix.os }}
+        strategy:
+          matrix:
+            os: [ubuntu-latest, windows-latest]
+        steps:
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.os }}
+              path: wheelhouse/*.whl
+      publish:
+        needs: wheels
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/download-artifact@v4
+            with:
+              pattern: wheels-*
+              path: dist
+              merge-multiple: true
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+LINUX_ONLY = WORKFLOW.replace("os: [ubuntu-latest, windows-latest]", "os: [ubuntu-latest]")
+
+MIGRATION = dedent(
+    """\
+    version: 1
+    migration: wheels
+    summary: Stop building Windows wheels.
+    stage: 0
+    flags:
+      no-windows:
+        summary: Build Linux wheels only.
+    producers:
+      linux:
+        artifacts: ["wheels-ubuntu-latest"]
+        jobs: [".github/workflows/release.yml#wheels"]
+      windows:
+        when: not no-windows
+        artifacts: ["wheels-windows-latest"]
+        jobs: [".github/workflows/release.yml#wheels"]
+    releases:
+      rel:
+        tags: ["v1.*"]
+        select: ["wheels-*"]
+        jobs: [".github/workflows/release.yml#publish"]
+    invariants:
+      - check: release-continuity
+        tag: v1.0.0
+    """
+)
+# the model says the stage changes nothing for the release; the workflows will say otherwise
+QUIET = "stage: 1\ntitle: Tidy the workflows\n"
+DECLARED = (
+    "stage: 1\ntitle: No Windows wheels\nset:\n  no-windows: true\nrelease_changes:\n"
+    "  - tag: v1.0.0\n    drop: ['wheels-windows-*']\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def _git(monkeypatch: pytest.MonkeyPatch) -> None:
+    pin_git(monkeypatch)
+
+
+def base(root: Path, stage_file: str, migration: str = MIGRATION) -> tuple[Repo, str]:
+    repo = init(root)
+    repo.write("migration.yaml", migration)
+    repo.write("stages/01-step.yaml", stage_file)
+    repo.write(WF, WORKFLOW)
+    return repo, repo.commit("The migration, at stage 0")
+
+
+def flip(repo: Repo, workflow: str = LINUX_ONLY) -> None:
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.write(WF, workflow)
+    repo.commit("Flip to stage 1, and build Linux wheels only")
+
+
+def rule(result: Result, name: str = "releases-as-declared") -> list[str]:
+    """The rule's line and its details, as verify-pr prints them."""
+    lines = result.out.splitlines()
+    start = next(i for i, line in enumerate(lines) if f"  {name}: " in line)
+    end = start + 1
+    while end < len(lines) and lines[end].startswith("        - "):
+        end += 1
+    return lines[start:end]
+
+
+LOST = (
+    "release job publish (.github/workflows/release.yml:15, release rel) loses the upload "
+    "context wheels{os=windows-latest} (.github/workflows/release.yml:13, artifact "
+    "'wheels-windows-latest')"
+)
+
+
+def test_a_flip_whose_workflows_lose_an_upload_context_undeclared_is_refused(
+    tmp_path: Path, sg: Sg
+) -> None:
+    repo, at = base(tmp_path / "repo", QUIET)
+    flip(repo)
+    assert sg("check", cwd=repo.root).code == 0  # the model sees nothing wrong
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 1, result.out
+    assert rule(result) == [
+        "  FAIL  releases-as-declared: this pull request flips to stage 1, and the real "
+        "release jobs change beyond what stage 1's release_changes (stages/01-step.yaml, the "
+        "base's) declare: declare each change there in a pull request of its own (a `drop` of "
+        "a lost name, an `add` of a gained one), then flip; or keep the workflows as they were.",
+        f"        - {LOST}, which no `drop` of stage 1's release_changes (stages/01-step.yaml) "
+        "declares",
+    ]
+    assert result.out.endswith("verify-pr: refused (rule releases-as-declared).\n")
+    data = json.loads(sg("verify-pr", "--base", at, "--format", "json", cwd=repo.root).out)
+    (found,) = [r for r in data["rules"] if r["rule"] == "releases-as-declared"]
+    assert found["ok"] is False
+    assert found["locations"] == [{"file": ".github/workflows/release.yml", "line": 15}]
+
+
+def test_the_same_flip_with_the_drop_declared_is_accepted(tmp_path: Path, sg: Sg) -> None:
+    repo, at = base(tmp_path / "repo", DECLARED)
+    flip(repo)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert rule(result) == [
+        "  ok    releases-as-declared: 1 upload context lost or gained, each declared by stage "
+        "1's release_changes (stages/01-step.yaml)"
+    ]
+
+
+def test_an_entry_added_in_the_flip_itself_does_not_declare_it(tmp_path: Path, sg: Sg) -> None:
+    """The pull request writes the entry into the stage it flips to: the base's counts."""
+    repo, at = base(tmp_path / "repo", QUIET)
+    repo.write("stages/01-step.yaml", QUIET + DECLARED.split("title: No Windows wheels\n")[1])
+    flip(repo)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 1
+    assert rule(result)[0].startswith("  FAIL  releases-as-declared: ")
+    assert rule(result, "target-unchanged")[0].startswith("  FAIL  target-unchanged: ")
+
+
+def test_a_gained_context_needs_an_add(tmp_path: Path, sg: Sg) -> None:
+    macos = WORKFLOW.replace(
+        "os: [ubuntu-latest, windows-latest]", "os: [ubuntu-latest, windows-latest, macos-latest]"
+    )
+    repo, at = base(tmp_path / "repo", QUIET)
+    flip(repo, macos)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 1
+    assert rule(result)[1] == (
+        "        - release job publish (.github/workflows/release.yml:15, release rel) gains the "
+        "upload context wheels{os=macos-latest} (.github/workflows/release.yml:13, artifact "
+        "'wheels-macos-latest'), which no `add` of stage 1's release_changes "
+        "(stages/01-step.yaml) declares"
+    )
+
+
+def test_a_pull_request_that_does_not_flip_is_unaffected(tmp_path: Path, sg: Sg) -> None:
+    repo, at = base(tmp_path / "repo", QUIET)
+    repo.write(WF, LINUX_ONLY)
+    repo.commit("Build Linux wheels only (no flip)")
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert "releases-as-declared" not in result.out
+
+
+def test_releases_without_jobs_are_information_never_a_guess(tmp_path: Path, sg: Sg) -> None:
+    untied = MIGRATION.replace('    jobs: [".github/workflows/release.yml#publish"]\n', "")
+    repo, at = base(tmp_path / "repo", QUIET, untied)
+    flip(repo)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert rule(result) == [
+        "  ok    releases-as-declared: 1 real release job ships other upload contexts at the "
+        "head, but no release of the model lists `jobs`, so they cannot be tied to its "
+        "releases and are not compared with release_changes (information)",
+        "        - release job publish (.github/workflows/release.yml:15) loses the upload "
+        "context wheels{os=windows-latest} (.github/workflows/release.yml:13, artifact "
+        "'wheels-windows-latest')",
+    ]
+
+
+def test_a_name_that_cannot_be_worked_out_is_unresolved_not_matched(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """A lost upload whose name the reader cannot evaluate cannot be shown to match the
+    declared `drop`: refused as unresolved (control: the declared flip above passes)."""
+    unknown = WORKFLOW.replace(
+        "name: wheels-${{ matrix.os }}", "name: wheels-${{ matrix.os }}-${{ vars.SUFFIX }}"
+    )
+    repo = init(tmp_path / "repo")
+    repo.write("migration.yaml", MIGRATION)
+    repo.write("stages/01-step.yaml", DECLARED)
+    repo.write(WF, unknown)
+    at = repo.commit("The migration, at stage 0")
+    flip(repo, unknown.replace("os: [ubuntu-latest, windows-latest]", "os: [ubuntu-latest]"))
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 1, result.out
+    assert rule(result)[1].endswith(
+        "loses the upload context wheels{os=windows-latest} (.github/workflows/release.yml:13, "
+        "artifact 'wheels-windows-latest-${{ vars.SUFFIX }}'): its name cannot be worked out, "
+        "so no "
+        "`drop` can be shown to declare it (unresolved)"
+    )
+
+
+def test_a_release_job_no_release_lists_is_information(tmp_path: Path, sg: Sg) -> None:
+    """The model ties its release to another job: the one that changes is not compared."""
+    elsewhere = MIGRATION.replace("release.yml#publish", "other.yml#publish")
+    repo, at = base(tmp_path / "repo", QUIET, elsewhere)
+    flip(repo)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert rule(result) == [
+        "  ok    releases-as-declared: the release jobs the model's releases list in `jobs` "
+        "ship the same upload contexts; the others are listed as information",
+        "        - release job publish (.github/workflows/release.yml:15) loses the upload "
+        "context wheels{os=windows-latest} (.github/workflows/release.yml:13, artifact "
+        "'wheels-windows-latest') (information: no release of the model lists "
+        ".github/workflows/release.yml#publish in `jobs`)",
+    ]
