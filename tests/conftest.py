@@ -43,6 +43,12 @@ def _isolated_cache(
     # the file and the GitHub context come from the test, never from the shell running it
     for name in ("STAGEGATE_FILE", "GITHUB_BASE_REF", "GITHUB_WORKSPACE", "GITHUB_SHA"):
         monkeypatch.delenv(name, raising=False)
+    # The pytest processes the pytest check starts load only what a stage test uses (the
+    # `stagegate` fixture comes by its `-p stagegate`; snapshots by PYTEST_PLUGINS), not
+    # every plugin of this test environment: hypothesis's alone costs ~1.5 CPU-s per start.
+    # The tests of loading by entry point (as an installed stagegate does) unset these.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_PLUGINS", "pytest_snapshot.plugin")
     yield
 
 
