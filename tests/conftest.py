@@ -32,6 +32,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--fuzz-long", action="store_true", help="run thousands of fuzz cases")
 
 
+FUZZ_LONG = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global FUZZ_LONG
+    FUZZ_LONG = bool(config.getoption("--fuzz-long"))
+
+
+def examples(normal: int) -> int:
+    """A hypothesis test's ``max_examples``: ``normal`` in the suite, ten times as many
+    with ``--fuzz-long`` (read when a test module is collected, after the options)."""
+    return normal * 10 if FUZZ_LONG else normal
+
+
 @pytest.fixture(scope="session")
 def _bytecode_of_child_processes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the Python processes the tests start (stagegate, pytest) keep their bytecode:
