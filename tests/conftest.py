@@ -32,17 +32,49 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--fuzz-long", action="store_true", help="run thousands of fuzz cases")
 
 
+FUZZ_LONG = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global FUZZ_LONG
+    FUZZ_LONG = bool(config.getoption("--fuzz-long"))
+
+
+def examples(normal: int) -> int:
+    """A hypothesis test's ``max_examples``: ``normal`` in the suite, ten times as many
+    with ``--fuzz-long`` (read when a test module is collected, after the options)."""
+    return normal * 10 if FUZZ_LONG else normal
+
+
+@pytest.fixture(scope="session")
+def _bytecode_of_child_processes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the Python processes the tests start (stagegate, pytest) keep their bytecode:
+    one folder for the session, outside every repository a test looks at. Where the shell
+    sets PYTHONDONTWRITEBYTECODE, each process would compile stagegate again (~0.4 CPU-s)."""
+    return tmp_path_factory.mktemp("pycache")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    _bytecode_of_child_processes: Path,
 ) -> Iterator[None]:
     """Each test gets its own validation cache, so no test depends on another's."""
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(_bytecode_of_child_processes))
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("STAGEGATE_TRACEBACK", raising=False)
     # the file and the GitHub context come from the test, never from the shell running it
     for name in ("STAGEGATE_FILE", "GITHUB_BASE_REF", "GITHUB_WORKSPACE", "GITHUB_SHA"):
         monkeypatch.delenv(name, raising=False)
+    # The pytest processes the pytest check starts load only what a stage test uses (the
+    # `stagegate` fixture comes by its `-p stagegate`; snapshots by PYTEST_PLUGINS), not
+    # every plugin of this test environment: hypothesis's alone costs ~1.5 CPU-s per start.
+    # The tests of loading by entry point (as an installed stagegate does) unset these.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_PLUGINS", "pytest_snapshot.plugin")
     yield
 
 

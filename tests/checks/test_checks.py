@@ -585,7 +585,13 @@ def pytest_repo(tmp_path: Path, test: str | None, check: str = "  - check: pytes
     return root
 
 
-def test_pytest_check_passes_with_the_stage_under_test(tmp_path: Path, sg: Sg) -> None:
+def test_pytest_check_passes_with_the_stage_under_test(
+    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as installed: every plugin of the environment loads by its entry point, stagegate's
+    # too, beside `-p stagegate` (tests/conftest.py turns autoload off for the others)
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    monkeypatch.delenv("PYTEST_PLUGINS")
     root = pytest_repo(
         tmp_path,
         """\

@@ -93,6 +93,14 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest("-p", "no:hypothesispytest", *args)
 
 
+@pytest.fixture(autouse=True)
+def _plugins_load_by_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin as installed: found by its entry point (tests/conftest.py turns that off
+    for the pytest checks' own processes)."""
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    monkeypatch.delenv("PYTEST_PLUGINS")
+
+
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     monkeypatch.delenv("STAGEGATE_FILE", raising=False)

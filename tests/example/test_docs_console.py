@@ -16,6 +16,8 @@ left out. An HTML comment right above a block may say, one per comment:
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shlex
@@ -148,7 +150,42 @@ def workspace(tmp_path: Path, block: Block, env: dict[str, str]) -> Path:
     return root
 
 
+PLAIN = re.compile(r"stagegate(?: [^|<>;&$`'\"\\*?#{~]*)?")
+"""A `stagegate ARGS` line that the shell would only split into words: no pipe,
+redirection, quoting, expansion or comment."""
+
+
+def in_process(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str] | None:
+    """A plain `stagegate ...` line run in this process, as the console script runs it
+    (``cli.run``), in ``cwd`` with ``env`` as its whole environment and standard error
+    written into standard output, as the shell's ``2>&1`` gives them; None for any other
+    line. A process of its own would cost a Python start and stagegate's import per line;
+    the console script itself runs as a process in test_console.py and test_fuzz.py."""
+    if PLAIN.fullmatch(command.rstrip()) is None:
+        return None
+    from stagegate.cli import run
+
+    merged = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(merged), contextlib.redirect_stderr(merged):
+            code = run(command.split()[1:])
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    buffer = merged.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return code, buffer.getvalue().decode("utf-8", "replace")
+
+
 def shell(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    ran = in_process(command, cwd, env)
+    if ran is not None:
+        return subprocess.CompletedProcess(command, ran[0], ran[1])
     return subprocess.run(
         ["bash", "-c", command],
         cwd=cwd,

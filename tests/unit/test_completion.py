@@ -3,10 +3,11 @@ and release ids, stage numbers (with their titles), and files for -f."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
-import subprocess
-import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -14,25 +15,39 @@ from conftest import REPO
 
 
 def _complete(words: str, cwd: Path = REPO, shell: str = "bash") -> list[str]:
-    """What the console script offers for ``words`` (``type,value`` lines in bash;
-    ``value\\nhelp`` pairs in zsh)."""
-    proc = subprocess.run(
-        [str(Path(sys.executable).with_name("stagegate"))],
-        env={
-            **{k: v for k, v in os.environ.items() if k != "STAGEGATE_FILE"},
-            "_STAGEGATE_COMPLETE": f"{shell}_complete",
-            "COMP_WORDS": words,
-            "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
-        },
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
+    """What the CLI offers for ``words`` (``type,value`` lines in bash; ``value\nhelp``
+    pairs in zsh), asked as the shell asks the console script: its environment, in
+    ``cwd``. In this process (``cli.run``); test_everyday.py asks the console script
+    itself."""
+    from stagegate.cli import run
+
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "STAGEGATE_FILE"},
+        "_STAGEGATE_COMPLETE": f"{shell}_complete",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
+    }
+    out, err = (
+        io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True) for _ in range(2)
     )
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    return [line for line in proc.stdout.splitlines() if line]
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = run([])
+            except SystemExit as done:  # click ends a completion with sys.exit
+                code = done.code if isinstance(done.code, int) else 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    said, shown = (cast(io.BytesIO, s.buffer).getvalue().decode() for s in (err, out))
+    assert code == 0, said
+    assert "Traceback" not in said
+    return [line for line in shown.splitlines() if line]
 
 
 @pytest.mark.parametrize(

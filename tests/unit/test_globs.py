@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from stagegate.engine.globs import (
     Glob,
     Language,
@@ -671,7 +672,9 @@ pieces = st.one_of(
     regexes.map(Rx),
 )
 piece_lists = st.lists(pieces, min_size=1, max_size=3)
-FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @FAST
@@ -691,7 +694,7 @@ def test_glob_membership_agrees_with_fnmatch(pattern: str) -> None:
         assert matches(compiled, probe) == fnmatch.fnmatchcase(probe, pattern), probe
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet="ab-()[]{}|*+?^$\\.,0123:P<>=!dwsxZAb#", max_size=12))
 def test_arbitrary_regex_text_is_rejected_or_agrees_with_re(pattern: str) -> None:
     with warnings.catch_warnings():
@@ -720,7 +723,7 @@ def test_concatenation_membership_agrees_with_reference(parts: list[Piece]) -> N
         assert matches(compiled, probe) == bool(expected.fullmatch(probe)), probe
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(piece_lists, min_size=1, max_size=3),
     st.lists(piece_lists, max_size=2),
@@ -750,7 +753,7 @@ def test_witness_agrees_with_brute_force(
 fronts = st.lists(st.tuples(st.text(alphabet=SMALL, max_size=6), piece_lists), max_size=3)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fronts.filter(bool), fronts)
 def test_witness_after_literal_text_agrees_with_brute_force(
     positive: list[tuple[str, list[Piece]]], excluded: list[tuple[str, list[Piece]]]
