@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from stagegate.ci import actions, publish
-from stagegate.ci.files import Files, as_mapping, discover
+from stagegate.ci.files import Files, as_mapping, discover, nothing_found
 from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
 from stagegate.ci.scopes import Scope
 from stagegate.ci.transfers import Reading, Site, Unresolved, shown
@@ -671,8 +671,12 @@ def read_model(
     """One reading of the workflows at ``stage`` for ``drift``: the transfers it compares
     with the model, and what the artifact actions do with them, for every job.
     ``stage_reads``: filled with what the reading took from the stage (``same_at``)."""
+    settings = migration.workflows
+    rels = discover(files.root, settings.paths)
+    if not rels:
+        raise nothing_found(files, settings.paths, settings.paths_loc, migration.file)
     reader = ShipReader(migration, files, stage)
-    reader.run(discover(files.root, migration.workflows.paths))
+    reader.run(rels)
     if stage_reads is not None:
         stage_reads.update(reader.stage_reads)
     return reading_of(reader), _follow(reader, every_job=True)

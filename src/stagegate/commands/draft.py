@@ -316,7 +316,8 @@ def _by_step(transfers: Iterable[Transfer]) -> dict[tuple[Any, ...], list[Transf
 
 
 def from_workflows(root: Path, file: str, name: str) -> str:
-    """The text of a migration declaring what the workflows under ``root`` do."""
+    """The text of a migration in ``root`` declaring what the workflows of its
+    repository do (``ci.files.workflow_root``)."""
     sha = Axis("sha", pattern=SHA_PATTERN)
     first = read_workflows(
         _pseudo(root, file, {"sha": sha}, {"github.sha": "{sha}"}), 0, tag_matrix=True
@@ -336,9 +337,11 @@ def from_workflows(root: Path, file: str, name: str) -> str:
         if generated
         else first
     )
+    from stagegate.ci.files import workflow_root
     from stagegate.ci.ships import ships
 
-    draft = _draft(reading, ships(root), root, name, axes_open, generated)
+    top = workflow_root(root).root  # the workflows are read at the top of the repository
+    draft = _draft(reading, ships(top), top, name, axes_open, generated)
     return render(_checked(draft, render(draft), Path(file)))
 
 
