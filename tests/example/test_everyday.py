@@ -856,7 +856,8 @@ def test_the_rendered_graph_is_in_the_docs() -> None:
 def test_a_file_after_the_command_is_moved_before_it(args: list[str], expected: list[str]) -> None:
     import click
 
-    from stagegate.cli import cli, hoist_file
+    from stagegate.cli import cli
+    from stagegate.cli.options import hoist_file
 
     forceful = click.Command("forceful", params=[click.Option(["-f", "--force"], is_flag=True)])
     commands = {**cli.commands, "forceful": forceful}

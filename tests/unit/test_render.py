@@ -1,4 +1,4 @@
-"""The renderer tables and the commands built on first use (cli.py)."""
+"""The renderer tables and the commands that show through them (stagegate.cli)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def _formats(name: str) -> tuple[str, ...]:
 
 @pytest.mark.parametrize("name", sorted(cli.commands))
 def test_every_format_a_command_offers_has_its_renderer(name: str) -> None:
-    """A command with no --format has a table of one renderer (cli.py shows with it)."""
+    """A command with no --format has a table of one renderer (stagegate.cli shows with it)."""
     formats = _formats(name)
     if name == "flag":  # prints true or false itself, importing no renderer (start-up)
         assert not formats and name not in TABLES

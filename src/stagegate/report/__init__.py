@@ -5,7 +5,7 @@ package is loaded at start-up for ``report.github`` anyway.)
 Each command has one result type (what its core call returns, or a small record of
 that and the options that shape the output) and one renderer table in ``report/``:
 ``{format name: renderer}``, where a renderer is a function from that result to an
-``Output`` (check-jsonschema's reporter table, one per command). ``cli.py`` looks the
+``Output`` (check-jsonschema's reporter table, one per command). ``stagegate.cli`` looks the
 renderer up by the option's value, prints the ``Output`` (and appends its step
 summary) and returns the exit code; it holds no ``if fmt == ...``.
 Nothing in a renderer acts, but for ``flags``/``matrix --format github``, whose

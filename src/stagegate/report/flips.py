@@ -337,5 +337,5 @@ VERIFY_FAILED: Renderers[Exception] = {
     "json": nothing,
     "github": _gate_failed_github,
 }
-"""verify-pr that could not judge: what goes with the error's message (printed by cli.py)."""
+"""verify-pr that could not judge: what goes with the error's message (printed by stagegate.cli)."""
 LOG: Renderers[History] = {"text": echo_text(history_text), "json": echo_json(history_json)}

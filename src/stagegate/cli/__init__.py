@@ -18,223 +18,28 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from stagegate._version import __version__
+from stagegate.cli.options import (
+    FILE_HELP,
+    FORMATS,
+    Context,
+    Group,
+    argument,
+    complete_file,
+    complete_ids,
+    complete_stage,
+    format_option,
+    option,
+    pass_ctx,
+    stage_option,
+)
 from stagegate.errors import EXIT_INTERNAL, EXIT_INVALID, InvalidInput, StagegateError, UsageError
 
 if TYPE_CHECKING:
-    from stagegate.model import Migration
     from stagegate.report import Output
     from stagegate.report.live import Live
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
-
-FORMATS = ("text", "json", "github")
-
-
-MIGRATION_FILE = "migration.yaml"
-
-
-def discover(start: Path | None = None) -> str:
-    """``migration.yaml`` in ``start`` (default: the current folder) or the nearest folder
-    above it, up to the root of the git repository that holds it, as git finds its own
-    repository; the path is shown relative to ``start``. Outside a repository only
-    ``start`` itself is looked in. Nothing found: ``migration.yaml`` (whose absence
-    the loader reports with what to do)."""
-    here = (start or Path.cwd()).resolve()
-    folders = [here, *here.parents]
-    top = next((i for i, f in enumerate(folders) if (f / ".git").exists()), 0)
-    for folder in folders[: top + 1]:
-        if (folder / MIGRATION_FILE).is_file():
-            return (
-                os.path.relpath(folder / MIGRATION_FILE, here) if folder != here else MIGRATION_FILE
-            )
-    return MIGRATION_FILE
-
-
-class Context:
-    def __init__(self, file: str | None = None) -> None:
-        self.show_traceback = False
-        """``--traceback``: an internal error prints its traceback."""
-        self.given: str | None = file
-        """The file named by -f/--file or $STAGEGATE_FILE; None: found by ``discover``."""
-        self._migration: Migration | None = None
-
-    @property
-    def file(self) -> str:
-        if self.given is None:
-            self.given = discover()
-        return self.given
-
-    @file.setter
-    def file(self, value: str) -> None:
-        self.given, self._migration = value, None
-
-    def migration(self) -> Migration:
-        if self._migration is None:
-            from stagegate.validation import load
-
-            if self.given is None and not Path(self.file).exists():
-                raise UsageError(
-                    f"{MIGRATION_FILE}: no such file; run stagegate in the folder that holds "
-                    f"{MIGRATION_FILE} or one below it in its git repository, or pass -f PATH "
-                    f"(or set $STAGEGATE_FILE); looked in {Path.cwd()} and the folders above it "
-                    "up to the repository's top."
-                )
-
-            self._migration = load(self.file)
-        return self._migration
-
-    def stage(self, value: int | None) -> int:
-        migration = self.migration()
-        if value is None:
-            return migration.stage
-        if not 0 <= value <= migration.last:
-            raise UsageError(
-                f"stage {value} does not exist; {migration.file} has stages 0..{migration.last}."
-            )
-        return value
-
-
-# --------------------------------------------------------------------------- options
-
-
-option = click.option
-argument = click.argument
-pass_ctx = click.make_pass_decorator(Context)
-
-
-# --------------------------------------------------------------------------- completion
-
-
-def _completing(ctx: click.Context) -> Migration | None:
-    """The migration a completion offers values from: the file given on the line (or
-    $STAGEGATE_FILE), else the one ``discover`` finds; None when it cannot be loaded
-    (completion then offers nothing rather than an error in the shell)."""
-    given = ctx.find_root().params.get("file") or os.environ.get("STAGEGATE_FILE")
-    try:
-        from stagegate.validation import load
-
-        return load(given or discover())
-    except (StagegateError, OSError):
-        return None
-
-
-def _complete_ids(kind: str) -> Callable[..., list[Any]]:
-    """Completion of ``kind`` names (``flags``, ``producers``, ``consumers``,
-    ``releases``) from the migration, each with its summary as help."""
-
-    def complete(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
-        migration = _completing(ctx)
-        if migration is None:
-            return []
-        found = getattr(migration, kind)
-        return [
-            click.shell_completion.CompletionItem(name, help=" ".join(item.summary.split()))
-            for name, item in found.items()
-            if name.startswith(incomplete)
-        ]
-
-    return complete
-
-
-def _complete_stage(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
-    """Completion of stage numbers 0..last, each with its title as help."""
-    migration = _completing(ctx)
-    if migration is None:
-        return []
-    return [
-        click.shell_completion.CompletionItem(str(n), help=migration.title(n))
-        for n in range(migration.last + 1)
-        if str(n).startswith(incomplete)
-    ]
-
-
-def _complete_file(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
-    """``-f FILE``: the shell completes file names."""
-    return [click.shell_completion.CompletionItem(incomplete, type="file")]
-
-
-def format_option(
-    choices: tuple[str, ...] = FORMATS, *, default: str = "text", help: str = "Output format."
-) -> Callable[[F], F]:
-    return option(
-        "--format",
-        "fmt",
-        type=click.Choice(choices),
-        default=default,
-        show_default=True,
-        help=help,
-    )
-
-
-def stage_option(
-    help_text: str = "Stage to show (default: the current stage).",
-) -> Callable[[F], F]:
-    return option(
-        "--stage",
-        "stage",
-        type=int,
-        default=None,
-        metavar="N",
-        help=help_text,
-        shell_complete=_complete_stage,
-    )
-
-
-FILE_HELP = (
-    "The migration file, before or after the command (default: $STAGEGATE_FILE, else "
-    "migration.yaml in this folder or the nearest one above it inside the git repository)."
-)
-
-
-_GROUP_VALUED = ("-f", "--file")
-"""The group's options that take a value (the others are flags)."""
-
-
-def hoist_file(args: list[str], commands: Any, *, strict: bool = True) -> list[str]:
-    """``args`` with a ``-f FILE`` given after the command moved before it, where click
-    reads the group's options: ``validate -f ci/migration.yaml`` (pre-commit appends a
-    hook's ``args:`` after its entry) is ``-f ci/migration.yaml validate``. A command
-    with an ``-f`` or ``--file`` of its own keeps it; nothing after ``--`` moves."""
-    i = 0
-    while i < len(args) and args[i].startswith("-") and args[i] != "--":
-        i += 2 if args[i] in _GROUP_VALUED else 1
-    if i >= len(args) or args[i] not in commands:
-        return args
-    own = {o for p in commands[args[i]].params for o in getattr(p, "opts", ())}
-    if own & {"-f", "--file"}:
-        return args
-    moved: list[str] = []
-    kept: list[str] = []
-    rest = iter(args[i + 1 :])
-    for arg in rest:
-        if arg == "--":
-            kept += [arg, *rest]
-        elif arg in _GROUP_VALUED:
-            value = next(rest, None)
-            if value is None:
-                if not strict:  # completing `-f <TAB>`: click completes the value
-                    return args
-                raise click.UsageError(
-                    f"option {arg} needs a value: the migration file, e.g. {arg} ci/migration.yaml."
-                )
-            moved += ["--file", value]
-        elif arg.startswith("--file="):
-            moved.append(arg)
-        elif arg.startswith("-f") and len(arg) > 2 and not arg.startswith("--"):
-            moved += ["--file", arg[2:]]
-        else:
-            kept.append(arg)
-    return [*args[:i], *moved, args[i], *kept]
-
-
-class Group(click.Group):
-    """The group whose ``-f/--file`` may also come after the command name, as pre-commit's
-    ``args:`` and most habits put it."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        strict = not ctx.resilient_parsing
-        return super().parse_args(ctx, hoist_file(list(args), self.commands, strict=strict))
 
 
 @click.group(
@@ -250,7 +55,7 @@ class Group(click.Group):
     show_envvar=True,
     metavar="FILE",
     help=FILE_HELP,
-    shell_complete=_complete_file,
+    shell_complete=complete_file,
 )
 @click.option(
     "--traceback", "show_traceback", is_flag=True, help="Show the traceback of an internal error."
@@ -334,7 +139,7 @@ def plan(ctx: Context, stage: int | None, show_rows: bool, fmt: str) -> int:
 
 
 @cli.command()
-@argument("stages", nargs=-1, type=int, metavar="[A] B", shell_complete=_complete_stage)
+@argument("stages", nargs=-1, type=int, metavar="[A] B", shell_complete=complete_stage)
 @format_option()
 @pass_ctx
 def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
@@ -359,7 +164,7 @@ def _neighbour_option(kind: str) -> Callable[[F], F]:
         multiple=True,
         metavar="ID",
         help=f"Draw only the neighbourhood of this {kind} (repeatable; combines with the others).",
-        shell_complete=_complete_ids(f"{kind}s"),
+        shell_complete=complete_ids(f"{kind}s"),
     )
 
 
@@ -558,7 +363,7 @@ def dry_run_option() -> Callable[[F], F]:
     type=int,
     default=None,
     metavar="N",
-    shell_complete=_complete_stage,
+    shell_complete=complete_stage,
     help="Advance to stage N; the checks of every stage in between must pass too.",
 )
 @dry_run_option()
@@ -786,7 +591,7 @@ def flags_command(ctx: Context, stage: int | None, fmt: str) -> int:
 
 
 @cli.command("flag")
-@argument("name", shell_complete=_complete_ids("flags"))
+@argument("name", shell_complete=complete_ids("flags"))
 @stage_option()
 @pass_ctx
 def flag_command(ctx: Context, name: str, stage: int | None) -> int:
@@ -805,7 +610,7 @@ def flag_command(ctx: Context, name: str, stage: int | None) -> int:
     nargs=-1,
     required=True,
     metavar="PRODUCER...",
-    shell_complete=_complete_ids("producers"),
+    shell_complete=complete_ids("producers"),
 )
 @stage_option()
 @format_option(
