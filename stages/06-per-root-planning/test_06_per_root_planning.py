@@ -74,4 +74,5 @@ def test_tests_may_reuse_every_wheel_and_core_is_built_by_its_halves(
         "docs-cu12",
         "nightly-tests-same-run",
         "branch-tests-main-pathfinder",
+        "coverage-report",
     }

@@ -543,3 +543,23 @@ def test_what_the_shell_does(read: Read, script: str, expected: list[str]) -> No
 def test_reasons_say_where(read: Read, script: str, reason: str) -> None:
     """shell._annotate's and the loop's own reasons reach the unresolved entry."""
     assert any(line.endswith(f": {reason}") for line in read(script) if line.startswith("unr"))
+
+
+def test_a_message_before_continue_keeps_the_filter(read: Read) -> None:
+    """download-wheels echoes what it skips before `continue`: still an exclusion."""
+    script = """\
+        gh run download -p "w-*"
+        for d in w-*
+        do
+          if [[ "${d}" == *-tests ]]; then
+            echo "Skipping test artifact: $d"
+            continue
+          fi
+          mv "$d"/*.whl dist/
+        done
+        """
+    assert downloads(read(script)) == ["1: download pattern w-* without *-tests"]
+    # control: a branch that does more than print is not a filter
+    assert downloads(read(script.replace('echo "Skipping', 'rm -rf "$d"; echo "S'))) == [
+        "1: download pattern w-*"
+    ]

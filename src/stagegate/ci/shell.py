@@ -341,7 +341,10 @@ class Shell:
         if self.folders is None or len(branches) != 1:
             return False
         condition, body = branches[0]
-        if not condition or len(condition) != 1 or [_strip(w) for _, w in body] != [["continue"]]:
+        said = [_strip(w) for _, w in body]
+        if [w for w in said if w[:1] not in (["echo"], ["printf"], [":"])] != [["continue"]]:
+            return False  # a message before `continue` changes nothing
+        if not condition or len(condition) != 1:
             return False
         words = condition[0][1]
         if len(words) != 5 or words[0] != "[[" or words[2] != "==" or words[4] != "]]":
