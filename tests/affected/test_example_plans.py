@@ -24,8 +24,13 @@ import pytest
 from conftest import REPO, Result
 from scratch import Repo, example_repo, pin_git
 
-# Every wheel the example builds, cut down to what the tests below need to know.
+# Every producer active at stage 6, in the model's order: the artifacts that are not
+# wheels (coverage data, the docs site, the release dry run's archive), then every
+# wheel the example builds.
 WHEELS = (
+    "coverage-data",
+    "docs-site",
+    "release-dry-run",
     "pathfinder",
     "bindings-cu13",
     "numpy-prerelease",

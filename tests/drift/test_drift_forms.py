@@ -191,6 +191,62 @@ def test_a_bind_for_a_job_wins_over_a_bare_one(sg: Sg, tmp_path: Path) -> None:
     assert code == 0, data["findings"]
 
 
+CALLERS = """\
+  linux:
+    uses: ./.github/workflows/build.yml
+    with:
+      platform: linux-64
+  windows:
+    uses: ./.github/workflows/build.yml
+    with:
+      platform: win-64
+"""
+
+CALLED = """\
+on:
+  workflow_call:
+    inputs:
+      platform: {type: string}
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/upload-artifact@v4
+        with:
+          name: cu12-python${{ env.PY }}-${{ inputs.platform }}-${{ github.sha }}
+"""
+
+
+def test_a_bind_for_a_calling_job_holds_in_the_workflow_it_calls(sg: Sg, tmp_path: Path) -> None:
+    """Per-caller values: 313 is built on linux only; the job's own bind is the fallback."""
+    bind = (
+        "workflows:\n  bind:\n"
+        '    ".github/workflows/build.yml#build env.PY": "312"\n'
+        '    ".github/workflows/ci.yml#linux env.PY": "{py}"\n'
+    )
+    root = repo(tmp_path, CALLERS, workflows=bind)
+    (root / ".github" / "workflows" / "build.yml").write_text(CALLED)
+    _code, data = drift(sg, root, "--stage", "1")
+    assert names(data) == {"cu12-python{py}-linux-64-{sha}", "cu12-python312-win-64-{sha}"}
+    assert missing_rows(data) == ["cu12-python313-win-64-{sha}"]
+    # control: without the caller's bind, every caller has the job's
+    (root / "migration.yaml").write_text(
+        MODEL.format(workflows=bind.split("    \".github/workflows/ci.yml")[0], producers="")
+    )
+    _code, data = drift(sg, root, "--stage", "1")
+    assert names(data) == {"cu12-python312-linux-64-{sha}", "cu12-python312-win-64-{sha}"}
+    assert missing_rows(data) == ["cu12-python313-linux-64-{sha}, cu12-python313-win-64-{sha}"]
+
+
+def missing_rows(data: dict[str, object]) -> list[str]:
+    """The rows each missing-upload finding names."""
+    return [
+        f["message"].rpartition("rows ")[2].partition(". Upload")[0]  # type: ignore[index]
+        for f in data["findings"]  # type: ignore[attr-defined]
+        if f["kind"] == "missing-upload"  # type: ignore[index]
+    ]
+
+
 def test_a_bind_that_refers_to_itself_is_unresolved(sg: Sg, tmp_path: Path) -> None:
     bind = 'workflows:\n  bind:\n    env.NAME: "x-${{ env.NAME }}"\n'
     root = repo(tmp_path, UPLOAD_NAME, workflows=bind)

@@ -316,6 +316,39 @@ def test_drift_passes_on_cuda_pythons_ci_at_stage_0(
     assert prior and all(d["exclude"] for d in prior if "cuda-bindings" in d["select"])
 
 
+def test_drift_compares_the_linux_test_rows_and_shows_the_release_selections(
+    tmp_path: Path, sg: Callable[..., Result]
+) -> None:
+    """test-wheel-linux carries `jobs` (caller-keyed binds give each caller's Python
+    versions): deleting one of its downloads is a finding; the releases' download-wheels
+    selections are among the downloads, with the script's `continue` filters."""
+    root = example_on_tree(tmp_path / "cuda-python")
+    code, report = drift(sg, root, 0)
+    assert code == 0, report["findings"]
+    wheels = {
+        (d["job"].rpartition("#")[2], d["select"], tuple(d["exclude"]))
+        for d in report["downloads"]
+        if d["file"] == "ci/tools/download-wheels"
+    }
+    assert ("publish-pypi", "{component}*", ("*-tests", "*python315*")) in wheels
+    assert ("upload", "{component}*", ("*-tests", "*python315*")) in wheels
+    assert ("upload-assets", "cuda-pathfinder*", ("*-tests", "*python315*")) in wheels
+    workflow = root / ".github" / "workflows" / "test-wheel-linux.yml"
+    text = workflow.read_text()
+    start = text.index("      - name: Download cuda.core build artifacts\n")
+    end = text.index("      - name: Download cuda.core Cython tests")
+    workflow.write_text(text[:start] + text[end:])
+    code, report = drift(sg, root, 0)
+    assert code == 1
+    # The nightly rows call the same workflow: both consumers lose Core's wheel.
+    assert kinds_and_items(report) == {
+        ("select-differs", "test-wheel-linux"),
+        ("select-differs", "nightly-tests"),
+    }
+    linux = next(f for f in report["findings"] if f["item"] == "test-wheel-linux")
+    assert "the model also selects cuda-core-python310-linux-64-{sha} (core)" in linux["message"]
+
+
 def test_drift_on_the_stage_3_tree_passes_at_3_and_names_the_new_uploads_at_2(
     tmp_path: Path, sg: Callable[..., Result]
 ) -> None:

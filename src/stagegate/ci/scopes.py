@@ -26,6 +26,7 @@ class Host(Protocol):
 
     files: Files
     current_job: str
+    current_callers: tuple[str, ...]
     tag_matrix: bool
     generated: set[str]
     env_writers: dict[str, str]
@@ -101,6 +102,7 @@ class Scope:
         self.needs = needs if needs is not None else {}
         self.in_action = in_action
         self.job = reader.current_job
+        self.callers = reader.current_callers
 
     def with_env(self, env: Env) -> Scope:
         return Scope(

@@ -71,6 +71,7 @@ _USES = frozenset(
     {"mv", "cp", "find", "pip", "pip3", "uv", "rsync", "tar", "unzip", "python", "python3"}
 )
 """Commands that use downloaded files: an ``rm`` after one of them is clean-up."""
+_REDIRECTS = frozenset({">", ">>", "<", ">&", "<&", "&>", "&>>", ">|", "<<<", "<>"})
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", "((", "))"})
 _OPERATOR_CHARS = frozenset(";&|()")
 _HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)")
@@ -117,6 +118,9 @@ class Shell:
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
         self.positional: list[Value] | None = None
         self.depth = 0
+        self.writes: dict[str, Value] = {}
+        """What this step writes to ``$GITHUB_ENV``: the later steps' env, not its own
+        (a script it calls shares its parent's)."""
         if script is not None:
             self.file, self.positional, self.depth = script
             self.first_line, self.col = 1, 1
@@ -147,6 +151,8 @@ class Shell:
         self.execute(list(self.commands()))
         for transfer, _folder in self.pending:
             self.reader.add(transfer)
+        if self.positional is None:
+            self.site.written.update(self.writes)
 
     def execute(self, commands: list[tuple[int, list[str]]]) -> None:
         """Run the commands' effects stagegate follows; a ``for`` loop's body once per value."""
@@ -216,9 +222,9 @@ class Shell:
         runs = undecided
         if not runs:
             return end
-        before_vars, before_env = dict(self.vars), dict(self.site.written)
+        before_vars, before_env = dict(self.vars), dict(self.writes)
         outcomes: list[tuple[dict[str, Value], dict[str, Any]]] = []
-        written = self.site.written
+        written = self.writes
         for body in runs:
             self.vars = dict(before_vars)
             written.clear()
@@ -323,7 +329,7 @@ class Shell:
                     Unknown(
                         f"${name}", f"${name} runs over {value.expression} ({self.loc(line_no)})"
                     )
-                    if isinstance(value, Unknown)
+                    if isinstance(value, Unknown) and items is not None
                     else value
                 )
                 self.execute(body)
@@ -337,14 +343,17 @@ class Shell:
         if self.folders is None or len(branches) != 1:
             return False
         condition, body = branches[0]
-        if not condition or len(condition) != 1 or [_strip(w) for _, w in body] != [["continue"]]:
+        said = [_strip(w) for _, w in body]
+        if [w for w in said if w[:1] not in (["echo"], ["printf"], [":"])] != [["continue"]]:
+            return False  # a message before `continue` changes nothing
+        if not condition or len(condition) != 1:
             return False
         words = condition[0][1]
         if len(words) != 5 or words[0] != "[[" or words[2] != "==" or words[4] != "]]":
             return False
         match = _SENTINEL.fullmatch(words[1])
         entry = self.table[int(match.group(1))] if match else None
-        if entry != ("var", self.folders):
+        if not isinstance(entry, tuple) or entry[:2] != ("var", self.folders):
             return False
         pattern = self.value(words[3])
         if not isinstance(pattern, str):
@@ -599,11 +608,37 @@ class Shell:
 
     # -- commands
 
+    def split(self, words: list[str]) -> list[str]:
+        """Words with each unquoted ``$X`` whose value is known text split into the
+        words the shell makes of it (at spaces, tabs and line breaks)."""
+        out: list[str] = []
+        for word in words:
+            match = _SENTINEL.fullmatch(word)
+            entry = self.table[int(match.group(1))] if match else None
+            if isinstance(entry, tuple) and entry[0] == "var" and len(entry) > 2 and entry[2]:
+                value = self.variable(entry[1])
+                pieces = value.split() if isinstance(value, str) else [value]
+                if pieces != [value] and _PRIVATE.search(value) is None:
+                    out += [self.escape(piece) for piece in pieces]
+                    continue
+            out.append(word)
+        return out
+
     def command(self, line_no: int, words: list[str]) -> None:
         words = _strip(words)
         if not words:
             return
         head = words[0]
+        if not all(_ASSIGN.fullmatch(w) for w in words) and head not in (
+            "export",
+            "local",
+            "declare",
+            "readonly",
+        ):
+            words = self.split(words)
+            if not words:
+                return
+            head = words[0]
         if all(_ASSIGN.fullmatch(w) for w in words) or (
             head in ("export", "local", "declare", "readonly") and len(words) > 1
         ):
@@ -628,6 +663,8 @@ class Shell:
         if head == "echo" and redirect is not None and self.value(redirect) == ENV_FILE:
             self.env_write(line_no, words[1 : words.index(">>") if ">>" in words else len(words)])
             return
+        if head in ("echo", "printf", ":"):
+            return  # its arguments are text it prints, not a command
         if head in _USES and self.pending:
             self.used = True
         if head == "rm" and self.pending:
@@ -676,6 +713,7 @@ class Shell:
         called = Shell(
             self.reader, self.site, (), text, self.scope, script=(rel, args, self.depth + 1)
         )
+        called.writes = self.writes
         called.run()
         return True
 
@@ -703,7 +741,7 @@ class Shell:
             )
             value = Unknown(f"env.{name}", self.reader.env_writers[name])
         if self.site.runs:
-            self.site.written[name] = value
+            self.writes[name] = value
 
     def download(self, line_no: int, args: list[str]) -> None:
         names: list[str] = []
@@ -713,7 +751,10 @@ class Shell:
         i = 0
         while i < len(args):
             arg = args[i]
-            if arg in (">", ">>", "<", "2>", "2>&1", "&>"):
+            if arg.isdigit() and i + 1 < len(args) and args[i + 1] in _REDIRECTS:
+                i += 1  # `2>&1`: the descriptor a redirection names
+                continue
+            if arg in _REDIRECTS or arg in ("2>", "2>&1"):
                 i += 2
                 continue
             for short, long, into in (("-n", "--name", names), ("-p", "--pattern", patterns)):
@@ -941,7 +982,8 @@ def _marked(line: str) -> tuple[str | _Entry, ...]:
             i += 1
             continue
         if char == "\\" and i + 1 < len(line):
-            out.append(line[i : i + 2])
+            # in double quotes \$ and \` are the character itself (shlex keeps the backslash)
+            out.append(line[i + 1] if quote == '"' and line[i + 1] in "$`" else line[i : i + 2])
             i += 2
             continue
         if char == "'" and not quote:
@@ -976,7 +1018,7 @@ def _marked(line: str) -> tuple[str | _Entry, ...]:
                 inner = line[i + 2 : end]
                 expansion = _EXPANSION.fullmatch(inner)
                 if _NAME.fullmatch(inner):
-                    out.append(_entry(("var", inner)))
+                    out.append(_entry(("var", inner, not quote)))
                 elif expansion:
                     out.append(_entry(("expand", inner, line[i : end + 1])))
                 else:
@@ -992,11 +1034,11 @@ def _marked(line: str) -> tuple[str | _Entry, ...]:
                 continue
             match = _NAME.match(line, i + 1)
             if match:
-                out.append(_entry(("var", match.group())))
+                out.append(_entry(("var", match.group(), not quote)))
                 i = match.end()
                 continue
             if nxt in "0123456789#":
-                out.append(_entry(("var", nxt)))
+                out.append(_entry(("var", nxt, not quote)))
                 i += 2
                 continue
             if nxt in "@*?$!-":
@@ -1090,6 +1132,8 @@ def _annotate(value: Value, loc: Loc, name: str) -> Value:
             value.expression,
             f"${name} is assigned at {loc.file}:{loc.line} from {value.expression}: {value.reason}",
         )
+    if isinstance(value, Sym):
+        return Sym(tuple(_annotate(part, loc, name) for part in value.parts))
     return value
 
 
@@ -1179,6 +1223,7 @@ class PowerShell(Shell):
         for number, line in enumerate(self.text.split("\n")):
             self.at = number
             self.statement(number, line.strip())
+        self.site.written.update(self.writes)
 
     def statement(self, number: int, line: str) -> None:
         if not line or line.startswith("#"):
@@ -1196,7 +1241,7 @@ class PowerShell(Shell):
             name, sep, rest = (text or "").partition("=")
             if text is not None and sep and _NAME.fullmatch(name):
                 if self.site.runs:
-                    self.site.written[name] = rest
+                    self.writes[name] = rest
                 return
             if isinstance(value, Sym) and isinstance(value.parts[0], str) and "=" in value.parts[0]:
                 name = value.parts[0].partition("=")[0]
@@ -1207,7 +1252,7 @@ class PowerShell(Shell):
                         f"{loc.file}:{loc.line} from a value stagegate cannot compute; bind env.{name}"
                     )
                     if self.site.runs:
-                        self.site.written[name] = Unknown(f"env.{name}", self.reader.env_writers[name])
+                        self.writes[name] = Unknown(f"env.{name}", self.reader.env_writers[name])
                     return
             self.reader.note_unresolved(
                 self.loc(number),

@@ -82,6 +82,8 @@ class Reader:
         self.parsed: dict[str, ghexpr.Node] = {}
         self.used_actions: set[str] = set()
         self.current_job = ""
+        self.current_callers: tuple[str, ...] = ()
+        """The jobs that call the workflow being read, outermost first."""
         self.binding: set[str] = set()
         self.scoped_binds = any(" " in key for key in migration.workflows.bind)
         self.stage_reads: dict[tuple[Any, ...], Any] = {}
@@ -92,13 +94,15 @@ class Reader:
     def bound(
         self, path: str, scope: Scope | None = None, *, scoped: bool = True, bare: bool = True
     ) -> Value:
-        """The bound value of ``path`` where ``scope`` is: a bind for its job (``PATH#JOB
-        path``) before one for its file (``PATH path``) before a bare one (NotImplemented
-        if none). ``scoped``/``bare`` choose which kinds are looked at."""
+        """The bound value of ``path`` where ``scope`` is: a bind for a job that calls
+        its workflow (``PATH#JOB path`` of the caller, the nearest caller first: a value
+        per caller), then for its job, then for its file (``PATH path``), then a bare one
+        (NotImplemented if none). ``scoped``/``bare`` choose which kinds are looked at."""
         binds = self.migration.workflows.bind
         bind = None
         if scoped and scope is not None and self.scoped_binds:
-            for where in (scope.job, self.files.rel(scope.doc.file), scope.job.partition("#")[0]):
+            wheres = (*reversed(scope.callers), scope.job, self.files.rel(scope.doc.file))
+            for where in (*wheres, scope.job.partition("#")[0]):
                 if where:
                     bind = binds.get(f"{where} {path}")
                     if bind is not None:
@@ -274,14 +278,15 @@ class Reader:
         data = doc.data
         wf_env = self.env_layer(doc, ("env",), data.get("env"), Scope(self, doc, inputs=inputs))
         jobs = as_mapping(doc, ("jobs",), data.get("jobs"), "jobs")
-        saved = self.current_job
+        saved, saved_callers = self.current_job, self.current_callers
+        self.current_callers = callers
         try:
             for job_id, spec in jobs.items():
                 self.current_job = f"{rel}#{job_id}"
                 site = Site(rel, doc, self.current_job, callers, depth, *parent)
                 self.job(site, job_id, spec, jobs, inputs, wf_env)
         finally:
-            self.current_job = saved
+            self.current_job, self.current_callers = saved, saved_callers
 
     def job(
         self,
