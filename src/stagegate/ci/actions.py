@@ -50,6 +50,12 @@ INERT = frozenset(
 )
 """Remote actions that neither move artifacts nor publish files: nothing to read."""
 
+def inert(name: str) -> bool:
+    """Whether the action ``name`` (``action_of``) is known to move no artifact and publish
+    nothing: ``actions/cache/restore`` as ``actions/cache``."""
+    return "/".join(name.split("/")[:2]) in INERT
+
+
 _PIN = re.compile(r"^[0-9a-f]{40}$")
 _MAJOR = re.compile(r"^v?(\d+)(?:\.\d+)*$")
 _COMMENT = re.compile(r"#\s*v?(\d+)(?:\.\d+)*\b")

@@ -92,6 +92,7 @@ class Scope:
         steps: Mapping[str, Mapping[str, Value]] | None = None,
         needs: Mapping[str, Any] | None = None,
         in_action: bool = False,
+        strategy: tuple[int, int] | None = None,
     ) -> None:
         self.reader = reader
         self.doc = doc
@@ -103,6 +104,8 @@ class Scope:
         self.in_action = in_action
         self.job = reader.current_job
         self.callers = reader.current_callers
+        self.strategy = strategy
+        """``strategy.job-index`` and ``job-total`` of the job's matrix row, where known."""
 
     def with_env(self, env: Env) -> Scope:
         return Scope(
@@ -114,6 +117,7 @@ class Scope:
             steps=self.steps,
             needs=self.needs,
             in_action=self.in_action,
+            strategy=self.strategy,
         )
 
     # -- look-ups
@@ -163,6 +167,10 @@ class Scope:
             return self._steps(path, rest)
         if head == "needs":
             return self._needs(path, rest)
+        if head == "strategy" and self.strategy is not None and not self.in_action:
+            which = rest.lower()
+            if which in ("job-index", "job-total"):
+                return self.strategy[0 if which == "job-index" else 1]
         if head in ("secrets", "vars", "runner", "job", "strategy", "jobs", "hashfiles"):
             return Unknown(path, f"{path} is not known from the YAML; bind it if a name uses it")
         return NotImplemented

@@ -21,7 +21,7 @@ from stagegate.ci import actions, publish
 from stagegate.ci.files import Files, as_mapping, discover, nothing_found
 from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
 from stagegate.ci.scopes import Scope
-from stagegate.ci.transfers import Reading, Site, Unresolved, shown
+from stagegate.ci.transfers import PAGES, Reading, Site, Unresolved, shown
 from stagegate.ci.workflows import Reader, reading_of
 from stagegate.errors import Loc
 from stagegate.load.yamlsrc import Document
@@ -446,7 +446,21 @@ class ShipReader(Reader):
                 for command in found:
                     if isinstance(command, publish.Command):
                         self._publisher(site, loc, "maturin upload", command.reads)
-        elif not uses.startswith(("./", "docker://")) and name not in actions.INERT:
+        elif name == PAGES:
+            pages = self._version(site, path, uses)  # v3 on upload-artifact v4, v1-v2 on v3
+            self._context(
+                site,
+                scope,
+                name=self._text(scope, given, path, "name") or "github-pages",
+                path=self._text(scope, given, path, "path") or "_site/",
+                loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
+                version=None if pages is None else actions.NEW_BACKEND if pages >= 3 else 3,
+                overwrite=False,
+                step_loc=loc,
+                maybe=self._maybe(scope, step, path),
+                per_row=self._per_row(scope, given, path),
+            )
+        elif not uses.startswith(("./", "docker://")) and not actions.inert(name):
             self._unread(
                 site,
                 loc,

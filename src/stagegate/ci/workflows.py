@@ -307,8 +307,18 @@ class Reader:
         active, off = site.runs, site.why
         if active:
             active, off = self.condition(base, job.get("if"), (*jpath, "if"))
-        for row in self.matrix_rows(doc, jpath, job, base):
-            scope = Scope(self, doc, matrix=row, inputs=inputs, env=Env([wf_env]), needs=needs)
+        rows = self.matrix_rows(doc, jpath, job, base)
+        known = all(isinstance(row, dict) for row in rows) or rows == [None]
+        for index, row in enumerate(rows):
+            scope = Scope(
+                self,
+                doc,
+                matrix=row,
+                inputs=inputs,
+                env=Env([wf_env]),
+                needs=needs,
+                strategy=(index, len(rows)) if known else None,  # GitHub's order of the rows
+            )
             job_env = self.env_layer(doc, (*jpath, "env"), job.get("env"), scope)
             written: dict[str, Any] = {}
             scope = scope.with_env(Env([wf_env, job_env, written]))
@@ -561,6 +571,7 @@ class Reader:
             env=scope.env,
             steps=site.outputs,
             needs=scope.needs,
+            strategy=scope.strategy,
         )
         self.steps(site, (*jpath, "steps"), steps, scope, self.default_shell(site, jpath, job, scope))
 
