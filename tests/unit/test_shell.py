@@ -541,7 +541,7 @@ def test_what_the_shell_does(read: Read, script: str, expected: list[str]) -> No
     ],
 )
 def test_reasons_say_where(read: Read, script: str, reason: str) -> None:
-    """shell._annotate's and the loop's own reasons reach the unresolved entry."""
+    """shellwords.annotate's and the loop's own reasons reach the unresolved entry."""
     assert any(line.endswith(f": {reason}") for line in read(script) if line.startswith("unr"))
 
 

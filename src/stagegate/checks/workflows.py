@@ -146,7 +146,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
             Finding(f"unresolved {u.expression}: {u.reason}; bind it under workflows.bind", u.loc)
             for u in (*reading.unresolved, *found.unread)
         ]
-    from stagegate.ci.drift import downloads_json, uploads_json
+    from stagegate.ci.transfers import downloads_json, uploads_json
 
     ups, downs = len(uploads_json(reading)), len(downloads_json(reading))
     note = f"; {counted(len(reading.unresolved), 'value')} unresolved" if reading.unresolved else ""

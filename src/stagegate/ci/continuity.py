@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from stagegate.ci.ships import Context, Finding, Release, Side, ships
+from stagegate.ci.shipped import Context, Finding, Release, Side
+from stagegate.ci.ships import ships
 from stagegate.ci.transfers import Unresolved
 from stagegate.errors import InvalidInput, Problem
 from stagegate.git.objects import GitSource

@@ -13,7 +13,7 @@ called unselected when it might select it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +40,8 @@ from stagegate.words import closest, counted
 
 if TYPE_CHECKING:
     from stagegate.ci.files import Files
-    from stagegate.ci.ships import Finding as ShipFinding
-    from stagegate.ci.ships import Side, Stranded
+    from stagegate.ci.shipped import Finding as ShipFinding
+    from stagegate.ci.shipped import Side, Stranded
 
 FINDING_KINDS = (
     "undeclared-upload",
@@ -865,48 +865,3 @@ def workflow_side(finding: DriftFinding, reading: Reading) -> tuple[Loc, ...]:
     places = [finding.other] if finding.other is not None else []
     places += [t.loc for t in reading.transfers if named & set(t.jobs())]
     return tuple(dict.fromkeys(places))
-
-
-# --------------------------------------------------------------------------- transfers as data
-
-
-def _unique(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each entry once: a step reached from several callers or rows reads alike in each."""
-    seen: set[str] = set()
-    out = []
-    for entry in entries:
-        key = repr(sorted(entry.items()))
-        if key not in seen:
-            seen.add(key)
-            out.append(entry)
-    return out
-
-
-def _entries(
-    transfers: Sequence[Transfer], fields: Callable[[Transfer], dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The active transfers as JSON objects: place, job, then ``fields``; each once."""
-    return _unique(
-        [
-            {"file": t.loc.file, "line": t.loc.line, "job": t.job, **fields(t)}
-            for t in transfers
-            if t.active
-        ]
-    )
-
-
-def uploads_json(reading: Reading) -> list[dict[str, Any]]:
-    return _entries(reading.uploads, lambda t: {"name": shown(t.value), "resolved": t.resolved})
-
-
-def downloads_json(reading: Reading) -> list[dict[str, Any]]:
-    return _entries(
-        reading.downloads,
-        lambda t: {
-            "select": shown(t.value),
-            "kind": t.kind,
-            "resolved": t.resolved,
-            "run": t.run,
-            "exclude": [shown(v) for v in t.exclude],
-        },
-    )

@@ -7,15 +7,43 @@ stagegate follows are evaluated; ``$(...)`` and backquotes are unknown values.
 from __future__ import annotations
 
 import fnmatch
-import functools
-import re
-import shlex
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
 from typing import Any
 
 from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Host, Scope
+from stagegate.ci.shellwords import (
+    ASSIGN,
+    EXPANSION,
+    HEREDOC,
+    NAME_RE,
+    OPERATOR_CHARS,
+    PRIVATE,
+    REDIRECTS,
+    SENTINEL,
+    SEPARATORS,
+    SPECIALS,
+    UNSET,
+    USES,
+    after_equals,
+    annotate,
+    branch_bodies,
+    fails,
+    is_glob,
+    is_test,
+    loop_end,
+    marked_words,
+    redirect_target,
+    script_path,
+    script_text,
+    shell_words,
+    size,
+    strip,
+    tee_as_append,
+    token_words,
+    unmark,
+    worth_reading,
+)
 from stagegate.ci.transfers import (
     ENV_FILE,
     MAX_CALL_DEPTH,
@@ -33,48 +61,9 @@ from stagegate.errors import Loc, LocatedError
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import ghexpr
 from stagegate.model.ghexpr import Sym, Unknown, Value, concat, unknowns
-from stagegate.records import record, replace
+from stagegate.records import replace
 
 # --------------------------------------------------------------------------- shell
-
-_SENTINEL = re.compile("\ue000([0-9]+)\ue001")
-_PRIVATE = re.compile("[\ue000-\ue003]")
-"""The characters stagegate marks values with; where a script or a value has them, they
-are replaced by markers of their own, so every marker in a marked line is stagegate's."""
-_SPECIALS = frozenset({THIS_RUN, ENV_FILE, OUT_FILE})
-_EXPANSION = re.compile(r"(#)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(?:(//|/|##|#|%%|%|:-|-)(.*))?", re.S)
-"""The parameter expansions the shell reader evaluates: ${#X}, ${X//a/b}, ${X#a}, ${X:-d}."""
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
-_KEYWORDS = frozenset(
-    {
-        "if",
-        "then",
-        "else",
-        "elif",
-        "do",
-        "while",
-        "until",
-        "!",
-        "time",
-        "{",
-        "}",
-        "fi",
-        "exec",
-        "command",
-    }
-)
-_GH = re.compile(r"\bgh\b")
-_CALL = re.compile(r"(?:^|[\s;&|(])(?:(?:ba)?sh\s+)?\.?/?((?:\./)?[\w.-]+(?:/[\w.-]+)+)")
-"""A word that may call a repository script (``./ci/tools/x``, ``bash ci/x``)."""
-_USES = frozenset(
-    {"mv", "cp", "find", "pip", "pip3", "uv", "rsync", "tar", "unzip", "python", "python3"}
-)
-"""Commands that use downloaded files: an ``rm`` after one of them is clean-up."""
-_REDIRECTS = frozenset({">", ">>", "<", ">&", "<&", "&>", "&>>", ">|", "<<<", "<>"})
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", "((", "))"})
-_OPERATOR_CHARS = frozenset(";&|()")
-_HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)")
 
 
 class Shell:
@@ -135,7 +124,7 @@ class Shell:
         return Loc(self.file, self.first_line + offset_line, self.col if offset_line == 0 else 1)
 
     def run(self) -> None:
-        if not _worth_reading(self.reader.files.root, self.text):
+        if not worth_reading(self.reader.files.root, self.text):
             return
         if len(self.text) > MAX_SCRIPT:
             if "gh run download" in self.text or "GITHUB_ENV" in self.text:
@@ -165,11 +154,11 @@ class Shell:
             if words and words[0] == "if":
                 i = self.conditional(commands, i)
                 continue
-            stripped = _strip(words)
+            stripped = strip(words)
             if stripped and stripped[0] in ("for", "while", "until"):
-                end = _loop_end(commands, i)
+                end = loop_end(commands, i)
                 body = commands[i + 1 : end]
-                if stripped[0] == "for" and len(stripped) >= 2 and _NAME.fullmatch(stripped[1]):
+                if stripped[0] == "for" and len(stripped) >= 2 and NAME_RE.fullmatch(stripped[1]):
                     self.loop(line_no, stripped, body)
                 else:
                     self.execute(body)
@@ -181,8 +170,8 @@ class Shell:
                 self.close_group(line_no, words)
                 i += 1
                 continue
-            if self.groups and _strip(words)[:1] == ["echo"] and _redirect_target(words) is None:
-                self.groups[-1].append((line_no, _strip(words)))
+            if self.groups and strip(words)[:1] == ["echo"] and redirect_target(words) is None:
+                self.groups[-1].append((line_no, strip(words)))
             self.at = line_no
             self.command(line_no, words)
             i += 1
@@ -193,7 +182,7 @@ class Shell:
         each downloads may happen) and a variable or env write the branches set apart is
         unknown. A branch that ends in ``exit N`` (N not 0) is a failing run: not read.
         Returns the index after ``fi``."""
-        branches, end = _branches(commands, start)
+        branches, end = branch_bodies(commands, start)
         if self.skip(branches):
             return end
         line_no = commands[start][0]
@@ -201,8 +190,8 @@ class Shell:
         undecided: list[list[tuple[int, list[str]]]] = []
         for condition, body in branches:
             if condition is not None:
-                self.execute([c for c in condition if not _is_test(c[1])])  # a command runs
-            if _fails(body):
+                self.execute([c for c in condition if not is_test(c[1])])  # a command runs
+            if fails(body):
                 continue  # a run that succeeds did not take it, whatever stagegate decides
             decided = True if condition is None else self.decide(condition)
             if decided is False:
@@ -236,8 +225,8 @@ class Shell:
         for which in (0, 1):
             out: dict[str, Any] = {}
             for name in {k for outcome in outcomes for k in outcome[which]}:
-                seen = [o[which].get(name, _UNSET) for o in outcomes]
-                if all(v == seen[0] for v in seen) and seen[0] is not _UNSET:
+                seen = [o[which].get(name, UNSET) for o in outcomes]
+                if all(v == seen[0] for v in seen) and seen[0] is not UNSET:
                     out[name] = seen[0]
                 else:
                     what = f"${name}" if which == 0 else f"env.{name}"
@@ -294,7 +283,7 @@ class Shell:
     def close_group(self, line_no: int, words: list[str]) -> None:
         """``{ echo "A=1"; echo "B=2"; } >> "$GITHUB_ENV"``: the group's echos write the file."""
         echos = self.groups.pop()
-        target = _redirect_target(words)
+        target = redirect_target(words)
         if target is not None and self.value(target) == ENV_FILE:
             for at, echo in echos:
                 self.env_write(at, echo[1:])
@@ -311,7 +300,7 @@ class Shell:
             ]
         for item in items or ():
             value = self.value(item)
-            if isinstance(value, str) and _SENTINEL.search(item) is not None:
+            if isinstance(value, str) and SENTINEL.search(item) is not None:
                 values += value.split()
             else:
                 values.append(value)
@@ -321,7 +310,7 @@ class Shell:
                 f"a for loop over {len(values):,} values; stagegate expands at most {MAX_LOOP:,}.",
             )
         saved = self.folders
-        if self.pending and not self.used and any(_is_glob(v) for v in values):
+        if self.pending and not self.used and any(is_glob(v) for v in values):
             self.folders = name  # a loop over the downloaded artifacts' folders
         try:
             for value in values:
@@ -343,7 +332,7 @@ class Shell:
         if self.folders is None or len(branches) != 1:
             return False
         condition, body = branches[0]
-        said = [_strip(w) for _, w in body]
+        said = [strip(w) for _, w in body]
         if [w for w in said if w[:1] not in (["echo"], ["printf"], [":"])] != [["continue"]]:
             return False  # a message before `continue` changes nothing
         if not condition or len(condition) != 1:
@@ -351,7 +340,7 @@ class Shell:
         words = condition[0][1]
         if len(words) != 5 or words[0] != "[[" or words[2] != "==" or words[4] != "]]":
             return False
-        match = _SENTINEL.fullmatch(words[1])
+        match = SENTINEL.fullmatch(words[1])
         entry = self.table[int(match.group(1))] if match else None
         if not isinstance(entry, tuple) or entry[:2] != ("var", self.folders):
             return False
@@ -371,9 +360,9 @@ class Shell:
 
     def escape(self, text: str) -> str:
         """``text`` with each character stagegate marks values with kept out of band."""
-        if _PRIVATE.search(text) is None:
+        if PRIVATE.search(text) is None:
             return text
-        return _PRIVATE.sub(lambda m: self.sentinel(("lit", m.group())), text)
+        return PRIVATE.sub(lambda m: self.sentinel(("lit", m.group())), text)
 
     def substitute(self, line: str, line_no: int) -> str:
         """GitHub's ``${{ }}`` first (as GitHub does), then ``$VAR`` marked outside single quotes."""
@@ -390,9 +379,7 @@ class Shell:
                 try:
                     node = ghexpr.parse(piece[3:-2])
                 except LocatedError as exc:
-                    raise invalid(
-                        self.loc(line_no), f"invalid expression: {exc.message}"
-                    ) from None
+                    raise invalid(self.loc(line_no), f"invalid expression: {exc.message}") from None
                 value = ghexpr.Evaluator(self.scope.lookup)(node)
                 if isinstance(value, Unknown):
                     value = Unknown(piece.strip(), value.reason)
@@ -400,7 +387,7 @@ class Shell:
                     self.escape(value)
                     if isinstance(value, str)
                     and not isinstance(value, ghexpr.Tagged)
-                    and value not in _SPECIALS
+                    and value not in SPECIALS
                     else self.sentinel(value)
                     if isinstance(value, Sym | Unknown | ghexpr.Tagged)
                     else ghexpr.to_text(value)
@@ -410,7 +397,7 @@ class Shell:
             line = self.escape(line)
         return "".join(
             piece if isinstance(piece, str) else self.sentinel(piece.value)
-            for piece in _marked(line)
+            for piece in marked_words(line)
         )
 
     def commands(self) -> Iterator[tuple[int, list[str]]]:
@@ -422,11 +409,11 @@ class Shell:
             while line.endswith("\\") and i + 1 < len(lines):
                 i += 1
                 line = line[:-1] + " " + lines[i]
-            heredoc = _HEREDOC.search(line) if "<<" in line else None
+            heredoc = HEREDOC.search(line) if "<<" in line else None
             marked = self.substitute(line, start)
             words: list[str] | None = None
             for extra in range(20):
-                tokens = _tokens(marked)
+                tokens = token_words(marked)
                 if tokens is not None:
                     words = list(tokens)
                     break
@@ -460,10 +447,10 @@ class Shell:
                         Unknown(line.strip()[:200], "a gh run download stagegate cannot parse"),
                     )
                 continue
-            words = _tee_as_append(words)
+            words = tee_as_append(words)
             command: list[str] = []
             for word in words:
-                if word in _SEPARATORS or (word and set(word) <= _OPERATOR_CHARS):
+                if word in SEPARATORS or (word and set(word) <= OPERATOR_CHARS):
                     if command:
                         yield start, command
                     command = []
@@ -480,7 +467,7 @@ class Shell:
         pieces: list[Value] = []
         pos = 0
         literal = False
-        for match in _SENTINEL.finditer(word):
+        for match in SENTINEL.finditer(word):
             pieces.append(word[pos : match.start()])
             entry = self.table[int(match.group(1))]
             if isinstance(entry, tuple) and entry[0] == "lit":
@@ -494,19 +481,19 @@ class Shell:
                 pieces.append(entry)
             pos = match.end()
         pieces.append(word[pos:])
-        if sum(_size(p) for p in pieces) > MAX_VALUE:
+        if sum(size(p) for p in pieces) > MAX_VALUE:
             return self.too_long(word)
         value = concat(pieces)
-        if literal and isinstance(value, str) and value in _SPECIALS:
+        if literal and isinstance(value, str) and value in SPECIALS:
             # the script spells one of stagegate's own markers: text, never the marker
             return Unknown(
-                _unmark(word, self),
+                unmark(word, self),
                 "a value made of the private-use characters stagegate marks values with",
             )
         return value
 
     def too_long(self, word: str) -> Unknown:
-        written = _unmark(word, self, MAX_VALUE // 10)
+        written = unmark(word, self, MAX_VALUE // 10)
         unknown = Unknown(
             written,
             f"a value longer than {MAX_VALUE:,} characters (no artifact name or glob is that "
@@ -519,7 +506,7 @@ class Shell:
         """``${X//a/b}``, ``${X/a/b}``, ``${X#a}``, ``${X%a}`` (and ``##``, ``%%``),
         ``${X:-d}``, ``${#X}``: string operations on a known value, with literal patterns
         (a pattern with shell wildcards, or a value stagegate does not know, is unknown)."""
-        match = _EXPANSION.fullmatch(inner)
+        match = EXPANSION.fullmatch(inner)
         assert match is not None
         length, name, op, arg = match.group(1), match.group(2), match.group(3), match.group(4)
         value = self.variable(name)
@@ -613,23 +600,23 @@ class Shell:
         words the shell makes of it (at spaces, tabs and line breaks)."""
         out: list[str] = []
         for word in words:
-            match = _SENTINEL.fullmatch(word)
+            match = SENTINEL.fullmatch(word)
             entry = self.table[int(match.group(1))] if match else None
             if isinstance(entry, tuple) and entry[0] == "var" and len(entry) > 2 and entry[2]:
                 value = self.variable(entry[1])
                 pieces = value.split() if isinstance(value, str) else [value]
-                if pieces != [value] and _PRIVATE.search(value) is None:
+                if pieces != [value] and PRIVATE.search(value) is None:
                     out += [self.escape(piece) for piece in pieces]
                     continue
             out.append(word)
         return out
 
     def command(self, line_no: int, words: list[str]) -> None:
-        words = _strip(words)
+        words = strip(words)
         if not words:
             return
         head = words[0]
-        if not all(_ASSIGN.fullmatch(w) for w in words) and head not in (
+        if not all(ASSIGN.fullmatch(w) for w in words) and head not in (
             "export",
             "local",
             "declare",
@@ -639,16 +626,16 @@ class Shell:
             if not words:
                 return
             head = words[0]
-        if all(_ASSIGN.fullmatch(w) for w in words) or (
+        if all(ASSIGN.fullmatch(w) for w in words) or (
             head in ("export", "local", "declare", "readonly") and len(words) > 1
         ):
             for word in words[1:] if head in ("export", "local", "declare", "readonly") else words:
-                match = _ASSIGN.fullmatch(word)
+                match = ASSIGN.fullmatch(word)
                 if match:
                     value = self.value(match.group(2))
-                    self.vars[match.group(1)] = _annotate(value, self.loc(line_no), match.group(1))
+                    self.vars[match.group(1)] = annotate(value, self.loc(line_no), match.group(1))
             return
-        redirect = _redirect_target(words)
+        redirect = redirect_target(words)
         if head == "tee" and redirect is None:
             redirect = next((w for w in words[1:] if not w.startswith("-") and w != "<<"), None)
         if (
@@ -658,14 +645,14 @@ class Shell:
             and self.value(redirect) == ENV_FILE
         ):
             for at, word in self.heredocs[line_no]:
-                self.env_write(at, _shell_words(word))
+                self.env_write(at, shell_words(word))
             return
         if head == "echo" and redirect is not None and self.value(redirect) == ENV_FILE:
             self.env_write(line_no, words[1 : words.index(">>") if ">>" in words else len(words)])
             return
         if head in ("echo", "printf", ":"):
             return  # its arguments are text it prints, not a command
-        if head in _USES and self.pending:
+        if head in USES and self.pending:
             self.used = True
         if head == "rm" and self.pending:
             if not self.used:
@@ -685,7 +672,7 @@ class Shell:
         """``./ci/tools/X A B``, ``ci/tools/X``, ``bash ci/tools/X``: a shell script of the
         repository, read as this step's script with ``$1``... bound from the call (its
         downloads and ``$GITHUB_ENV`` writes are the calling job's). Whether it was one."""
-        while words and _ASSIGN.fullmatch(words[0]):
+        while words and ASSIGN.fullmatch(words[0]):
             words = words[1:]  # `A=1 ./x`: the prefix is the script's env, not followed
         if len(words) >= 2 and words[0] in ("bash", "sh") and not words[1].startswith("-"):
             words = words[1:]
@@ -694,11 +681,11 @@ class Shell:
         where = self.value(words[0])
         if not isinstance(where, str):
             return False
-        rel = _script_path(self.reader.files.root, where)
+        rel = script_path(self.reader.files.root, where)
         if rel is None:
             return False
         loc = self.loc(line_no)
-        text = _script_text(self.reader.files.root / rel)
+        text = script_text(self.reader.files.root / rel)
         if text is None:
             return False
         if self.depth + 1 > MAX_CALL_DEPTH:
@@ -707,7 +694,7 @@ class Shell:
             )
         args: list[Value] = []
         for word in words[1:]:
-            if word.startswith((">", "<", "2>", "&>")) or word in _SEPARATORS:
+            if word.startswith((">", "<", "2>", "&>")) or word in SEPARATORS:
                 break
             args.append(self.value(word))
         called = Shell(
@@ -730,9 +717,9 @@ class Shell:
             else ""
         )
         name, sep, _rest = head.partition("=") if isinstance(head, str) else ("", "", "")
-        if not sep or not _NAME.fullmatch(name):
+        if not sep or not NAME_RE.fullmatch(name):
             return
-        value = _after_equals(text)
+        value = after_equals(text)
         loc = self.loc(line_no)
         if unknowns(value):
             self.reader.env_writers[name] = (
@@ -751,10 +738,10 @@ class Shell:
         i = 0
         while i < len(args):
             arg = args[i]
-            if arg.isdigit() and i + 1 < len(args) and args[i + 1] in _REDIRECTS:
+            if arg.isdigit() and i + 1 < len(args) and args[i + 1] in REDIRECTS:
                 i += 1  # `2>&1`: the descriptor a redirection names
                 continue
-            if arg in _REDIRECTS or arg in ("2>", "2>&1"):
+            if arg in REDIRECTS or arg in ("2>", "2>&1"):
                 i += 2
                 continue
             for short, long, into in (("-n", "--name", names), ("-p", "--pattern", patterns)):
@@ -784,7 +771,7 @@ class Shell:
         if run is not None:
             value = self.value(run)
             if value != THIS_RUN:
-                run_id = _unmark(run, self)
+                run_id = unmark(run, self)
                 if self.site.runs:
                     # which run it reads decides what it can select: never guessed
                     self.reader.note_unresolved(loc, value)
@@ -811,7 +798,7 @@ class Shell:
                 self.reader.note_unresolved(
                     self.loc(line_no),
                     Unknown(
-                        f"rm {_unmark(arg, self)}",
+                        f"rm {unmark(arg, self)}",
                         "a script removes a path stagegate cannot compute after a download, so "
                         "what the download keeps is unknown; bind what it removes",
                     ),
@@ -838,479 +825,3 @@ class Shell:
                     name = name.rstrip("/")
                 excluded = replace(transfer, exclude=(*transfer.exclude, text_value(name)))
                 self.pending[i] = (excluded, folder)
-
-
-_UNSET = object()
-
-
-def _branches(
-    commands: list[tuple[int, list[str]]], start: int
-) -> tuple[list[tuple[list[tuple[int, list[str]]] | None, list[tuple[int, list[str]]]]], int]:
-    """The (condition, body) pairs of the if at ``start`` (an else's condition None), and
-    the index after its ``fi``. Nested ifs stay inside their branch's body."""
-    branches: list[tuple[list[tuple[int, list[str]]] | None, list[tuple[int, list[str]]]]] = []
-    condition: list[tuple[int, list[str]]] | None = []
-    body: list[tuple[int, list[str]]] = []
-    in_condition = True
-    depth = 0
-    line, first = commands[start]
-    queue = [(line, first[1:])]
-    i = start + 1
-    while True:
-        if queue:
-            line, words = queue.pop()
-        elif i < len(commands):
-            line, words = commands[i]
-            i += 1
-        else:
-            break
-        head = words[0] if words else ""
-        if depth == 0 and head in ("then", "else", "elif", "fi"):
-            if head == "then":
-                in_condition = False
-            else:
-                branches.append((condition, body))
-                body = []
-                condition = [] if head == "elif" else None
-                in_condition = head == "elif"
-                if head == "fi":
-                    return branches, i
-            if len(words) > 1:
-                queue.append((line, words[1:]))
-            continue
-        if head == "if":
-            depth += 1
-        elif head == "fi":
-            depth -= 1
-        if in_condition and condition is not None:
-            condition.append((line, words))
-        else:
-            body.append((line, words))
-    branches.append((condition, body))
-    return branches, i
-
-
-def _fails(body: list[tuple[int, list[str]]]) -> bool:
-    """Whether a branch ends by failing the run (``exit N``, N not 0)."""
-    if not body:
-        return False
-    words = _strip(body[-1][1])
-    return len(words) == 2 and words[0] == "exit" and words[1] != "0"
-
-
-@functools.lru_cache(maxsize=4_096)
-def _worth_reading(root: Path, text: str) -> bool:
-    """Whether a script may download, write ``$GITHUB_ENV`` or call a repository
-    script: the others have no effect stagegate follows (decided once per text)."""
-    return (
-        _GH.search(text) is not None
-        or "GITHUB_ENV" in text
-        or any(_script_path(root, m.group(1)) is not None for m in _CALL.finditer(text))
-    )
-
-
-@functools.lru_cache(maxsize=4_096)
-def _script_path(root: Path, written: str) -> str | None:
-    """The repository path of a script a ``run:`` calls (relative to the top, as the
-    step's working folder is), where it is a regular file inside the repository."""
-    posix = PurePosixPath(written)
-    if posix.is_absolute() or ".." in posix.parts or not posix.parts:
-        return None
-    path = root / posix
-    try:
-        real = path.resolve()
-        top = root.resolve()
-    except OSError:
-        return None
-    if top not in real.parents or not real.is_file():
-        return None
-    return posix.as_posix()
-
-
-def _script_text(path: Path) -> str | None:
-    """A shell script's text: one with a ``sh``/``bash`` shebang, or none and no suffix
-    of another language; None for anything else (Python, PowerShell, binaries) or
-    where it cannot be read as text within MAX_SCRIPT characters."""
-    if path.suffix not in ("", ".sh", ".bash"):
-        return None
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SCRIPT + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_SCRIPT or b"\0" in data:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    first = text.split("\n", 1)[0]
-    if first.startswith("#!") and not re.search(r"\b(ba)?sh\b", first):
-        return None
-    return text
-
-
-def _is_glob(value: Value) -> bool:
-    return isinstance(value, str) and any(c in value for c in "*?[")
-
-
-@record
-class _Entry:
-    """A value ``_marked`` found in a line: a marker for it goes in its place."""
-
-    value: Any
-
-
-def _entry(value: Value) -> _Entry:
-    return _Entry(value)
-
-
-@functools.lru_cache(maxsize=16_384)
-def _marked(line: str) -> tuple[str | _Entry, ...]:
-    """A line (GitHub's ``${{ }}`` already substituted) as text and the values that
-    replace its ``$VAR``, ``${...}``, ``$(...)`` and backquotes, outside single quotes.
-    Kept per line text: a script is marked once for all the matrix rows and callers
-    it runs in (each reading numbers the values in its own table)."""
-    out: list[str | _Entry] = []
-    i, quote = 0, ""
-    while i < len(line):
-        char = line[i]
-        if quote == "'":
-            out.append(char)
-            if char == "'":
-                quote = ""
-            i += 1
-            continue
-        if char == "\\" and i + 1 < len(line):
-            # in double quotes \$ and \` are the character itself (shlex keeps the backslash)
-            out.append(line[i + 1] if quote == '"' and line[i + 1] in "$`" else line[i : i + 2])
-            i += 2
-            continue
-        if char == "'" and not quote:
-            quote = "'"
-            out.append(char)
-            i += 1
-            continue
-        if char == '"':
-            quote = "" if quote == '"' else '"'
-            out.append(char)
-            i += 1
-            continue
-        if char == "`":
-            end = line.find("`", i + 1)
-            end = len(line) - 1 if end < 0 else end
-            out.append(
-                _entry(Unknown(line[i : end + 1], f"{line[i : end + 1]} runs a command"))
-            )
-            i = end + 1
-            continue
-        if char == "$" and i + 1 < len(line):
-            nxt = line[i + 1]
-            if nxt == "(":
-                end = _closing(line, i + 1)
-                piece = line[i:end]
-                out.append(_entry(Unknown(piece, f"{piece} runs a command")))
-                i = end
-                continue
-            if nxt == "{":
-                end = line.find("}", i)
-                end = len(line) - 1 if end < 0 else end
-                inner = line[i + 2 : end]
-                expansion = _EXPANSION.fullmatch(inner)
-                if _NAME.fullmatch(inner):
-                    out.append(_entry(("var", inner, not quote)))
-                elif expansion:
-                    out.append(_entry(("expand", inner, line[i : end + 1])))
-                else:
-                    out.append(
-                        _entry(
-                            Unknown(
-                                line[i : end + 1],
-                                f"{line[i : end + 1]} is a shell expansion stagegate does not compute",
-                            )
-                        )
-                    )
-                i = end + 1
-                continue
-            match = _NAME.match(line, i + 1)
-            if match:
-                out.append(_entry(("var", match.group(), not quote)))
-                i = match.end()
-                continue
-            if nxt in "0123456789#":
-                out.append(_entry(("var", nxt, not quote)))
-                i += 2
-                continue
-            if nxt in "@*?$!-":
-                out.append(
-                    _entry(
-                        Unknown(line[i : i + 2], f"{line[i : i + 2]} is a shell parameter")
-                    )
-                )
-                i += 2
-                continue
-        out.append(char)
-        i += 1
-    merged: list[str | _Entry] = []  # runs of text as one piece: joined once per use
-    for part in out:
-        last = merged[-1] if merged else None
-        if isinstance(part, str) and isinstance(last, str):
-            merged[-1] = last + part
-        else:
-            merged.append(part)
-    return tuple(merged)
-
-
-@functools.lru_cache(maxsize=16_384)
-def _tokens(marked: str) -> tuple[str, ...] | None:
-    """A marked line split into shell words (None: an unclosed quote), once per text."""
-    try:
-        lexer = shlex.shlex(marked, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        return tuple(lexer)
-    except ValueError:
-        return None
-
-
-def _shell_words(text: str) -> list[str]:
-    try:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:
-        return []
-
-
-def _tee_as_append(words: list[str]) -> list[str]:
-    """``A | tee -a FILE`` as ``A >> FILE`` (what reaches FILE is what A prints)."""
-    if "tee" not in words:
-        return words
-    out: list[str] = []
-    i = 0
-    while i < len(words):
-        if words[i] == "|" and i + 1 < len(words) and words[i + 1] == "tee":
-            j = i + 2
-            target = None
-            while j < len(words) and words[j] not in _SEPARATORS:
-                if not words[j].startswith("-") and target is None:
-                    target = words[j]
-                j += 1
-            if target is not None:
-                out += [">>", target]
-                i = j
-                continue
-        out.append(words[i])
-        i += 1
-    return out
-
-
-def _strip(words: list[str]) -> list[str]:
-    start = 0
-    while start < len(words) and words[start] in _KEYWORDS:
-        start += 1
-    return words[start:]
-
-
-def _loop_end(commands: list[tuple[int, list[str]]], start: int) -> int:
-    """The index of the ``done`` that closes the loop opened at ``start`` (or the end)."""
-    depth = 0
-    for i in range(start, len(commands)):
-        words = _strip(commands[i][1])
-        if words and words[0] in ("for", "while", "until"):
-            depth += 1
-        if (commands[i][1] and commands[i][1][0] == "done") or (words and words[0] == "done"):
-            depth -= 1
-            if depth == 0:
-                return i
-    return len(commands)
-
-
-def _annotate(value: Value, loc: Loc, name: str) -> Value:
-    """An unknown shell value says where it was assigned."""
-    if isinstance(value, Unknown):
-        return Unknown(
-            value.expression,
-            f"${name} is assigned at {loc.file}:{loc.line} from {value.expression}: {value.reason}",
-        )
-    if isinstance(value, Sym):
-        return Sym(tuple(_annotate(part, loc, name) for part in value.parts))
-    return value
-
-
-def _after_equals(value: Value) -> Value:
-    if isinstance(value, str):
-        return value.partition("=")[2]
-    assert isinstance(value, Sym)
-    first = value.parts[0]
-    assert isinstance(first, str)
-    return concat([first.partition("=")[2], *value.parts[1:]])
-
-
-def _redirect_target(words: list[str]) -> str | None:
-    for i, word in enumerate(words):
-        if word == ">>" and i + 1 < len(words):
-            return words[i + 1]
-        if word.startswith(">>") and len(word) > 2:
-            return word[2:]
-    return None
-
-
-def _unmark(word: str, shell: Shell, limit: int = 0) -> str:
-    """A word with its markers written back as the script wrote them (for messages);
-    with ``limit``, at most that many characters of each value written back."""
-
-    def back(match: re.Match[str]) -> str:
-        entry = shell.table[int(match.group(1))]
-        if isinstance(entry, tuple):
-            if entry[0] == "lit":
-                return f"\\u{ord(entry[1]):04x}"
-            return str(entry[2]) if entry[0] == "expand" else "$" + str(entry[1])
-        text = shown(entry)
-        return text[:limit] + "..." if limit and len(text) > limit else text
-
-    return _SENTINEL.sub(back, word)
-
-
-def _size(value: Value) -> int:
-    """How many characters a value is written with (its unknown pieces as written)."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, Sym):
-        return sum(_size(p) for p in value.parts)
-    if isinstance(value, Unknown):
-        return len(value.expression)
-    if isinstance(value, ghexpr.Ph):
-        return len(value.axis) + 2
-    return len(ghexpr.to_text(value)) if value is not None else 0
-
-
-def _closing(line: str, start: int) -> int:
-    """The index after the ``)`` that closes the ``(`` at ``start``."""
-    depth = 0
-    for i in range(start, len(line)):
-        if line[i] == "(":
-            depth += 1
-        elif line[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return len(line)
-
-
-# --------------------------------------------------------------------------- PowerShell
-
-_PS_ASSIGN = re.compile(r"\$(env:)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)", re.I)
-_PS_ENV_WRITE = re.compile(
-    r"(?:(?:echo|Write-Output)\s+)?(.+?)\s*>>\s*\$env:GITHUB_ENV\s*$"
-    r"|Add-Content\s+(?:-Path\s+)?\$env:GITHUB_ENV\s+(?:-Value\s+)?(.+)$",
-    re.I,
-)
-_PS_VAR = re.compile(r"\$(?:\{)?(env:)?([A-Za-z_][A-Za-z0-9_]*)(?:\})?", re.I)
-
-
-class PowerShell(Shell):
-    """A ``run:`` that runs in PowerShell (``shell: pwsh``, or a Windows runner's
-    default): simple assignments (``$x = "..."``, ``$env:X = '...'``) and writes of
-    ``"K=V"`` to ``$env:GITHUB_ENV`` are read; any other write of ``$GITHUB_ENV`` and
-    any ``gh run download`` are unresolved. Never read as bash."""
-
-    def run(self) -> None:
-        if "GITHUB_ENV" not in self.text and "gh run download" not in self.text:
-            return
-        if len(self.text) > MAX_SCRIPT:
-            super().run()  # the same refusal as for bash
-            return
-        for number, line in enumerate(self.text.split("\n")):
-            self.at = number
-            self.statement(number, line.strip())
-        self.site.written.update(self.writes)
-
-    def statement(self, number: int, line: str) -> None:
-        if not line or line.startswith("#"):
-            return
-        if "gh run download" in line:
-            self.reader.note_unresolved(
-                self.loc(number),
-                Unknown(line[:200], "a gh run download in a PowerShell script stagegate does not read"),
-            )
-            return
-        write = _PS_ENV_WRITE.fullmatch(line)
-        if write:
-            value = self.ps_value(write.group(1) or write.group(2) or "")
-            text = value if isinstance(value, str) else None
-            name, sep, rest = (text or "").partition("=")
-            if text is not None and sep and _NAME.fullmatch(name):
-                if self.site.runs:
-                    self.writes[name] = rest
-                return
-            if isinstance(value, Sym) and isinstance(value.parts[0], str) and "=" in value.parts[0]:
-                name = value.parts[0].partition("=")[0]
-                if _NAME.fullmatch(name):
-                    loc = self.loc(number)
-                    self.reader.env_writers[name] = (
-                        f"{name} is written to $GITHUB_ENV by the PowerShell script at "
-                        f"{loc.file}:{loc.line} from a value stagegate cannot compute; bind env.{name}"
-                    )
-                    if self.site.runs:
-                        self.writes[name] = Unknown(f"env.{name}", self.reader.env_writers[name])
-                    return
-            self.reader.note_unresolved(
-                self.loc(number),
-                Unknown(line[:200], "a write of $GITHUB_ENV in PowerShell stagegate cannot read"),
-            )
-            return
-        if "GITHUB_ENV" in line:
-            self.reader.note_unresolved(
-                self.loc(number),
-                Unknown(line[:200], "a write of $GITHUB_ENV in PowerShell stagegate cannot read"),
-            )
-            return
-        assign = _PS_ASSIGN.fullmatch(line)
-        if assign:
-            self.vars[assign.group(2)] = self.ps_value(assign.group(3))
-
-    def ps_value(self, text: str) -> Value:
-        """A PowerShell string: '...' literal; "..." with $x and $env:X expanded; a bare
-        word; anything else (a command, an expression) unknown."""
-        text = text.strip()
-        if len(text) >= 2 and text[0] == text[-1] == "'" and "'" not in text[1:-1]:
-            return self.gh(text[1:-1])
-        if len(text) >= 2 and text[0] == text[-1] == '"' and '"' not in text[1:-1]:
-            inner = text[1:-1]
-            if "$(" in inner or "`" in inner:
-                return Unknown(text, f"{text} runs a PowerShell expression")
-            pieces: list[Value] = []
-            pos = 0
-            for match in _PS_VAR.finditer(inner):
-                pieces.append(self.gh(inner[pos : match.start()]))
-                name = match.group(2)
-                if match.group(1):
-                    found = self.scope.env_value(name)
-                    pieces.append(
-                        found
-                        if found is not NotImplemented
-                        else Unknown(match.group(), f"{match.group()} is set in no env: stagegate reads")
-                    )
-                else:
-                    pieces.append(
-                        self.vars.get(name, Unknown(match.group(), f"{match.group()} is not set earlier in the script"))
-                    )
-                pos = match.end()
-            pieces.append(self.gh(inner[pos:]))
-            return concat(pieces)
-        if re.fullmatch(r"[A-Za-z0-9_.=-]+", text):
-            return text
-        return Unknown(text[:200], f"{text[:200]} is a PowerShell expression stagegate does not compute")
-
-    def gh(self, text: str) -> Value:
-        """Text with GitHub's ``${{ }}`` evaluated (GitHub substitutes it first)."""
-        if "${{" not in text:
-            return text
-        return self.value(self.substitute(text, self.at))
-
-
-def _is_test(words: list[str]) -> bool:
-    """A condition that only tests values (``[[ ... ]]``, ``test``, ``true``): no effect."""
-    while words[:1] == ["!"]:
-        words = words[1:]
-    return words[:1] in (["[["], ["["], ["test"], ["true"], ["false"], [":"]) or not words

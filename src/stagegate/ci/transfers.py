@@ -5,7 +5,7 @@ be evaluated (``Unresolved``), the jobs, and the limits of a reading.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from stagegate.errors import Loc
@@ -163,3 +163,48 @@ def text_value(value: Value) -> Value:
     if isinstance(value, Unknown):
         return Sym((value,))
     return ghexpr.to_text(value)
+
+
+# --------------------------------------------------------------------------- as JSON (drift, check workflows)
+
+
+def _unique(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each entry once: a step reached from several callers or rows reads alike in each."""
+    seen: set[str] = set()
+    out = []
+    for entry in entries:
+        key = repr(sorted(entry.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(entry)
+    return out
+
+
+def _entries(
+    transfers: Sequence[Transfer], fields: Callable[[Transfer], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The active transfers as JSON objects: place, job, then ``fields``; each once."""
+    return _unique(
+        [
+            {"file": t.loc.file, "line": t.loc.line, "job": t.job, **fields(t)}
+            for t in transfers
+            if t.active
+        ]
+    )
+
+
+def uploads_json(reading: Reading) -> list[dict[str, Any]]:
+    return _entries(reading.uploads, lambda t: {"name": shown(t.value), "resolved": t.resolved})
+
+
+def downloads_json(reading: Reading) -> list[dict[str, Any]]:
+    return _entries(
+        reading.downloads,
+        lambda t: {
+            "select": shown(t.value),
+            "kind": t.kind,
+            "resolved": t.resolved,
+            "run": t.run,
+            "exclude": [shown(v) for v in t.exclude],
+        },
+    )

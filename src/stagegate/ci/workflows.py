@@ -33,14 +33,14 @@ from stagegate.ci.files import (
     triggers_of,
     workflow_root,
 )
+from stagegate.ci.matrix import expand
+from stagegate.ci.pwsh import PowerShell
 from stagegate.ci.scopes import Env, Lazy, Scope
-from stagegate.ci.shell import PowerShell, Shell
+from stagegate.ci.shell import Shell
 from stagegate.ci.transfers import (
     DOWNLOAD,
     MAX_CALL_DEPTH,
     MAX_EVALUATIONS,
-    MAX_MATRIX,
-    MAX_MATRIX_PRODUCT,
     MERGE,
     PAGES,
     THIS_RUN,
@@ -452,84 +452,10 @@ class Reader:
                 ]
             raw = value
         matrix = as_mapping(doc, mpath, raw, "strategy.matrix")
-        rows = self.expand(doc, mpath, matrix, scope)
+        rows = expand(doc, mpath, matrix, scope)
         if isinstance(rows, Unknown):
             return [rows]
         return list(rows)
-
-    def expand(
-        self, doc: Document, path: DocPath, matrix: Mapping[str, Any], scope: Scope
-    ) -> list[dict[str, Any]] | Unknown:
-        """GitHub's matrix: the product of the lists, minus `exclude`, with `include` merged."""
-
-        def evaluated(key: str, what: str, bind: str) -> Value:
-            """``matrix[key]`` evaluated; an Unknown saying where, if it is generated."""
-            raw = matrix.get(key)
-            value = scope.evaluate(raw, (*path, key)) if isinstance(raw, str) else raw
-            if isinstance(value, Unknown | Sym):
-                loc = doc.loc((*path, key))
-                return Unknown(
-                    str(raw).strip(), f"{what} is generated ({loc.file}:{loc.line}); bind {bind}"
-                )
-            return value
-
-        axes: list[tuple[str, list[Any]]] = []
-        product = 1
-        for key in matrix:
-            if key in ("include", "exclude"):
-                continue
-            value = evaluated(key, f"matrix.{key}", f"matrix.{key}")
-            if isinstance(value, Unknown):
-                return value
-            values = value if isinstance(value, list) else [value]
-            product *= max(len(values), 1)
-            if product > MAX_MATRIX_PRODUCT:
-                raise invalid(
-                    doc.loc((*path, key)),
-                    f"this matrix has more than {MAX_MATRIX_PRODUCT:,} combinations; GitHub runs "
-                    f"at most {MAX_MATRIX} jobs per matrix: use fewer values.",
-                )
-            axes.append((key, values))
-        rows: list[dict[str, Any]] = [{}]
-        for key, values in axes:
-            rows = [{**row, key: v} for row in rows for v in values]
-        if not axes:
-            rows = []
-        extras: list[Any] = []
-        for key in ("exclude", "include"):
-            value = evaluated(key, f"matrix {key}", "the matrix.KEY a name uses")
-            if isinstance(value, Unknown):
-                return value
-            entries = as_list(doc, (*path, key), value, f"matrix {key}")
-            if key == "exclude":
-                for entry in entries:
-                    if isinstance(entry, dict):
-                        rows = [r for r in rows if not _partial_match(r, entry)]
-            else:
-                extras = entries
-        originals = {k for k, _ in axes}
-        product_rows = list(rows)  # includes merge into these only, never into added rows
-        for entry in extras:
-            if not isinstance(entry, dict):
-                raise invalid(
-                    doc.loc((*path, "include")), "each matrix include must be a mapping."
-                )
-            merged = False
-            for row in product_rows:
-                if all(_same(row.get(k), v) for k, v in entry.items() if k in originals):
-                    row.update(
-                        {k: v for k, v in entry.items() if k not in originals or k not in row}
-                    )
-                    merged = True
-            if not merged:
-                rows.append(dict(entry))
-        if len(rows) > MAX_MATRIX:
-            raise invalid(
-                doc.loc(path),
-                f"this matrix makes {len(rows):,} jobs; GitHub runs at most {MAX_MATRIX} per matrix: "
-                "use fewer values.",
-            )
-        return rows or [{}]
 
     def call(self, site: Site, jpath: DocPath, job: Mapping[str, Any], scope: Scope) -> None:
         """A job that calls a reusable workflow: its `with:` become the callee's inputs."""
@@ -573,7 +499,9 @@ class Reader:
             needs=scope.needs,
             strategy=scope.strategy,
         )
-        self.steps(site, (*jpath, "steps"), steps, scope, self.default_shell(site, jpath, job, scope))
+        self.steps(
+            site, (*jpath, "steps"), steps, scope, self.default_shell(site, jpath, job, scope)
+        )
 
     def default_shell(
         self, site: Site, jpath: DocPath, job: Mapping[str, Any], scope: Scope
@@ -801,24 +729,6 @@ def _stagegate_command(step: Mapping[str, Any]) -> list[str] | None:
             return _command_words(command.split())
     return None
 
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, dict | list) or isinstance(b, dict | list):
-        return bool(a == b)
-    return ghexpr.to_text(a) == ghexpr.to_text(b) if a is not None else b is None
-
-
-def _partial_match(row: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
-    for key, value in entry.items():
-        if key not in row:
-            return False
-        have = row[key]
-        if isinstance(value, dict) and isinstance(have, dict):
-            if not _partial_match(have, value):
-                return False
-        elif not _same(have, value):
-            return False
-    return True
 
 # --------------------------------------------------------------------------- entry points
 

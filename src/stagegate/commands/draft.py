@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from stagegate.ci.publish import GLOB_CHARS
-from stagegate.ci.ships import Side
+from stagegate.ci.shipped import Side
 from stagegate.ci.transfers import Reading, Transfer, shown
 from stagegate.ci.workflows import read as read_workflows
 from stagegate.errors import Loc

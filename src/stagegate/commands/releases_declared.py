@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from stagegate.ci.continuity import ReleaseChange, compare, read_commit
-from stagegate.ci.ships import Context, Side
+from stagegate.ci.shipped import Context, Side
 from stagegate.engine.globs import matches
 from stagegate.engine.match import plain_selector
 from stagegate.engine.resolve import tag_claimed

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from stagegate.ci.continuity import Continuity, ReleaseChange
-from stagegate.ci.ships import Context
+from stagegate.ci.shipped import Context
 from stagegate.errors import Loc
 from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
 from stagegate.words import counted

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stagegate.ci.drift import Drift, downloads_json, uploads_json, workflow_side
+from stagegate.ci.drift import Drift, workflow_side
+from stagegate.ci.transfers import downloads_json, uploads_json
 from stagegate.errors import Loc
 from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
 from stagegate.words import counted

@@ -1,0 +1,161 @@
+"""The records of what ships (``ci.ships``): an upload context, a download (``Fetch``),
+a merge, a publish step, a move, a finding, files that land where the publish step does
+not read (``Stranded``), a release job with what reaches it, and one side of a comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stagegate.ci import publish
+from stagegate.ci.transfers import Unresolved
+from stagegate.errors import Loc
+from stagegate.records import field, record
+
+
+@record(kw_only=True, order=True)
+class Context:
+    """One upload step's execution in one run: the upload context."""
+
+    file: str
+    job: str  # the job's id in its file
+    caller: str  # PATH#JOB of the job that calls the reusable workflow ("" if none)
+    matrix: tuple[tuple[str, str], ...]
+    step: int  # which upload of that job and row (0, 1, ...)
+    name: str
+    path: str
+    loc: Loc
+    version: int | None
+    overwrite: bool = False
+    step_loc: Loc | None = field(default=None, compare=False)
+    """The step's ``uses:`` (where a version bump shows in a diff)."""
+    per_row: bool = field(default=False, compare=False)
+    """The name holds a placeholder of a finite axis (a ``bind``) or a value that cannot
+    be evaluated: it may differ from row to row, so its text says nothing about two
+    contexts making one name."""
+    maybe: Loc | None = field(default=None, compare=False)
+    """The step's ``if:``, where it cannot be evaluated: whether it runs in this row is
+    not known (``strategy.job-index == 0``), so it takes part in no collision."""
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What stays the same when the artifact is renamed: where the upload runs."""
+        return (self.file, self.job, self.caller, self.matrix, self.step)
+
+    @property
+    def top(self) -> str:
+        """The job of the run's workflow this upload runs under (the caller, if any)."""
+        return self.caller or f"{self.file}#{self.job}"
+
+    def label(self) -> str:
+        row = ", ".join(f"{k}={v}" for k, v in self.matrix)
+        return f"{self.job}{{{row}}}" if row else self.job
+
+
+@record(kw_only=True)
+class Fetch:
+    """A download step: what it selects, where its files land."""
+
+    job: str  # PATH#JOB
+    caller: str
+    loc: Loc
+    select: str
+    kind: str  # "name" or "pattern"
+    path: str
+    merge: bool
+    version: int | None
+    order: int
+    lands: bool = True
+    """Whether where its files land is known (not for a declared remote action)."""
+
+
+@record(kw_only=True)
+class Merge:
+    """``actions/upload-artifact/merge``: one new artifact from those ``pattern`` matches."""
+
+    job: str
+    caller: str
+    loc: Loc
+    name: str
+    pattern: str
+    separate: bool
+    order: int
+
+
+@record(kw_only=True)
+class Publisher:
+    job: str
+    caller: str
+    loc: Loc
+    tool: str
+    reads: tuple[str, ...]
+    order: int
+
+
+@record(kw_only=True)
+class Moving:
+    job: str
+    caller: str
+    move: publish.Move
+    order: int
+
+
+@record(kw_only=True)
+class Finding:
+    kind: str
+    loc: Loc
+    key: str  # what makes it the same finding at both commits
+    message: str
+    contexts: tuple[Context, ...] = ()
+    """The upload contexts it is about (their files do not all reach the releases)."""
+    select: str = ""
+    """The download's name or pattern, for a finding about a download."""
+
+
+@record(kw_only=True)
+class Stranded:
+    """An upload context a release job downloads for its publish step, whose files land
+    where that step does not read them (one folder per artifact, outside its folder)."""
+
+    context: Context
+    fetch: Fetch
+    lands: str
+    publisher: Publisher
+
+
+@record(kw_only=True)
+class Release:
+    """A release job and what reaches its publish steps at one commit."""
+
+    file: str
+    job: str
+    caller: str
+    loc: Loc
+    events: tuple[str, ...]
+    contexts: tuple[Context, ...]
+    publishes: bool
+    stranded: tuple[Stranded, ...] = ()
+    """What it downloads for its publish step that lands where the step does not read."""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.file, self.job, self.caller)
+
+
+@record(kw_only=True, eq=False)
+class Side:
+    """One commit's workflows, as far as shipping goes."""
+
+    releases: tuple[Release, ...]
+    findings: tuple[Finding, ...]
+    unresolved: tuple[Unresolved, ...]
+    files: tuple[str, ...]
+    contexts: tuple[Context, ...] = ()
+    """Every upload context read, whether it reaches a release or not."""
+    runs_on: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """``PATH#JOB`` of each job of a run's workflow -> the run kinds it runs on."""
+    flow: frozenset[str] = frozenset()
+    """The jobs of a run's workflows (``PATH#JOB``) where artifacts are uploaded,
+    downloaded or published."""
+    unread_in: Mapping[tuple[Loc, str], frozenset[str]] = field(default_factory=dict)
+    """Each unread step (its place and ``uses:``) -> the jobs it runs in."""
