@@ -80,7 +80,7 @@ def _missing(stage: int) -> str:
 def test_check_all_reads_the_workflows_again_only_where_the_stage_changes_the_reading(
     tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stagegate.ci import workflows
+    from stagegate.ci import ships
 
     pin_git(monkeypatch)
     repo = init(tmp_path / "r")
@@ -89,14 +89,14 @@ def test_check_all_reads_the_workflows_again_only_where_the_stage_changes_the_re
     repo.write("stages/01-new-kind.yaml", "stage: 1\ntitle: New kind\nset:\n  new-kind: true\n")
     repo.write("stages/02-other.yaml", "stage: 2\ntitle: Other\nset:\n  other: true\n")
     repo.commit("start")
-    read = workflows.read
+    read = ships.read_model
     stages: list[int] = []
 
     def counted(migration: Any, stage: int, *args: Any, **kwargs: Any) -> Any:
         stages.append(stage)
         return read(migration, stage, *args, **kwargs)
 
-    monkeypatch.setattr(workflows, "read", counted)
+    monkeypatch.setattr(ships, "read_model", counted)
     result = sg("check", "--all", cwd=repo.root)
     assert result.code == 1, result.output
     # Stage 1 turns the bind's flag on: read again (wheel-new is then what it uploads,

@@ -31,7 +31,11 @@ if TYPE_CHECKING:
     from stagegate.model import Check, Migration
 
 READS = ("model", "commands", "repository")
-"""What a kind may declare in its ``READS``."""
+"""What a kind may declare in its ``READS``: ``model``, it looks at the migration and
+nothing else (no file, process or clock); ``commands``, it runs the user's commands (a
+model check to `check --all`: it must pass at every stage); ``repository``, it reads the
+repository's files as they are today (`check --all` runs it at the current stage, shows it
+as readiness at stages ahead and does not run it at past stages)."""
 
 READS_OF = {
     "command": "commands",

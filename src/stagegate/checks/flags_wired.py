@@ -38,8 +38,6 @@ SUMMARY = (
 ARGS: dict[str, object] = {}
 REQUIRED: list[str] = []
 READS = "repository"
-"""Reads the repository's files as they are today: `check --all` runs it at the current
-stage, shows it as readiness at stages ahead and does not run it at past stages."""
 
 
 def workflow_pathspecs(migration: Migration) -> list[str]:

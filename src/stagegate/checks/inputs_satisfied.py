@@ -24,7 +24,6 @@ SUMMARY = "Every required input of every active consumer is selected from an act
 ARGS = _consumers.ARGS
 REQUIRED: list[str] = []
 READS = "model"
-"""Model-only: looks at the migration and nothing else (no file, process or clock)."""
 validate = _consumers.validate
 
 

@@ -57,7 +57,6 @@ ARGS = {
 }
 REQUIRED = ["tag"]
 READS = "model"
-"""Model-only: looks at the migration and nothing else (no file, process or clock)."""
 
 
 def validate(migration: Migration, check: Check) -> list[Problem]:

@@ -48,13 +48,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
         repo = open_repository(ctx.root)
         change = gather(repo, base, "HEAD", str(ctx.root / baseline))
         why = reuse_problem(
-            ctx.migration,
-            ctx.stage,
-            change.changed,
-            links=change.links,
-            through=change.through,
-            baseline=change.baseline,
-            model=model_paths(repo, ctx.migration),
+            ctx.migration, ctx.stage, change, model=model_paths(repo, ctx.migration)
         )
         if why:
             findings.append(Finding(f"the planned reuse is unsafe: {why}", check.loc))

@@ -30,7 +30,6 @@ SUMMARY = (
 ARGS = _consumers.ARGS
 REQUIRED: list[str] = []
 READS = "model"
-"""Model-only: looks at the migration and nothing else (no file, process or clock)."""
 validate = _consumers.validate
 
 

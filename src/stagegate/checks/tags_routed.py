@@ -20,7 +20,6 @@ ARGS = {
 }
 REQUIRED = ["tags"]
 READS = "model"
-"""Model-only: looks at the migration and nothing else (no file, process or clock)."""
 
 
 def run(ctx: Context, check: Check) -> list[Result]:

@@ -26,7 +26,6 @@ SUMMARY = "No two distinct template rows of active producers (in one run) can yi
 ARGS: dict[str, object] = {}
 REQUIRED: list[str] = []
 READS = "model"
-"""Model-only: looks at the migration and nothing else (no file, process or clock)."""
 
 
 def candidate_pairs(rows: list[Row]) -> Iterator[tuple[Row, Row]]:

@@ -25,8 +25,6 @@ ARGS = {
 }
 REQUIRED: list[str] = []
 READS = "repository"
-"""Reads the repository's files as they are today: `check --all` runs it at the current
-stage, shows it as readiness at stages ahead and does not run it at past stages."""
 
 
 HEAD_SETTINGS = frozenset({"jobs"})

@@ -23,15 +23,4 @@ def plan_change(
     """`affected`'s core: the plan of ``stage`` for the change from the merge base of
     ``base`` and ``head`` (default HEAD) to ``head``, with ``baseline`` (a file) read."""
     repo, change = open_change(migration.root, base, head or "HEAD", baseline)
-    return affected(
-        migration,
-        stage,
-        change.changed,
-        links=change.links,
-        through=change.through,
-        baseline=change.baseline,
-        base=change.base,
-        head=change.head,
-        merge_base=change.merge_base,
-        model=model_paths(repo, migration),
-    )
+    return affected(migration, stage, change, model=model_paths(repo, migration))

@@ -57,6 +57,23 @@ class Baseline:
 
 
 @record
+class Change:
+    """What a change touched, from git (``git.changes``): the merge base, the head and
+    the ref given as base; the paths (a renamed file under both names), the symbolic links
+    of the head (link, resolved target) and the baseline run as found."""
+
+    merge_base: str
+    head: str
+    base: str
+    changed: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]
+    baseline: Baseline | None
+    through: tuple[tuple[str, str, str], ...] = ()
+    """(name, link, how): the files a symbolic link the change deletes, adds or retargets
+    stopped or started leading to, under the link's name (``engine.affected``)."""
+
+
+@record
 class Reason:
     item: str
     because: str
@@ -464,27 +481,14 @@ def _check_reuse(
 
 
 def affected(
-    migration: Migration,
-    stage: int,
-    changed: Sequence[str],
-    *,
-    links: Sequence[tuple[str, str]] = (),
-    through: Sequence[tuple[str, str, str]] = (),
-    baseline: Baseline | None = None,
-    base: str = "",
-    head: str = "",
-    merge_base: str = "",
-    model: Sequence[str] = (),
+    migration: Migration, stage: int, change: Change, *, model: Sequence[str] = ()
 ) -> Affected:
-    """The plan of ``stage`` for a change touching ``changed`` (paths from the top of the
-    repository; a renamed file under both names). ``links``: (link, target) pairs of
-    the symbolic links in the repository, targets resolved to repository paths;
-    ``through``: (name, link, how) for the files a symbolic link the change deletes,
-    adds or retargets led or leads to, under the link's name (``how``: "deletes", ...);
+    """The plan of ``stage`` for ``change`` (paths from the top of the repository).
     ``model``: the migration's own files (the migration file, the stages folder ending
     in ``/``), whose change rebuilds everything."""
     plan = resolve(migration, stage)
-    planner = _Planner(plan, links)
+    planner = _Planner(plan, change.links)
+    changed, through, baseline = change.changed, change.through, change.baseline
     full: str | None = None
     reuse: dict[str, list[tuple[Consumer, Input]]] = {}
     try:
@@ -518,9 +522,9 @@ def affected(
     return Affected(
         migration=migration,
         stage=stage,
-        base=base,
-        head=head,
-        merge_base=merge_base,
+        base=change.base,
+        head=change.head,
+        merge_base=change.merge_base,
         changed=tuple(sorted(dict.fromkeys(changed))),
         rebuild=rebuild_ids,
         retest=rerun_ids,
@@ -546,28 +550,21 @@ def _model_unchanged(changed: Sequence[str], model: Sequence[str]) -> None:
 
 
 def reuse_problem(
-    migration: Migration,
-    stage: int,
-    changed: Sequence[str],
-    *,
-    links: Sequence[tuple[str, str]] = (),
-    through: Sequence[tuple[str, str, str]] = (),
-    baseline: Baseline | None = None,
-    model: Sequence[str] = (),
+    migration: Migration, stage: int, change: Change, *, model: Sequence[str] = ()
 ) -> str | None:
-    """Why the reuse the change calls for is unsafe (which ``affected`` answers with a full
+    """Why the reuse ``change`` calls for is unsafe (which ``affected`` answers with a full
     rebuild); None when it reuses nothing or reuses safely."""
-    planner = _Planner(resolve(migration, stage), links)
+    planner = _Planner(resolve(migration, stage), change.links)
     try:
-        _model_unchanged(changed, model)
-        rebuild, rerun = planner.stale(changed, through)
+        _model_unchanged(change.changed, model)
+        rebuild, rerun = planner.stale(change.changed, change.through)
     except _Full:
         return None  # a full rebuild reuses nothing
     reuse = planner.needs(rebuild, rerun)
     if not reuse:
         return None
     try:
-        _check_reuse(planner, reuse, rebuild, baseline)
+        _check_reuse(planner, reuse, rebuild, change.baseline)
     except _Full as exc:
         return exc.why
     return None

@@ -211,23 +211,7 @@ def aliases(
     """The other names ``path`` has through symbolic links inside the repository: each
     (alias, link) where ``link`` points at ``path`` or at a folder above it. ``links`` are
     (link path, resolved target path) pairs; links to links are followed ``depth`` deep."""
-    found: list[tuple[str, str]] = []
-    seen = {path}
-    frontier = [path]
-    for _ in range(depth):
-        nxt = []
-        for name in frontier:
-            for link, target in links:
-                if name == target or name.startswith(target + "/"):
-                    alias = link + name[len(target) :]
-                    if alias not in seen:
-                        seen.add(alias)
-                        found.append((alias, link))
-                        nxt.append(alias)
-        if not nxt:
-            break
-        frontier = nxt
-    return found
+    return Links(links, depth=depth).aliases(path)
 
 
 class Links:
@@ -251,7 +235,7 @@ class Links:
         return sorted(found) if len(found) > 1 else found
 
     def aliases(self, path: str) -> list[tuple[str, str]]:
-        """``aliases(path, links)``, the same pairs in the same order."""
+        """The other names ``path`` has through the links (``aliases``)."""
         found: list[tuple[str, str]] = []
         seen = {path}
         frontier = [path]

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from stagegate.engine.affected import Baseline
+from stagegate.engine.affected import Baseline, Change
 from stagegate.engine.paths import link_target
 from stagegate.errors import GitError, InvalidInput, Loc, Problem
 from stagegate.git.repo import Repository
@@ -97,19 +97,6 @@ def model_paths(repo: Repository, migration: Migration) -> tuple[str, ...]:
     top = PurePosixPath("" if folder == "." else folder)
     stages = (top / migration.stages_dir).as_posix()
     return ((top / Path(migration.file).name).as_posix(), stages.rstrip("/") + "/")
-
-
-@record
-class Change:
-    merge_base: str
-    head: str
-    base: str
-    changed: tuple[str, ...]
-    links: tuple[tuple[str, str], ...]
-    baseline: Baseline | None
-    through: tuple[tuple[str, str, str], ...] = ()
-    """(name, link, how): the files a symbolic link the change deletes, adds or retargets
-    stopped or started leading to, under the link's name (``engine.affected``)."""
 
 
 _LINK = "120000"

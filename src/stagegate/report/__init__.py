@@ -52,6 +52,22 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """The C0 controls but line feed and tab, DEL, and the C1 controls."""
 
 
+def annotated(commands: str, report: str, title: str) -> Output:
+    """The github format of a report: its workflow commands (annotations), then the report
+    itself, which is also the step summary under ``title``."""
+    return Output(
+        lines(commands or None, report), summary=f"### {title}\n\n```\n{report}\n```"
+    )
+
+
+def shallow_note(lost: str, everything: str) -> str:
+    """The note of a command that reads the history in a shallow clone: what it misses."""
+    return (
+        f"note: this clone is shallow, so {lost}; `git fetch --unshallow` (in GitHub "
+        f"Actions: fetch-depth: 0) shows all of {everything}."
+    )
+
+
 def printable(text: str) -> str:
     """``text`` with every control character but line feed and tab shown as ``\\xNN``.
 

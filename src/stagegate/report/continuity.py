@@ -8,7 +8,7 @@ from typing import Any
 from stagegate.ci.continuity import Continuity, ReleaseChange
 from stagegate.ci.shipped import Context
 from stagegate.errors import Loc
-from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.report import Output, Renderers, annotated, echo_json, echo_text, github
 from stagegate.words import counted
 
 
@@ -204,11 +204,7 @@ def workflow_commands(result: Continuity) -> str:
 
 
 def _github(result: Continuity) -> Output:
-    report = text(result)
-    return Output(
-        lines(workflow_commands(result) or None, report),
-        summary=f"### stagegate continuity\n\n```\n{report}\n```",
-    )
+    return annotated(workflow_commands(result), text(result), "stagegate continuity")
 
 
 CONTINUITY: Renderers[Continuity] = {

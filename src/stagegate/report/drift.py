@@ -7,7 +7,7 @@ from typing import Any
 from stagegate.ci.drift import Drift, workflow_side
 from stagegate.ci.transfers import downloads_json, uploads_json
 from stagegate.errors import Loc
-from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.report import Output, Renderers, annotated, echo_json, echo_text, github
 from stagegate.words import counted
 
 
@@ -109,11 +109,8 @@ def workflow_commands(result: Drift) -> str:
 
 
 def _github(result: Drift) -> Output:
-    report = text(result)
-    return Output(
-        lines(workflow_commands(result) or None, report),
-        summary=f"### stagegate drift (stage {result.stage})\n\n```\n{report}\n```",
-    )
+    title = f"stagegate drift (stage {result.stage})"
+    return annotated(workflow_commands(result), text(result), title)
 
 
 DRIFT: Renderers[Drift] = {"text": echo_text(text), "json": echo_json(as_json), "github": _github}

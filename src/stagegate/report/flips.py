@@ -6,7 +6,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stagegate.records import record
-from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines, nothing
+from stagegate.report import (
+    Output,
+    Renderers,
+    echo_json,
+    echo_text,
+    github,
+    lines,
+    nothing,
+    shallow_note,
+)
 from stagegate.report import results as checks
 from stagegate.words import counted
 
@@ -239,10 +248,7 @@ def history_text(history: History) -> str:
     for commit, why in history.skipped:
         lines.append(f"  skipped {commit[:12]}: {why}")
     if history.shallow:
-        lines.append(
-            "note: this clone is shallow, so the history starts at its boundary; "
-            "`git fetch --unshallow` (in GitHub Actions: fetch-depth: 0) shows all of it."
-        )
+        lines.append(shallow_note("the history starts at its boundary", "it"))
     return "\n".join(lines)
 
 

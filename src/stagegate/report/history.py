@@ -6,7 +6,7 @@ from typing import Any
 
 from stagegate.checks._base import Readiness
 from stagegate.commands.history import Entry, Timeline
-from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines, shallow_note
 from stagegate.report.plans import readiness_json
 from stagegate.words import counted
 
@@ -51,10 +51,7 @@ def text(timeline: Timeline) -> str:
             f"{MARKS[entry.state]}  {entry.stage:>2}  {entry.title:<{width}}  {about}".rstrip()
         )
     if timeline.shallow:
-        out.append(
-            "note: this clone is shallow, so flips before its boundary are not shown; "
-            "`git fetch --unshallow` (in GitHub Actions: fetch-depth: 0) shows all of them."
-        )
+        out.append(shallow_note("flips before its boundary are not shown", "them"))
     return "\n".join(out)
 
 
