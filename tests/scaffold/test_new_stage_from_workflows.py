@@ -127,3 +127,78 @@ def test_a_flow_style_section_is_refused_untouched(sg: Sg, tmp_path: Path) -> No
     )
     assert not (root / "stages/03-add-the-sbom.yaml").exists()
     assert main.read_bytes() == before
+
+
+RELEASE = """\
+name: release
+on:
+  push:
+    tags: ["v*"]
+jobs:
+  wheel:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/upload-artifact@v4
+        with:
+          name: pkg-wheel
+          path: dist/
+  publish:
+    needs: [wheel]
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/download-artifact@v4
+        with:
+          pattern: pkg-*
+          path: dist/
+          merge-multiple: true
+      - uses: pypa/gh-action-pypi-publish@release/v1
+"""
+
+SDIST_JOB = """\
+  sdist:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/upload-artifact@v4
+        with:
+          name: pkg-sdist
+          path: dist/
+"""
+
+
+def test_a_release_that_now_takes_a_new_upload_gets_its_release_change(
+    sg: Sg, tmp_path: Path
+) -> None:
+    from scratch import init
+
+    repo = init(tmp_path / "r")
+    repo.write(".github/workflows/release.yml", RELEASE)
+    repo.commit("a release of one wheel")
+    assert sg("init", "--from-workflows", cwd=repo.root).code == 0
+    assert sg("check", cwd=repo.root).code == 0
+    # the release job now also publishes an sdist, which its pattern takes
+    workflow = repo.root / ".github/workflows/release.yml"
+    workflow.write_text(
+        RELEASE.replace(
+            "  publish:\n    needs: [wheel]", SDIST_JOB + "  publish:\n    needs: [wheel, sdist]"
+        )
+    )
+    result = sg("new-stage", "Ship the sdist", "--from-workflows", cwd=repo.root)
+    assert result.code == 0, result.output
+    stage = (repo.root / "stages/01-ship-the-sdist.yaml").read_text()
+    assert (
+        "release_changes:\n"
+        '  - tag: "v0.0.0"   # release publish: the new producers\' rows\n'
+        '    add: ["pkg-sdist"]\n'
+        "acceptance:\n" in stage
+    ), stage
+    checked = sg("check", "--stage", "1", cwd=repo.root)
+    assert checked.code == 0, checked.output
+    assert sg("drift", "--stage", "1", cwd=repo.root).code == 0
+    # control: without the entry, release-continuity at stage 1 fails on the new name
+    (repo.root / "stages/01-ship-the-sdist.yaml").write_text(
+        stage.replace('  - tag: "v0.0.0"', "  - tag: nothing").split("release_changes:")[0]
+        + "acceptance:\n  - check: workflows\n"
+    )
+    failed = sg("check", "--stage", "1", cwd=repo.root)
+    assert failed.code == 1
+    assert "pkg-sdist" in failed.out

@@ -4,9 +4,11 @@
 producer makes, downloads in jobs no item stands for. The new stage declares them, as
 ``init --from-workflows`` would (``commands.draft``), gated by one new flag that the
 stage sets: new producers and consumers (with ``when: FLAG``) and the axes they need go
-into migration.yaml, the flag's value into the new stage file. A release whose
-selection differs is not rewritten: the stage file lists it, for a ``release_changes``
-entry by hand. Both files are written all or nothing, and the migration must load.
+into migration.yaml, the flag's value into the new stage file. A release that then
+selects more (the new producers' rows its `select` globs take) gets a ``release_changes``
+entry adding them, at a tag of a ``release-continuity`` check it claims; a release whose
+declared selection still differs from what its jobs download is listed for a hand-written
+entry. Both files are written all or nothing, and the migration must load.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stagegate.commands.draft import Item, _Axes, _Builder, _comment, _entries, _id, _quote
+from stagegate.engine.resolve import Plan, Row
 from stagegate.errors import Refused, UsageError
 from stagegate.model import Migration
 from stagegate.records import replace
@@ -165,10 +168,58 @@ def stage_from_workflows(migration: Migration, title: str, number: int, path: Pa
         handle.write(stage)
     try:
         write_atomic(main, text.encode("utf-8"), expected=original)
-        load(migration.file)
+        changes = release_changes(load(migration.file), last, number)
+        if changes:
+            at = stage.index("acceptance:\n")
+            write_atomic(path, (stage[:at] + changes + stage[at:]).encode("utf-8"))
+            load(migration.file)
     except BaseException:
         path.unlink(missing_ok=True)
         if main.read_bytes() != original:
             write_atomic(main, original)
         raise
     return path
+
+
+def release_changes(migration: Migration, last: int, number: int) -> str:
+    """The ``release_changes`` lines of stage ``number``: for each release active there
+    that selects rows it did not select at ``last`` (the new producers' rows its globs
+    take), an entry adding their templates, at a tag a ``release-continuity`` check names
+    and the release claims; a release with no such tag gets a comment instead."""
+    from stagegate.engine.match import release_selection
+    from stagegate.engine.resolve import resolve, tag_claimed
+
+    before, after = resolve(migration, last), resolve(migration, number)
+    tags = [
+        str(check.args["tag"])
+        for check in (*migration.invariants, *(c for s in migration.stages for c in s.acceptance))
+        if check.kind == "release-continuity" and "tag" in check.args
+    ]
+    out: list[str] = []
+    for release in after.releases:
+        had = {r.name for r in release_selection(release, _rows(before))}
+        gained = [r for r in release_selection(release, _rows(after)) if r.name not in had]
+        if not gained:
+            continue
+        globs = dict.fromkeys(re.sub(r"\{[^{}]*\}", "*", r.template.text) for r in gained)
+        tag = next((t for t in dict.fromkeys(tags) if tag_claimed(release, t)), None)
+        if tag is None:
+            out.append(
+                f"# release {release.id} now also selects {', '.join(globs)}: no "
+                "release-continuity check names a tag it claims; add one, then a "
+                "release_changes entry"
+            )
+            continue
+        out += [
+            f"  - tag: {_quote(tag)}   # release {release.id}: the new producers' rows",
+            f"    add: [{', '.join(_quote(g) for g in globs)}]",
+        ]
+    if not out:
+        return ""
+    entries = [line for line in out if not line.startswith("#")]
+    notes = [line for line in out if line.startswith("#")]
+    return "\n".join([*notes, *(["release_changes:", *entries] if entries else []), ""])
+
+
+def _rows(plan: Plan) -> list[Row]:
+    return [row for producer in plan.producers for row in plan.rows(producer)]
