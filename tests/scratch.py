@@ -231,3 +231,35 @@ def example_repo(root: Path) -> Repo:
 
 def dedent(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
+
+
+WHEELS_RELEASE = dedent(
+    """\
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      wheels:
+        runs-on: ${{ matrix.os }}
+        strategy:
+          matrix:
+            os: [ubuntu-latest, windows-latest]
+        steps:
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.os }}
+              path: wheelhouse/*.whl
+      publish:
+        needs: wheels
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/download-artifact@v4
+            with:
+              pattern: wheels-*
+              path: dist
+              merge-multiple: true
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+"""A tag release of two wheel legs, downloaded by pattern with merge-multiple into dist/
+for the PyPI publish step: the release the continuity and verify-pr tests change."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, Result
-from scratch import Repo, dedent, init, pin_git, tree_pair
+from scratch import WHEELS_RELEASE, Repo, dedent, init, pin_git, tree_pair
 
 CORPUS = FIXTURES / "continuity"
 Sg = Callable[..., Result]
@@ -28,34 +28,7 @@ def two_trees(root: Path, case: str, head: str) -> tuple[Repo, str, str]:
     return tree_pair(root, CORPUS / case, head)
 
 
-RELEASE = dedent(
-    """\
-    on:
-      push:
-        tags: ["v*"]
-    jobs:
-      wheels:
-        runs-on: ${{ matrix.os }}
-        strategy:
-          matrix:
-            os: [ubuntu-latest, windows-latest]
-        steps:
-          - uses: actions/upload-artifact@v4
-            with:
-              name: wheels-${{ matrix.os }}
-              path: wheelhouse/*.whl
-      publish:
-        needs: wheels
-        runs-on: ubuntu-latest
-        steps:
-          - uses: actions/download-artifact@v4
-            with:
-              pattern: wheels-*
-              path: dist
-              merge-multiple: true
-          - uses: pypa/gh-action-pypi-publish@release/v1
-    """
-)
+RELEASE = WHEELS_RELEASE
 
 
 def small(root: Path, head: str) -> tuple[Repo, str]:

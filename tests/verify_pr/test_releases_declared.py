@@ -12,39 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from scratch import Repo, dedent, init, pin_git
+from scratch import WHEELS_RELEASE, Repo, dedent, init, pin_git
 
 Sg = Callable[..., Result]
 WF = ".github/workflows/release.yml"
 
-WORKFLOW = dedent(
-    """\
-    on:
-      push:
-        tags: ["v*"]
-    jobs:
-      wheels:
-        runs-on: ${{ matrix.os }}
-        strategy:
-          matrix:
-            os: [ubuntu-latest, windows-latest]
-        steps:
-          - uses: actions/upload-artifact@v4
-            with:
-              name: wheels-${{ matrix.os }}
-              path: wheelhouse/*.whl
-      publish:
-        needs: wheels
-        runs-on: ubuntu-latest
-        steps:
-          - uses: actions/download-artifact@v4
-            with:
-              pattern: wheels-*
-              path: dist
-              merge-multiple: true
-          - uses: pypa/gh-action-pypi-publish@release/v1
-    """
-)
+WORKFLOW = WHEELS_RELEASE
 LINUX_ONLY = WORKFLOW.replace("os: [ubuntu-latest, windows-latest]", "os: [ubuntu-latest]")
 
 MIGRATION = dedent(
