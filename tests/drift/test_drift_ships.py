@@ -388,3 +388,81 @@ def test_an_unknown_event_is_invalid_input(sg: Sg, tmp_path: Path) -> None:
     assert result.err.startswith("migration.yaml:23:14: $.releases.pypi.events[0]: must be "), (
         result.err
     )
+
+
+META_STEP = """\
+      - uses: actions/upload-artifact@v4
+        with:
+          name: wheels-${{ matrix.os }}
+          path: wheelhouse/*.whl
+      - uses: actions/upload-artifact@v4
+        if: ${{ strategy.job-index == 0 }}
+        with:
+          name: build-metadata
+          path: meta.json
+"""
+META_MODEL = MODEL.replace(
+    'select: ["wheels-*", "sdist"]', 'select: ["wheels-*", "sdist", "build-metadata"]'
+).replace(
+    "  sdist:\n",
+    '  meta:\n    artifacts: [build-metadata]\n    jobs: [".github/workflows/release.yml#build"]\n  sdist:\n',
+)
+WHEEL_STEP = """\
+      - uses: actions/upload-artifact@v4
+        with:
+          name: wheels-${{ matrix.os }}
+          path: wheelhouse/*.whl
+"""
+
+
+def test_an_upload_behind_strategy_job_index_runs_in_one_row(sg: Sg, tmp_path: Path) -> None:
+    """GitHub numbers a job's matrix rows from 0 (``strategy.job-index``): an upload only
+    row 0 makes is one upload, decided, not an `if:` left unread."""
+    root = repo(tmp_path, (WHEEL_STEP, META_STEP), model=META_MODEL)
+    code, data = drift(sg, root, "--strict")
+    assert (code, data["findings"], data["unresolved"], data["unread"]) == (0, [], [], [])
+    # controls: an `if:` every row passes makes two uploads of the name: a collision
+    every_row = repo(
+        tmp_path / "every",
+        (WHEEL_STEP, META_STEP.replace("strategy.job-index == 0", "strategy.job-index < 2")),
+        model=META_MODEL,
+    )
+    assert [f["kind"] for f in drift(sg, every_row)[1]["findings"]] == ["upload-collision"]
+    # and the other row alone (`job-index == 1` of two) is one upload too
+    other_row = repo(
+        tmp_path / "other",
+        (WHEEL_STEP, META_STEP.replace("strategy.job-index == 0", "strategy.job-index == 1")),
+        model=META_MODEL,
+    )
+    assert drift(sg, other_row, "--strict")[0] == 0
+
+
+def test_the_pages_upload_is_an_upload_and_the_cache_actions_move_nothing(
+    sg: Sg, tmp_path: Path
+) -> None:
+    pages = (
+        "          name: sdist\n          path: dist/*.tar.gz\n",
+        "          name: sdist\n          path: dist/*.tar.gz\n"
+        "      - uses: actions/cache/restore@v4\n        with:\n          path: ~/.cache\n"
+        "          key: docs\n"
+        "      - uses: actions/upload-pages-artifact@v3\n        with:\n          path: site/\n",
+    )
+    root = repo(tmp_path, pages)
+    code, data = drift(sg, root, "--strict")
+    assert code == 1
+    step = (
+        (root / WF).read_text().splitlines().index("      - uses: actions/upload-pages-artifact@v3")
+    )
+    assert [(f["kind"], f["line"]) for f in data["findings"]] == [("undeclared-upload", step + 1)]
+    assert "names github-pages" in data["findings"][0]["message"]
+    assert data["unread"] == []  # neither the pages upload nor actions/cache/restore
+    declared = MODEL.replace(
+        "  sdist:\n    artifacts: [sdist]\n",
+        "  sdist:\n    artifacts: [sdist, github-pages]\n",
+    ).replace('select: ["wheels-*", "sdist"]', 'select: ["wheels-*", "sdist", "github-pages"]')
+    assert drift(sg, repo(tmp_path / "declared", pages, model=declared), "--strict")[0] == 0
+    # control: a remote action stagegate does not know, where artifacts flow, is unread
+    unknown = (pages[0], pages[1].replace("actions/cache/restore@v4", "someone/cache-it@v1"))
+    code, data = drift(sg, repo(tmp_path / "unknown", unknown, model=declared), "--strict")
+    assert code == 1
+    assert [u["expression"] for u in data["unread"]] == ["someone/cache-it@v1"]
