@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Figure, environment, timed
+from common import environment, paired, timed
 
 BIN = Path(sys.executable).parent
 STAGEGATE = str(BIN / "stagegate")
@@ -165,15 +165,15 @@ def main(argv: Sequence[str]) -> int:
         assert plan["reuse"], "the tests reached through the links reuse their wheels"
         assert not any(r["because"].startswith("full rebuild") for r in plan["reasons"])
         figures = [
-            _figure(
+            paired(
                 f"stagegate affected ({args.files} files, {args.producers} producers, "
                 f"{len(plan['changed'])} changed) / git diff --name-only + stagegate {side}",
                 ours,
                 ["sh", "-c", command],
-                top,
-                env,
-                args.runs,
-                target,
+                cwd=top,
+                env=env,
+                target=target,
+                runs=args.runs,
             )
             for side, command, target in (
                 ("validate (start-up with the model loaded)", loaded, 1.5),
@@ -195,39 +195,6 @@ def main(argv: Sequence[str]) -> int:
         f"{len(plan['reuse'])} reuse"
     )
     return 0 if all(f.ok for f in figures) else 1
-
-
-def _figure(
-    name: str,
-    ours: list[str],
-    theirs: list[str],
-    top: Path,
-    env: dict[str, str],
-    runs: int,
-    target: float,
-) -> Figure:
-    """The two commands alternated (A B A B ...), after two rounds of warm-up."""
-    import statistics
-
-    for _ in range(2):
-        timed(ours, top, env)
-        timed(theirs, top, env)
-    a, b, ratios, peaks = [], [], [], []
-    for _ in range(runs):
-        s, peak, _ = timed(ours, top, env)
-        t, _, _ = timed(theirs, top, env)
-        a.append(s)
-        b.append(t)
-        ratios.append(s / t)
-        peaks.append(peak)
-    return Figure(
-        name=name,
-        subject=statistics.median(a),
-        baseline=statistics.median(b),
-        ratio=statistics.median(ratios),
-        target=target,
-        peak_mib=max(peaks),
-    )
 
 
 if __name__ == "__main__":
