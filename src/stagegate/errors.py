@@ -31,6 +31,11 @@ class Loc:
     def shifted(self, columns: int) -> Loc:
         return Loc(self.file, self.line, self.col + columns)
 
+    @property
+    def at(self) -> str:
+        """``file:line``: where a finding points a reader (the column left out)."""
+        return f"{self.file}:{self.line}"
+
 
 @record
 class Problem:

@@ -112,7 +112,7 @@ def result(
 
 
 def where(item: Item | Input) -> str:
-    return f"({item.loc.file}:{item.loc.line})"
+    return f"({item.loc.at})"
 
 
 def row_list(labels: Sequence[str], limit: int = 6) -> str:

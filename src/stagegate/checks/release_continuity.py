@@ -393,7 +393,7 @@ def _kinds(
             f"release {release.id} {where(release)} takes only kinds "
             f"{', '.join(kinds)}, but at stage {stage} selects "
             f"{_rows_phrase(group, total)} of kind {tpl.kind!r} (template {template} at "
-            f"{tpl.loc.file}:{tpl.loc.line}) from producer {pid} {where(producer)}, "
+            f"{tpl.loc.at}) from producer {pid} {where(producer)}, "
             f"via glob {_glob_for(release, group[0])!r}: add an exclude or narrow the glob "
             "so the release takes only those kinds.",
             tpl.loc,
@@ -692,7 +692,7 @@ def _expectations(
         out.append(
             Finding(
                 f"release {release.id} {where(release)} is judged by the base's expect "
-                f"({', '.join(expect) or 'nothing'}; base {based.loc.file}:{based.loc.line}), not "
+                f"({', '.join(expect) or 'nothing'}; base {based.loc.at}), not "
                 f"this one's "
                 f"({', '.join(release.expect or ()) or 'nothing'}): change expect in a pull "
                 "request of its own, before the producers.",

@@ -24,6 +24,7 @@ from stagegate.cli.options import (
     Context,
     Group,
     argument,
+    commits_options,
     complete_file,
     complete_ids,
     complete_stage,
@@ -49,7 +50,6 @@ R = TypeVar("R")
 @click.option(
     "-f",
     "--file",
-    "file",
     default=None,
     envvar="STAGEGATE_FILE",
     show_envvar=True,
@@ -73,9 +73,11 @@ def cli(click_ctx: click.Context, file: str | None, show_traceback: bool) -> Non
     state.given, state.show_traceback = file, show_traceback
 
 
-def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) -> None:
+def show(
+    renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R, *, ok: bool = True
+) -> int:
     """Print ``result`` as the renderer for ``fmt`` in the command's table renders it, then
-    append its step summary."""
+    append its step summary; the command's exit code: 0, or 1 where ``ok`` is false."""
     from stagegate.report import printable
 
     output = renderers[fmt](result)
@@ -87,6 +89,7 @@ def show(renderers: Mapping[str, Callable[[R], Output]], fmt: str, result: R) ->
         from stagegate.report.github import write_summary
 
         write_summary(output.summary)
+    return 0 if ok else 1
 
 
 # --------------------------------------------------------------------------- commands
@@ -115,8 +118,7 @@ def status(ctx: Context, fmt: str) -> int:
     repository still blocks it (the next stage's retired, flags-wired and workflows checks)."""
     from stagegate.report.plans import STATUS, next_status
 
-    show(STATUS, fmt, next_status(ctx.migration()))
-    return 0
+    return show(STATUS, fmt, next_status(ctx.migration()))
 
 
 @cli.command()
@@ -134,8 +136,7 @@ def plan(ctx: Context, stage: int | None, show_rows: bool, fmt: str) -> int:
     from stagegate.engine.resolve import resolve
     from stagegate.report.plans import PLAN, Planned
 
-    show(PLAN, fmt, Planned(resolve(ctx.migration(), ctx.stage(stage)), rows=show_rows))
-    return 0
+    return show(PLAN, fmt, Planned(resolve(ctx.migration(), ctx.stage(stage)), rows=show_rows))
 
 
 @cli.command()
@@ -153,8 +154,7 @@ def diff(ctx: Context, stages: tuple[int, ...], fmt: str) -> int:
         )
     a, b = (None, stages[0]) if len(stages) == 1 else (stages[0], stages[1])
     migration = ctx.migration()
-    show(DIFF, fmt, Compared(migration, compute(migration, ctx.stage(a), ctx.stage(b))))
-    return 0
+    return show(DIFF, fmt, Compared(migration, compute(migration, ctx.stage(a), ctx.stage(b))))
 
 
 def _neighbour_option(kind: str) -> Callable[[F], F]:
@@ -193,8 +193,7 @@ def graph(
     picture = focus(
         resolved, build(resolved), producers=producers, consumers=consumers, releases=releases
     )
-    show(PICTURE, fmt, Picture(resolved, picture, legend=not no_legend))
-    return 0
+    return show(PICTURE, fmt, Picture(resolved, picture, legend=not no_legend))
 
 
 @contextlib.contextmanager
@@ -285,8 +284,7 @@ def check(
     result = Checked(migration, tuple(found), at, every=every, skipped=tuple(live.skipped))
     planned = scheduled(migration, None if every else at)
     live.close(stopped=planned - live.checks_run if fail_fast and not result.ok else None)
-    show(CHECK, fmt, result)
-    return 0 if result.ok else 1
+    return show(CHECK, fmt, result, ok=result.ok)
 
 
 @cli.command()
@@ -300,8 +298,7 @@ def audit(ctx: Context, stage: int | None, fmt: str, blame: bool) -> int:
     from stagegate.report.audit import AUDIT
 
     report = search(ctx.migration(), ctx.stage(stage), blame=blame)
-    show(AUDIT, fmt, report)
-    return 0 if report.ok else 1
+    return show(AUDIT, fmt, report, ok=report.ok)
 
 
 def _flipped(flip: Any, command: str, pr_body: str | None, fmt: str, shown: bool) -> int:
@@ -312,8 +309,7 @@ def _flipped(flip: Any, command: str, pr_body: str | None, fmt: str, shown: bool
 
     if flip.ok and pr_body:
         write_description(flip, pr_body)
-    show(FLIP, fmt, Flipped(flip, command, streamed=shown))
-    return 0 if flip.ok else 1
+    return show(FLIP, fmt, Flipped(flip, command, streamed=shown), ok=flip.ok)
 
 
 def _writable_file(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -359,7 +355,6 @@ def dry_run_option() -> Callable[[F], F]:
 @cli.command()
 @option(
     "--to",
-    "to",
     type=int,
     default=None,
     metavar="N",
@@ -396,21 +391,9 @@ def rollback(ctx: Context, dry_run: bool, pr_body: str | None, fmt: str) -> int:
 
 
 @cli.command("verify-pr")
-@option(
-    "--base",
-    "base",
-    required=True,
-    metavar="REF",
-    help="The pull request's base: a branch, tag or commit (in GitHub Actions: "
-    "${{ github.event.pull_request.base.sha }}).",
-)
-@option(
-    "--head",
-    "head",
-    default="HEAD",
-    show_default=True,
-    metavar="REF",
-    help="The commit to judge (a commit, not the work tree's uncommitted changes).",
+@commits_options(
+    base_help="The pull request's base: a branch, tag or commit",
+    head_help="The commit to judge (a commit, not the work tree's uncommitted changes).",
 )
 @format_option()
 @pass_ctx
@@ -425,26 +408,18 @@ def verify_pr(ctx: Context, base: str, head: str, fmt: str) -> int:
     except StagegateError as error:
         show(VERIFY_FAILED, fmt, error)
         raise
-    show(VERIFY_STREAMED if streamed(live) else VERIFY, fmt, verdict)
-    return 0 if verdict.ok else 1
+    return show(VERIFY_STREAMED if streamed(live) else VERIFY, fmt, verdict, ok=verdict.ok)
 
 
 @cli.command()
-@option(
-    "--base",
-    "base",
-    required=True,
-    metavar="REF",
-    help="The branch the change is compared with; the change is what the head added since "
-    "their merge base (in GitHub Actions: ${{ github.event.pull_request.base.sha }}).",
-)
-@option(
-    "--head", "head", default="HEAD", show_default=True, metavar="REF", help="The change's commit."
+@commits_options(
+    base_help="The branch the change is compared with; the change is what the head added since "
+    "their merge base",
+    head_help="The change's commit.",
 )
 @stage_option("Stage to plan for (default: the current stage).")
 @option(
     "--baseline",
-    "baseline",
     default=None,
     metavar="FILE",
     help='The baseline run: JSON {"sha": COMMIT or null, "artifacts": [NAME, ...]}. '
@@ -461,20 +436,11 @@ def affected(
 
     migration = ctx.migration()
     result = plan_change(migration, ctx.stage(stage), base=base, head=head, baseline=baseline)
-    show(AFFECTED, fmt, result)
-    return 0
+    return show(AFFECTED, fmt, result)
 
 
 @cli.command("continuity")
-@option(
-    "--base",
-    "base",
-    required=True,
-    metavar="REF",
-    help="The commit to compare with (in GitHub Actions: "
-    "${{ github.event.pull_request.base.sha }}).",
-)
-@option("--head", "head", default="HEAD", show_default=True, metavar="REF", help="The commit to judge.")
+@commits_options(base_help="The commit to compare with", head_help="The commit to judge.")
 @format_option()
 @pass_ctx
 def continuity(ctx: Context, base: str, head: str, fmt: str) -> int:
@@ -483,8 +449,7 @@ def continuity(ctx: Context, base: str, head: str, fmt: str) -> int:
     from stagegate.report.continuity import CONTINUITY
 
     result = compare(ctx.file, base, head)
-    show(CONTINUITY, fmt, result)
-    return 0 if result.ok else 1
+    return show(CONTINUITY, fmt, result, ok=result.ok)
 
 
 @cli.command("log")
@@ -495,8 +460,7 @@ def log_command(ctx: Context, fmt: str) -> int:
     from stagegate.commands.log import log
     from stagegate.report.flips import LOG
 
-    show(LOG, fmt, log(ctx.file))
-    return 0
+    return show(LOG, fmt, log(ctx.file))
 
 
 @cli.command("history")
@@ -508,8 +472,7 @@ def history_command(ctx: Context, fmt: str) -> int:
     from stagegate.commands.history import history
     from stagegate.report.history import HISTORY
 
-    show(HISTORY, fmt, history(ctx.migration()))
-    return 0
+    return show(HISTORY, fmt, history(ctx.migration()))
 
 
 @cli.command()
@@ -519,8 +482,7 @@ def schema(stage_file: bool) -> int:
     from stagegate.report import SCHEMA
     from stagegate.validation import schema as compose
 
-    show(SCHEMA, "json", compose("stage" if stage_file else "migration"))
-    return 0
+    return show(SCHEMA, "json", compose("stage" if stage_file else "migration"))
 
 
 @cli.command()
@@ -534,14 +496,12 @@ def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
     from stagegate.report.drift import DRIFT
 
     result = compare(ctx.migration(), ctx.stage(stage), strict=strict)
-    show(DRIFT, fmt, result)
-    return 1 if result.failed else 0
+    return show(DRIFT, fmt, result, ok=not result.failed)
 
 
 @cli.command()
 @option(
     "--from-workflows",
-    "from_workflows",
     is_flag=True,
     help="Fill axes, producers, consumers and releases from .github/workflows (drift passes at once).",
 )
@@ -552,8 +512,7 @@ def init(ctx: Context, from_workflows: bool, force: bool) -> int:
     from stagegate.commands.scaffold import init as write
     from stagegate.report.scaffold import INIT
 
-    show(INIT, "text", write(ctx.file, from_workflows=from_workflows, force=force))
-    return 0
+    return show(INIT, "text", write(ctx.file, from_workflows=from_workflows, force=force))
 
 
 @cli.command("new-stage")
@@ -561,7 +520,6 @@ def init(ctx: Context, from_workflows: bool, force: bool) -> int:
 @option("--before", type=int, help="Insert it before stage N, renumbering the later stages.")
 @option(
     "--from-workflows",
-    "from_workflows",
     is_flag=True,
     help="Declare what drift finds undeclared at the last stage, behind a flag the stage sets.",
 )
@@ -573,8 +531,7 @@ def new_stage(ctx: Context, title: str, before: int | None, from_workflows: bool
 
     number = before if before is not None else ctx.migration().last + 1
     written = write(ctx.migration(), title, before, from_workflows=from_workflows)
-    show(NEW_STAGE, "text", NewStage(written, number))
-    return 0
+    return show(NEW_STAGE, "text", NewStage(written, number))
 
 
 @cli.command("flags")
@@ -586,8 +543,7 @@ def flags_command(ctx: Context, stage: int | None, fmt: str) -> int:
     from stagegate.engine.resolve import resolve
     from stagegate.report.ciflags import FLAGS
 
-    show(FLAGS, fmt, resolve(ctx.migration(), ctx.stage(stage)))
-    return 0
+    return show(FLAGS, fmt, resolve(ctx.migration(), ctx.stage(stage)))
 
 
 @cli.command("flag")
@@ -626,8 +582,7 @@ def matrix_command(ctx: Context, producers: tuple[str, ...], stage: int | None, 
     from stagegate.report.ciflags import MATRIX, Matrix
 
     found = ciflags.matrices(ctx.migration(), producers, ctx.stage(stage))
-    show(MATRIX, fmt, Matrix(", ".join(producers), found))
-    return 0
+    return show(MATRIX, fmt, Matrix(", ".join(producers), found))
 
 
 def _internal_error(error: BaseException, state: Context) -> int:

@@ -170,6 +170,16 @@ def stage_option(
     )
 
 
+def commits_options(base_help: str, head_help: str) -> Callable[[F], F]:
+    """``--base REF`` (required) and ``--head REF`` (default HEAD): the two commits that
+    verify-pr, affected and continuity compare; ``--base``'s help ends with what to give
+    it in GitHub Actions."""
+    in_actions = " (in GitHub Actions: ${{ github.event.pull_request.base.sha }})."
+    base = option("--base", required=True, metavar="REF", help=base_help + in_actions)
+    head = option("--head", default="HEAD", show_default=True, metavar="REF", help=head_help)
+    return lambda function: base(head(function))
+
+
 FILE_HELP = (
     "The migration file, before or after the command (default: $STAGEGATE_FILE, else "
     "migration.yaml in this folder or the nearest one above it inside the git repository)."

@@ -433,7 +433,7 @@ def flag_values_unchanged(refs: Refs) -> Rule:
             if not (s == target and name in own) and head_values[s][name] != base_values[s][name]
         ]
         if moved:
-            changed.append(f"{flag.loc.file}:{flag.loc.line}: flag {name} at " + ", ".join(moved))
+            changed.append(f"{flag.loc.at}: flag {name} at " + ", ".join(moved))
             locations.append(flag.loc)
     shown = ", ".join(map(str, range(reached + 1)))
     upto = f"stage{'s' if reached else ''} {shown}" + (
@@ -474,7 +474,7 @@ def item_states_unchanged(refs: Refs) -> Rule:
         ]
         if moved:
             changed.append(
-                f"{now.loc.file}:{now.loc.line}: {item.kind} {item.id} (when: {now.when}; "
+                f"{now.loc.at}: {item.kind} {item.id} (when: {now.when}; "
                 f"the base: {item.when}) at " + ", ".join(moved)
             )
             locations.append(now.loc)

@@ -388,16 +388,21 @@ class Builder:
                 artifacts.append(replace(template, kind=entry.get("kind", "artifact")))
         return Producer(
             **fields,
+            **self._planning(path, spec),
             artifacts=tuple(artifacts),
             axes=tuple(own.values()),
-            paths=tuple(spec.get("paths", ())),
-            paths_locs=self._paths_locs(path, spec),
-            always=spec.get("always", False),
             run=spec.get("run", "this"),
         )
 
-    def _paths_locs(self, path: DocPath, spec: dict[str, Any]) -> tuple[Loc, ...]:
-        return tuple(self.doc.loc((*path, "paths", i)) for i in range(len(spec.get("paths", ()))))
+    def _planning(self, path: DocPath, spec: dict[str, Any]) -> dict[str, Any]:
+        """What a producer and a consumer both say for `affected`: their own sources
+        (`paths`, each located) and `always`."""
+        paths = tuple(spec.get("paths", ()))
+        return {
+            "paths": paths,
+            "paths_locs": tuple(self.doc.loc((*path, "paths", i)) for i in range(len(paths))),
+            "always": spec.get("always", False),
+        }
 
     def _consumer(self, path: DocPath, spec: dict[str, Any], fields: dict[str, Any]) -> Consumer:
         own = self._axes_of(path, spec)
@@ -418,11 +423,9 @@ class Builder:
             )
         return Consumer(
             **fields,
+            **self._planning(path, spec),
             inputs=tuple(inputs),
             axes=tuple(own.values()),
-            paths=tuple(spec.get("paths", ())),
-            paths_locs=self._paths_locs(path, spec),
-            always=spec.get("always", False),
             feeds=self._producer_refs(path, spec, "feeds") or (),
             planned=spec.get("planned", True),
         )

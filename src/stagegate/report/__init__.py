@@ -55,17 +55,18 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def annotated(commands: str, report: str, title: str) -> Output:
     """The github format of a report: its workflow commands (annotations), then the report
     itself, which is also the step summary under ``title``."""
-    return Output(
-        lines(commands or None, report), summary=f"### {title}\n\n```\n{report}\n```"
-    )
+    return Output(lines(commands or None, report), summary=f"### {title}\n\n```\n{report}\n```")
 
 
-def shallow_note(lost: str, everything: str) -> str:
-    """The note of a command that reads the history in a shallow clone: what it misses."""
-    return (
+def shallow_note(shallow: bool, lost: str, everything: str) -> list[str]:
+    """The note of a command that reads the history, in a shallow clone (none in a full
+    one): what it misses, and how to see all of it."""
+    if not shallow:
+        return []
+    return [
         f"note: this clone is shallow, so {lost}; `git fetch --unshallow` (in GitHub "
         f"Actions: fetch-depth: 0) shows all of {everything}."
-    )
+    ]
 
 
 def printable(text: str) -> str:

@@ -99,7 +99,7 @@ def text(report: Report, *, now: float | None = None) -> str:
         lines.append("  (no item with legacy entries is retired yet)")
     for retired in report.retired:
         item, found = retired.item, retired.leftovers
-        where = f"{item.loc.file}:{item.loc.line}"
+        where = f"{item.loc.at}"
         state = counted(len(found), "leftover") if found else "clean"
         lines.append(f"  {_item(item)}  (retired at stage {retired.retired_at}; {where}): {state}")
         for place, group in _grouped(found):

@@ -62,7 +62,7 @@ def as_json(result: Continuity) -> dict[str, Any]:
 
 
 def _ctx(ctx: Context) -> str:
-    return f"{ctx.label()} ({ctx.name!r}, {ctx.loc.file}:{ctx.loc.line})"
+    return f"{ctx.label()} ({ctx.name!r}, {ctx.loc.at})"
 
 
 def _release_lines(r: ReleaseChange) -> list[str]:
@@ -93,15 +93,9 @@ def text(result: Continuity) -> str:
     out: list[str] = []
     for release in result.releases:
         out += _release_lines(release)
-    out += [f"{f.loc.file}:{f.loc.line}: {f.kind}: {f.message}" for f in result.findings]
-    out += [
-        f"{f.loc.file}:{f.loc.line}: fixed at the head: {f.kind}: {f.message}"
-        for f in result.resolved
-    ]
-    out += [
-        f"{u.loc.file}:{u.loc.line}: unresolved {u.expression}: {u.reason}"
-        for u in result.unresolved
-    ]
+    out += [f"{f.loc.at}: {f.kind}: {f.message}" for f in result.findings]
+    out += [f"{f.loc.at}: fixed at the head: {f.kind}: {f.message}" for f in result.resolved]
+    out += [f"{u.loc.at}: unresolved {u.expression}: {u.reason}" for u in result.unresolved]
     lost = sum(len(r.lost) for r in result.releases)
     gained = sum(len(r.gained) for r in result.releases)
     renamed = sum(len(r.renamed) for r in result.releases)

@@ -6,13 +6,8 @@ from typing import Any
 
 from stagegate.ci.drift import Drift, workflow_side
 from stagegate.ci.transfers import downloads_json, uploads_json
-from stagegate.errors import Loc
 from stagegate.report import Output, Renderers, annotated, echo_json, echo_text, github
 from stagegate.words import counted
-
-
-def _where(loc: Loc) -> str:
-    return f"{loc.file}:{loc.line}"
 
 
 def as_json(result: Drift) -> dict[str, Any]:
@@ -50,7 +45,7 @@ def as_json(result: Drift) -> dict[str, Any]:
 
 def text(result: Drift) -> str:
     reading = result.reading
-    out = [f"{_where(f.loc)}: {f.kind}: {f.message}" for f in result.findings]
+    out = [f"{f.loc.at}: {f.kind}: {f.message}" for f in result.findings]
     if reading.unresolved:
         out.append(
             f"{counted(len(reading.unresolved), 'value')} cannot be evaluated (bind them under "
@@ -58,7 +53,7 @@ def text(result: Drift) -> str:
             + (", --strict fails on them)" if result.strict else "; --strict fails on them)")
         )
         out += [
-            f"  {_where(u.loc)}: unresolved {u.expression}: {u.reason}" for u in reading.unresolved
+            f"  {u.loc.at}: unresolved {u.expression}: {u.reason}" for u in reading.unresolved
         ]
     if result.unread:
         out.append(
@@ -67,7 +62,7 @@ def text(result: Drift) -> str:
             + " not read (declare remote actions under workflows.actions, bind what an if: reads"
             + (", --strict fails on them)" if result.strict else "; --strict fails on them)")
         )
-        out += [f"  {_where(u.loc)}: unread {u.expression}: {u.reason}" for u in result.unread]
+        out += [f"  {u.loc.at}: unread {u.expression}: {u.reason}" for u in result.unread]
     verdict = "no drift" if result.ok else counted(len(result.findings), "finding")
     out.append(
         f"drift at stage {result.stage}: {counted(len(reading.files), 'workflow file')}, "

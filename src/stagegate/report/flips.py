@@ -247,8 +247,7 @@ def history_text(history: History) -> str:
         )
     for commit, why in history.skipped:
         lines.append(f"  skipped {commit[:12]}: {why}")
-    if history.shallow:
-        lines.append(shallow_note("the history starts at its boundary", "it"))
+    lines += shallow_note(history.shallow, "the history starts at its boundary", "it")
     return "\n".join(lines)
 
 

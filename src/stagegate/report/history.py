@@ -41,20 +41,6 @@ def ready(readiness: Readiness | None) -> str:
     return f"not ready: {shown} (stagegate check --stage {readiness.stage} lists them)"
 
 
-def text(timeline: Timeline) -> str:
-    migration = timeline.migration
-    out = [f"{migration.id}: stage {migration.stage} of {migration.last}"]
-    width = max(len(e.title) for e in timeline.entries)
-    for entry in timeline.entries:
-        about = reached(entry) or ready(entry.readiness)
-        out.append(
-            f"{MARKS[entry.state]}  {entry.stage:>2}  {entry.title:<{width}}  {about}".rstrip()
-        )
-    if timeline.shallow:
-        out.append(shallow_note("flips before its boundary are not shown", "them"))
-    return "\n".join(out)
-
-
 def as_json(timeline: Timeline) -> dict[str, Any]:
     migration = timeline.migration
     return {
@@ -85,6 +71,22 @@ def as_json(timeline: Timeline) -> dict[str, Any]:
             for e in timeline.entries
         ],
     }
+
+
+def _row(entry: Entry, width: int) -> str:
+    about = reached(entry) or ready(entry.readiness)
+    return f"{MARKS[entry.state]}  {entry.stage:>2}  {entry.title:<{width}}  {about}".rstrip()
+
+
+def text(timeline: Timeline) -> str:
+    migration = timeline.migration
+    width = max(len(e.title) for e in timeline.entries)
+    out = [
+        f"{migration.id}: stage {migration.stage} of {migration.last}",
+        *(_row(entry, width) for entry in timeline.entries),
+    ]
+    out += shallow_note(timeline.shallow, "flips before its boundary are not shown", "them")
+    return "\n".join(out)
 
 
 def summary(timeline: Timeline) -> str:

@@ -36,7 +36,7 @@ def names_place(message: str, loc: Loc) -> bool:
     """Whether ``message`` names the place already (``file:line`` followed by a colon,
     a parenthesis or its end, as the retired and pytest findings do): then no ``at``
     line repeats it."""
-    place = f"{loc.file}:{loc.line}"
+    place = loc.at
     return any(
         message[i + len(place) : i + len(place) + 1] in ("", ":", ")", " ", ",", ";")
         for i in _occurrences(message, place)
@@ -62,9 +62,9 @@ def result_lines(item: Result, seconds: float | None = None) -> list[str]:
         lines.append(f"        - {first}")
         lines += [f"          {line}" for line in rest]
         if finding.loc is not None and not names_place(finding.message, finding.loc):
-            lines.append(f"          at {finding.loc.file}:{finding.loc.line}")
+            lines.append(f"          at {finding.loc.at}")
     if item.fails and item.loc is not None:
-        lines.append(f"        (check declared at {item.loc.file}:{item.loc.line})")
+        lines.append(f"        (check declared at {item.loc.at})")
     return lines
 
 
