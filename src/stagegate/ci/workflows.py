@@ -86,6 +86,8 @@ class Reader:
         """The jobs that call the workflow being read, outermost first."""
         self.binding: set[str] = set()
         self.scoped_binds = any(" " in key for key in migration.workflows.bind)
+        self.bind_paths = frozenset(key.rpartition(" ")[2] for key in migration.workflows.bind)
+        """The paths some bind names (a key ends with its path): any other has none."""
         self.stage_reads: dict[tuple[Any, ...], Any] = {}
         """What the reading took from the stage, with the answer (``same_at``)."""
 
@@ -98,6 +100,8 @@ class Reader:
         its workflow (``PATH#JOB path`` of the caller, the nearest caller first: a value
         per caller), then for its job, then for its file (``PATH path``), then a bare one
         (NotImplemented if none). ``scoped``/``bare`` choose which kinds are looked at."""
+        if path not in self.bind_paths and " " not in path:
+            return NotImplemented
         binds = self.migration.workflows.bind
         bind = None
         if scoped and scope is not None and self.scoped_binds:
