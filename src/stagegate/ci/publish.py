@@ -237,11 +237,11 @@ def _commands(script: str) -> list[list[str]]:
     return out
 
 
-def read_script(script: str, base: str) -> tuple[Command | Move, ...]:
+def read_script(script: str, base: str) -> list[Command | Move]:
     """The publish commands and file moves of a ``run:`` script, in order; paths joined to
     ``base`` (the step's working directory). Read once per script and base: a step is
     read in every context it runs in (matrix rows, callers), mostly with the same text."""
-    return _read_script(script, base)
+    return list(_read_script(script, base))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -81,6 +81,8 @@ class Reader:
         self.evaluations = 0
         self.parsed: dict[str, ghexpr.Node] = {}
         self.used_actions: set[str] = set()
+        self.action_files: dict[str, Any] = {}
+        """``uses: ./path`` -> its action file (None: a workflow), looked up once."""
         self.current_job = ""
         self.current_callers: tuple[str, ...] = ()
         """The jobs that call the workflow being read, outermost first."""
@@ -157,6 +159,8 @@ class Reader:
     def interpolate(
         self, text: str, scope: Scope, doc: Document, path: DocPath, *, condition: bool
     ) -> Value:
+        if not condition and "${{" not in text:
+            return text  # plain text: itself (most `with:` values and env entries)
         at = 0
         try:
             pieces = ghexpr.split_text(text)
@@ -661,6 +665,12 @@ class Reader:
         )
 
     def action_file(self, target: str, loc: Loc) -> str | None:
+        found = self.action_files.get(target, self)
+        if found is self:
+            found = self.action_files[target] = self._action_file(target, loc)
+        return found
+
+    def _action_file(self, target: str, loc: Loc) -> str | None:
         for name in ("action.yml", "action.yaml"):
             candidate = f"{target.rstrip('/')}/{name}"
             if (self.files.root / candidate).is_file():
