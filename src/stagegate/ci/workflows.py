@@ -81,7 +81,7 @@ class Reader:
         self.evaluations = 0
         self.parsed: dict[str, ghexpr.Node] = {}
         self.used_actions: set[str] = set()
-        self.action_files: dict[str, Any] = {}
+        self.action_files: dict[str, str | None] = {}
         """``uses: ./path`` -> its action file (None: a workflow), looked up once."""
         self.current_job = ""
         self.current_callers: tuple[str, ...] = ()
@@ -665,10 +665,9 @@ class Reader:
         )
 
     def action_file(self, target: str, loc: Loc) -> str | None:
-        found = self.action_files.get(target, self)
-        if found is self:
-            found = self.action_files[target] = self._action_file(target, loc)
-        return found
+        if target not in self.action_files:
+            self.action_files[target] = self._action_file(target, loc)
+        return self.action_files[target]
 
     def _action_file(self, target: str, loc: Loc) -> str | None:
         for name in ("action.yml", "action.yaml"):
