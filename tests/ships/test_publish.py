@@ -59,6 +59,22 @@ def test_scripts() -> None:
     ]
 
 
+def test_a_script_read_again_reads_alike_whatever_the_caller_did_with_the_first_answer() -> None:
+    # read once per (script, base) for speed: the answer is a new list each time, and
+    # the base is part of what is remembered (control: another base, other paths)
+    script = "twine upload dist/*\nmv out/* dist/"
+    first = read_script(script, "pkg")
+    first.clear()
+    assert read_script(script, "pkg") == [
+        Command(tool="twine upload", reads=("pkg/dist/*",)),
+        Move(copy=False, sources=("pkg/out/*",), dest="pkg/dist"),
+    ]
+    assert read_script(script, ".") == [
+        Command(tool="twine upload", reads=("dist/*",)),
+        Move(copy=False, sources=("out/*",), dest="dist"),
+    ]
+
+
 def test_moved() -> None:
     move = Move(copy=False, sources=("wheelhouse/*",), dest="dist")
     assert moved("wheelhouse/*.whl", move) == ["dist/*.whl"]

@@ -232,6 +232,7 @@ class _Compare:
         self._jobs: dict[tuple[str, str], tuple[str, ...]] = {}
         self._langs: dict[tuple[int, bool], list[tuple[Language, str]]] = {}
         self._by_job: dict[int, dict[str, list[Transfer]]] = {}
+        self._declared: dict[tuple[str, str], dict[tuple[str, str], Row]] = {}
 
     def langs(self, transfer: Transfer, *, unknown: bool = False) -> list[tuple[Language, str]]:
         """A transfer's languages, built once per comparison."""
@@ -515,6 +516,15 @@ class _Compare:
     # -- select-differs
 
     def declared(self, item: Consumer | Release) -> dict[tuple[str, str], Row]:
+        """The rows the item selects in the model, once per comparison (each run kind it
+        is compared on and each finding's consequences ask again)."""
+        key = (item.kind, item.id)
+        found = self._declared.get(key)
+        if found is None:
+            found = self._declared[key] = self._declare(item)
+        return found
+
+    def _declare(self, item: Consumer | Release) -> dict[tuple[str, str], Row]:
         from stagegate.engine.match import selections
 
         chosen: dict[tuple[str, str], Row] = {}
@@ -731,12 +741,11 @@ def _with_consequences(compare: _Compare) -> list[DriftFinding]:
     from stagegate.records import replace
 
     items: list[Consumer | Release] = [*compare.plan.releases, *compare.plan.consumers]
-    declared = {(i.kind, i.id): compare.declared(i) for i in items}
     out = []
     for n, finding in enumerate(compare.findings):
         found = []
         for item in items:
-            chosen = declared[(item.kind, item.id)]
+            chosen = compare.declared(item)
             lost, gained = _effect(compare, n, finding, item, chosen)
             ship = compare.about.get(n)
             uploads = finding.kind in ("upload-collision", "upload-overwrite") and ship

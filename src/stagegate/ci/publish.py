@@ -7,6 +7,7 @@ segment an fnmatch glob, ``**`` any number of segments.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import shlex
@@ -238,7 +239,13 @@ def _commands(script: str) -> list[list[str]]:
 
 def read_script(script: str, base: str) -> list[Command | Move]:
     """The publish commands and file moves of a ``run:`` script, in order; paths joined to
-    ``base`` (the step's working directory)."""
+    ``base`` (the step's working directory). Read once per script and base: a step is
+    read in every context it runs in (matrix rows, callers), mostly with the same text."""
+    return list(_read_script(script, base))
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_script(script: str, base: str) -> tuple[Command | Move, ...]:
     found: list[Command | Move] = []
     for words in _commands(script):
         while words and ("=" in words[0] and not words[0].startswith("-")):
@@ -266,7 +273,7 @@ def read_script(script: str, base: str) -> list[Command | Move]:
                         dest=norm(paths[-1], base),
                     )
                 )
-    return found
+    return tuple(found)
 
 
 def split_files(text: str) -> list[str]:

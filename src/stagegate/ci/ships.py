@@ -11,6 +11,7 @@ they land, what ``mv``/``cp`` do, and which of them its publish steps read.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -341,8 +342,9 @@ class ShipReader(Reader):
         )
 
     def on_run(self, site: Site, path: DocPath, step: Mapping[str, Any], scope: Scope) -> None:
+        others, script = _script_of(step["run"])
         if site.runs:
-            for other in sorted(set(_OTHER_PUBLISHERS.findall(step["run"]))):
+            for other in others:
                 self._unread(
                     site,
                     site.doc.loc((*path, "run")),
@@ -351,11 +353,9 @@ class ShipReader(Reader):
                     "not known",
                 )
                 self.flow_jobs.add(site.callers[0] if site.callers else site.job)
-        if not site.runs or not _SCRIPT_WORDS.search(step["run"]):
+        if not site.runs or script is None:
             return
         self.order += 1
-        lines = re.sub(r"\\\n", " ", step["run"]).splitlines()
-        script = "\n".join(line for line in lines if _SCRIPT_WORDS.search(line))
         value = scope.evaluate(script, (*path, "run"))
         base = step.get("working-directory")
         base = publish.norm(base) if isinstance(base, str) else "."
@@ -366,6 +366,18 @@ class ShipReader(Reader):
                 self._publisher(site, loc, found.tool, found.reads)
             else:
                 self.moves.append(Moving(job=site.job, caller=caller, move=found, order=self.order))
+
+
+@functools.lru_cache(maxsize=4096)
+def _script_of(run: str) -> tuple[tuple[str, ...], str | None]:
+    """The publish commands of a ``run:`` script that are not read (sorted), and its lines
+    that ``read_script`` may read (None: none); once per script text, which a step has
+    in each context it runs in."""
+    others = tuple(sorted(set(_OTHER_PUBLISHERS.findall(run))))
+    if not _SCRIPT_WORDS.search(run):
+        return others, None
+    lines = re.sub(r"\\\n", " ", run).splitlines()
+    return others, "\n".join(line for line in lines if _SCRIPT_WORDS.search(line))
 
 
 # --------------------------------------------------------------------------- following the files

@@ -81,11 +81,15 @@ class Reader:
         self.evaluations = 0
         self.parsed: dict[str, ghexpr.Node] = {}
         self.used_actions: set[str] = set()
+        self.action_files: dict[str, str | None] = {}
+        """``uses: ./path`` -> its action file (None: a workflow), looked up once."""
         self.current_job = ""
         self.current_callers: tuple[str, ...] = ()
         """The jobs that call the workflow being read, outermost first."""
         self.binding: set[str] = set()
         self.scoped_binds = any(" " in key for key in migration.workflows.bind)
+        self.bind_paths = frozenset(key.rpartition(" ")[2] for key in migration.workflows.bind)
+        """The paths some bind names (a key ends with its path): any other has none."""
         self.stage_reads: dict[tuple[Any, ...], Any] = {}
         """What the reading took from the stage, with the answer (``same_at``)."""
 
@@ -98,6 +102,8 @@ class Reader:
         its workflow (``PATH#JOB path`` of the caller, the nearest caller first: a value
         per caller), then for its job, then for its file (``PATH path``), then a bare one
         (NotImplemented if none). ``scoped``/``bare`` choose which kinds are looked at."""
+        if path not in self.bind_paths and " " not in path:
+            return NotImplemented
         binds = self.migration.workflows.bind
         bind = None
         if scoped and scope is not None and self.scoped_binds:
@@ -153,6 +159,8 @@ class Reader:
     def interpolate(
         self, text: str, scope: Scope, doc: Document, path: DocPath, *, condition: bool
     ) -> Value:
+        if not condition and "${{" not in text:
+            return text  # plain text: itself (most `with:` values and env entries)
         at = 0
         try:
             pieces = ghexpr.split_text(text)
@@ -657,6 +665,11 @@ class Reader:
         )
 
     def action_file(self, target: str, loc: Loc) -> str | None:
+        if target not in self.action_files:
+            self.action_files[target] = self._action_file(target, loc)
+        return self.action_files[target]
+
+    def _action_file(self, target: str, loc: Loc) -> str | None:
         for name in ("action.yml", "action.yaml"):
             candidate = f"{target.rstrip('/')}/{name}"
             if (self.files.root / candidate).is_file():
