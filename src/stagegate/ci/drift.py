@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stagegate.ci import dispatch
 from stagegate.ci.transfers import Reading, Transfer, Unresolved, shown
 from stagegate.ci.workflows import matches_job
 from stagegate.engine.globs import (
@@ -338,6 +339,20 @@ class _Compare:
                     f"job of the workflows read ({read or 'none'}){hint}: fix the entry or "
                     "workflows.paths.",
                 )
+            if isinstance(item, Release) and item.dispatch and self.settings.jobs_of(item):
+                self.unknown_dispatch(item)
+
+    def unknown_dispatch(self, item: Release) -> None:
+        """Each `dispatch` value of a release is one the workflows starting its jobs offer."""
+        roots = {ref.text.partition("#")[0] for ref in self.settings.jobs_of(item)}
+        for t in self.transfers_of(item, list(self.reading.transfers)):
+            roots.add((t.callers[0] if t.callers else t.job).partition("#")[0])
+        for _, loc, why in dispatch.problems(
+            item.dispatch, item.dispatch_locs, sorted(roots), self.reading.dispatch
+        ):
+            self.found(
+                "unknown-dispatch", item.id, loc or item.loc, None, f"release {item.id}: {why}"
+            )
 
     # -- undeclared-upload
 
@@ -549,8 +564,11 @@ class _Compare:
     def differs(self, item: Consumer | Release, on: str = "") -> None:
         """``on``: compare only the downloads of the jobs that run on that run kind."""
         declared = self.declared(item)
+        want = item.dispatch if isinstance(item, Release) else {}
         downloads = [
-            t for t in self.transfers_of(item, self.active_downloads) if self.runs_on(t, on)
+            t
+            for t in self.transfers_of(item, self.active_downloads)
+            if self.runs_on(t, on) and dispatch.matches(want, t.dispatch)
         ]
         real: dict[tuple[str, str], tuple[Row, Transfer]] = {}
         maybe: list[tuple[RowIndex, Language]] = []

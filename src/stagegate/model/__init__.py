@@ -121,6 +121,9 @@ class Release(_Item):
     run: str = "this"
     ships_reused: bool = False  # may ship artifacts built against rows from a baseline run
     kind: ItemKind = "release"
+    dispatch: Mapping[str, str] = field(default_factory=_frozen)
+    """The workflow_dispatch input values that start it (booleans as "true"/"false")."""
+    dispatch_locs: Mapping[str, Loc] = field(default_factory=_frozen)
 
 
 Item = Producer | Consumer | Release
