@@ -11,7 +11,7 @@ jobs) is not expanded: the bind says what it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import product
 from typing import Any
 
@@ -131,3 +131,80 @@ def problems(
                 f"dispatch {name}: {value!r} is not among the options of {rel}'s input "
                 f"{name!r} ({', '.join(values)}): write one of them.",
             )
+
+
+def apart(a: Iterable[tuple[str, str]], b: Iterable[tuple[str, str]]) -> bool:
+    """Whether two sets of dispatch values name an input with different values (no
+    dispatch starts both)."""
+    one, two = dict(a), dict(b)
+    return any(one[k] != two[k] for k in one.keys() & two.keys())
+
+
+def split(
+    members: Sequence[str], texts: Mapping[str, Sequence[tuple[str, Any]]]
+) -> list[tuple[Context, list[str], list[str]]]:
+    """The release jobs ``members`` (``texts``: each job's (select text, transfer) pairs)
+    split by the dispatch inputs their selections differ by: (values, jobs, jobs merged
+    in) per release, in the order of the inputs' options.
+
+    An input splits where the texts read with one of its values differ from those read
+    with another. A job read outside any dispatch context (a workflow of its own) joins the
+    release whose texts are the same as its own (it publishes the same names for the same
+    tags), else stands alone."""
+    dispatched = [(text, t) for job in members for text, t in texts[job] if t.dispatch]
+    values: dict[str, list[str]] = {}
+    for _, t in dispatched:
+        for ctx in t.dispatch:
+            for k, v in ctx:
+                if v not in values.setdefault(k, []):
+                    values[k].append(v)
+    splitting = []
+    for k, options in values.items():
+        seen = {
+            frozenset(text for text, t in dispatched if matches({k: v}, t.dispatch))
+            for v in options
+        }
+        if len(seen) > 1:
+            splitting.append(k)
+    if not splitting:
+        return [((), list(members), [])]
+    keys: list[Context] = []
+    for _, t in dispatched:
+        for ctx in t.dispatch:
+            key = tuple((k, dict(ctx)[k]) for k in splitting if k in dict(ctx))
+            if len(key) == len(splitting) and key not in keys:
+                keys.append(key)
+    keys.sort(key=lambda key: [values[k].index(v) for k, v in key])
+    out: list[tuple[Context, list[str], list[str]]] = []
+    for key in keys:
+        jobs = [
+            job
+            for job in members
+            if any(t.dispatch and matches(dict(key), t.dispatch) for _, t in texts[job])
+        ]
+        out.append((key, jobs, []))
+    for job in members:
+        if any(t.dispatch for _, t in texts[job]):
+            continue
+        own = {text for text, _ in texts[job]}
+        into = next(
+            (
+                entry
+                for entry in out
+                if entry[0]
+                and own
+                == {
+                    text
+                    for j in entry[1]
+                    for text, t in texts[j]
+                    if t.dispatch and matches(dict(entry[0]), t.dispatch)
+                }
+            ),
+            None,
+        )
+        if into is None:
+            out.append(((), [job], []))
+        else:
+            into[1].append(job)
+            into[2].append(job)
+    return out

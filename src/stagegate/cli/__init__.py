@@ -474,7 +474,9 @@ def affected(
     help="The commit to compare with (in GitHub Actions: "
     "${{ github.event.pull_request.base.sha }}).",
 )
-@option("--head", "head", default="HEAD", show_default=True, metavar="REF", help="The commit to judge.")
+@option(
+    "--head", "head", default="HEAD", show_default=True, metavar="REF", help="The commit to judge."
+)
 @format_option()
 @pass_ctx
 def continuity(ctx: Context, base: str, head: str, fmt: str) -> int:

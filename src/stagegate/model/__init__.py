@@ -140,6 +140,12 @@ class Check:
 
     def describe(self) -> str:
         shown = [f"{k}={v}" for k, v in self.args.items() if not isinstance(v, list | dict)]
+        shown += [  # a mapping of scalars (release-continuity's dispatch): each value
+            f"{k}.{name}={str(value).lower() if isinstance(value, bool) else value}"
+            for k, v in self.args.items()
+            if isinstance(v, dict) and all(not isinstance(x, list | dict) for x in v.values())
+            for name, value in v.items()
+        ]
         return self.kind + (f" {' '.join(shown)}" if shown else "")
 
 

@@ -55,9 +55,7 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def annotated(commands: str, report: str, title: str) -> Output:
     """The github format of a report: its workflow commands (annotations), then the report
     itself, which is also the step summary under ``title``."""
-    return Output(
-        lines(commands or None, report), summary=f"### {title}\n\n```\n{report}\n```"
-    )
+    return Output(lines(commands or None, report), summary=f"### {title}\n\n```\n{report}\n```")
 
 
 def shallow_note(lost: str, everything: str) -> str:
