@@ -141,7 +141,9 @@ def apart(a: Iterable[tuple[str, str]], b: Iterable[tuple[str, str]]) -> bool:
 
 
 def split(
-    members: Sequence[str], texts: Mapping[str, Sequence[tuple[str, Any]]]
+    members: Sequence[str],
+    texts: Mapping[str, Sequence[tuple[str, Any]]],
+    offered: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> list[tuple[Context, list[str], list[str]]]:
     """The release jobs ``members`` (``texts``: each job's (select text, transfer) pairs)
     split by the dispatch inputs their selections differ by: (values, jobs, jobs merged
@@ -150,16 +152,24 @@ def split(
     An input splits where the texts read with one of its values differ from those read
     with another. A job read outside any dispatch context (a workflow of its own) joins the
     release whose texts are the same as its own (it publishes the same names for the same
-    tags), else stands alone."""
+    tags), else stands alone. ``offered``: each workflow's finite inputs and their values
+    (``Reading.dispatch``), whose order the releases follow."""
     dispatched = [(text, t) for job in members for text, t in texts[job] if t.dispatch]
     values: dict[str, list[str]] = {}
+    for inputs in (offered or {}).values():  # the options' order, where the workflow says it
+        for k, options in inputs.items():
+            values.setdefault(k, [])
+            values[k] += [v for v in options if v not in values[k]]
     for _, t in dispatched:
         for ctx in t.dispatch:
             for k, v in ctx:
                 if v not in values.setdefault(k, []):
                     values[k].append(v)
     splitting = []
+    present = {k for _, t in dispatched for ctx in t.dispatch for k, _ in ctx}
     for k, options in values.items():
+        if k not in present:
+            continue
         seen = {
             frozenset(text for text, t in dispatched if matches({k: v}, t.dispatch))
             for v in options

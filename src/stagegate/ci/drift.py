@@ -49,13 +49,14 @@ FINDING_KINDS = (
     "missing-upload",
     "select-differs",
     "unknown-job",
+    "unknown-dispatch",
     "upload-collision",
     "upload-overwrite",
     "backend-mismatch",
     "exact-name-glob",
     "where-files-land",
 )
-SHIP_KINDS = frozenset(FINDING_KINDS[4:])
+SHIP_KINDS = frozenset(FINDING_KINDS[5:])
 """What the artifact actions do with the files (``ci.ships``), read at the stage."""
 
 
@@ -233,6 +234,7 @@ class _Compare:
         self._jobs: dict[tuple[str, str], tuple[str, ...]] = {}
         self._langs: dict[tuple[int, bool], list[tuple[Language, str]]] = {}
         self._by_job: dict[int, dict[str, list[Transfer]]] = {}
+        self.bad_dispatch: set[tuple[str, str]] = set()  # releases with unknown-dispatch
 
     def langs(self, transfer: Transfer, *, unknown: bool = False) -> list[tuple[Language, str]]:
         """A transfer's languages, built once per comparison."""
@@ -296,7 +298,7 @@ class _Compare:
         self.missing(accounted)
         items: list[Consumer | Release] = [*self.plan.consumers, *self.plan.releases]
         for item in items:
-            if self.jobs(item):
+            if self.jobs(item) and (item.kind, item.id) not in self.bad_dispatch:
                 for on in self.settings.events_of(item) or ("",):
                     self.differs(item, on)
         if self.side is not None:
@@ -347,9 +349,10 @@ class _Compare:
         roots = {ref.text.partition("#")[0] for ref in self.settings.jobs_of(item)}
         for t in self.transfers_of(item, list(self.reading.transfers)):
             roots.add((t.callers[0] if t.callers else t.job).partition("#")[0])
-        for _, loc, why in dispatch.problems(
+        for _, loc, why in dispatch.problems(  # its downloads are then not compared
             item.dispatch, item.dispatch_locs, sorted(roots), self.reading.dispatch
         ):
+            self.bad_dispatch.add((item.kind, item.id))
             self.found(
                 "unknown-dispatch", item.id, loc or item.loc, None, f"release {item.id}: {why}"
             )

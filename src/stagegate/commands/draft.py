@@ -604,7 +604,7 @@ def _draft(
         f"{u.loc.file}:{u.loc.line}: {_comment(u.expression)}: {_comment(u.reason)}"
         for u in reading.unresolved
     ]
-    items = _releases(releases, jobs, build.kept)
+    items = _releases(releases, jobs, build.kept, reading.dispatch)
     continuity = _continuity(items, jobs, notes)
     return Draft(
         name=name,
@@ -702,6 +702,7 @@ def _releases(
     texts: Mapping[str, list[tuple[str, Transfer]]],
     jobs: Mapping[str, ReleaseJob],
     kept: Mapping[int, list[tuple[str, Transfer]]],
+    offered: Mapping[str, Mapping[str, tuple[str, ...]]],
 ) -> list[Item]:
     """One release per set of tags and dispatch values: jobs whose triggers accept the
     same tags release together (a tag is claimed by exactly one release), selecting the
@@ -713,7 +714,7 @@ def _releases(
     taken: set[str] = set()
     items: list[Item] = []
     for tags, every in groups.items():
-        for dispatch, members, merged in release_split(every, texts):
+        for dispatch, members, merged in release_split(every, texts, offered):
             stems = dict.fromkeys(Path(job.partition("#")[0]).stem for job in members)
             ids = (
                 "-".join(v for _, v in dispatch)
