@@ -159,7 +159,7 @@ def test_dispatch_values_on_a_workflow_without_workflow_dispatch_are_a_finding(
 ) -> None:
     root = repo(tmp_path, bindings_job='".github/workflows/ci.yml#build"')
     code, report = drift(sg, root)
-    assert ("unknown-dispatch", "bindings") in findings(report)
+    assert code == 1 and ("unknown-dispatch", "bindings") in findings(report)
     message = next(
         f["message"]
         for f in report["findings"]  # type: ignore[attr-defined]
@@ -174,6 +174,7 @@ def test_dispatch_values_on_a_workflow_without_workflow_dispatch_are_a_finding(
 def test_a_bound_choice_input_wins_over_the_expansion(sg: Sg, tmp_path: Path) -> None:
     bind = 'workflows:\n  bind:\n    ".github/workflows/release.yml inputs.component": core\n'
     code, report = drift(sg, repo(tmp_path, workflows=bind))
+    assert code == 1
     selects = [d["select"] for d in report["downloads"]]  # type: ignore[attr-defined,index]
     assert selects == ["core*"]
     # the bound input is not an axis: releases naming its values are reported (and not
