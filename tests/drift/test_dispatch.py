@@ -267,3 +267,21 @@ def test_init_writes_one_release_per_component_and_check_passes(sg: Sg, tmp_path
     result = sg("check", cwd=root)
     assert result.code == 0, result.output
     assert "release-continuity tag=v0.0.0 dispatch.component=core: release core" in result.out
+
+
+def test_more_combinations_than_the_limit_stay_unresolved(sg: Sg, tmp_path: Path) -> None:
+    """Three choice inputs of five options: 125 contexts, over the 64 read; the inputs
+    stay unresolved (and bindable) rather than multiply the reading. Control: two of them
+    (25 contexts) are read."""
+    choices = "".join(
+        f"      {n}:\n        type: choice\n        options: [a, b, c, d, e]\n" for n in "xyz"
+    )
+    for inputs, unresolved in ((choices, True), (choices.rsplit("      z:", 1)[0], False)):
+        root = repo(tmp_path / str(unresolved))
+        release = root / ".github" / "workflows" / "release.yml"
+        text = release.read_text().replace("      component:\n", inputs + "      component:\n", 1)
+        release.write_text(text.replace("PATTERN", GOOD))
+        code, report = drift(sg, root)
+        expressions = [u["expression"] for u in report["unresolved"]]  # type: ignore[attr-defined,index]
+        assert ("${{ inputs.component }}" in expressions) is unresolved, expressions
+        assert (code == 0) is not unresolved
