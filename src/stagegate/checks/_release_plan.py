@@ -15,7 +15,7 @@ from typing import Any
 from stagegate.checks._base import Context, Finding, where
 from stagegate.engine.match import RowIndex, evaluation, plain_selector, selected
 from stagegate.engine.resolve import Plan, Row, tag_claimed
-from stagegate.model import Migration, Release, ReleaseChange, Stage, Template
+from stagegate.model import Check, Migration, Release, ReleaseChange, Stage, Template
 from stagegate.records import record
 
 
@@ -44,6 +44,30 @@ def apart(a: Release, b: Release) -> bool:
     """Whether two releases claiming one tag are started by different dispatch values (they
     name an input with different values), so that no dispatch starts both."""
     return any(a.dispatch[k] != b.dispatch[k] for k in a.dispatch.keys() & b.dispatch.keys())
+
+
+def selecting_nothing(
+    migration: Migration, checks: Sequence[Check], failed: Mapping[str, str]
+) -> dict[str, str]:
+    """The release-continuity checks (by label, those not in ``failed``) whose release
+    selects no artifact at stage 0, with why: they would pass saying nothing (``init``
+    leaves them out)."""
+    from stagegate.engine.resolve import resolve
+
+    plan = resolve(migration, 0)
+    out: dict[str, str] = {}
+    for check in checks:
+        label = check.describe()
+        if check.kind != "release-continuity" or label in failed:
+            continue
+        found = claimants(plan, claim(check.args["tag"], check.args.get("dispatch")))
+        if len(found) == 1 and not evaluation(migration).release_rows(found[0], 0).rows:
+            out[label] = (
+                f"release {found[0].id} selects no artifact a producer here makes at stage 0 "
+                "(its downloads find no upload of this model: see the notes below); declare "
+                "the uploads it takes, then the check"
+            )
+    return out
 
 
 @record

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from stagegate.checks._release_plan import selecting_nothing
 from stagegate.ci.dispatch import apart as dispatch_apart
 from stagegate.ci.dispatch import matches as dispatch_matches
 from stagegate.ci.dispatch import split as release_split
@@ -372,7 +373,7 @@ def _checked(draft: Draft, text: str, path: Path) -> Draft:
         if result.fails and result.label not in failed:
             first = result.findings[0].message if result.findings else result.message
             failed[result.label] = _comment(first)
-    failed.update(_selecting_nothing(migration, checks, failed))
+    failed.update(selecting_nothing(migration, checks, failed))
     if not failed:
         return draft
     invariants = []
@@ -381,31 +382,6 @@ def _checked(draft: Draft, text: str, path: Path) -> Draft:
         label += "".join(f" dispatch.{k}={v}" for k, v in inv.dispatch)
         invariants.append(replace(inv, fails=failed[label]) if label in failed else inv)
     return replace(draft, invariants=tuple(invariants))
-
-
-def _selecting_nothing(
-    migration: Migration, checks: Sequence[Any], failed: Mapping[str, str]
-) -> dict[str, str]:
-    """The release-continuity checks whose release selects no artifact at stage 0 (its
-    downloads find no upload the model declares): they would pass saying nothing."""
-    from stagegate.checks._release_plan import claim, claimants
-    from stagegate.engine.match import evaluation
-    from stagegate.engine.resolve import resolve
-
-    plan = resolve(migration, 0)
-    out: dict[str, str] = {}
-    for check in checks:
-        label = check.describe()
-        if check.kind != "release-continuity" or label in failed:
-            continue
-        found = claimants(plan, claim(check.args["tag"], check.args.get("dispatch")))
-        if len(found) == 1 and not evaluation(migration).release_rows(found[0], 0).rows:
-            out[label] = (
-                f"release {found[0].id} selects no artifact a producer here makes at stage 0 "
-                "(its downloads find no upload of this model: see the notes below); declare "
-                "the uploads it takes, then the check"
-            )
-    return out
 
 
 @record(kw_only=True)
