@@ -109,6 +109,13 @@ def line_of(root: Path, text: str) -> int:
     return next(i for i, line in enumerate(lines, 1) if text in line)
 
 
+def said(sg: Sg, root: Path, command: str, text: str) -> tuple[int, int, str]:
+    """The exit code of ``command``, the model's line holding ``text``, and the first line
+    the command wrote."""
+    result = sg(command, cwd=root)
+    return result.code, line_of(root, text), (result.out + result.err).splitlines()[0]
+
+
 def drift(sg: Sg, root: Path) -> tuple[int, dict[str, object]]:
     result = sg("drift", "--format", "json", cwd=root)
     assert result.code in (0, 1), result.output
@@ -143,11 +150,9 @@ def test_a_wrong_download_for_one_component_is_reported_for_that_release_only(
 
 
 def test_a_value_not_among_the_options_is_reported_at_the_value(sg: Sg, tmp_path: Path) -> None:
-    root = repo(tmp_path, core="cor")
-    result = sg("drift", cwd=root)
-    assert result.code == 1
-    line = line_of(root, "dispatch: {component: cor}")
-    assert result.out.splitlines()[0] == (
+    code, line, first = said(sg, repo(tmp_path, core="cor"), "drift", "{component: cor}")
+    assert code == 1
+    assert first == (
         f"migration.yaml:{line}: unknown-dispatch: release core: dispatch component: 'cor' is "
         "not among the options of .github/workflows/release.yml's input 'component' (core, "
         "bindings): write one of them."
@@ -184,10 +189,9 @@ def test_a_bound_choice_input_wins_over_the_expansion(sg: Sg, tmp_path: Path) ->
 
 def test_a_dispatch_value_of_another_form_is_a_located_error(sg: Sg, tmp_path: Path) -> None:
     root = repo(tmp_path, core="[core, bindings]")
-    result = sg("validate", cwd=root)
-    assert result.code == 2
-    line = line_of(root, "dispatch: {component: [core")
-    assert result.err.splitlines()[0] == (
+    code, line, first = said(sg, root, "validate", "{component: [core")
+    assert code == 2
+    assert first == (
         f"migration.yaml:{line}:27: $.releases.core.dispatch.component: must be a string or "
         "true or false, not a list"
     )
