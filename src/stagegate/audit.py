@@ -408,9 +408,7 @@ def search(
         grep = None
         texts, every_line = fixed_texts(strings)
         if texts or every_line:  # first: it is the long one, and it may use every core
-            grep = start_grep(
-                folder, texts, [*skip, WHOLE_TREE], every_line=every_line
-            )
+            grep = start_grep(folder, texts, [*skip, WHOLE_TREE], every_line=every_line)
             started.append(grep)
         where = start_worktree(folder)
         started.append(where)
@@ -483,6 +481,4 @@ def start_reference_search(
     texts, every_line = fixed_texts(references)
     if not texts and not every_line:
         return None
-    return start_grep(
-        folder, texts, [*exclusions(migration), WHOLE_TREE], every_line=every_line
-    )
+    return start_grep(folder, texts, [*exclusions(migration), WHOLE_TREE], every_line=every_line)

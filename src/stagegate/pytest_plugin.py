@@ -40,10 +40,6 @@ _TALLY = pytest.StashKey[dict[str, dict[str, float]]]()
 _TALLY_FOLDER = pytest.StashKey[dict[str, str | None]]()
 
 
-
-
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("stagegate", "stagegate: the stage under test")
     group.addoption(

@@ -48,7 +48,9 @@ def rename_the_upload(repo: Repo) -> int:
 def errors(out: str) -> dict[str, str]:
     """title kind -> 'file:line' of each ::error."""
     found = {}
-    for match in re.finditer(r"^::error file=([^,]+),line=(\d+),col=\d+,title=([^:]+)::", out, re.M):
+    for match in re.finditer(
+        r"^::error file=([^,]+),line=(\d+),col=\d+,title=([^:]+)::", out, re.M
+    ):
         found[match[3].split("%3A ")[-1]] = f"{match[1]}:{match[2]}"
     return found
 
@@ -98,7 +100,9 @@ def test_verify_pr_annotates_the_changed_step(repo: Repo, sg: Sg) -> None:
     repo.commit("Flip to stage 1, renaming the tests upload")
     result = sg("verify-pr", "--base", "main", "--format", "github", cwd=repo.root)
     assert result.code == 1
-    places = re.findall(r"^::error file=([^,]+),line=(\d+),col=\d+,title=stagegate workflows", result.out, re.M)
+    places = re.findall(
+        r"^::error file=([^,]+),line=(\d+),col=\d+,title=stagegate workflows", result.out, re.M
+    )
     assert places == [(BUILD, str(line)), (BUILD, str(line))], result.out
 
 
@@ -132,7 +136,9 @@ def test_a_changed_download_that_is_not_the_first(
     ci = repo.root / ".github" / "workflows" / "ci.yml"
     lines = ci.read_text().splitlines()
     line = next(i for i, text in enumerate(lines, 1) if "-linux-64-${{ github.sha }}" in text)
-    ci.write_text(ci.read_text().replace("-linux-64-${{ github.sha }}", "-linux-65-${{ github.sha }}"))
+    ci.write_text(
+        ci.read_text().replace("-linux-64-${{ github.sha }}", "-linux-65-${{ github.sha }}")
+    )
     repo.commit("Download another platform's wheel")
     monkeypatch.setenv("GITHUB_BASE_REF", "main")
     drift = sg("drift", "--format", "github", cwd=repo.root)

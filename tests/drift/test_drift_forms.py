@@ -231,7 +231,7 @@ def test_a_bind_for_a_calling_job_holds_in_the_workflow_it_calls(sg: Sg, tmp_pat
     assert missing_rows(data) == ["cu12-python313-win-64-{sha}"]
     # control: without the caller's bind, every caller has the job's
     (root / "migration.yaml").write_text(
-        MODEL.format(workflows=bind.split("    \".github/workflows/ci.yml")[0], producers="")
+        MODEL.format(workflows=bind.split('    ".github/workflows/ci.yml')[0], producers="")
     )
     _code, data = drift(sg, root, "--stage", "1")
     assert names(data) == {"cu12-python312-linux-64-{sha}", "cu12-python312-win-64-{sha}"}

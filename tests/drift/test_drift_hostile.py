@@ -379,7 +379,11 @@ _TOKENS = [
     "\n",
     "\n",
     # issue 24: the characters the reader marks values with, and doubling assignments
-    "\ue000", "\ue0017\ue001", "\ue002GITHUB_ENV\ue003", "X=\"$X$X\"", "\nX=\"$X$X$X$X\"\n",
+    "\ue000",
+    "\ue0017\ue001",
+    "\ue002GITHUB_ENV\ue003",
+    'X="$X$X"',
+    '\nX="$X$X$X$X"\n',
 ]
 
 

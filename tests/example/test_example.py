@@ -330,8 +330,10 @@ def test_drift_compares_the_linux_test_rows_and_shows_the_release_selections(
         for d in report["downloads"]
         if d["file"] == "ci/tools/download-wheels"
     }
-    assert ("publish-pypi", "{component}*", ("*-tests", "*python315*")) in wheels
-    assert ("upload", "{component}*", ("*-tests", "*python315*")) in wheels
+    # release.yml's choice input `component` is read once per option (issue 23)
+    for component in ("cuda-core", "cuda-bindings", "cuda-pathfinder", "cuda-python"):
+        assert ("publish-pypi", f"{component}*", ("*-tests", "*python315*")) in wheels
+        assert ("upload", f"{component}*", ("*-tests", "*python315*")) in wheels
     assert ("upload-assets", "cuda-pathfinder*", ("*-tests", "*python315*")) in wheels
     workflow = root / ".github" / "workflows" / "test-wheel-linux.yml"
     text = workflow.read_text()

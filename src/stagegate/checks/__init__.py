@@ -60,6 +60,7 @@ def repository_checks(migration: Migration, stage: int) -> list[Check]:
     without importing a check module."""
     return [c for c in migration.checks_at(stage) if READS_OF.get(c.kind) == "repository"]
 
+
 READS_MORE_THAN_FILES = {"pytest": "pytest_check"}
 """Kinds (and their modules) whose argument checks read more than the migration's files (links on disk): run
 on every load, also of a migration the validation cache knows valid."""

@@ -131,14 +131,6 @@ def consumer_cause(ctx: Context, consumer: Consumer, *others: Item) -> str:
     return f"; the consumer is active {ctx.cause(consumer)}"
 
 
-
-
-
-
-
-
-
-
 def producers_of(rows: Iterable[Row], migration: Migration) -> list[Producer]:
     seen: dict[str, Producer] = {}
     for row in rows:

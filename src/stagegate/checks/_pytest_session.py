@@ -266,7 +266,6 @@ def _start(migration: Migration, root: Path) -> Running | None:
     """Start the session of the shareable folders; None when fewer than two can share."""
     from importlib.util import find_spec
 
-
     chosen = _eligible(migration, root)
     if len(chosen) < 2 or any(find_spec(n) is None for n in ("pytest", "pytest_snapshot")):
         return None

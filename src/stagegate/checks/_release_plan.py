@@ -9,17 +9,65 @@ first, then adds; see ``step``). ``Memo`` keeps, once per load and keyed by reco
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from stagegate.checks._base import Context, Finding, where
 from stagegate.engine.match import RowIndex, evaluation, plain_selector, selected
 from stagegate.engine.resolve import Plan, Row, tag_claimed
-from stagegate.model import Migration, Release, ReleaseChange, Stage, Template
+from stagegate.model import Check, Migration, Release, ReleaseChange, Stage, Template
 from stagegate.records import record
 
 
 def claimants(plan: Plan, tag: str) -> list[Release]:
-    return evaluation(plan.migration).claimants(tag, plan.stage)
+    """The active releases claiming ``tag``: a tag, or a claim (``claim``) that names
+    dispatch values too, which a release saying other values for them does not claim."""
+    bare, _, rest = tag.partition(" ")
+    found = evaluation(plan.migration).claimants(bare, plan.stage)
+    if not rest:
+        return found
+    want = dict(pair.split("=", 1) for pair in rest.split())
+    return [r for r in found if all(r.dispatch.get(k, v) == v for k, v in want.items())]
+
+
+def claim(tag: str, dispatch: Mapping[str, Any] | None) -> str:
+    """What a check claims: ``tag``, then each dispatch value as ``input=value`` (a git tag
+    holds no space); a boolean input's value is ``true``/``false``."""
+    pairs = [
+        f"{k}={('true' if v else 'false') if isinstance(v, bool) else v}"
+        for k, v in (dispatch or {}).items()
+    ]
+    return " ".join([tag, *pairs])
+
+
+def apart(a: Release, b: Release) -> bool:
+    """Whether two releases claiming one tag are started by different dispatch values (they
+    name an input with different values), so that no dispatch starts both."""
+    return any(a.dispatch[k] != b.dispatch[k] for k in a.dispatch.keys() & b.dispatch.keys())
+
+
+def selecting_nothing(
+    migration: Migration, checks: Sequence[Check], failed: Mapping[str, str]
+) -> dict[str, str]:
+    """The release-continuity checks (by label, those not in ``failed``) whose release
+    selects no artifact at stage 0, with why: they would pass saying nothing (``init``
+    leaves them out)."""
+    from stagegate.engine.resolve import resolve
+
+    plan = resolve(migration, 0)
+    out: dict[str, str] = {}
+    for check in checks:
+        label = check.describe()
+        if check.kind != "release-continuity" or label in failed:
+            continue
+        found = claimants(plan, claim(check.args["tag"], check.args.get("dispatch")))
+        if len(found) == 1 and not evaluation(migration).release_rows(found[0], 0).rows:
+            out[label] = (
+                f"release {found[0].id} selects no artifact a producer here makes at stage 0 "
+                "(its downloads find no upload of this model: see the notes below); declare "
+                "the uploads it takes, then the check"
+            )
+    return out
 
 
 @record

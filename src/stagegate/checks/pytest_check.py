@@ -38,8 +38,6 @@ READS = "commands"
 but not model-only (it runs a process)."""
 
 
-
-
 def validate(migration: Migration, check: Check) -> list[Problem]:
     rel = check.args.get("path")
     if rel is not None and escapes(migration.root, rel):
@@ -50,10 +48,6 @@ def validate(migration: Migration, check: Check) -> list[Problem]:
             )
         ]
     return []
-
-
-
-
 
 
 def _argv(rel: str, where: Path | None, isolate: list[str] | None = None) -> list[str]:
@@ -120,9 +114,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if not host:
         env.pop("PYTEST_ADDOPTS", None)  # a CI job may set it, as the host's ini does
     isolate = isolation(files, ctx.reference.stages_dir, rel, host=host)
-    code, output = bounded(
-        _argv(rel, ctx.tests, isolate), cwd=ctx.root, env=env, timeout=timeout
-    )
+    code, output = bounded(_argv(rel, ctx.tests, isolate), cwd=ctx.root, env=env, timeout=timeout)
     if code is None:
         finding = Finding(
             f"pytest {rel} did not finish within {timeout:g} s; it was stopped:\n{tail(output)}",

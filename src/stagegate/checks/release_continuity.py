@@ -19,6 +19,7 @@ from stagegate.checks._release_plan import (
     Start,
     Track,
     changes_at,
+    claim,
     idle_finding,
     key,
     memo,
@@ -48,6 +49,13 @@ SUMMARY = (
 )
 ARGS = {
     "tag": {"type": "string", "minLength": 1, "description": "A concrete tag, e.g. v13.4.2."},
+    "dispatch": {
+        "type": "object",
+        "minProperties": 1,
+        "additionalProperties": {"type": ["string", "boolean"], "minLength": 1},
+        "description": "The workflow_dispatch values of the release run, e.g. {component: "
+        "cuda-core}: among releases claiming the tag, those saying other values are not meant.",
+    },
     "since": {
         "type": "integer",
         "minimum": 0,
@@ -69,8 +77,21 @@ def validate(migration: Migration, check: Check) -> list[Problem]:
                 f"use 0..{migration.last}.",
             )
         ]
-    return []
-
+    problems = []
+    for name, value in check.args.get("dispatch", {}).items():
+        text = claim("", {name: value}).strip()
+        offered = {r.dispatch[name] for r in migration.releases.values() if name in r.dispatch}
+        if text.partition("=")[2] not in offered:
+            problems.append(
+                Problem(
+                    check.loc,
+                    f"release-continuity dispatch: {text!r}: no release says dispatch "
+                    f"{name}: {text.partition('=')[2]}"
+                    + (f" (they say {', '.join(sorted(offered))})" if offered else "")
+                    + "; name the values of the release the check is about.",
+                )
+            )
+    return problems
 
 
 def _selection(plan: Plan, release: Release) -> list[Row]:
@@ -107,7 +128,6 @@ def _rows_phrase(rows: list[Row], total: int) -> str:
     listed = "; ".join(" ".join(f"{k}={v}" for k, v in r.assignment) for r in rows[:6])
     more = f"; and {len(rows) - 6} more" if len(rows) > 6 else ""
     return f"{len(rows)} rows of {rows[0].template.text} ({listed}{more}), e.g. {sample}"
-
 
 
 def _stages(a: int, b: int) -> str:
@@ -336,7 +356,6 @@ def _moved(
         )
 
 
-
 # --------------------------------------------------------------------------- kinds
 
 
@@ -402,7 +421,6 @@ def _kinds(
     return out
 
 
-
 # --------------------------------------------------------------------------- the check
 
 
@@ -463,7 +481,7 @@ class _Findings:
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
-    tag: str = check.args["tag"]
+    tag = claim(check.args["tag"], check.args.get("dispatch"))
     baseline: int = check.args.get("since", 0)
     if baseline > ctx.stage:
         return [result(ctx, check, [], f"applies from stage {baseline} on")]
@@ -495,7 +513,12 @@ def _subject(ctx: Context, check: Check, tag: str, baseline: int) -> Subject | l
             findings.append(
                 Finding(
                     f"{len(found)} active releases claim {tag} at stage {stage} ({listed}); "
-                    "exactly one must: fix the releases' tags or their `when`.",
+                    "exactly one must: fix the releases' tags or their `when`"
+                    + (
+                        ", or name the check's dispatch values (they differ in `dispatch`)."
+                        if len(found) > 1 and all(r.dispatch for r in found)
+                        else "."
+                    ),
                     found[0].loc if found else check.loc,
                 )
             )
@@ -537,9 +560,7 @@ def _course(ctx: Context, s: Subject) -> Course:
         # that is ``s.current``); the same whichever later stage asks
         steps = changes_at(ctx, stage, s.tag)
         own = _tag_tooling(ctx, s.tag, stage) if steps else None
-        selection = (
-            own[1] if own else _selection(ctx.plan_at(stage), s.release) if steps else []
-        )
+        selection = own[1] if own else _selection(ctx.plan_at(stage), s.release) if steps else []
         dropped = dict(track.dropped[-1])
         plan, globs = step(track.plans[-1], steps, selection, stage, dropped)
         track.plans.append(plan)
@@ -615,9 +636,7 @@ def _older_runs(ctx: Context, s: Subject, course: Course, found: _Findings) -> N
         found.kinds(_kinds(ctx, s.release, taken, stage), prefix)
 
 
-def _tagged_trees(
-    ctx: Context, check: Check, s: Subject, course: Course, found: _Findings
-) -> None:
+def _tagged_trees(ctx: Context, check: Check, s: Subject, course: Course, found: _Findings) -> None:
     """With tooling: both, the tagged tree's own tooling of a tag cut at an earlier stage
     ships what was planned for it too."""
     if effective_tooling(ctx, s.release) != "both":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from stagegate.checks._base import Context, Finding, Result, result, where
+from stagegate.checks._release_plan import apart
 from stagegate.engine.match import evaluation
 from stagegate.engine.resolve import tag_claimed
 from stagegate.model import Check
@@ -26,11 +27,17 @@ def run(ctx: Context, check: Check) -> list[Result]:
     findings = []
     for tag in check.args["tags"]:
         claim = evaluation(ctx.migration).claimants(tag, ctx.stage)
-        if len(claim) == 1:
-            continue
+        if len(claim) == 1 or (
+            claim and all(apart(a, b) for i, a in enumerate(claim) for b in claim[i + 1 :])
+        ):
+            continue  # one release, or one per set of dispatch values
         if claim:
             listed = ", ".join(f"{r.id} {where(r)} (tags {', '.join(r.tags)})" for r in claim)
-            message = f"tag {tag} is claimed by {len(claim)} active releases: {listed}; narrow their tags."
+            apart_hint = " (or their `dispatch` values)" if all(r.dispatch for r in claim) else ""
+            message = (
+                f"tag {tag} is claimed by {len(claim)} active releases: {listed}; narrow "
+                f"their tags{apart_hint}."
+            )
         else:
             dormant = [r for r in ctx.migration.releases.values() if tag_claimed(r, tag)]
             hint = (

@@ -50,6 +50,7 @@ INERT = frozenset(
 )
 """Remote actions that neither move artifacts nor publish files: nothing to read."""
 
+
 def inert(name: str) -> bool:
     """Whether the action ``name`` (``action_of``) is known to move no artifact and publish
     nothing: ``actions/cache/restore`` as ``actions/cache``."""

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stagegate.ci import dispatch
 from stagegate.ci.transfers import Reading, Transfer, Unresolved, shown
 from stagegate.ci.workflows import matches_job
 from stagegate.engine.globs import (
@@ -48,13 +49,14 @@ FINDING_KINDS = (
     "missing-upload",
     "select-differs",
     "unknown-job",
+    "unknown-dispatch",
     "upload-collision",
     "upload-overwrite",
     "backend-mismatch",
     "exact-name-glob",
     "where-files-land",
 )
-SHIP_KINDS = frozenset(FINDING_KINDS[4:])
+SHIP_KINDS = frozenset(FINDING_KINDS[5:])
 """What the artifact actions do with the files (``ci.ships``), read at the stage."""
 
 
@@ -233,6 +235,7 @@ class _Compare:
         self._langs: dict[tuple[int, bool], list[tuple[Language, str]]] = {}
         self._by_job: dict[int, dict[str, list[Transfer]]] = {}
         self._declared: dict[tuple[str, str], dict[tuple[str, str], Row]] = {}
+        self.bad_dispatch: set[tuple[str, str]] = set()  # releases with unknown-dispatch
 
     def langs(self, transfer: Transfer, *, unknown: bool = False) -> list[tuple[Language, str]]:
         """A transfer's languages, built once per comparison."""
@@ -296,7 +299,7 @@ class _Compare:
         self.missing(accounted)
         items: list[Consumer | Release] = [*self.plan.consumers, *self.plan.releases]
         for item in items:
-            if self.jobs(item):
+            if self.jobs(item) and (item.kind, item.id) not in self.bad_dispatch:
                 for on in self.settings.events_of(item) or ("",):
                     self.differs(item, on)
         if self.side is not None:
@@ -339,6 +342,21 @@ class _Compare:
                     f"job of the workflows read ({read or 'none'}){hint}: fix the entry or "
                     "workflows.paths.",
                 )
+            if isinstance(item, Release) and item.dispatch and self.settings.jobs_of(item):
+                self.unknown_dispatch(item)
+
+    def unknown_dispatch(self, item: Release) -> None:
+        """Each `dispatch` value of a release is one the workflows starting its jobs offer."""
+        roots = {ref.text.partition("#")[0] for ref in self.settings.jobs_of(item)}
+        for t in self.transfers_of(item, list(self.reading.transfers)):
+            roots.add((t.callers[0] if t.callers else t.job).partition("#")[0])
+        for _, loc, why in dispatch.problems(  # its downloads are then not compared
+            item.dispatch, item.dispatch_locs, sorted(roots), self.reading.dispatch
+        ):
+            self.bad_dispatch.add((item.kind, item.id))
+            self.found(
+                "unknown-dispatch", item.id, loc or item.loc, None, f"release {item.id}: {why}"
+            )
 
     # -- undeclared-upload
 
@@ -559,8 +577,11 @@ class _Compare:
     def differs(self, item: Consumer | Release, on: str = "") -> None:
         """``on``: compare only the downloads of the jobs that run on that run kind."""
         declared = self.declared(item)
+        want = item.dispatch if isinstance(item, Release) else {}
         downloads = [
-            t for t in self.transfers_of(item, self.active_downloads) if self.runs_on(t, on)
+            t
+            for t in self.transfers_of(item, self.active_downloads)
+            if self.runs_on(t, on) and dispatch.matches(want, t.dispatch)
         ]
         real: dict[tuple[str, str], tuple[Row, Transfer]] = {}
         maybe: list[tuple[RowIndex, Language]] = []

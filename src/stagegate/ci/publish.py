@@ -98,9 +98,7 @@ def _both(a: str, b: str) -> bool:
     return bool(ca & cb)
 
 
-def _meets(
-    a: Sequence[str], b: Sequence[str], star: str, one: Callable[[str, str], bool]
-) -> bool:
+def _meets(a: Sequence[str], b: Sequence[str], star: str, one: Callable[[str, str], bool]) -> bool:
     """Whether two token sequences, ``star`` standing for any run of tokens and ``one``
     saying whether two other tokens can be the same, match a common sequence."""
     seen: set[tuple[int, int]] = set()

@@ -18,7 +18,6 @@ from stagegate.model.ghexpr import Unknown, Value
 # --------------------------------------------------------------------------- scopes
 
 
-
 class Host(Protocol):
     """What scopes and the shell reader ask of the reading they belong to
     (``ci.workflows.Reader``): binds, what scripts wrote to ``$GITHUB_ENV``, where the

@@ -70,6 +70,7 @@ class ShipReader(Reader):
     def __init__(self, migration: Migration, files: Files, stage: int = 0) -> None:
         super().__init__(migration, stage, files)
         self.contexts: list[Context] = []
+        self.dispatched_contexts: set[Context] = set()
         self.fetches: list[Fetch] = []
         self.merges: list[Merge] = []
         self.publishers: list[Publisher] = []
@@ -171,13 +172,16 @@ class ShipReader(Reader):
         """An upload context of the step at ``site``, in the matrix row of ``scope``."""
         caller = site.callers[0] if site.callers else ""
         row = _row(scope.matrix)
-        count_key = (site.job, caller, row)
+        count_key = (site.job, caller, row, self.current_dispatch)
         step_no = self.counts.get(count_key, 0)
         self.counts[count_key] = step_no + 1
         file, _, job = site.job.partition("#")
-        self.contexts.append(
-            Context(file=file, job=job, caller=caller, matrix=row, step=step_no, **fields)
-        )
+        context = Context(file=file, job=job, caller=caller, matrix=row, step=step_no, **fields)
+        if self.current_dispatch:  # each dispatch context is a run: one upload is one context
+            if context in self.dispatched_contexts:
+                return
+            self.dispatched_contexts.add(context)
+        self.contexts.append(context)
 
     def _per_row(self, scope: Scope, given: Mapping[str, Any], path: DocPath) -> bool:
         """Whether the upload's name holds a placeholder of a finite axis, or a value that

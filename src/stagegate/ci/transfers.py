@@ -66,6 +66,8 @@ class Transfer:
     off: str = ""  # why it does not run at this stage (the `if:` that is false)
     exclude: tuple[Value, ...] = ()
     """Globs of what the script removes after a pattern download (``rm -rf NAME``)."""
+    dispatch: tuple[tuple[tuple[str, str], ...], ...] = ()
+    """The dispatch contexts (ci.dispatch) it is read in; (): read outside any (runs in all)."""
 
     @property
     def resolved(self) -> bool:
@@ -100,6 +102,8 @@ class Reading:
     files: tuple[str, ...]
     generated: frozenset[str] = frozenset()
     """The keys read from matrices that are generated (``matrix: ${{ fromJSON(...) }}``)."""
+    dispatch: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Workflow file -> its dispatch inputs read as finite axes -> their values."""
 
     @property
     def uploads(self) -> list[Transfer]:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from stagegate.ci import dispatch
 from stagegate.ci.files import (
     Files,
     action_name,
@@ -86,6 +87,9 @@ class Reader:
         self.current_job = ""
         self.current_callers: tuple[str, ...] = ()
         """The jobs that call the workflow being read, outermost first."""
+        self.current_dispatch: dispatch.Context = ()
+        """The dispatch inputs' values of the context being read (ci.dispatch)."""
+        self.dispatch: dict[str, dict[str, tuple[str, ...]]] = {}
         self.binding: set[str] = set()
         self.scoped_binds = any(" " in key for key in migration.workflows.bind)
         self.bind_paths = frozenset(key.rpartition(" ")[2] for key in migration.workflows.bind)
@@ -216,6 +220,13 @@ class Reader:
         )
         if transfer.active:
             self.note_unresolved(transfer.loc, transfer.value)
+        if self.current_dispatch:
+            known = self.transfers.get(key)
+            seen = known.dispatch if known is not None else ()
+            if self.current_dispatch not in seen:
+                transfer = replace(transfer, dispatch=(*seen, self.current_dispatch))
+                self.transfers[key] = transfer
+            return
         self.transfers.setdefault(key, transfer)
 
     def charge(self, doc: Document, path: DocPath) -> None:
@@ -253,7 +264,7 @@ class Reader:
                 )
             triggers = triggers_of(doc.data)
             if rel not in called or triggers - {"workflow_call"}:
-                self.workflow(rel, root_inputs(rel, doc.data, triggers), (), 0)
+                self.dispatched(rel, doc.data, triggers)
         for rel in sorted(actions):
             if rel not in self.used_actions:
                 doc = self.files.get(rel)
@@ -266,6 +277,25 @@ class Reader:
                     in_action=True,
                 )
                 self.action_steps(Site(rel=rel, doc=doc, job=rel, callers=(), depth=0), scope)
+
+    def dispatched(self, rel: str, data: dict[str, Any], triggers: set[str]) -> None:
+        """A workflow that starts a run, once per context of its finite dispatch inputs."""
+        bound = set()
+        for key in self.migration.workflows.bind:
+            where, _, path = key.rpartition(" ")
+            if path.lower().startswith("inputs.") and where.partition("#")[0] in ("", rel):
+                bound.add(path[len("inputs.") :].lower())
+        expanded = list(dispatch.contexts(rel, data, bound))
+        if not expanded:
+            self.workflow(rel, root_inputs(rel, data, triggers), (), 0)
+            return
+        self.dispatch[rel] = dispatch.finite_inputs(data, bound)
+        try:
+            for context, inputs in expanded:
+                self.current_dispatch = context
+                self.workflow(rel, inputs, (), 0)
+        finally:
+            self.current_dispatch = ()
 
     def workflow(
         self,
@@ -836,6 +866,7 @@ def reading_of(reader: Reader) -> Reading:
         jobs=dict(reader.jobs),
         files=tuple(sorted(files.docs)),
         generated=frozenset(reader.generated),
+        dispatch=dict(reader.dispatch),
     )
 
 

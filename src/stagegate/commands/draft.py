@@ -18,6 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from stagegate.checks._release_plan import selecting_nothing
+from stagegate.ci.dispatch import apart as dispatch_apart
+from stagegate.ci.dispatch import matches as dispatch_matches
+from stagegate.ci.dispatch import split as release_split
 from stagegate.ci.publish import GLOB_CHARS
 from stagegate.ci.shipped import Side
 from stagegate.ci.transfers import Reading, Transfer, shown
@@ -36,6 +40,11 @@ GENERATED_PATTERN = "[A-Za-z0-9._-]+"
 def _quote(text: str) -> str:
     """A YAML double-quoted scalar (JSON's string syntax is valid YAML)."""
     return json.dumps(text, ensure_ascii=False)
+
+
+def _flow(pairs: Iterable[tuple[str, str]]) -> str:
+    """A YAML flow mapping of (key, text) pairs, each text quoted."""
+    return "{" + ", ".join(f"{k}: {_quote(v)}" for k, v in pairs) + "}"
 
 
 def _comment(text: str) -> str:
@@ -364,11 +373,13 @@ def _checked(draft: Draft, text: str, path: Path) -> Draft:
         if result.fails and result.label not in failed:
             first = result.findings[0].message if result.findings else result.message
             failed[result.label] = _comment(first)
+    failed.update(selecting_nothing(migration, checks, failed))
     if not failed:
         return draft
     invariants = []
     for inv in draft.invariants:
         label = inv.check + "".join(f" {k}={v}" for k, v in inv.args)
+        label += "".join(f" dispatch.{k}={v}" for k, v in inv.dispatch)
         invariants.append(replace(inv, fails=failed[label]) if label in failed else inv)
     return replace(draft, invariants=tuple(invariants))
 
@@ -391,12 +402,17 @@ class Item:
     entries: tuple[Entry, ...]
     jobs: tuple[str, ...]
     tags: tuple[str, ...] = ()
+    dispatch: tuple[tuple[str, str], ...] = ()
+    """A release's workflow_dispatch values (``dispatch:``), where its downloads differ by them."""
+    exclude: tuple[str, ...] = ()
+    """A release's ``exclude``: the skips all its downloads share."""
 
 
 @record(kw_only=True)
 class Invariant:
     check: str
     args: tuple[tuple[str, str], ...] = ()
+    dispatch: tuple[tuple[str, str], ...] = ()
     comment: str = ""
     fails: str = ""
     """Why it fails at stage 0 on what the workflows do: then it is written commented out."""
@@ -455,6 +471,8 @@ class _Builder:
         self.skipped: list[str] = []
         self.ids: dict[str, set[str]] = {"p": set(), "c": set(), "r": set()}
         self.uploads = [t for t in reading.uploads if t.active]
+        self.kept: dict[int, list[tuple[str, Transfer]]] = {}
+        """A release download with skips: the exact names of the uploads it keeps."""
 
     def known(self, group: Sequence[Transfer], what: str) -> list[Transfer]:
         for t in group:
@@ -478,8 +496,7 @@ class _Builder:
         texts: list[tuple[str, Transfer]] = []
         for t in known:
             if t.exclude:
-                texts.extend(_kept(t, self.uploads, self.open_axes, release=True))
-                continue
+                self.kept[id(t)] = _kept(t, self.uploads, self.open_axes, release=True)
             texts.extend(_texts([t], self.axes, escape=t.kind == "name", release=True))
         return texts
 
@@ -563,7 +580,7 @@ def _draft(
         f"{u.loc.file}:{u.loc.line}: {_comment(u.expression)}: {_comment(u.reason)}"
         for u in reading.unresolved
     ]
-    items = _releases(releases, jobs)
+    items = _releases(releases, jobs, build.kept, reading.dispatch)
     continuity = _continuity(items, jobs, notes)
     return Draft(
         name=name,
@@ -640,35 +657,80 @@ def _merged_v3(items: Sequence[Item], shipping: Side) -> list[Item]:
     return merged
 
 
+def _skips(t: Transfer) -> tuple[str, ...]:
+    return tuple(_render(v, {}, {}, escape=False, release=True) for v in t.exclude)
+
+
+def _release_entries(
+    pairs: list[tuple[str, Transfer]], kept: Mapping[int, list[tuple[str, Transfer]]]
+) -> tuple[tuple[Entry, ...], tuple[str, ...]]:
+    """A release's select entries and excludes: its downloads' globs and the skips they all
+    share; where they skip differently, the exact names each one keeps (``_kept``)."""
+    skips = {_skips(t) for _, t in pairs}
+    if len(skips) == 1:
+        return _entries(pairs), next(iter(skips))
+    return _entries(
+        pair for text, t in pairs for pair in (kept.get(id(t), []) if t.exclude else [(text, t)])
+    ), ()
+
+
 def _releases(
-    texts: Mapping[str, list[tuple[str, Transfer]]], jobs: Mapping[str, ReleaseJob]
+    texts: Mapping[str, list[tuple[str, Transfer]]],
+    jobs: Mapping[str, ReleaseJob],
+    kept: Mapping[int, list[tuple[str, Transfer]]],
+    offered: Mapping[str, Mapping[str, tuple[str, ...]]],
 ) -> list[Item]:
-    """One release per set of tags: jobs whose triggers accept the same tags release
-    together (a tag is claimed by exactly one release), selecting the union."""
+    """One release per set of tags and dispatch values: jobs whose triggers accept the
+    same tags release together (a tag is claimed by exactly one release), selecting the
+    union, split by the workflow_dispatch inputs their downloads differ by
+    (``release_split``)."""
     groups: dict[tuple[str, ...], list[str]] = {}
     for job in texts:
         groups.setdefault(jobs[job].tags, []).append(job)
     taken: set[str] = set()
     items: list[Item] = []
-    for tags, members in groups.items():
-        stems = dict.fromkeys(Path(job.partition("#")[0]).stem for job in members)
-        ids = members[0].partition("#")[2] if len(members) == 1 else "-".join(stems)
-        whys = "; ".join(dict.fromkeys(jobs[job].why for job in members))
-        summary = (
-            f"The downloads of {members[0]}."
-            if len(members) == 1
-            else f"The downloads of {', '.join(members)}: one release, as their triggers "
-            f"accept the same tags ({whys})."
-        )
-        items.append(
-            Item(
-                id=_id(ids, taken),
-                summary=summary,
-                entries=_entries(t for job in members for t in texts[job]),
-                jobs=tuple(members),
-                tags=tags,
+    for tags, every in groups.items():
+        for dispatch, members, merged in release_split(every, texts, offered):
+            stems = dict.fromkeys(Path(job.partition("#")[0]).stem for job in members)
+            ids = (
+                "-".join(v for _, v in dispatch)
+                if dispatch
+                else members[0].partition("#")[2]
+                if len(members) == 1
+                else "-".join(stems)
             )
-        )
+            whys = "; ".join(dict.fromkeys(jobs[job].why for job in members))
+            chosen = ", ".join(f"{k}: {v}" for k, v in dispatch)
+            summary = (
+                f"The downloads of {members[0]}"
+                if len(members) == 1
+                else f"The downloads of {', '.join(members)}"
+            ) + (f" when dispatched with {chosen}" if dispatch else "")
+            if merged:
+                summary += (
+                    f"; {', '.join(merged)} download{'s' if len(merged) == 1 else ''} the same "
+                    "names in a run of its own, for the same tags: one release"
+                )
+            elif len(members) > 1:
+                summary += f": one release, as their triggers accept the same tags ({whys})"
+            pairs = [
+                pair
+                for job in members
+                for pair in texts[job]
+                if dispatch_matches(dict(dispatch), pair[1].dispatch)
+            ]
+            entries, exclude = _release_entries(pairs, kept)
+            items.append(
+                Item(
+                    id=_id(ids, taken),
+                    summary=summary + ".",
+                    entries=entries,
+                    jobs=tuple(members),
+                    tags=tags,
+                    dispatch=dispatch,
+                    exclude=exclude,
+                )
+            )
     return items
 
 
@@ -699,7 +761,11 @@ def _continuity(
                 for t in dict.fromkeys([*made, *_TAG_EXAMPLES])
                 if claims(item.tags, t)
                 and not claims(ignore, t)
-                and not any(claims(o.tags, t) for o in items if o is not item)
+                and not any(
+                    claims(o.tags, t)
+                    for o in items
+                    if o is not item and not dispatch_apart(o.dispatch, item.dispatch)
+                )
             ),
             None,
         )
@@ -710,11 +776,13 @@ def _continuity(
                 "is claimed by it alone: add the check with a tag of yours"
             )
             continue
+        chosen = "".join(f", {k}: {v}" for k, v in item.dispatch)
         out.append(
             Invariant(
                 check="release-continuity",
                 args=(("tag", tag),),
-                comment=f"release {item.id}: {tag}, a tag its trigger accepts ({why})",
+                dispatch=item.dispatch,
+                comment=f"release {item.id}: {tag}{chosen}, a tag its trigger accepts ({why})",
             )
         )
     return out
@@ -729,6 +797,8 @@ def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
         lines.append(f"    summary: {_quote(item.summary)}")
         if section == "releases":
             lines.append(f"    tags: [{', '.join(_quote(t) for t in item.tags)}]")
+            if item.dispatch:
+                lines.append(f"    dispatch: {_flow(item.dispatch)}")
             lines.append("    select:")
         elif section == "producers":
             lines.append("    artifacts:")
@@ -741,6 +811,8 @@ def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
                 lines.append(f"      - select: {_quote(entry.text)}{where}")
             else:
                 lines.append(f"      - {_quote(entry.text)}{where}")
+        if item.exclude:
+            lines.append(f"    exclude: [{', '.join(_quote(g) for g in item.exclude)}]")
         lines.append(f"    jobs: [{', '.join(_quote(job) for job in item.jobs)}]")
     lines.append("")
     return lines
@@ -750,12 +822,14 @@ def _invariant_lines(invariants: Sequence[Invariant]) -> list[str]:
     lines = ["invariants:"]
     for inv in invariants:
         comment = f"   # {inv.comment}" if inv.comment else ""
+        args = [f"{key}: {_quote(value)}" for key, value in inv.args]
+        args += [f"dispatch: {_flow(inv.dispatch)}"] if inv.dispatch else []
         if inv.fails:
             lines.append(f"# - check: {inv.check}   # fails at stage 0, so left out: {inv.fails}")
-            lines += [f"#   {key}: {_quote(value)}" for key, value in inv.args]
+            lines += [f"#   {line}" for line in args]
             continue
         lines.append(f"  - check: {inv.check}{comment}")
-        lines += [f"    {key}: {_quote(value)}" for key, value in inv.args]
+        lines += [f"    {line}" for line in args]
     return lines
 
 

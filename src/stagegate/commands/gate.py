@@ -702,7 +702,9 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
             target_unchanged(refs),
             flag_values_unchanged(refs),
             item_states_unchanged(refs),
-            releases_as_declared(repo, refs, ((since_sha, since_ref), (head_sha, head_ref)), prefix),
+            releases_as_declared(
+                repo, refs, ((since_sha, since_ref), (head_sha, head_ref)), prefix
+            ),
         )
         if rule is not None
     ]

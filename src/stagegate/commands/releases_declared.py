@@ -72,9 +72,7 @@ def tied(migration: Migration, prefix: PurePosixPath, change: ReleaseChange) -> 
     for release in migration.releases.values():
         for ref in migration.workflows.jobs_of(release):
             wanted = _job_text(prefix, ref.path, ref.job)
-            if any(
-                fnmatch.fnmatchcase(n, wanted) if "*" in wanted else n == wanted for n in names
-            ):
+            if any(fnmatch.fnmatchcase(n, wanted) if "*" in wanted else n == wanted for n in names):
                 out.append(release)
                 break
     return out

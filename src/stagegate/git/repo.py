@@ -1,5 +1,4 @@
-"""One repository: refs, merge bases, diffs, a file's history, temporary worktrees.
-"""
+"""One repository: refs, merge bases, diffs, a file's history, temporary worktrees."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Searching the work tree: the audit's ``git grep``, ``git ls-files`` and ``git blame``.
-"""
+"""Searching the work tree: the audit's ``git grep``, ``git ls-files`` and ``git blame``."""
 
 from __future__ import annotations
 

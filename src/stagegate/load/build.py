@@ -441,6 +441,10 @@ class Builder:
             kinds=tuple(spec["kinds"]) if "kinds" in spec else None,
             run=spec.get("run", "this"),
             ships_reused=spec.get("ships_reused", False),
+            dispatch={k: _dispatch_text(v) for k, v in spec.get("dispatch", {}).items()},
+            dispatch_locs={
+                k: self.doc.loc((*path, "dispatch", k)) for k in spec.get("dispatch", {})
+            },
         )
 
     # -- workflows (stagegate drift)
@@ -723,3 +727,8 @@ def _flag_refs(tree: Any) -> Iterator[Any]:
     elif isinstance(tree, And | Or):
         for operand in tree.operands:
             yield from _flag_refs(operand)
+
+
+def _dispatch_text(value: str | bool) -> str:
+    """A `dispatch` value as the reader names it (a boolean input's ``true``/``false``)."""
+    return ("true" if value else "false") if isinstance(value, bool) else value

@@ -32,6 +32,7 @@ from stagegate.model import (
 
 _LOOKS_LIKE_STAGE = re.compile(r"[0-9]+[-_].*\.ya?ml")
 
+
 def stage_file_name(name: str) -> str:
     """The stage file name closest to a misnamed ``name``: ``1_Build Wheels.yml`` is
     ``01-build-wheels.yaml``."""

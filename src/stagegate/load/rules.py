@@ -1,5 +1,4 @@
-"""What the loader is handed besides the files: the rules of the modules that read the model.
-"""
+"""What the loader is handed besides the files: the rules of the modules that read the model."""
 
 from __future__ import annotations
 

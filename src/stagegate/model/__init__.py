@@ -121,6 +121,9 @@ class Release(_Item):
     run: str = "this"
     ships_reused: bool = False  # may ship artifacts built against rows from a baseline run
     kind: ItemKind = "release"
+    dispatch: Mapping[str, str] = field(default_factory=_frozen)
+    """The workflow_dispatch input values that start it (booleans as "true"/"false")."""
+    dispatch_locs: Mapping[str, Loc] = field(default_factory=_frozen)
 
 
 Item = Producer | Consumer | Release
@@ -137,6 +140,12 @@ class Check:
 
     def describe(self) -> str:
         shown = [f"{k}={v}" for k, v in self.args.items() if not isinstance(v, list | dict)]
+        shown += [  # a mapping of scalars (release-continuity's dispatch): each value
+            f"{k}.{name}={str(value).lower() if isinstance(value, bool) else value}"
+            for k, v in self.args.items()
+            if isinstance(v, dict) and all(not isinstance(x, list | dict) for x in v.values())
+            for name, value in v.items()
+        ]
         return self.kind + (f" {' '.join(shown)}" if shown else "")
 
 

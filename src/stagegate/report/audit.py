@@ -294,13 +294,9 @@ def workflow_commands(report: Report) -> str:
     for x in report.findings:
         title = f"stagegate audit: {_item(x.item)} (retired at stage {x.retired_at})"
         if x.kind == "path":
-            message = (
-                f"{x.place.file} must be gone: legacy path {quoted(x.reference)} of {_item(x.item)}."
-            )
+            message = f"{x.place.file} must be gone: legacy path {quoted(x.reference)} of {_item(x.item)}."
         else:
-            message = (
-                f"{quoted(x.reference)} is left from {_item(x.item)}, retired at stage {x.retired_at}."
-            )
+            message = f"{quoted(x.reference)} is left from {_item(x.item)}, retired at stage {x.retired_at}."
         out.append(github.annotation("error", message, x.place.loc, title))
     for s in report.stale_flags:
         value = "true" if s.value else "false"
