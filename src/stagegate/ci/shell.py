@@ -7,7 +7,8 @@ stagegate follows are evaluated; ``$(...)`` and backquotes are unknown values.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator
+import operator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from stagegate.ci.files import invalid
@@ -44,6 +45,7 @@ from stagegate.ci.shellwords import (
     unmark,
     worth_reading,
 )
+from stagegate.ci.textops import NUMBER, substitution
 from stagegate.ci.transfers import (
     ENV_FILE,
     MAX_CALL_DEPTH,
@@ -64,6 +66,16 @@ from stagegate.model.ghexpr import Sym, Unknown, Value, concat, unknowns
 from stagegate.records import replace
 
 # --------------------------------------------------------------------------- shell
+
+COMPARE: dict[str, Callable[[int, int], bool]] = {
+    "-eq": operator.eq,
+    "-ne": operator.ne,
+    "-lt": operator.lt,
+    "-le": operator.le,
+    "-gt": operator.gt,
+    "-ge": operator.ge,
+}
+"""The integer comparisons of ``[[ ]]`` and ``test``, decided on decimal integers."""
 
 
 class Shell:
@@ -107,6 +119,8 @@ class Shell:
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
         self.positional: list[Value] | None = None
         self.depth = 0
+        self.exported: set[str] = set()
+        """The variables ``export`` gives the scripts this one calls."""
         self.writes: dict[str, Value] = {}
         """What this step writes to ``$GITHUB_ENV``: the later steps' env, not its own
         (a script it calls shares its parent's)."""
@@ -278,6 +292,10 @@ class Shell:
         if len(texts) == 3 and words[1] in ("==", "=", "!="):
             same = fnmatch.fnmatchcase(texts[0], texts[2])
             return same if words[1] != "!=" else not same
+        if len(texts) == 3 and words[1] in COMPARE:
+            if not all(NUMBER.fullmatch(t.strip()) for t in (texts[0], texts[2])):
+                return None  # bash reads other text as an expression: not decided
+            return COMPARE[words[1]](int(texts[0]), int(texts[2]))
         return None
 
     def close_group(self, line_no: int, words: list[str]) -> None:
@@ -475,6 +493,8 @@ class Shell:
                 literal = True
             elif isinstance(entry, tuple) and entry[0] == "expand":
                 pieces.append(self.expand(entry[1], entry[2]))
+            elif isinstance(entry, tuple) and entry[0] == "subst":
+                pieces.append(substitution(self, entry[1]))
             elif isinstance(entry, tuple):
                 pieces.append(self.variable(entry[1]))
             else:
@@ -631,6 +651,8 @@ class Shell:
         ):
             for word in words[1:] if head in ("export", "local", "declare", "readonly") else words:
                 match = ASSIGN.fullmatch(word)
+                if head == "export":
+                    self.exported.add(match.group(1) if match else word)
                 if match:
                     value = self.value(match.group(2))
                     self.vars[match.group(1)] = annotate(value, self.loc(line_no), match.group(1))
@@ -672,8 +694,12 @@ class Shell:
         """``./ci/tools/X A B``, ``ci/tools/X``, ``bash ci/tools/X``: a shell script of the
         repository, read as this step's script with ``$1``... bound from the call (its
         downloads and ``$GITHUB_ENV`` writes are the calling job's). Whether it was one."""
+        given: dict[str, Value] = {n: self.vars[n] for n in self.exported if n in self.vars}
         while words and ASSIGN.fullmatch(words[0]):
-            words = words[1:]  # `A=1 ./x`: the prefix is the script's env, not followed
+            match = ASSIGN.fullmatch(words[0])
+            assert match is not None
+            given[match.group(1)] = self.value(match.group(2))  # `A=1 ./x`: the script's env
+            words = words[1:]
         if len(words) >= 2 and words[0] in ("bash", "sh") and not words[1].startswith("-"):
             words = words[1:]
         if not words or "/" not in words[0] or words[0].startswith("/"):
@@ -701,6 +727,7 @@ class Shell:
             self.reader, self.site, (), text, self.scope, script=(rel, args, self.depth + 1)
         )
         called.writes = self.writes
+        called.vars, called.exported = given, set(given)  # what it inherits: the exported
         called.run()
         return True
 
