@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -621,7 +622,7 @@ def test_command_substitutions(read: Read, expression: str, value: str) -> None:
         ("$(echo $V | sort)", "$(echo $V | sort) runs a command"),
         ("$(tr -d . < f)", "tr with a redirection"),
         ("$(tr -d . <<< $V; date)", "$(tr -d . <<< $V; date) runs a command"),
-        ("$(echo \"$NOPE\" | tr -d .)", "it reads $NOPE, which stagegate does not know"),
+        ('$(echo "$NOPE" | tr -d .)', "it reads $NOPE, which stagegate does not know"),
         ("$(tr -s . <<< $V)", "tr other than `tr -d SET`, which stagegate does not read"),
         ("$(tr -d '[:punct:]' <<< $V)", "tr's set '[:punct:]' has escapes or classes"),
         ("$(tr -d . )", "tr reads its standard input, which stagegate does not know"),
@@ -743,3 +744,56 @@ def test_what_a_called_script_inherits(read: Read, call: str, name: str) -> None
     script = {"ci/tools/py": 'echo "X=py$(echo "${PY_VER}" | tr -d .)" >> "$GITHUB_ENV"\n'}
     lines = read(call, script)
     assert lines[0] == f"{len(call.splitlines()) + 3}: upload name {name}"
+
+
+INIT_WORKFLOW = """\
+on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        python-version: ["3.10", "3.14t"]
+    steps:
+      - env:
+          PY_VER: ${{ matrix.python-version }}
+          SHA: ${{ github.sha }}
+        run: ./ci/tools/env-vars build
+      - uses: actions/upload-artifact@v4
+        with:
+          name: ${{ env.CORE }}
+          path: dist/*.whl
+"""
+
+
+def test_init_writes_a_template_through_a_substitution(
+    sg: Callable[..., Any], tmp_path: Path
+) -> None:
+    """`init --from-workflows`: the formatted version is an axis of its own, each row's
+    value what `tr -d .` makes of the matrix value; `check` passes on the model."""
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "build.yml").write_text(INIT_WORKFLOW, encoding="utf-8")
+    (tmp_path / "ci" / "tools").mkdir(parents=True)
+    (tmp_path / "ci" / "tools" / "env-vars").write_text(
+        'F=$(echo "${PY_VER}" | tr -d .)\n{ echo "CORE=core-py${F}-${SHA}"; } >> $GITHUB_ENV\n',
+        encoding="utf-8",
+    )
+    assert sg("init", "--from-workflows", cwd=tmp_path).code == 0
+    text = (tmp_path / "migration.yaml").read_text(encoding="utf-8")
+    assert '  python-version-tr: ["310", "314t"]\n' in text
+    assert '      - "core-py{python-version-tr}-{sha}"   # .github/workflows/build.yml:15\n' in text
+    check = sg("check", cwd=tmp_path)
+    assert check.code == 0, check.output
+
+
+def test_a_placeholder_without_its_value_stays_unknown() -> None:
+    """init's generated-matrix axes ({CUDA_VER}, no value): `cut` of one is not computed;
+    a tagged row value (Ph with its value) is, and the result is tagged with a key of its own."""
+    from stagegate.ci import textops
+
+    with pytest.raises(textops.Failed, match=r"it reads \{CUDA_VER\}, which stands for many"):
+        textops._known(Sym((Ph("CUDA_VER"),)))
+    known = textops._known(Sym(("v", Ph("python-version", "3.10"))))
+    assert (known.text, known.keys) == ("v3.10", frozenset({"python-version"}))
+    assert textops._result("310", known.keys, "tr") == "310"
+    assert textops._result("310", known.keys, "tr").axis == "python-version-tr"
