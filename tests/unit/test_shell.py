@@ -797,3 +797,24 @@ def test_a_placeholder_without_its_value_stays_unknown() -> None:
     assert (known.text, known.keys) == ("v3.10", frozenset({"python-version"}))
     assert textops._result("310", known.keys, "tr") == "310"
     assert textops._result("310", known.keys, "tr").axis == "python-version-tr"
+
+
+@pytest.mark.parametrize(
+    ("script", "names"),
+    [
+        (
+            "gh run download $(printf '%s ' -n w-a -n w-b)",
+            ["1: download name w-a", "1: download name w-b"],
+        ),
+        (
+            'for x in $(echo a b); do gh run download -n "w-$x"; done',
+            ["1: download name w-a", "1: download name w-b"],
+        ),
+        # control: quoted, the output is one word
+        ('gh run download -n "$(echo a b)"', ["1: download name a b"]),
+    ],
+)
+def test_an_unquoted_substitution_is_split_into_words(
+    read: Read, script: str, names: list[str]
+) -> None:
+    assert downloads(read(script)) == names

@@ -616,14 +616,19 @@ class Shell:
     # -- commands
 
     def split(self, words: list[str]) -> list[str]:
-        """Words with each unquoted ``$X`` whose value is known text split into the
-        words the shell makes of it (at spaces, tabs and line breaks)."""
+        """Words with each unquoted ``$X`` or ``$(...)`` whose value is known text split
+        into the words the shell makes of it (at spaces, tabs and line breaks)."""
         out: list[str] = []
         for word in words:
             match = SENTINEL.fullmatch(word)
             entry = self.table[int(match.group(1))] if match else None
-            if isinstance(entry, tuple) and entry[0] == "var" and len(entry) > 2 and entry[2]:
-                value = self.variable(entry[1])
+            unquoted = isinstance(entry, tuple) and len(entry) > 2 and entry[2] is True
+            if unquoted and entry[0] in ("var", "subst"):
+                value = (
+                    self.variable(entry[1])
+                    if entry[0] == "var"
+                    else substitution(self, entry[1])
+                )
                 pieces = value.split() if isinstance(value, str) else [value]
                 if pieces != [value] and PRIVATE.search(value) is None:
                     out += [self.escape(piece) for piece in pieces]

@@ -232,7 +232,7 @@ def marked_words(line: str) -> tuple[str | Entry, ...]:
             if nxt == "(":
                 end = closing(line, i + 1)
                 piece = line[i:end]
-                out.append(as_entry(("subst", piece)))  # ci.textops evaluates the ones it can
+                out.append(as_entry(("subst", piece, not quote)))  # ci.textops computes some
                 i = end
                 continue
             if nxt == "{":
