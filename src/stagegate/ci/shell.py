@@ -622,8 +622,12 @@ class Shell:
         for word in words:
             match = SENTINEL.fullmatch(word)
             entry = self.table[int(match.group(1))] if match else None
-            unquoted = isinstance(entry, tuple) and len(entry) > 2 and entry[2] is True
-            if unquoted and entry[0] in ("var", "subst"):
+            if (
+                isinstance(entry, tuple)
+                and len(entry) > 2
+                and entry[2] is True
+                and entry[0] in ("var", "subst")
+            ):
                 value = (
                     self.variable(entry[1])
                     if entry[0] == "var"
