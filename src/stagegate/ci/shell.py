@@ -629,9 +629,7 @@ class Shell:
                 and entry[0] in ("var", "subst")
             ):
                 value = (
-                    self.variable(entry[1])
-                    if entry[0] == "var"
-                    else substitution(self, entry[1])
+                    self.variable(entry[1]) if entry[0] == "var" else substitution(self, entry[1])
                 )
                 pieces = value.split() if isinstance(value, str) else [value]
                 if pieces != [value] and PRIVATE.search(value) is None:
