@@ -67,6 +67,9 @@ from stagegate.records import replace
 
 # --------------------------------------------------------------------------- shell
 
+PARSED: dict[str, tuple[list[tuple[int, list[str]]], tuple[Value, ...], dict[Any, Any]]] = {}
+"""A script text without ``${{ }}`` -> its commands, its table of values, its here-documents."""
+MAX_PARSED = 512
 COMPARE: dict[str, Callable[[int, int], bool]] = {
     "-eq": operator.eq,
     "-ne": operator.ne,
@@ -103,6 +106,8 @@ class Shell:
         self.text = text
         self.scope = scope
         self.table: list[Value] = []
+        self.noted = False
+        """Whether splitting the script reported something (so it is not cached)."""
         self.vars: dict[str, Value] = {}
         self.pending: list[tuple[Transfer, str | None]] = []
         self.groups: list[list[tuple[int, list[str]]]] = []
@@ -151,7 +156,7 @@ class Shell:
                     ),
                 )
             return
-        self.execute(list(self.commands()))
+        self.execute(self.parsed())
         for transfer, _folder in self.pending:
             self.reader.add(transfer)
         if self.positional is None:
@@ -418,6 +423,25 @@ class Shell:
             for piece in marked_words(line)
         )
 
+    def parsed(self) -> list[tuple[int, list[str]]]:
+        """The script's commands. A text without ``${{ }}`` (a repository script, most
+        ``run:`` blocks) marks the same in every context: it is split once, and each
+        reading starts from a copy of that split's table of values."""
+        if "${{" in self.text:
+            return list(self.commands())
+        cached = PARSED.get(self.text)
+        if cached is not None:
+            commands, table, self.heredocs = cached
+            self.table = list(table)
+            return commands
+        self.noted = False
+        commands = list(self.commands())
+        if not self.noted:  # a reading that reported something is not replayed silently
+            if len(PARSED) >= MAX_PARSED:
+                PARSED.pop(next(iter(PARSED)))
+            PARSED[self.text] = (commands, tuple(self.table), self.heredocs)
+        return commands
+
     def commands(self) -> Iterator[tuple[int, list[str]]]:
         lines = self.text.split("\n")
         i = 0
@@ -460,6 +484,7 @@ class Shell:
                 self.heredocs[start] = body
             if words is None:
                 if "gh run download" in line:
+                    self.noted = True
                     self.reader.note_unresolved(
                         self.loc(start),
                         Unknown(line.strip()[:200], "a gh run download stagegate cannot parse"),
