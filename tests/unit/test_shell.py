@@ -818,3 +818,10 @@ def test_an_unquoted_substitution_is_split_into_words(
     read: Read, script: str, names: list[str]
 ) -> None:
     assert downloads(read(script)) == names
+
+
+def test_an_unquoted_yaml_version_is_the_number_github_writes(read: Read) -> None:
+    """`python-version: [3.10]` is the number 3.1 in YAML: GitHub writes "3.1", and
+    `tr -d .` makes "31", not "310" (the classic trap, computed, not hidden)."""
+    script = 'PY=$(echo "${{ 3.10 }}" | tr -d .)\ngh run download -n "w-py$PY"'
+    assert downloads(read(script)) == ["2: download name w-py31"]

@@ -35,13 +35,13 @@ from stagegate.ci.shellwords import (
     loop_end,
     marked_words,
     redirect_target,
+    renumbered_words,
     script_path,
     script_text,
     shell_words,
     size,
     strip,
     tee_as_append,
-    token_words,
     unmark,
     worth_reading,
 )
@@ -455,7 +455,7 @@ class Shell:
             marked = self.substitute(line, start)
             words: list[str] | None = None
             for extra in range(20):
-                tokens = token_words(marked)
+                tokens = renumbered_words(marked)
                 if tokens is not None:
                     words = list(tokens)
                     break

@@ -293,6 +293,27 @@ def token_words(marked: str) -> tuple[str, ...] | None:
         return None
 
 
+def renumbered_words(marked: str) -> tuple[str, ...] | None:
+    """``token_words`` of a marked line whose markers' numbers differ per reading (the
+    values of ``${{ }}`` and of each expansion): split once per shape of the line, with
+    its markers numbered from 0, and numbered back."""
+    found = SENTINEL.findall(marked)
+    if not found:
+        return token_words(marked)
+    local: dict[str, str] = {}
+    for number in found:
+        local.setdefault(number, str(len(local)))
+    back = {v: k for k, v in local.items()}
+    shape = SENTINEL.sub(lambda m: f"\ue000{local[m.group(1)]}\ue001", marked)
+    words = token_words(shape)
+    if words is None:
+        return None
+    return tuple(
+        SENTINEL.sub(lambda m: f"\ue000{back[m.group(1)]}\ue001", w) if "\ue000" in w else w
+        for w in words
+    )
+
+
 def shell_words(text: str) -> list[str]:
     try:
         lexer = shlex.shlex(text, posix=True, punctuation_chars=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from stagegate.ci.shellwords import SEPARATORS, marked_words, token_words
+from stagegate.ci.shellwords import SEPARATORS, marked_words, renumbered_words
 from stagegate.model.ghexpr import Ph, Sym, Tagged, Unknown, Value
 
 if TYPE_CHECKING:
@@ -89,11 +89,12 @@ def _result(text: str, keys: frozenset[str], op: str) -> Value:
 
 
 def _words(shell: Shell, inner: str) -> list[str]:
+    """The words of a substitution, its values put in ``shell``'s table."""
     marked = "".join(
         part if isinstance(part, str) else shell.sentinel(part.value)
         for part in marked_words(inner)
     )
-    words = token_words(marked)
+    words = renumbered_words(marked)
     if words is None:
         raise Failed("an unclosed quote")
     return list(words)
