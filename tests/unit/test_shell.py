@@ -128,6 +128,14 @@ def name_of(line: str) -> str:
     return line.partition(" download name ")[2]
 
 
+def computed(read: Read, script: str, name: str) -> None:
+    """The script's last line downloads ``name``, with nothing unresolved on that line."""
+    last = len(script.split("\n"))
+    lines = read(script)
+    assert downloads(lines) == [f"{last}: download name {name}"]
+    assert not [line for line in lines if line.startswith(f"unresolved {last}")]
+
+
 def no_env_x(lines: list[str], last: int) -> list[str]:
     """The lines of a script that writes no ``X``: the upload of ``${{ env.X }}`` after a
     script of ``last`` lines is unresolved."""
@@ -213,9 +221,7 @@ def test_words(read: Read, script: str, names: list[str]) -> None:
 )
 def test_parameter_expansions(read: Read, expansion: str, value: str) -> None:
     """String operations with literal patterns on known values, as the shell computes them."""
-    lines = read(f'V=a.b.c\ngh run download -n "{expansion}"')
-    assert downloads(lines) == [f"2: download name {value}"]
-    assert not [line for line in lines if line.startswith("unresolved 2")]
+    computed(read, f'V=a.b.c\ngh run download -n "{expansion}"', value)
 
 
 @pytest.mark.parametrize(
@@ -607,9 +613,7 @@ def test_a_message_before_continue_keeps_the_filter(read: Read) -> None:
 )
 def test_command_substitutions(read: Read, expression: str, value: str) -> None:
     """What bash prints for each (checked by hand against bash 5), with no unresolved."""
-    lines = read(f'V=a.b.c\nN=13\nP=3.14t\ngh run download -n "w-{expression}"')
-    assert downloads(lines) == [f"4: download name w-{value}"]
-    assert not [line for line in lines if line.startswith("unresolved 4")]
+    computed(read, f'V=a.b.c\nN=13\nP=3.14t\ngh run download -n "w-{expression}"', f"w-{value}")
 
 
 @pytest.mark.parametrize(
