@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,7 +80,7 @@ def show(value: Value) -> str:
     return str(value)
 
 
-Read = Callable[[str], list[str]]
+Read = Callable[..., list[str]]
 
 
 @pytest.fixture
@@ -87,9 +88,13 @@ def read(migration: Migration, tmp_path: Path) -> Read:
     """What drift reads from ``script``: one line per transfer, then per unresolved value;
     line numbers count from the script's first line (1)."""
 
-    def run(script: str) -> list[str]:
+    def run(script: str, scripts: dict[str, str] | None = None) -> list[str]:
+        """``scripts``: repository scripts (path -> text) the ``run:`` may call."""
         root = tmp_path / f"r{len(list(tmp_path.iterdir()))}"
         (root / ".github" / "workflows").mkdir(parents=True)
+        for rel, text in (scripts or {}).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(textwrap.dedent(text), encoding="utf-8")
         body = textwrap.indent(textwrap.dedent(script).strip("\n"), " " * 10)
         text = WORKFLOW.format(script=body)
         (root / ".github" / "workflows" / "ci.yml").write_text(text, encoding="utf-8")
@@ -121,6 +126,14 @@ def downloads(lines: list[str]) -> list[str]:
 def name_of(line: str) -> str:
     """The name of a line ``N: download name NAME``."""
     return line.partition(" download name ")[2]
+
+
+def computed(read: Read, script: str, name: str) -> None:
+    """The script's last line downloads ``name``, with nothing unresolved on that line."""
+    last = len(script.split("\n"))
+    lines = read(script)
+    assert downloads(lines) == [f"{last}: download name {name}"]
+    assert not [line for line in lines if line.startswith(f"unresolved {last}")]
 
 
 def no_env_x(lines: list[str], last: int) -> list[str]:
@@ -208,9 +221,7 @@ def test_words(read: Read, script: str, names: list[str]) -> None:
 )
 def test_parameter_expansions(read: Read, expansion: str, value: str) -> None:
     """String operations with literal patterns on known values, as the shell computes them."""
-    lines = read(f'V=a.b.c\ngh run download -n "{expansion}"')
-    assert downloads(lines) == [f"2: download name {value}"]
-    assert not [line for line in lines if line.startswith("unresolved 2")]
+    computed(read, f'V=a.b.c\ngh run download -n "{expansion}"', value)
 
 
 @pytest.mark.parametrize(
@@ -227,7 +238,11 @@ def test_parameter_expansions(read: Read, expansion: str, value: str) -> None:
         ("${NOPE%.c}", "${NOPE%.c}: a string operation on a value stagegate does not know"),
         ("${#NOPE}", "${#NOPE}: the length of a value stagegate does not know"),
         ("$(date)", "$(date) runs a command"),
-        ("$(echo $(date))", "$(echo $(date)) runs a command"),
+        (
+            "$(echo $(date))",
+            "$(echo $(date)) at .github/workflows/ci.yml:11: it reads $(date), which "
+            "stagegate does not know: $(date) runs a command",
+        ),
         ("`date`", "`date` runs a command"),
         ("$1", "$1 is a shell parameter"),
         ("$@", "$@ is a shell parameter"),
@@ -563,3 +578,254 @@ def test_a_message_before_continue_keeps_the_filter(read: Read) -> None:
     assert downloads(read(script.replace('echo "Skipping', 'rm -rf "$d"; echo "S'))) == [
         "1: download pattern w-*"
     ]
+
+
+# ------------------------------------------------------- command substitutions (textops)
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        # the forms of cuda-python's ci/tools/env-vars
+        ("$(echo \"$P\" | tr -d '.')", "314t"),
+        ("$(echo $P | tr -d .)", "314t"),
+        ('$(tr -d . <<< "$P")', "314t"),
+        ("$(tr -d a-b <<< $V)", "..c"),
+        ("$(cut -d '.' -f 1 <<< ${V})", "a"),
+        ("$(cut -d. -f2- <<< $V)", "b.c"),
+        ("$(cut -d . -f 3,1 <<< $V)", "a.c"),
+        ("$(cut -d . -f -2 <<< $V)", "a.b"),
+        ("$(cut -d - -f 2 <<< $V)", "a.b.c"),  # no delimiter in the line: all of it
+        ('$(echo "$V" | cut -d . -f 2)', "b"),
+        ('$(echo "$V" | tr -d . | cut -d b -f 1)', "a"),
+        ("$(( N - 1 ))", "12"),
+        ("$((${N} - 1))", "12"),
+        ("$(($N*2+1))", "27"),
+        ("$(( (N - 20) / 3 ))", "-2"),  # division truncates toward zero
+        ("$(( -7 % 3 ))", "-1"),
+        ("$(( 5 - -3 ))", "8"),
+        ('$(printf %s "$V")', "a.b.c"),
+        ("$(printf %s-%s x y)", "x-y"),
+        ("$(printf %s. a b)", "a.b."),  # the format is reused while arguments remain
+        ('$(printf "%s\\n" a)', "a"),  # trailing newlines go
+        ("$(echo a   b)", "a b"),
+    ],
+)
+def test_command_substitutions(read: Read, expression: str, value: str) -> None:
+    """What bash prints for each (checked by hand against bash 5), with no unresolved."""
+    computed(read, f'V=a.b.c\nN=13\nP=3.14t\ngh run download -n "w-{expression}"', f"w-{value}")
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        # controls: commands that depend on the runner stay unknown, never guessed
+        ("$(nproc)", "$(nproc) runs a command"),
+        ("$(realpath x)", "$(realpath x) runs a command"),
+        ("$(cygpath -w x)", "$(cygpath -w x) runs a command"),
+        ("$(echo $V | sort)", "$(echo $V | sort) runs a command"),
+        ("$(tr -d . < f)", "tr with a redirection"),
+        ("$(tr -d . <<< $V; date)", "$(tr -d . <<< $V; date) runs a command"),
+        ('$(echo "$NOPE" | tr -d .)', "it reads $NOPE, which stagegate does not know"),
+        ("$(tr -s . <<< $V)", "tr other than `tr -d SET`, which stagegate does not read"),
+        ("$(tr -d '[:punct:]' <<< $V)", "tr's set '[:punct:]' has escapes or classes"),
+        ("$(tr -d . )", "tr reads its standard input, which stagegate does not know"),
+        ("$(cut -c 1 <<< $V)", "cut -c: an option or operand stagegate does not read"),
+        ("$(cut -d . -f 0 <<< $V)", "cut's field list '0' is not one stagegate reads"),
+        ("$(cut -d ab -f 1 <<< $V)", "cut other than `cut -d C -f LIST`"),
+        ("$(echo -e $V | tr -d .)", "echo -e: an option stagegate does not read"),
+        ("$(printf %d 1)", "printf's format '%d' has %d, which stagegate does not read"),
+        ("$(( N / 0 ))", "a division by zero"),
+        ("$(( N ** 2 ))", "arithmetic stagegate does not read"),
+        ("$(( N-- ))", "++ and -- are increments in shell arithmetic"),
+        ("$(( V + 1 ))", "V is 'a.b.c', not a decimal integer"),
+        ("$(( O + 1 ))", "O is '08', not a decimal integer"),
+        ("$(( 010 ))", "010 is octal in shell arithmetic"),
+        ("$(( N << 2 ))", "'<< 2' is arithmetic stagegate does not read"),
+        ("$(( NOPE + 1 ))", "it reads $NOPE, which stagegate does not know"),
+    ],
+)
+def test_substitutions_the_reader_does_not_evaluate(
+    read: Read, expression: str, reason: str
+) -> None:
+    """Unresolved with the substitution, where it is and why; the name's rest stays."""
+    lines = read(f'V=a.b.c\nN=13\nO=08\ngh run download -n "w-{expression}"')
+    assert lines[0] == f"4: download name w-<{expression}>"
+    (entry,) = [line for line in lines if line.startswith("unresolved 4")]
+    assert entry.startswith(f"unresolved 4: {expression}: ")
+    if not reason.endswith("runs a command"):
+        assert f"{expression} at .github/workflows/ci.yml:13: {reason}" in entry
+    else:
+        assert entry.endswith(reason)
+
+
+def test_an_unused_unknown_substitution_is_not_reported(read: Read) -> None:
+    """env-vars' `$(nproc)` and `$(realpath ...)`: unknown, but no name uses them."""
+    script = 'echo "J=$(nproc)" >> "$GITHUB_ENV"\necho "X=w-$(( 2 + 1 ))" >> "$GITHUB_ENV"'
+    assert read(script) == ["5: upload name w-3"]
+
+
+@pytest.mark.parametrize(
+    ("condition", "taken"),
+    [
+        ("[[ $N -eq 13 ]]", "yes"),
+        ("[[ $N -ne 13 ]]", "no"),
+        ("[ $N -lt 14 ]", "yes"),
+        ("[[ $N -le 12 ]]", "no"),
+        ("test $N -gt 12", "yes"),
+        ("[[ $N -ge 14 ]]", "no"),
+        ("[[ ${#} -ne 1 ]]", "<${{ env.X }}>"),  # outside a called script: not known
+        ("[[ $V -eq 1 ]]", "<${{ env.X }}>"),  # bash reads text as an expression
+        ("[[ 013 -eq 13 ]]", "<${{ env.X }}>"),  # octal
+    ],
+)
+def test_integer_comparisons(read: Read, condition: str, taken: str) -> None:
+    script = (
+        f'V=a.b.c\nN=13\nif {condition}; then X=yes; else X=no; fi\necho "X=$X" >> "$GITHUB_ENV"'
+    )
+    assert read(script)[0] == f"7: upload name {taken}"
+
+
+ENV_VARS = """\
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [[ ${#} -ne 1 ]]; then
+      echo "Usage: ${0} build_mode[build or test]"
+      exit 1
+    fi
+    PYTHON_VERSION_FORMATTED=$(echo "${PY_VER}" | tr -d '.')
+    echo "PARALLEL=$(nproc)" >> $GITHUB_ENV
+    {
+      echo "CORE=core-python${PYTHON_VERSION_FORMATTED}-${SHA}"
+      echo "DIR=$(realpath "$(pwd)/dist")"
+    } >> $GITHUB_ENV
+    if [[ "${1}" == "build" ]]; then
+      MAJOR="$(cut -d '.' -f 1 <<< ${CUDA_VER})"
+      PREV=$((${MAJOR} - 1))
+      BASE="bindings-python${PYTHON_VERSION_FORMATTED}-cuda${CUDA_VER}"
+    elif [[ "${1}" == "test" ]]; then
+      BASE="bindings-python${PYTHON_VERSION_FORMATTED}-cuda${BUILD_CUDA_VER}"
+    fi
+    {
+      echo "BINDINGS=${BASE}-${SHA}"
+      echo "X=core-python${PYTHON_VERSION_FORMATTED}-${SHA} ${BASE}-${SHA} ${PREV:-none}"
+    } >> $GITHUB_ENV
+    """
+
+
+@pytest.mark.parametrize(
+    ("mode", "name"),
+    [
+        ("build", "core-python314t-abc bindings-python314t-cuda13.2.0-abc 12"),
+        ("test", "core-python314t-abc bindings-python314t-cuda12.9.1-abc none"),
+        # control: a mode neither branch takes leaves BASE unset (`set -u` fails the run)
+        ("other", "<${{ env.X }}>"),
+    ],
+)
+def test_a_called_script_s_branches_and_substitutions(read: Read, mode: str, name: str) -> None:
+    """cuda-python's ci/tools/env-vars: its argument picks the branch; its group writes,
+    arithmetic and `cut`/`tr` substitutions are the env of the job's later steps."""
+    script = (
+        "export PY_VER=3.14t CUDA_VER=13.2.0 BUILD_CUDA_VER=12.9.1 SHA=abc\n"
+        f"./ci/tools/env-vars {mode}"
+    )
+    lines = read(script, {"ci/tools/env-vars": ENV_VARS})
+    assert lines[:1] == [f"5: upload name {name}"], lines
+    assert len(lines) == (2 if mode == "other" else 1)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        ("export PY_VER=3.14t\n./ci/tools/py", "py314t"),
+        ("PY_VER=3.14t\nexport PY_VER\n./ci/tools/py", "py314t"),
+        ("PY_VER=3.14t ./ci/tools/py", "py314t"),
+        # control: a variable the caller does not export is not the script's
+        ("PY_VER=3.14t\n./ci/tools/py", "<${{ env.X }}>"),
+    ],
+)
+def test_what_a_called_script_inherits(read: Read, call: str, name: str) -> None:
+    script = {"ci/tools/py": 'echo "X=py$(echo "${PY_VER}" | tr -d .)" >> "$GITHUB_ENV"\n'}
+    lines = read(call, script)
+    assert lines[0] == f"{len(call.splitlines()) + 3}: upload name {name}"
+
+
+INIT_WORKFLOW = """\
+on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        python-version: ["3.10", "3.14t"]
+    steps:
+      - env:
+          PY_VER: ${{ matrix.python-version }}
+          SHA: ${{ github.sha }}
+        run: ./ci/tools/env-vars build
+      - uses: actions/upload-artifact@v4
+        with:
+          name: ${{ env.CORE }}
+          path: dist/*.whl
+"""
+
+
+def test_init_writes_a_template_through_a_substitution(
+    sg: Callable[..., Any], tmp_path: Path
+) -> None:
+    """`init --from-workflows`: the formatted version is an axis of its own, each row's
+    value what `tr -d .` makes of the matrix value; `check` passes on the model."""
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "build.yml").write_text(INIT_WORKFLOW, encoding="utf-8")
+    (tmp_path / "ci" / "tools").mkdir(parents=True)
+    (tmp_path / "ci" / "tools" / "env-vars").write_text(
+        'F=$(echo "${PY_VER}" | tr -d .)\n{ echo "CORE=core-py${F}-${SHA}"; } >> $GITHUB_ENV\n',
+        encoding="utf-8",
+    )
+    assert sg("init", "--from-workflows", cwd=tmp_path).code == 0
+    text = (tmp_path / "migration.yaml").read_text(encoding="utf-8")
+    assert '  python-version-tr: ["310", "314t"]\n' in text
+    assert '      - "core-py{python-version-tr}-{sha}"   # .github/workflows/build.yml:15\n' in text
+    check = sg("check", cwd=tmp_path)
+    assert check.code == 0, check.output
+
+
+def test_a_placeholder_without_its_value_stays_unknown() -> None:
+    """init's generated-matrix axes ({CUDA_VER}, no value): `cut` of one is not computed;
+    a tagged row value (Ph with its value) is, and the result is tagged with a key of its own."""
+    from stagegate.ci import textops
+
+    with pytest.raises(textops.Failed, match=r"it reads \{CUDA_VER\}, which stands for many"):
+        textops._known(Sym((Ph("CUDA_VER"),)))
+    known = textops._known(Sym(("v", Ph("python-version", "3.10"))))
+    assert (known.text, known.keys) == ("v3.10", frozenset({"python-version"}))
+    assert textops._result("310", known.keys, "tr") == "310"
+    assert textops._result("310", known.keys, "tr").axis == "python-version-tr"
+
+
+@pytest.mark.parametrize(
+    ("script", "names"),
+    [
+        (
+            "gh run download $(printf '%s ' -n w-a -n w-b)",
+            ["1: download name w-a", "1: download name w-b"],
+        ),
+        (
+            'for x in $(echo a b); do gh run download -n "w-$x"; done',
+            ["1: download name w-a", "1: download name w-b"],
+        ),
+        # control: quoted, the output is one word
+        ('gh run download -n "$(echo a b)"', ["1: download name a b"]),
+    ],
+)
+def test_an_unquoted_substitution_is_split_into_words(
+    read: Read, script: str, names: list[str]
+) -> None:
+    assert downloads(read(script)) == names
+
+
+def test_an_unquoted_yaml_version_is_the_number_github_writes(read: Read) -> None:
+    """`python-version: [3.10]` is the number 3.1 in YAML: GitHub writes "3.1", and
+    `tr -d .` makes "31", not "310" (the classic trap, computed, not hidden)."""
+    script = 'PY=$(echo "${{ 3.10 }}" | tr -d .)\ngh run download -n "w-py$PY"'
+    assert downloads(read(script)) == ["2: download name w-py31"]

@@ -7,7 +7,8 @@ stagegate follows are evaluated; ``$(...)`` and backquotes are unknown values.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator
+import operator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from stagegate.ci.files import invalid
@@ -34,16 +35,17 @@ from stagegate.ci.shellwords import (
     loop_end,
     marked_words,
     redirect_target,
+    renumbered_words,
     script_path,
     script_text,
     shell_words,
     size,
     strip,
     tee_as_append,
-    token_words,
     unmark,
     worth_reading,
 )
+from stagegate.ci.textops import NUMBER, substitution
 from stagegate.ci.transfers import (
     ENV_FILE,
     MAX_CALL_DEPTH,
@@ -64,6 +66,19 @@ from stagegate.model.ghexpr import Sym, Unknown, Value, concat, unknowns
 from stagegate.records import replace
 
 # --------------------------------------------------------------------------- shell
+
+PARSED: dict[str, tuple[list[tuple[int, list[str]]], tuple[Value, ...], dict[Any, Any]]] = {}
+"""A script text without ``${{ }}`` -> its commands, its table of values, its here-documents."""
+MAX_PARSED = 512
+COMPARE: dict[str, Callable[[int, int], bool]] = {
+    "-eq": operator.eq,
+    "-ne": operator.ne,
+    "-lt": operator.lt,
+    "-le": operator.le,
+    "-gt": operator.gt,
+    "-ge": operator.ge,
+}
+"""The integer comparisons of ``[[ ]]`` and ``test``, decided on decimal integers."""
 
 
 class Shell:
@@ -91,6 +106,8 @@ class Shell:
         self.text = text
         self.scope = scope
         self.table: list[Value] = []
+        self.noted = False
+        """Whether splitting the script reported something (so it is not cached)."""
         self.vars: dict[str, Value] = {}
         self.pending: list[tuple[Transfer, str | None]] = []
         self.groups: list[list[tuple[int, list[str]]]] = []
@@ -107,6 +124,8 @@ class Shell:
         that a later ``rm -rf`` of a downloaded artifact's folder counts as an exclusion."""
         self.positional: list[Value] | None = None
         self.depth = 0
+        self.exported: set[str] = set()
+        """The variables ``export`` gives the scripts this one calls."""
         self.writes: dict[str, Value] = {}
         """What this step writes to ``$GITHUB_ENV``: the later steps' env, not its own
         (a script it calls shares its parent's)."""
@@ -137,7 +156,7 @@ class Shell:
                     ),
                 )
             return
-        self.execute(list(self.commands()))
+        self.execute(self.parsed())
         for transfer, _folder in self.pending:
             self.reader.add(transfer)
         if self.positional is None:
@@ -278,6 +297,10 @@ class Shell:
         if len(texts) == 3 and words[1] in ("==", "=", "!="):
             same = fnmatch.fnmatchcase(texts[0], texts[2])
             return same if words[1] != "!=" else not same
+        if len(texts) == 3 and words[1] in COMPARE:
+            if not all(NUMBER.fullmatch(t.strip()) for t in (texts[0], texts[2])):
+                return None  # bash reads other text as an expression: not decided
+            return COMPARE[words[1]](int(texts[0]), int(texts[2]))
         return None
 
     def close_group(self, line_no: int, words: list[str]) -> None:
@@ -400,6 +423,25 @@ class Shell:
             for piece in marked_words(line)
         )
 
+    def parsed(self) -> list[tuple[int, list[str]]]:
+        """The script's commands. A text without ``${{ }}`` (a repository script, most
+        ``run:`` blocks) marks the same in every context: it is split once, and each
+        reading starts from a copy of that split's table of values."""
+        if "${{" in self.text:
+            return list(self.commands())
+        cached = PARSED.get(self.text)
+        if cached is not None:
+            commands, table, self.heredocs = cached
+            self.table = list(table)
+            return commands
+        self.noted = False
+        commands = list(self.commands())
+        if not self.noted:  # a reading that reported something is not replayed silently
+            if len(PARSED) >= MAX_PARSED:
+                PARSED.pop(next(iter(PARSED)))
+            PARSED[self.text] = (commands, tuple(self.table), self.heredocs)
+        return commands
+
     def commands(self) -> Iterator[tuple[int, list[str]]]:
         lines = self.text.split("\n")
         i = 0
@@ -413,7 +455,7 @@ class Shell:
             marked = self.substitute(line, start)
             words: list[str] | None = None
             for extra in range(20):
-                tokens = token_words(marked)
+                tokens = renumbered_words(marked)
                 if tokens is not None:
                     words = list(tokens)
                     break
@@ -442,6 +484,7 @@ class Shell:
                 self.heredocs[start] = body
             if words is None:
                 if "gh run download" in line:
+                    self.noted = True
                     self.reader.note_unresolved(
                         self.loc(start),
                         Unknown(line.strip()[:200], "a gh run download stagegate cannot parse"),
@@ -475,6 +518,8 @@ class Shell:
                 literal = True
             elif isinstance(entry, tuple) and entry[0] == "expand":
                 pieces.append(self.expand(entry[1], entry[2]))
+            elif isinstance(entry, tuple) and entry[0] == "subst":
+                pieces.append(substitution(self, entry[1]))
             elif isinstance(entry, tuple):
                 pieces.append(self.variable(entry[1]))
             else:
@@ -596,14 +641,21 @@ class Shell:
     # -- commands
 
     def split(self, words: list[str]) -> list[str]:
-        """Words with each unquoted ``$X`` whose value is known text split into the
-        words the shell makes of it (at spaces, tabs and line breaks)."""
+        """Words with each unquoted ``$X`` or ``$(...)`` whose value is known text split
+        into the words the shell makes of it (at spaces, tabs and line breaks)."""
         out: list[str] = []
         for word in words:
             match = SENTINEL.fullmatch(word)
             entry = self.table[int(match.group(1))] if match else None
-            if isinstance(entry, tuple) and entry[0] == "var" and len(entry) > 2 and entry[2]:
-                value = self.variable(entry[1])
+            if (
+                isinstance(entry, tuple)
+                and len(entry) > 2
+                and entry[2] is True
+                and entry[0] in ("var", "subst")
+            ):
+                value = (
+                    self.variable(entry[1]) if entry[0] == "var" else substitution(self, entry[1])
+                )
                 pieces = value.split() if isinstance(value, str) else [value]
                 if pieces != [value] and PRIVATE.search(value) is None:
                     out += [self.escape(piece) for piece in pieces]
@@ -631,6 +683,8 @@ class Shell:
         ):
             for word in words[1:] if head in ("export", "local", "declare", "readonly") else words:
                 match = ASSIGN.fullmatch(word)
+                if head == "export":
+                    self.exported.add(match.group(1) if match else word)
                 if match:
                     value = self.value(match.group(2))
                     self.vars[match.group(1)] = annotate(value, self.loc(line_no), match.group(1))
@@ -672,8 +726,12 @@ class Shell:
         """``./ci/tools/X A B``, ``ci/tools/X``, ``bash ci/tools/X``: a shell script of the
         repository, read as this step's script with ``$1``... bound from the call (its
         downloads and ``$GITHUB_ENV`` writes are the calling job's). Whether it was one."""
+        given: dict[str, Value] = {n: self.vars[n] for n in self.exported if n in self.vars}
         while words and ASSIGN.fullmatch(words[0]):
-            words = words[1:]  # `A=1 ./x`: the prefix is the script's env, not followed
+            match = ASSIGN.fullmatch(words[0])
+            assert match is not None
+            given[match.group(1)] = self.value(match.group(2))  # `A=1 ./x`: the script's env
+            words = words[1:]
         if len(words) >= 2 and words[0] in ("bash", "sh") and not words[1].startswith("-"):
             words = words[1:]
         if not words or "/" not in words[0] or words[0].startswith("/"):
@@ -701,6 +759,7 @@ class Shell:
             self.reader, self.site, (), text, self.scope, script=(rel, args, self.depth + 1)
         )
         called.writes = self.writes
+        called.vars, called.exported = given, set(given)  # what it inherits: the exported
         called.run()
         return True
 

@@ -232,7 +232,7 @@ def marked_words(line: str) -> tuple[str | Entry, ...]:
             if nxt == "(":
                 end = closing(line, i + 1)
                 piece = line[i:end]
-                out.append(as_entry(Unknown(piece, f"{piece} runs a command")))
+                out.append(as_entry(("subst", piece, not quote)))  # ci.textops computes some
                 i = end
                 continue
             if nxt == "{":
@@ -240,7 +240,7 @@ def marked_words(line: str) -> tuple[str | Entry, ...]:
                 end = len(line) - 1 if end < 0 else end
                 inner = line[i + 2 : end]
                 expansion = EXPANSION.fullmatch(inner)
-                if NAME_RE.fullmatch(inner):
+                if NAME_RE.fullmatch(inner) or inner == "#":
                     out.append(as_entry(("var", inner, not quote)))
                 elif expansion:
                     out.append(as_entry(("expand", inner, line[i : end + 1])))
@@ -291,6 +291,27 @@ def token_words(marked: str) -> tuple[str, ...] | None:
         return tuple(lexer)
     except ValueError:
         return None
+
+
+def renumbered_words(marked: str) -> tuple[str, ...] | None:
+    """``token_words`` of a marked line whose markers' numbers differ per reading (the
+    values of ``${{ }}`` and of each expansion): split once per shape of the line, with
+    its markers numbered from 0, and numbered back."""
+    found = SENTINEL.findall(marked)
+    if not found:
+        return token_words(marked)
+    local: dict[str, str] = {}
+    for number in found:
+        local.setdefault(number, str(len(local)))
+    back = {v: k for k, v in local.items()}
+    shape = SENTINEL.sub(lambda m: f"\ue000{local[m.group(1)]}\ue001", marked)
+    words = token_words(shape)
+    if words is None:
+        return None
+    return tuple(
+        SENTINEL.sub(lambda m: f"\ue000{back[m.group(1)]}\ue001", w) if "\ue000" in w else w
+        for w in words
+    )
 
 
 def shell_words(text: str) -> list[str]:
@@ -385,6 +406,8 @@ def unmark(word: str, shell: Shell, limit: int = 0) -> str:
         if isinstance(entry, tuple):
             if entry[0] == "lit":
                 return f"\\u{ord(entry[1]):04x}"
+            if entry[0] == "subst":
+                return str(entry[1])
             return str(entry[2]) if entry[0] == "expand" else "$" + str(entry[1])
         text = shown(entry)
         return text[:limit] + "..." if limit and len(text) > limit else text
