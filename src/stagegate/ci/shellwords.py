@@ -232,7 +232,7 @@ def marked_words(line: str) -> tuple[str | Entry, ...]:
             if nxt == "(":
                 end = closing(line, i + 1)
                 piece = line[i:end]
-                out.append(as_entry(Unknown(piece, f"{piece} runs a command")))
+                out.append(as_entry(("subst", piece)))  # ci.subst evaluates the ones it can
                 i = end
                 continue
             if nxt == "{":
@@ -385,6 +385,8 @@ def unmark(word: str, shell: Shell, limit: int = 0) -> str:
         if isinstance(entry, tuple):
             if entry[0] == "lit":
                 return f"\\u{ord(entry[1]):04x}"
+            if entry[0] == "subst":
+                return str(entry[1])
             return str(entry[2]) if entry[0] == "expand" else "$" + str(entry[1])
         text = shown(entry)
         return text[:limit] + "..." if limit and len(text) > limit else text
