@@ -32,10 +32,10 @@ class Unsupported(Exception):
     """The expression uses a form this module does not evaluate (``piece`` at ``column``)."""
 
     def __init__(self, piece: str, column: int, why: str = "") -> None:
-        super().__init__(piece)
         self.piece = piece
         self.column = column
         self.why = why or f"{piece!r} is a jq form stagegate does not evaluate"
+        super().__init__(self.why)
 
 
 class Failed(Exception):
@@ -129,7 +129,7 @@ KEYWORDS = frozenset({"if", "then", "elif", "else", "end", "and", "or", "true", 
 _TOKEN = re.compile(
     r"""\s*(?:
       (?P<string>"(?:[^"\\]|\\.)*")
-    | (?P<number>[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)
+    | (?P<number>-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)
     | (?P<field>\.[A-Za-z_][A-Za-z0-9_]*)
     | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
     | (?P<op>==|!=|<=|>=|<|>|\.|\||\[|\]|\{|\}|\(|\)|:|;|,|\+)
@@ -150,11 +150,12 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
         kind = match.lastgroup
         piece = match.group(kind)
         column = match.start(kind)
-        if kind == "bad":
+        if kind == "bad":  # raised where the parser reaches it: the first form read is named
             bad = re.match(r"\S\w*", piece)
-            raise Unsupported(bad.group() if bad else piece, column)
-        if kind == "string" and "\\(" in piece:
-            raise Unsupported(piece, column, "string interpolation \\( ) is not evaluated")
+            piece = bad.group() if bad else piece
+            out.append((kind, piece, column))
+            pos = column + len(piece)
+            continue
         out.append((kind, piece, column))
         pos = match.end()
     return out
@@ -259,6 +260,7 @@ class _Parser:
                 return node
 
     def index(self, target: Node) -> Node:
+        bracket = self.tokens[self.i][2]
         self.take("[")
         token = self.peek()
         if token is not None and token[1] == "]":
@@ -273,7 +275,7 @@ class _Parser:
                 if "." in token[1] or "e" in token[1].lower():
                     raise Unsupported(token[1], token[2], "an index that is not a whole number")
                 return Field(target, int(token[1]))
-        raise Unsupported("[", token[2] if token else len(self.text), "a computed index or slice")
+        raise Unsupported("[", bracket, "a computed index or slice")
 
     def term(self) -> Node:
         token = self.peek()
@@ -282,6 +284,8 @@ class _Parser:
         kind, piece, column = token
         if kind == "string":
             self.i += 1
+            if "\\(" in piece:
+                raise Unsupported(piece, column, "string interpolation \\( ) is not evaluated")
             return Literal(_string(piece, column))
         if kind == "number":
             self.i += 1
