@@ -177,6 +177,8 @@ class _Parser:
 
     def take(self, piece: str) -> None:
         token = self.peek()
+        if token is not None and token[0] == "bad":
+            raise Unsupported(token[1], token[2])
         if token is None or token[1] != piece:
             found = token[1] if token else "the end"
             raise Unsupported(found, token[2] if token else len(self.text), f"expected {piece!r}")
