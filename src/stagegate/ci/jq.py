@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from stagegate.records import record
@@ -210,17 +210,17 @@ class _Parser:
         return left
 
     def disjunction(self) -> Node:
-        left = self.conjunction()
-        while self.at("or"):
-            self.i += 1
-            left = Binary("or", left, self.conjunction())
-        return left
+        return self.chain("or", self.conjunction)
 
     def conjunction(self) -> Node:
-        left = self.comparison()
-        while self.at("and"):
+        return self.chain("and", self.comparison)
+
+    def chain(self, word: str, operand: Callable[[], Node]) -> Node:
+        """``A word B word C``, left to right (``or``, ``and``, ``+``)."""
+        left = operand()
+        while self.at(word):
             self.i += 1
-            left = Binary("and", left, self.comparison())
+            left = Binary(word, left, operand())
         return left
 
     def comparison(self) -> Node:
@@ -235,11 +235,7 @@ class _Parser:
         return left
 
     def addition(self) -> Node:
-        left = self.postfix()
-        while self.at("+"):
-            self.i += 1
-            left = Binary("+", left, self.postfix())
-        return left
+        return self.chain("+", self.postfix)
 
     def postfix(self) -> Node:
         node = self.term()
