@@ -206,6 +206,20 @@ def test_a_missing_matrix_file_is_unresolved(sg: Sg, tmp_path: Path) -> None:
     assert any("ci/test-matrix.yml is no file of the repository" in r for r in reasons), reasons
 
 
+def test_a_file_outside_the_repository_is_never_read(sg: Sg, tmp_path: Path) -> None:
+    """A hostile workflow points yq at a file beside the repository (by `..` or by a
+    symbolic link): nothing outside is read; the rows are unresolved."""
+    for name, target in (("dots", "../outside.yml"), ("link", "ci/link.yml")):
+        root = tree(tmp_path / name, test=TEST.replace("ci/test-matrix.yml", target))
+        (root.parent / "outside.yml").write_text(ROWS)  # what `..` leads to
+        (root / "ci" / "link.yml").symlink_to(root.parent / "outside.yml")
+        code, data = drift(sg, root)
+        assert code == 1
+        reasons = {str(u["reason"]) for u in data["unresolved"]}
+        assert any(f"{target} is no file of the repository" in r for r in reasons), reasons
+        assert rows_read(data) == [] or all("${{" in r for r in rows_read(data))
+
+
 def test_a_command_stagegate_does_not_know_stays_unknown(sg: Sg, tmp_path: Path) -> None:
     """`$(python3 -c ...)` computes the matrix: nothing is guessed. The control is the
     first test: the same tree with yq and jq."""

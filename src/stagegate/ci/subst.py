@@ -237,7 +237,7 @@ def _data(path: Any, rel: str) -> Any:
     return _parse(read_limited(path), rel)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)
 def _parse(raw: bytes, rel: str) -> Any:
     """A YAML file's data by the YAML 1.2 core schema, as yq reads it (once per content)."""
     from stagegate.load.yamlsrc import read
