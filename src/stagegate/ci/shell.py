@@ -45,7 +45,8 @@ from stagegate.ci.shellwords import (
     unmark,
     worth_reading,
 )
-from stagegate.ci.textops import NUMBER, substitution
+from stagegate.ci.subst import Output, substitution
+from stagegate.ci.textops import NUMBER
 from stagegate.ci.transfers import (
     ENV_FILE,
     MAX_CALL_DEPTH,
@@ -97,10 +98,13 @@ class Shell:
         scope: Scope,
         *,
         script: tuple[str, list[Value], int] | None = None,
+        for_outputs: bool = False,
     ) -> None:
         """``script``: a repository script a ``run:`` calls, as (its path, the values of
         its positional parameters, how deep the calls go); else the step's ``run:`` at
-        ``path`` of the site's document."""
+        ``path`` of the site's document. ``for_outputs``: read for its ``$GITHUB_OUTPUT``
+        writes (``outputs``), however little else it does."""
+        self.for_outputs = for_outputs
         self.reader = reader
         self.site = site
         self.text = text
@@ -126,6 +130,8 @@ class Shell:
         self.depth = 0
         self.exported: set[str] = set()
         """The variables ``export`` gives the scripts this one calls."""
+        self.outputs: dict[str, Value] = {}
+        """What this step writes to ``$GITHUB_OUTPUT`` (its ``steps.ID.outputs``)."""
         self.writes: dict[str, Value] = {}
         """What this step writes to ``$GITHUB_ENV``: the later steps' env, not its own
         (a script it calls shares its parent's)."""
@@ -143,7 +149,7 @@ class Shell:
         return Loc(self.file, self.first_line + offset_line, self.col if offset_line == 0 else 1)
 
     def run(self) -> None:
-        if not worth_reading(self.reader.files.root, self.text):
+        if not (self.for_outputs or worth_reading(self.reader.files.root, self.text)):
             return
         if len(self.text) > MAX_SCRIPT:
             if "gh run download" in self.text or "GITHUB_ENV" in self.text:
@@ -526,7 +532,9 @@ class Shell:
                 pieces.append(entry)
             pos = match.end()
         pieces.append(word[pos:])
-        if sum(size(p) for p in pieces) > MAX_VALUE:
+        if len(pieces) == 3 and pieces[0] == pieces[2] == "" and isinstance(pieces[1], Output):
+            return pieces[1]  # "$X" of a command's JSON output: bounded by its own limit
+        if sum(size(p) for p in pieces if not isinstance(p, Output)) > MAX_VALUE:
             return self.too_long(word)
         value = concat(pieces)
         if literal and isinstance(value, str) and value in SPECIALS:
@@ -701,8 +709,10 @@ class Shell:
             for at, word in self.heredocs[line_no]:
                 self.env_write(at, shell_words(word))
             return
-        if head == "echo" and redirect is not None and self.value(redirect) == ENV_FILE:
-            self.env_write(line_no, words[1 : words.index(">>") if ">>" in words else len(words)])
+        target = self.value(redirect) if head == "echo" and redirect is not None else None
+        if target in (ENV_FILE, OUT_FILE):
+            end = words.index(">>") if ">>" in words else len(words)
+            self.env_write(line_no, words[1:end], target == OUT_FILE)
             return
         if head in ("echo", "printf", ":"):
             return  # its arguments are text it prints, not a command
@@ -758,12 +768,13 @@ class Shell:
         called = Shell(
             self.reader, self.site, (), text, self.scope, script=(rel, args, self.depth + 1)
         )
-        called.writes = self.writes
+        called.writes, called.outputs = self.writes, self.outputs
         called.vars, called.exported = given, set(given)  # what it inherits: the exported
         called.run()
         return True
 
-    def env_write(self, line_no: int, words: list[str]) -> None:
+    def env_write(self, line_no: int, words: list[str], output: bool = False) -> None:
+        """``echo "K=V" >> "$GITHUB_ENV"``; ``output``: to ``$GITHUB_OUTPUT``, a step output."""
         words = [w for w in words if not w.startswith("-")]
         if not words:
             return
@@ -780,6 +791,14 @@ class Shell:
             return
         value = after_equals(text)
         loc = self.loc(line_no)
+        if output:
+            multiline = isinstance(value, str) and "\n" in value
+            self.outputs[name] = (
+                Unknown(f"steps.*.outputs.{name}", f"a K=V output of several lines ({loc})")
+                if multiline
+                else value
+            )
+            return
         if unknowns(value):
             self.reader.env_writers[name] = (
                 f"{name} is written to $GITHUB_ENV by the script at {loc.file}:{loc.line} from a value "

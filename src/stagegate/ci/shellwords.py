@@ -232,7 +232,7 @@ def marked_words(line: str) -> tuple[str | Entry, ...]:
             if nxt == "(":
                 end = closing(line, i + 1)
                 piece = line[i:end]
-                out.append(as_entry(("subst", piece, not quote)))  # ci.textops computes some
+                out.append(as_entry(("subst", piece, not quote)))  # ci.subst and ci.textops compute some
                 i = end
                 continue
             if nxt == "{":

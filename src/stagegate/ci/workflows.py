@@ -17,7 +17,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from stagegate.ci import dispatch
 from stagegate.ci.files import (
@@ -36,7 +36,7 @@ from stagegate.ci.files import (
 )
 from stagegate.ci.matrix import expand
 from stagegate.ci.pwsh import PowerShell
-from stagegate.ci.scopes import Env, Lazy, Scope
+from stagegate.ci.scopes import Env, Host, Lazy, Scope
 from stagegate.ci.shell import Shell
 from stagegate.ci.transfers import (
     DOWNLOAD,
@@ -390,7 +390,12 @@ class Reader:
             if not isinstance(other, dict):
                 continue
 
-            def outputs(key: str, other: dict[str, Any] = other, name: str = name) -> Value:
+            def outputs(
+                key: str,
+                other: dict[str, Any] = other,
+                name: str = name,
+                known: dict[str, dict[str, Value]] = {},  # noqa: B006 - one per needed job
+            ) -> Value:
                 declared = other.get("outputs")
                 if not isinstance(declared, dict) or key not in declared:
                     return Unknown(
@@ -401,33 +406,50 @@ class Reader:
                         f"needs.{name}.outputs.{key}",
                         f"job {name} runs a matrix or a reusable workflow; bind needs.{name}.outputs.{key}",
                     )
-                scope = Scope(
-                    self,
-                    doc,
-                    inputs=inputs,
-                    env=Env([wf_env]),
-                    steps=self.flag_steps(doc, ("jobs", name), other),
-                )
+                scope = Scope(self, doc, inputs=inputs, env=Env([wf_env]), steps=known)
                 scope.job = f"{rel}#{name}"
+                if not known:
+                    scope = self.step_outputs(rel, name, other, scope)
                 return scope.evaluate(declared[key], ("jobs", name, "outputs", key))
 
             out[name] = outputs
         return out
 
-    def flag_steps(
-        self, doc: Document, jpath: DocPath, job: Mapping[str, Any]
-    ) -> dict[str, dict[str, Value]]:
-        """The outputs of the job's `stagegate flags` steps, at the stage."""
-        found: dict[str, dict[str, Value]] = {}
+    def step_outputs(self, rel: str, name: str, job: Mapping[str, Any], scope: Scope) -> Scope:
+        """``scope`` with the job's env and ``steps.ID.outputs`` filled (in ``scope.steps``)
+        for the steps whose outputs stagegate knows: a `stagegate flags`/`matrix` step (at
+        the stage), and a bash `run:` whose ``$GITHUB_OUTPUT`` writes the shell reader
+        evaluates (``$(yq ...)``, ``$(echo "$X" | jq ...)``). A step with an `if:`, or of
+        another shell, writes none known. Read again for the job that needs them: what
+        they transfer or leave unresolved was found where the job itself was read."""
+        found = scope.steps
+        assert isinstance(found, dict)
+        doc, jpath = scope.doc, ("jobs", name)
         steps = job.get("steps")
         if not isinstance(steps, list):
-            return found
-        for step in steps:
-            if isinstance(step, dict) and isinstance(step.get("id"), str):
-                command = _stagegate_command(step)
-                if command:
-                    found[step["id"]] = self.command_outputs(command)
-        return found
+            return scope
+        job_env = self.env_layer(doc, (*jpath, "env"), job.get("env"), scope)
+        site = Site(rel, doc, scope.job, scope.callers, 0)
+        scope = scope.with_env(Env([*scope.env.layers, job_env, site.written]))
+        shell = self.default_shell(site, jpath, job, scope)
+        for i, step in enumerate(steps):
+            command = _stagegate_command(step) if isinstance(step, dict) else None
+            ident = step.get("id") if isinstance(step, dict) else None
+            if command and isinstance(ident, str):
+                found[ident] = self.command_outputs(command)
+            run = step.get("run") if isinstance(step, dict) and not command else None
+            used = step.get("shell", shell) if isinstance(step, dict) else shell
+            if not isinstance(run, str) or "if" in step or str(used).split()[:1] != ["bash"]:
+                continue
+            path: DocPath = (*jpath, "steps", i)
+            here = scope.with_env(
+                scope.env.child(self.env_layer(doc, (*path, "env"), step.get("env"), scope))
+            )
+            reading = Shell(cast(Host, _Quiet(self)), site, (*path, "run"), run, here, for_outputs=True)
+            reading.run()
+            if isinstance(ident, str):
+                found[ident] = reading.outputs
+        return scope
 
     def command_outputs(self, command: list[str]) -> dict[str, Value]:
         """The step outputs a `stagegate flags` or `stagegate matrix P` step writes, at the stage."""
@@ -482,10 +504,12 @@ class Reader:
             value = scope.evaluate(raw, mpath)
             if not isinstance(value, dict):
                 loc = doc.loc(mpath)
+                why = [f": {u.reason}" for u in unknowns(value)][:1]
                 return [
                     Unknown(
                         raw.strip(),
-                        f"the matrix is generated ({raw.strip()} at {loc.file}:{loc.line}); bind each matrix.KEY a name uses",
+                        f"the matrix is generated ({raw.strip()} at {loc.file}:{loc.line})"
+                        f"{''.join(why)}; bind each matrix.KEY a name uses",
                     )
                 ]
             raw = value
@@ -725,6 +749,23 @@ class Reader:
             self, action, inputs=scope.inputs, env=env, steps=site.outputs, in_action=True
         )
         self.steps(site, ("runs", "steps"), steps, inner)
+
+
+class _Quiet:
+    """The reader, for steps read again for their outputs (``Reader.step_outputs``):
+    what they transfer or leave unresolved is not noted a second time."""
+
+    def __init__(self, reader: Reader) -> None:
+        self._reader = reader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reader, name)
+
+    def add(self, transfer: Transfer) -> None:
+        """Found where the job itself was read."""
+
+    def note_unresolved(self, loc: Loc, value: Value) -> None:
+        """Reported where the value is used."""
 
 
 def _is_action(data: dict[str, Any]) -> bool:
