@@ -171,10 +171,28 @@ def tree_pair(root: Path, trees: Path, head: str, base: str = "before") -> tuple
     return repo, first, repo.commit(head)
 
 
+_EMPTY: list[Path] = []
+"""The empty repository ``init`` copies: made by ``git init`` once a process."""
+
+
+def _empty_repository() -> Path:
+    if not _EMPTY:
+        import atexit
+        import tempfile
+
+        made = Path(tempfile.mkdtemp(prefix="stagegate-empty-repo-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        Repo(made).git("init", "-q", "-b", "main")
+        _EMPTY.append(made / ".git")
+    return _EMPTY[0]
+
+
 def init(root: Path) -> Repo:
+    """An empty repository at ``root`` on branch main: a copy of one ``git init`` made
+    once (a git process for each repository cost more than the copy)."""
     root.mkdir(parents=True, exist_ok=True)
     repo = Repo(root)
-    repo.git("init", "-q", "-b", "main")
+    shutil.copytree(_empty_repository(), root / ".git")
     return repo
 
 
