@@ -137,6 +137,19 @@ class Repo:
         self.clock += 60
         self.git("add", "-A")
         self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.head()
+
+    def head(self) -> str:
+        """The commit HEAD names: read from .git where the branch has its own ref file
+        (a fresh repository's), else asked of git (packed refs, a work tree's .git file)."""
+        git_dir = self.root / ".git"
+        if git_dir.is_dir():
+            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+            ref = git_dir / head.removeprefix("ref: ") if head.startswith("ref: ") else None
+            if ref is None and re.fullmatch("[0-9a-f]{40}", head):
+                return head
+            if ref is not None and ref.is_file():
+                return ref.read_text(encoding="utf-8").strip()
         return self.git("rev-parse", "HEAD").strip()
 
     def write(self, rel: str, text: str | bytes) -> Path:
