@@ -53,16 +53,27 @@ def _bytecode_of_child_processes(tmp_path_factory: pytest.TempPathFactory) -> Pa
     return tmp_path_factory.mktemp("pycache")
 
 
+@pytest.fixture(scope="session")
+def _validation_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The validation and parse cache of the session, outside the user's own. Its keys
+    hold every byte of the files and stagegate's modules, and it keeps only what passed,
+    so a hit is what a miss decides (load/cache.py): a test's verdict does not depend on
+    which tests ran before it, only how much validating it repeats (the example's files
+    alone were validated afresh in hundreds of tests). The tests of the cache itself set
+    their own folder or STAGEGATE_NO_CACHE."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(
-    tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     _bytecode_of_child_processes: Path,
+    _validation_cache: Path,
 ) -> Iterator[None]:
-    """Each test gets its own validation cache, so no test depends on another's."""
+    """Every test runs in the same environment, whatever the shell running pytest sets."""
     monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(_bytecode_of_child_processes))
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(_validation_cache))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("STAGEGATE_TRACEBACK", raising=False)
     # the file and the GitHub context come from the test, never from the shell running it
