@@ -3,7 +3,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,16 +53,27 @@ def _bytecode_of_child_processes(tmp_path_factory: pytest.TempPathFactory) -> Pa
     return tmp_path_factory.mktemp("pycache")
 
 
+@pytest.fixture(scope="session")
+def _validation_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The validation and parse cache of the session, outside the user's own. Its keys
+    hold every byte of the files and stagegate's modules, and it keeps only what passed,
+    so a hit is what a miss decides (load/cache.py): a test's verdict does not depend on
+    which tests ran before it, only how much validating it repeats (the example's files
+    alone were validated afresh in hundreds of tests). The tests of the cache itself set
+    their own folder or STAGEGATE_NO_CACHE."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(
-    tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     _bytecode_of_child_processes: Path,
+    _validation_cache: Path,
 ) -> Iterator[None]:
-    """Each test gets its own validation cache, so no test depends on another's."""
+    """Every test runs in the same environment, whatever the shell running pytest sets."""
     monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(_bytecode_of_child_processes))
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(_validation_cache))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("STAGEGATE_TRACEBACK", raising=False)
     # the file and the GitHub context come from the test, never from the shell running it
@@ -110,13 +120,18 @@ def sg(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
 
 
 def schema_check(builtin: str, path: Path) -> subprocess.CompletedProcess[str]:
-    """check-jsonschema with one of its vendored schemas (no network) on ``path``."""
-    return subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", builtin, str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "NO_COLOR": "1"},
+    """check-jsonschema with one of its vendored schemas (no network) on ``path``: its
+    command run in this process (uncoloured, as with NO_COLOR), where a process of its own
+    cost ~0.7 CPU-s a file to import what this one imports once."""
+    from check_jsonschema.cli.main_command import main
+    from click.testing import CliRunner
+
+    argv = ["--builtin-schema", builtin, str(path)]
+    done = CliRunner().invoke(main, argv, env={"NO_COLOR": "1"})
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return subprocess.CompletedProcess(
+        ["check-jsonschema", *argv], done.exit_code, done.stdout, done.stderr
     )
 
 

@@ -137,6 +137,19 @@ class Repo:
         self.clock += 60
         self.git("add", "-A")
         self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.head()
+
+    def head(self) -> str:
+        """The commit HEAD names: read from .git where the branch has its own ref file
+        (a fresh repository's), else asked of git (packed refs, a work tree's .git file)."""
+        git_dir = self.root / ".git"
+        if git_dir.is_dir():
+            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+            ref = git_dir / head.removeprefix("ref: ") if head.startswith("ref: ") else None
+            if ref is None and re.fullmatch("[0-9a-f]{40}", head):
+                return head
+            if ref is not None and ref.is_file():
+                return ref.read_text(encoding="utf-8").strip()
         return self.git("rev-parse", "HEAD").strip()
 
     def write(self, rel: str, text: str | bytes) -> Path:
@@ -171,10 +184,28 @@ def tree_pair(root: Path, trees: Path, head: str, base: str = "before") -> tuple
     return repo, first, repo.commit(head)
 
 
+_EMPTY: list[Path] = []
+"""The empty repository ``init`` copies: made by ``git init`` once a process."""
+
+
+def _empty_repository() -> Path:
+    if not _EMPTY:
+        import atexit
+        import tempfile
+
+        made = Path(tempfile.mkdtemp(prefix="stagegate-empty-repo-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        Repo(made).git("init", "-q", "-b", "main")
+        _EMPTY.append(made / ".git")
+    return _EMPTY[0]
+
+
 def init(root: Path) -> Repo:
+    """An empty repository at ``root`` on branch main: a copy of one ``git init`` made
+    once (a git process for each repository cost more than the copy)."""
     root.mkdir(parents=True, exist_ok=True)
     repo = Repo(root)
-    repo.git("init", "-q", "-b", "main")
+    shutil.copytree(_empty_repository(), root / ".git")
     return repo
 
 

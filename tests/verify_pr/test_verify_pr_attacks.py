@@ -72,11 +72,6 @@ def pytest_sessionfinish(session, exitstatus):
 PASSING_TEST = "def test_ok():\n    assert True\n"
 
 
-def _pytest_package(repo: Repo) -> None:
-    repo.write("pytest/__init__.py", "")
-    repo.write("pytest/__main__.py", FAKE_PYTEST)
-
-
 def _move_stages(repo: Repo) -> None:
     repo.git("mv", "stages", "stages2")
     repo.edit("migration.yaml", "stage: 1\n", "stage: 1\nstages_dir: stages2\n")
@@ -124,15 +119,22 @@ def _link_stages_dir(repo: Repo) -> None:
     (repo.root / "stages").symlink_to("stages3")
 
 
+SHADOWS: dict[str, dict[str, str]] = {
+    "a pytest.py at the root": {"pytest.py": FAKE_PYTEST},
+    "a pytest package at the root": {"pytest/__init__.py": "", "pytest/__main__.py": FAKE_PYTEST},
+    "a pytest_snapshot.py that exits 0": {"pytest_snapshot.py": EXIT_0_AT_EXIT},
+    "a yaml.py that exits 0": {"yaml.py": EXIT_0_AT_EXIT},
+    "a stagegate package that exits 0": {"stagegate/__init__.py": EXIT_0_AT_EXIT},
+    "a sitecustomize.py that exits 0": {"sitecustomize.py": EXIT_0_AT_EXIT},
+    "a _pytest package at the root": {"_pytest/__init__.py": EXIT_0_AT_EXIT},
+    "a helper beside the stage tests": {"stages/pytest.py": FAKE_PYTEST},
+}
+"""Modules of the head that would stand in for one the pytest process imports. Each makes
+the run pass wherever Python imports it (it prints a pass and exits 0, or exits 0 at the
+end whatever the tests did), and none can make a run fail, so one pull request holds them
+all: if any were imported, that pull request would pass."""
+
 ATTACKS: dict[str, Callable[[Repo], None]] = {
-    "a pytest.py at the root": lambda r: r.write("pytest.py", FAKE_PYTEST),
-    "a pytest package at the root": _pytest_package,
-    "a pytest_snapshot.py that exits 0": lambda r: r.write("pytest_snapshot.py", EXIT_0_AT_EXIT),
-    "a yaml.py that exits 0": lambda r: r.write("yaml.py", EXIT_0_AT_EXIT),
-    "a stagegate package that exits 0": lambda r: r.write("stagegate/__init__.py", EXIT_0_AT_EXIT),
-    "a sitecustomize.py that exits 0": lambda r: r.write("sitecustomize.py", EXIT_0_AT_EXIT),
-    "a _pytest package at the root": lambda r: r.write("_pytest/__init__.py", EXIT_0_AT_EXIT),
-    "a helper beside the stage tests": lambda r: r.write("stages/pytest.py", FAKE_PYTEST),
     "a conftest.py in the stage folder": lambda r: r.write(
         f"{STAGE1}/conftest.py", PASS_AT_THE_END
     ),
@@ -146,25 +148,60 @@ ATTACKS: dict[str, Callable[[Repo], None]] = {
         r.write("pytest.ini", "[pytest]\naddopts = -p no:stagegate --co\n") and None
     ),
 }
+"""Changes of the head's files and folders that each stand alone (they touch one path)."""
 
 
-@pytest.mark.parametrize("attack", ATTACKS)
-def test_nothing_in_the_head_tree_changes_what_pytest_runs(
-    attack: str, tmp_path: Path, sg: Sg
+def _plant_shadows(repo: Repo) -> None:
+    for files in SHADOWS.values():
+        for rel, text in files.items():
+            repo.write(rel, text)
+
+
+class Verdicts:
+    """verify-pr on the sneaky flip with one change of the head, made once for the module
+    (several tests read one verdict: a pytest process starts in each)."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory = factory
+        self.made: dict[str, tuple[Repo, Result]] = {}
+
+    def __call__(self, attack: str, change: Callable[[Repo], None], sg: Sg) -> tuple[Repo, Result]:
+        if attack not in self.made:
+            repo, base = _sneaky_flip(self.factory.mktemp("attack") / "repo")
+            change(repo)
+            repo.commit(f"Flip to stage 1, a new producer, and {attack}")
+            self.made[attack] = (repo, sg("verify-pr", "--base", base, cwd=repo.root))
+        return self.made[attack]
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> Verdicts:
+    return Verdicts(tmp_path_factory)
+
+
+@pytest.mark.parametrize("attack", SHADOWS)
+def test_no_module_of_the_head_stands_in_for_one_pytest_imports(
+    attack: str, verdicts: Verdicts, sg: Sg
 ) -> None:
-    repo, base = _sneaky_flip(tmp_path / "repo")
-    ATTACKS[attack](repo)
-    repo.commit(f"Flip to stage 1, a new producer, and {attack}")
-    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    repo, result = verdicts("every module that stands in", _plant_shadows, sg)
+    tracked = repo.git("ls-tree", "-r", "--name-only", "HEAD").splitlines()
+    assert set(SHADOWS[attack]) <= set(tracked)  # the attack is in the pull request
     _refused_by_pytest(result)
     assert "(1 failed, 4 passed" in result.out  # the base's five tests ran, one refused
 
 
-def test_the_notes_say_what_ran_when_the_stages_moved(tmp_path: Path, sg: Sg) -> None:
-    repo, base = _sneaky_flip(tmp_path / "repo")
-    _move_stages(repo)
-    repo.commit("Move the stages and pass at the end")
-    result = sg("verify-pr", "--base", base, cwd=repo.root)
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_nothing_in_the_head_tree_changes_what_pytest_runs(
+    attack: str, verdicts: Verdicts, sg: Sg
+) -> None:
+    _, result = verdicts(attack, ATTACKS[attack], sg)
+    _refused_by_pytest(result)
+    assert "(1 failed, 4 passed" in result.out  # the base's five tests ran, one refused
+
+
+def test_the_notes_say_what_ran_when_the_stages_moved(verdicts: Verdicts, sg: Sg) -> None:
+    """The pull request of the attack "the stages moved, with a hook" (one verify-pr run)."""
+    _, result = verdicts("the stages moved, with a hook", _move_stages, sg)
     _refused_by_pytest(result)
     assert (
         "note: the head moves the stages from stages/ to stages2/; the gate ran the base's "

@@ -75,13 +75,22 @@ HOSTILE = {
 }
 
 
+def test_the_honest_flip_with_the_switch_off_is_refused(tmp_path: Path, sg: Sg) -> None:
+    """The pull request each attack below starts from (once here, not once per attack)."""
+    repo, base = base_with_a_stage_test(tmp_path / "repo")
+    repo.commit("Flip to stage 2 with the switch off")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert "pytest stages/02-extra failed (1 failed" in result.out
+    assert "ran with the base's version" not in result.out
+
+
 @pytest.mark.parametrize("how", HOSTILE)
 def test_a_pull_request_cannot_make_the_base_stage_tests_pass(
     how: str, tmp_path: Path, sg: Sg
 ) -> None:
     repo, base = base_with_a_stage_test(tmp_path / "repo")
-    repo.commit("Flip to stage 2 with the switch off")
-    assert sg("verify-pr", "--base", base, cwd=repo.root).code == 1  # honest: refused
+    repo.commit("Flip to stage 2 with the switch off")  # refused: the test above
     for rel, text in HOSTILE[how].items():
         repo.write(rel, text)
     if how == "a package shadowing the helper":
