@@ -217,20 +217,32 @@ def test_words(read: Read, script: str, names: list[str]) -> None:
         ("${#V}", "5"),
         ("${#EMPTY}", "0"),
         ("x${V%%.c}y${V#a.}z", "xa.byb.cz"),
+        # Shell patterns in #, ##, %, %% (bash's answers, checked with bash itself):
+        ("${V%%.*}", "a"),  # the major of a version: ${CUDA_VER%%.*}
+        ("${V%.*}", "a.b"),
+        ("${V#*.}", "b.c"),
+        ("${V##*.}", "c"),
+        ("${V#?}", ".b.c"),
+        ("${V%[bc]}", "a.b."),
+        ("${V%%[!a]*}", "a"),
+        ("${V#[^a]}", "a.b.c"),
+        ("${V%\\.c}", "a.b"),
+        ("${V%%x*}", "a.b.c"),
     ],
 )
 def test_parameter_expansions(read: Read, expansion: str, value: str) -> None:
-    """String operations with literal patterns on known values, as the shell computes them."""
+    """String operations on known values, as the shell computes them."""
     computed(read, f'V=a.b.c\ngh run download -n "{expansion}"', value)
 
 
 @pytest.mark.parametrize(
     ("expansion", "reason"),
     [
-        ("${V%.*}", "${V%.*}: a pattern with shell wildcards"),
-        ("${V//[.]/}", "${V//[.]/}: a pattern with shell wildcards"),
-        ("${V#?}", "${V#?}: a pattern with shell wildcards"),
-        ("${V%$X}", "${V%$X}: a pattern with shell wildcards"),
+        ("${V//[.]/}", "${V//[.]/}: a replacement of a shell pattern"),
+        ("${V/?/x}", "${V/?/x}: a replacement of a shell pattern"),
+        ("${V%$X}", "${V%$X}: a pattern stagegate does not read"),
+        ("${V%[[:alpha:]]}", "${V%[[:alpha:]]}: a pattern stagegate does not read"),
+        ("${V%[}", "${V%[}: a pattern stagegate does not read"),
         ("${V:0:3}", "${V:0:3} is a shell expansion stagegate does not compute"),
         ("${V^^}", "${V^^} is a shell expansion stagegate does not compute"),
         ("${!V}", "${!V} is a shell expansion stagegate does not compute"),

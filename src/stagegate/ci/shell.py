@@ -46,7 +46,7 @@ from stagegate.ci.shellwords import (
     worth_reading,
 )
 from stagegate.ci.subst import Output, substitution
-from stagegate.ci.textops import NUMBER
+from stagegate.ci.textops import NUMBER, trimmed
 from stagegate.ci.transfers import (
     ENV_FILE,
     MAX_CALL_DEPTH,
@@ -557,8 +557,8 @@ class Shell:
 
     def expand(self, inner: str, written: str) -> Value:
         """``${X//a/b}``, ``${X/a/b}``, ``${X#a}``, ``${X%a}`` (and ``##``, ``%%``),
-        ``${X:-d}``, ``${#X}``: string operations on a known value, with literal patterns
-        (a pattern with shell wildcards, or a value stagegate does not know, is unknown)."""
+        ``${X:-d}``, ``${#X}``: string operations on a known value; ``#``/``%`` patterns
+        may use shell wildcards (``ci.textops.trimmed``), ``/`` patterns are literal."""
         match = EXPANSION.fullmatch(inner)
         assert match is not None
         length, name, op, arg = match.group(1), match.group(2), match.group(3), match.group(4)
@@ -588,16 +588,19 @@ class Shell:
             return Unknown(
                 written, f"{written}: a string operation on a value stagegate does not know"
             )
-        if set(arg or "") & set("*?[]\\$`"):
-            return Unknown(written, f"{written}: a pattern with shell wildcards")
         if op in ("//", "/"):
             old, _, new = (arg or "").partition("/")
+            if set(old) & set("*?[]\\$`"):
+                return Unknown(written, f"{written}: a replacement of a shell pattern")
             if not old:
                 return value
             return value.replace(old, new) if op == "//" else value.replace(old, new, 1)
-        if op in ("#", "##"):
-            return value.removeprefix(arg or "")
-        return value.removesuffix(arg or "")
+        done = trimmed(value, op, arg or "")
+        return (
+            Unknown(written, f"{written}: a pattern stagegate does not read")
+            if done is None
+            else done
+        )
 
     def parameter(self, name: str) -> Value:
         """``$1``..., ``$#``, ``$0``: from the call, in a script a ``run:`` calls."""

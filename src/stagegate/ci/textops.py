@@ -400,3 +400,54 @@ class _Arith:
             self.pos += 1
             return token
         raise Failed("arithmetic stagegate does not read")
+
+
+def glob_pattern(pattern: str) -> re.Pattern[str] | None:
+    """A shell pattern (``*``, ``?``, ``[...]``, ``[!...]``, ``\\x``) as a regular
+    expression matching exactly what bash's pattern matching does; None for what is not
+    read here (quotes, character classes such as ``[[:alpha:]]``, an open bracket)."""
+    if set(pattern) & set("\"'$`") or "[:" in pattern:
+        return None
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if i + 1 == len(pattern):
+                return None
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if c == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
+            if end < 0:
+                return None
+            body = pattern[i + 1 : end]
+            negate = body[:1] in ("!", "^")
+            body = body[1:] if negate else body
+            if not body or "\\" in body:
+                return None
+            out.append(("[^" if negate else "[") + body.replace("]", "\\]") + "]")
+            i = end + 1
+            continue
+        out.append(".*" if c == "*" else "." if c == "?" else re.escape(c))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def trimmed(value: str, op: str, pattern: str) -> str | None:
+    """``${X#P}``, ``${X##P}``, ``${X%P}``, ``${X%%P}`` of a known ``value``: the shortest
+    (``#``, ``%``) or longest (``##``, ``%%``) prefix or suffix matching ``P`` removed, as
+    bash does; None where the pattern is not read (``glob_pattern``)."""
+    compiled = glob_pattern(pattern)
+    if compiled is None:
+        return None
+    ends = range(len(value) + 1)
+    if op in ("#", "##"):
+        for i in ends if op == "#" else reversed(ends):
+            if compiled.fullmatch(value, 0, i):
+                return value[i:]
+        return value
+    for i in reversed(ends) if op == "%" else ends:
+        if compiled.fullmatch(value, i):
+            return value[:i]
+    return value
