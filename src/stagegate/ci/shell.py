@@ -15,7 +15,6 @@ from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Host, Scope
 from stagegate.ci.shellwords import (
     ASSIGN,
-    EXPANSION,
     HEREDOC,
     NAME_RE,
     OPERATOR_CHARS,
@@ -46,7 +45,7 @@ from stagegate.ci.shellwords import (
     worth_reading,
 )
 from stagegate.ci.subst import Output, substitution
-from stagegate.ci.textops import NUMBER, trimmed
+from stagegate.ci.textops import NUMBER, parameter_expansion
 from stagegate.ci.transfers import (
     ENV_FILE,
     MAX_CALL_DEPTH,
@@ -523,7 +522,7 @@ class Shell:
                 pieces.append(entry[1])
                 literal = True
             elif isinstance(entry, tuple) and entry[0] == "expand":
-                pieces.append(self.expand(entry[1], entry[2]))
+                pieces.append(parameter_expansion(self, entry[1], entry[2]))
             elif isinstance(entry, tuple) and entry[0] == "subst":
                 pieces.append(substitution(self, entry[1]))
             elif isinstance(entry, tuple):
@@ -554,53 +553,6 @@ class Shell:
         )
         self.reader.note_unresolved(self.loc(self.at), unknown)
         return unknown
-
-    def expand(self, inner: str, written: str) -> Value:
-        """``${X//a/b}``, ``${X/a/b}``, ``${X#a}``, ``${X%a}`` (and ``##``, ``%%``),
-        ``${X:-d}``, ``${#X}``: string operations on a known value; ``#``/``%`` patterns
-        may use shell wildcards (``ci.textops.trimmed``), ``/`` patterns are literal."""
-        match = EXPANSION.fullmatch(inner)
-        assert match is not None
-        length, name, op, arg = match.group(1), match.group(2), match.group(3), match.group(4)
-        value = self.variable(name)
-        if length:
-            return (
-                str(len(value))
-                if isinstance(value, str)
-                else Unknown(written, f"{written}: the length of a value stagegate does not know")
-            )
-        if op in (":-", "-"):
-            unset = (
-                self.positional is None or int(name) > len(self.positional)
-                if name.isdigit()
-                else name not in self.vars
-                and self.scope.env_value(name) is NotImplemented
-                and self.reader.bound(f"env.{name}", self.scope) is NotImplemented
-                and name not in self.reader.env_writers
-                and not name.startswith("GITHUB_")
-            )
-            if unset or (op == ":-" and value == ""):
-                if "$" in (arg or "") or "`" in (arg or ""):
-                    return Unknown(written, f"{written}: a default stagegate does not compute")
-                return arg or ""
-            return value
-        if not isinstance(value, str):
-            return Unknown(
-                written, f"{written}: a string operation on a value stagegate does not know"
-            )
-        if op in ("//", "/"):
-            old, _, new = (arg or "").partition("/")
-            if set(old) & set("*?[]\\$`"):
-                return Unknown(written, f"{written}: a replacement of a shell pattern")
-            if not old:
-                return value
-            return value.replace(old, new) if op == "//" else value.replace(old, new, 1)
-        done = trimmed(value, op, arg or "")
-        return (
-            Unknown(written, f"{written}: a pattern stagegate does not read")
-            if done is None
-            else done
-        )
 
     def parameter(self, name: str) -> Value:
         """``$1``..., ``$#``, ``$0``: from the call, in a script a ``run:`` calls."""

@@ -1,6 +1,7 @@
 """The text commands of a ``$(...)`` the shell reader evaluates exactly: ``echo``,
 ``printf '%s'``, ``tr -d SET`` and ``cut -d C -f LIST`` (fed by ``echo ... |`` or a
-``<<<`` here-string), and ``$(( ))`` integer arithmetic. Each needs every value it
+``<<<`` here-string), ``$(( ))`` integer arithmetic, and the parameter expansions
+(``${X%%.*}``, ``${X//a/b}``, ``${X:-d}``, ...). Each needs every value it
 reads known; anything else (another command or option, an unknown value, a placeholder
 that stands for many values) is an unknown value that says why: never guessed.
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from stagegate.ci.shellwords import SEPARATORS, marked_words, renumbered_words
+from stagegate.ci.shellwords import EXPANSION, SEPARATORS, marked_words, renumbered_words
 from stagegate.model.ghexpr import Ph, Sym, Tagged, Unknown, Value
 
 if TYPE_CHECKING:
@@ -451,3 +452,47 @@ def trimmed(value: str, op: str, pattern: str) -> str | None:
         if compiled.fullmatch(value, i):
             return value[:i]
     return value
+
+
+def parameter_expansion(shell: Shell, inner: str, written: str) -> Value:
+    """``${X//a/b}``, ``${X/a/b}``, ``${X#a}``, ``${X%a}`` (and ``##``, ``%%``),
+    ``${X:-d}``, ``${#X}``: string operations on a known value; ``#``/``%`` patterns
+    may use shell wildcards (``ci.textops.trimmed``), ``/`` patterns are literal."""
+    match = EXPANSION.fullmatch(inner)
+    assert match is not None
+    length, name, op, arg = match.group(1), match.group(2), match.group(3), match.group(4)
+    value = shell.variable(name)
+    if length:
+        return (
+            str(len(value))
+            if isinstance(value, str)
+            else Unknown(written, f"{written}: the length of a value stagegate does not know")
+        )
+    if op in (":-", "-"):
+        unset = (
+            shell.positional is None or int(name) > len(shell.positional)
+            if name.isdigit()
+            else name not in shell.vars
+            and shell.scope.env_value(name) is NotImplemented
+            and shell.reader.bound(f"env.{name}", shell.scope) is NotImplemented
+            and name not in shell.reader.env_writers
+            and not name.startswith("GITHUB_")
+        )
+        if unset or (op == ":-" and value == ""):
+            if "$" in (arg or "") or "`" in (arg or ""):
+                return Unknown(written, f"{written}: a default stagegate does not compute")
+            return arg or ""
+        return value
+    if not isinstance(value, str):
+        return Unknown(written, f"{written}: a string operation on a value stagegate does not know")
+    if op in ("//", "/"):
+        old, _, new = (arg or "").partition("/")
+        if set(old) & set("*?[]\\$`"):
+            return Unknown(written, f"{written}: a replacement of a shell pattern")
+        if not old:
+            return value
+        return value.replace(old, new) if op == "//" else value.replace(old, new, 1)
+    done = trimmed(value, op, arg or "")
+    return (
+        Unknown(written, f"{written}: a pattern stagegate does not read") if done is None else done
+    )

@@ -37,6 +37,7 @@ from stagegate.ci.files import (
 from stagegate.ci.matrix import expand
 from stagegate.ci.pwsh import PowerShell
 from stagegate.ci.scopes import Env, Host, Lazy, Scope
+from stagegate.ci.selfsteps import outputs_at, stagegate_command
 from stagegate.ci.shell import Shell
 from stagegate.ci.transfers import (
     DOWNLOAD,
@@ -433,7 +434,7 @@ class Reader:
         scope = scope.with_env(Env([*scope.env.layers, job_env, site.written]))
         shell = self.default_shell(site, jpath, job, scope)
         for i, step in enumerate(steps):
-            command = _stagegate_command(step) if isinstance(step, dict) else None
+            command = stagegate_command(step) if isinstance(step, dict) else None
             ident = step.get("id") if isinstance(step, dict) else None
             if command and isinstance(ident, str):
                 found[ident] = self.command_outputs(command)
@@ -445,7 +446,9 @@ class Reader:
             here = scope.with_env(
                 scope.env.child(self.env_layer(doc, (*path, "env"), step.get("env"), scope))
             )
-            reading = Shell(cast(Host, _Quiet(self)), site, (*path, "run"), run, here, for_outputs=True)
+            reading = Shell(
+                cast(Host, _Quiet(self)), site, (*path, "run"), run, here, for_outputs=True
+            )
             reading.run()
             if isinstance(ident, str):
                 found[ident] = reading.outputs
@@ -602,7 +605,7 @@ class Reader:
                 self.uses(at, path, step, uses, here)
             run = step.get("run")
             if isinstance(run, str):
-                command = _stagegate_command(step)
+                command = stagegate_command(step)
                 if command:
                     self.stagegate_step(at, step, command)
                 used = step.get("shell", shell)
@@ -684,7 +687,7 @@ class Reader:
             else:  # a pattern, or without one every artifact of the run
                 transfer("download", "pattern", "*", kind="pattern", run=run)
             return
-        command = _stagegate_command(step)
+        command = stagegate_command(step)
         if command is not None:
             self.stagegate_step(site, step, command)
             return
@@ -772,80 +775,12 @@ def _is_action(data: dict[str, Any]) -> bool:
     return isinstance(data.get("runs"), dict) and "jobs" not in data
 
 
-_OPTIONS_WITH_VALUES = frozenset({"-f", "--file", "--format", "--stage"})
-
-
-def _command_words(words: list[str]) -> list[str] | None:
-    """``flags`` / ``matrix P`` from the words after ``stagegate`` (its options skipped)."""
-    out: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if word in _OPTIONS_WITH_VALUES:
-            i += 2
-            continue
-        if word.startswith("-") or word in (">>", ">", "|", "&&", ";"):
-            if word in (">>", ">", "|", "&&", ";"):
-                break
-            i += 1
-            continue
-        out.append(word.strip("\"'"))
-        i += 1
-    return out if out and out[0] in ("flags", "matrix") else None
-
-
-def _stagegate_command(step: Mapping[str, Any]) -> list[str] | None:
-    """The command of a step that runs `stagegate flags` or `stagegate matrix P` (else None)."""
-    run = step.get("run")
-    if isinstance(run, str) and "stagegate" in run:
-        for line in run.splitlines():
-            words = line.split()
-            for i, word in enumerate(words):
-                if word in ("stagegate", "stagegate-ci") or word.endswith("/stagegate"):
-                    found = _command_words(words[i + 1 :])
-                    if found:
-                        return found
-    uses = step.get("uses")
-    if isinstance(uses, str) and "stagegate" in uses.lower():
-        given = step.get("with")
-        command = given.get("command") if isinstance(given, dict) else None
-        if isinstance(command, str):
-            return _command_words(command.split())
-    return None
-
-
 # --------------------------------------------------------------------------- entry points
 
 
 def files_for(migration: Migration) -> Files:
     """The workflow files of the repository holding the migration (``workflow_root``)."""
     return workflow_root(migration.root if str(migration.root) else Path("."))
-
-
-def outputs_at(migration: Migration, stage: int, command: list[str]) -> dict[str, Value]:
-    """The step outputs a `stagegate flags` or `stagegate matrix P` step writes at ``stage``."""
-    from stagegate.ci import ciflags
-    from stagegate.engine.resolve import resolve
-    from stagegate.errors import StagegateError
-
-    plan = resolve(migration, stage)
-    if command[0] == "flags":
-        try:
-            return dict(ciflags.github_outputs(plan))
-        except StagegateError:
-            return {}
-    if command[0] == "matrix" and len(command) > 1:
-        try:
-            found = ciflags.matrices(migration, command[1:], stage)
-        except StagegateError as error:
-            return {
-                "matrix": Unknown(
-                    f"stagegate matrix {' '.join(command[1:])}",
-                    f"{error}; fix the step's command",
-                )
-            }
-        return {"matrix": ciflags.compact(found)}
-    return {}
 
 
 def same_at(migration: Migration, stage: int, stage_reads: Mapping[tuple[Any, ...], Any]) -> bool:
