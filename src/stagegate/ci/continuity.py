@@ -10,14 +10,15 @@ lost, a new one gained.
 
 from __future__ import annotations
 
+import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from stagegate.ci.shipped import Context, Finding, Release, Side
 from stagegate.ci.ships import ships
-from stagegate.ci.transfers import Unresolved
+from stagegate.ci.transfers import MAX_SCRIPT, Unresolved
 from stagegate.errors import InvalidInput, Problem
 from stagegate.git.objects import GitSource
 from stagegate.model import WorkflowSettings
@@ -97,13 +98,14 @@ def read_commit(
     the migration's ``workflows`` (its declared remote actions), where there is one."""
     source = repo.source(commit)
     try:
-        found = source.files(".github")
+        found = {f".github/{rel}": data for rel, data in source.files(".github").items()}
     except (FileNotFoundError, NotADirectoryError):
         found = {}
+    found.update(referenced(source, found))
     with tempfile.TemporaryDirectory(prefix="stagegate-continuity-") as tmp:
         root = Path(tmp)
         for rel, data in found.items():
-            target = root / ".github" / rel
+            target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         try:
@@ -115,6 +117,35 @@ def read_commit(
                     for p in exc.problems
                 ]
             ) from None
+
+
+MAX_REFERENCED = 200
+"""Files outside .github/ that continuity writes for the reader, at the most."""
+PATH_WORD = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*/[A-Za-z0-9_./-]+")
+
+
+def referenced(source: GitSource, texts: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The files of the commit that the workflows name by path, and those the files
+    found so name, in turn (the scripts a `run:` calls, the files `yq` reads): the reader
+    reads them as a checkout would have them. A path written through a variable is not
+    found here, and the reader then says the script or file is unknown (unresolved),
+    never guesses it."""
+    out: dict[str, bytes] = {}
+    queue = list(texts.values())
+    while queue and len(out) < MAX_REFERENCED:
+        text = queue.pop().decode("utf-8", "replace")
+        for word in sorted(set(PATH_WORD.findall(text))):
+            rel = word.removeprefix("./").rstrip(".")
+            if rel in out or rel in texts or ".." in rel.split("/") or len(out) >= MAX_REFERENCED:
+                continue
+            try:
+                data = source.read(rel)
+            except (OSError, ValueError):
+                continue  # not a file of the commit: a URL, an action, a folder
+            if len(data) <= MAX_SCRIPT and b"\0" not in data:
+                out[rel] = data
+                queue.append(data)
+    return out
 
 
 def compare(
