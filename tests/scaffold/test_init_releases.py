@@ -253,13 +253,17 @@ def test_the_cuda_python_mirror(sg: Sg, tmp_path: Path) -> None:
     ]
     assert '    select:\n      - "cuda-core*"   # ci/tools/download-wheels:15\n' in text
     assert '    exclude: ["*-tests", "*python315*"]\n' in text
-    # the bindings and core wheels' names come from ci/tools/env-vars (not read here): their
-    # releases select nothing, so their checks are left out, saying so
-    assert (
-        "# - check: release-continuity   # fails at stage 0, so left out: release cuda-core "
-        "selects no artifact a producer here makes at stage 0"
-    ) in text
-    assert _tags(text) == [("cuda-pathfinder", "v0.0.0"), ("cuda-python", "v0.0.0")]
+    # the bindings and core wheels' names come from ci/tools/env-vars, which init reads
+    # (issue 23): each of the four releases selects what a producer makes, so each has its
+    # check, and every check passes
+    assert "left out" not in text
+    assert _tags(text) == [
+        ("cuda-core", "v0.0.0"),
+        ("cuda-bindings", "v0.0.0"),
+        ("cuda-pathfinder", "v0.0.0"),
+        ("cuda-python", "v0.0.0"),
+    ]
+    assert '      - "cuda-core-python{python-version-tr}-{host-platform}-{sha}"' in text
     check = sg("check", cwd=root)
     assert check.code == 0, check.output
-    assert check.out.splitlines()[-1] == "5 checks at stage 0: all passed"
+    assert check.out.splitlines()[-1] == "7 checks at stage 0: all passed"

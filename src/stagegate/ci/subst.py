@@ -9,7 +9,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from stagegate.ci import jq, textops
-from stagegate.ci.shellwords import SEPARATORS, marked_words, script_path, token_words
+from stagegate.ci.shellwords import script_path
 from stagegate.errors import InvalidInput
 from stagegate.model.ghexpr import MAX_JSON, Unknown, Value, unknowns
 
@@ -38,21 +38,15 @@ def substitution(shell: Shell, piece: str) -> Value:
     jq here, the text commands and arithmetic in ``ci.textops``."""
     if piece.startswith("$(("):
         return textops.substitution(shell, piece)
-    inner = piece[2:-1]
-    marked = "".join(
-        part if isinstance(part, str) else shell.sentinel(part.value)
-        for part in marked_words(inner)
-    )
-    words = token_words(marked)
-    if words is None or any(w in SEPARATORS and w != "|" for w in words) or not words:
-        return textops.substitution(shell, piece)
-    segments: list[list[str]] = [[]]
-    for word in words:
-        if word == "|":
-            segments.append([])
-        else:
-            segments[-1].append(word)
-    if any(w.startswith((">", "<", "2>", "&>")) for w in words) or not all(segments):
+    try:
+        segments = textops.pipeline(shell, piece[2:-1])
+    except textops.Failed:
+        segments = None
+    if (
+        segments is None
+        or not all(segments)
+        or any(w.startswith((">", "<", "2>", "&>")) for s in segments for w in s)
+    ):
         return textops.substitution(shell, piece)
     heads = [s[0] for s in segments]
     where = shell.loc(shell.at)

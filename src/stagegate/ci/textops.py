@@ -104,13 +104,26 @@ def _words(shell: Shell, inner: str) -> list[str]:
 # --------------------------------------------------------------------------- pipelines
 
 
-def _pipeline(shell: Shell, inner: str) -> Value:
+def pipeline(shell: Shell, inner: str) -> list[list[str]] | None:
+    """The commands of a substitution that is one pipeline (``a | b``), each as its
+    words (values in ``shell``'s table; a command may be empty); None for a list of
+    commands (``;``, ``&&``, ...). Failed for an unclosed quote."""
     words = _words(shell, inner)
     if not words or any(w in SEPARATORS and w != "|" for w in words):
+        return None
+    segments: list[list[str]] = [[]]
+    for word in words:
+        if word == "|":
+            segments.append([])
+        else:
+            segments[-1].append(word)
+    return segments
+
+
+def _pipeline(shell: Shell, inner: str) -> Value:
+    segments = pipeline(shell, inner)
+    if segments is None or any(s[0] not in ("echo", "printf", *FILTERS) for s in segments if s):
         raise Foreign
-    if any(s[0] not in ("echo", "printf", *FILTERS) for s in _segments(words) if s):
-        raise Foreign
-    segments = _segments(words)
     if not all(segments):
         raise Failed("an empty command in a pipeline")
     head = segments[0]
@@ -152,16 +165,6 @@ def _pipeline(shell: Shell, inner: str) -> Value:
     if text is None:
         raise Failed(f"a command stagegate does not run ({head[0]})")
     return _result(text.rstrip("\n"), keys, ops[-1] if ops else head[0])
-
-
-def _segments(words: list[str]) -> list[list[str]]:
-    segments: list[list[str]] = [[]]
-    for word in words:
-        if word == "|":
-            segments.append([])
-        else:
-            segments[-1].append(word)
-    return segments
 
 
 def _echo(shell: Shell, args: list[str]) -> _Text:
