@@ -36,26 +36,24 @@ class PathGlob:
         body = text.rstrip("/")
         self.unanchored = "/" not in body
         body = body.lstrip("/")
-        parts = body.split("/") if body else []
         self.literal: str | None = None  # the glob is this path (or a folder of it)
-        if not _GLOBBY.search(body):
+        found = _GLOBBY.search(body)
+        first = -1 if found is None else found.start()
+        if first < 0:
             self.literal = body
-        elif (
-            not self.unanchored
-            and len(parts) > 1
-            and parts[-1] == "**"
-            and not _GLOBBY.search(body, 0, len(body) - 3)
-        ):
-            self.literal = "/".join(parts[:-1])  # folder/**: everything under folder
+        elif not self.unanchored and first == len(body) - 2 and body.endswith("/**"):
+            self.literal = body[:-3]  # folder/**: everything under folder
             self.folder_only = True
         self._regex: re.Pattern[str] | None = None
-        literal: list[str] = []
+        folder = ""  # the literal folders before the first glob character (anchored only)
         if not self.unanchored:
-            for part in parts[:-1] if not self.folder_only else parts:
-                if part == "**" or _GLOBBY.search(part):
-                    break
-                literal.append(part)
-        self.folder = "/".join(literal)
+            parts = (body if first < 0 else body[:first]).split("/")
+            if first >= 0:
+                del parts[-1]  # the component holding the glob character
+            if not self.folder_only:
+                del parts[body.count("/") :]  # never the last component itself
+            folder = "/".join(parts)
+        self.folder = folder
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -152,9 +150,12 @@ def never_matches(text: str) -> str | None:
     Git names files by their path from the top of the repository: never with an empty,
     ``.`` or ``..`` component, never inside ``.git``; a class that admits no character
     (``[!/]`` aside, ``[]`` in git's reading is not closed) makes the glob empty too."""
-    if not text.strip("/"):
+    body = text.strip("/")
+    if not body:
         return "it names no file (empty or only '/')"
-    parts = text.strip("/").split("/")
+    if "//" not in body and "/." not in "/" + body and "[" not in text:
+        return None  # no empty component, none starting with '.', no class
+    parts = body.split("/")
     for part in parts:
         if part == "":
             return "it has an empty path component ('//'); git never names a file that way"
