@@ -137,12 +137,16 @@ def path_warnings(migration: Migration) -> list[PathWarning]:
     return out
 
 
+_GLOB_CHAR = re.compile(r"[*?\[]")
+
+
 class _Planner:
     def __init__(self, plan: Plan, links: Sequence[tuple[str, str]]) -> None:
         self.plan = plan
         self.links = Links(links)
         self.producers = {p.id: p for p in plan.producers if p.run == "this"}
         self.consumers = {c.id: c for c in plan.consumers if c.planned}
+        self.position = {cid: at for at, cid in enumerate(self.consumers)}
         self.index: Index[tuple[str, str]] = Index(
             [(("producer", p.id), g) for p in self.producers.values() for g in p.paths]
             + [(("consumer", c.id), g) for c in self.consumers.values() for g in c.paths]
@@ -171,7 +175,7 @@ class _Planner:
             return found  # type: ignore[return-value]
         answer: tuple[str, ...] | None = None
         parts = item.select.parts
-        if not any(isinstance(x, str) and any(c in x for c in "*?[") for x in parts):
+        if not _GLOB_CHAR.search(item.select.text):  # only literal text holds them
             mine = item_axes(self.plan.migration, item)
             taken: list[str] = []
             for pid in item.from_:
@@ -206,7 +210,10 @@ class _Planner:
             if not isinstance(b, Placeholder) or a.axis != b.axis:
                 return False
             ours, own = mine[a.axis], theirs[a.axis]
-            if own.is_open or ours.is_open:
+            if ours is own:  # the migration's axis on both sides
+                if not (own.is_open or own.values):
+                    return False
+            elif own.is_open or ours.is_open:
                 if not (own.is_open and ours.is_open and own.pattern == ours.pattern):
                     return False
             elif not own.values or not set(own.values) <= set(ours.values or ()):
@@ -587,9 +594,8 @@ def _check_reuse(
                     f"commit {baseline.sha[:12]} and the head ({stale[pid]})"
                 )
     names = _Names(baseline.artifacts)
-    order = list(planner.consumers)
     for pid, takers in reuse.items():
-        for consumer, item in sorted(takers, key=lambda t: order.index(t[0].id)):
+        for consumer, item in sorted(takers, key=lambda t: planner.position[t[0].id]):
             if not item.required:
                 continue
             row = planner.missing(item, pid, names)
@@ -650,8 +656,8 @@ def affected(
     reasons = [Reason(p, rebuild[p]) for p in rebuild_ids]
     reasons += [Reason(c, rerun[c]) for c in rerun_ids]
     for p in reuse_ids:
-        takers = {c.id for c, _ in reuse[p]}
-        named = ", ".join(c for c in planner.consumers if c in takers)
+        takers = sorted({c.id for c, _ in reuse[p]}, key=planner.position.__getitem__)
+        named = ", ".join(takers)
         reasons.append(Reason(p, f"not rebuilt; {named} take its rows from the baseline run"))
     reasons += [Reason(r, why) for r, why in releases.items()]
     return Affected(

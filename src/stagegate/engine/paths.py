@@ -48,10 +48,8 @@ class PathGlob:
         folder = ""  # the literal folders before the first glob character (anchored only)
         if not self.unanchored:
             parts = (body if first < 0 else body[:first]).split("/")
-            if first >= 0:
-                del parts[-1]  # the component holding the glob character
-            if not self.folder_only:
-                del parts[body.count("/") :]  # never the last component itself
+            if first >= 0 or not self.folder_only:
+                del parts[-1]  # the one holding the glob character, or the last (a name)
             folder = "/".join(parts)
         self.folder = folder
 

@@ -235,7 +235,9 @@ def open_change(
     start: Path, base: str, head: str = "HEAD", baseline: str | None = None
 ) -> tuple[Repository, Change]:
     """The repository holding ``start`` and the change (``gather``), with the repository,
-    the refs and the head's tree asked of git by one process where all is well; anything
+    the refs, the head's tree and the merge base (``BASE...HEAD`` lists it after a ``^``:
+    the first is the one ``git merge-base`` names) asked of git by one process where all
+    is well; anything
     else takes the long way, whose messages say what is wrong (``open_repository``: not a
     repository, a bare one, no commits; ``Repository.resolve``: how to fetch a ref)."""
     from stagegate.git.repo import open_repository
@@ -244,18 +246,21 @@ def open_change(
     if start.is_dir() and _plain(base) and _plain(head):
         code, out, _err = status(
             ["rev-parse", "--is-bare-repository", "--show-toplevel", f"{base}^{{commit}}",
-             f"{head}^{{commit}}", f"{head}^{{tree}}"],
+             f"{head}^{{commit}}", f"{head}^{{tree}}", f"{base}^{{commit}}...{head}^{{commit}}"],
             start,
         )  # fmt: skip
         lines = out.split("\n")
-        known = code == 0 and len(lines) == 5 and lines[0] == "false" and lines[1] != ""
-        if known and all(_HEX.fullmatch(x) for x in lines[2:]):
+        known = code == 0 and len(lines) >= 8 and lines[0] == "false" and lines[1] != ""
+        known = known and lines[5:7] == [lines[3], lines[2]] and lines[7].startswith("^")
+        if known and all(_HEX.fullmatch(x) for x in [*lines[2:5], lines[7][1:]]):
             found = lines
     if found is None:
         repo = open_repository(start)
         return repo, gather(repo, base, head, baseline)
     repo = Repository(root=Path(found[1]).resolve())
-    return repo, gather(repo, base, head, baseline, resolved=(found[2], found[3], found[4]))
+    return repo, gather(
+        repo, base, head, baseline, resolved=(found[2], found[3], found[4], found[7][1:])
+    )
 
 
 def _plain(ref: str) -> bool:
@@ -287,13 +292,16 @@ def gather(
     head: str = "HEAD",
     baseline: str | None = None,
     *,
-    resolved: tuple[str, str, str] | None = None,
+    resolved: tuple[str, str, str, str] | None = None,
 ) -> Change:
     """The change from the merge base of ``base`` and ``head`` to ``head``; GitError (exit
     3, saying how to fetch) for a ref the clone does not have. ``resolved``: the commits
-    of ``base`` and ``head`` and the head's tree, when already known."""
-    base_sha, head_sha, tree = resolved or _resolve(repo, base, head)
-    merge_base = repo.merge_base(base_sha, head_sha, shown=(base, head))
+    of ``base`` and ``head``, the head's tree and their merge base, when already known."""
+    if resolved is None:
+        base_sha, head_sha, tree = _resolve(repo, base, head)
+        merge_base = repo.merge_base(base_sha, head_sha, shown=(base, head))
+    else:
+        base_sha, head_sha, tree, merge_base = resolved
     entries = Pending(
         [
             "diff", "--raw", "-z", "--no-abbrev", "--no-renames", "--no-ext-diff",

@@ -12,7 +12,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from stagegate.ci import ciflags
 from stagegate.engine.affected import Affected
 from stagegate.report import Output, Renderers, github, lines
 
@@ -103,6 +102,7 @@ def outputs(result: Affected) -> list[tuple[str, str]]:
     """The ``$GITHUB_OUTPUT`` pairs: the lists as JSON, ``full``, the build ``matrix``
     (one ``{"producer": id}`` row per producer to rebuild) and one ``build-ID``,
     ``test-ID`` and ``reuse-ID`` true/false per active item of this run."""
+    from stagegate.ci import ciflags
     from stagegate.engine.resolve import resolve
 
     plan = resolve(result.migration, result.stage)
@@ -135,6 +135,8 @@ def summary(result: Affected) -> str:
 
 
 def publish(result: Affected, environ: Mapping[str, str]) -> Output:
+    from stagegate.ci import ciflags  # the github format's alone: not loaded for the others
+
     written = ciflags.lines(outputs(result))
     ciflags.append(
         ciflags.targets(
