@@ -15,8 +15,6 @@ from stagegate.engine.affected import _Names, _Planner, _ships_whole
 from stagegate.engine.match import release_selection
 from stagegate.engine.resolve import resolve
 from stagegate.model import Migration
-from stagegate.report import dumps
-from stagegate.report.affected import dumps_plain
 from stagegate.validation import load
 
 Sg = Callable[..., Result]
@@ -207,18 +205,3 @@ def test_the_merge_base_asked_with_the_refs_is_the_one_git_merge_base_names(
     result = sg("affected", "--base", "main", "--head", "alone", cwd=repo.root)
     assert result.code == 3
     assert "share no history" in result.err
-
-
-def test_the_plan_json_is_report_dumps_text() -> None:
-    """The plan's JSON encoder writes what ``report.dumps`` writes: escapes (quotes,
-    backslashes, C0, DEL and C1), non-ASCII as is, empty and nested lists and objects,
-    numbers, booleans and null."""
-    data = {
-        "stage": 3,
-        "changed": ['a "b"\\c', "tab\there", "bell\x07", "del\x7f", "c1\x85", "é\u2028ü", ""],
-        "rebuild": [],
-        "reasons": [{"item": "x", "because": "y"}, {}],
-        "nested": [[], [[1, 2.5]], {"k": None, "t": True, "f": False}],
-    }
-    assert dumps_plain(data) == dumps(data)
-    assert dumps_plain([]) == "[]" and dumps_plain({}) == "{}"

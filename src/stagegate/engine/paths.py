@@ -28,7 +28,7 @@ class PathGlob:
     decided by string comparison; the regex is compiled only for the others, on first use
     (thousands of producers each declare their globs; most are never tried)."""
 
-    __slots__ = ("_regex", "folder", "folder_only", "literal", "text", "unanchored")
+    __slots__ = ("_regex", "folder_only", "literal", "text", "unanchored")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -45,13 +45,6 @@ class PathGlob:
             self.literal = body[:-3]  # folder/**: everything under folder
             self.folder_only = True
         self._regex: re.Pattern[str] | None = None
-        folder = ""  # the literal folders before the first glob character (anchored only)
-        if not self.unanchored:
-            parts = (body if first < 0 else body[:first]).split("/")
-            if first >= 0 or not self.folder_only:
-                del parts[-1]  # the one holding the glob character, or the last (a name)
-            folder = "/".join(parts)
-        self.folder = folder
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -72,6 +65,20 @@ class PathGlob:
         if self.folder_only:
             return path.startswith(lit + "/")
         return path == lit or path.startswith(lit + "/")
+
+
+def folder_of(text: str) -> str:
+    """The literal folder a glob starts with, under which ``Index`` files it: the
+    folders before the first glob character of an anchored glob (a glob of a folder,
+    ending in ``/``, without one: that folder), else the top (``""``)."""
+    body = text.rstrip("/")
+    if "/" not in body:
+        return ""  # unanchored: a name at any depth
+    body = body.lstrip("/")
+    found = _GLOBBY.search(body)
+    if found is not None:
+        return body[: found.start()].rpartition("/")[0]
+    return body if text.endswith("/") else body.rpartition("/")[0]
 
 
 def _class(text: str, start: int) -> tuple[str, int] | None:
@@ -177,13 +184,10 @@ class Index(Generic[K]):
     literal folder they start with."""
 
     def __init__(self, entries: Iterable[tuple[K, str]]) -> None:
-        self._by_folder: dict[str, list[tuple[K, PathGlob]]] = {}
-        compiled: dict[str, PathGlob] = {}
+        self._by_folder: dict[str, list[tuple[K, str]]] = {}
+        self._compiled: dict[str, PathGlob] = {}  # made when a path of its folder is tried
         for key, text in entries:
-            glob = compiled.get(text)
-            if glob is None:
-                glob = compiled[text] = PathGlob(text)
-            self._by_folder.setdefault(glob.folder, []).append((key, glob))
+            self._by_folder.setdefault(folder_of(text), []).append((key, text))
 
     def matches(self, path: str) -> list[tuple[K, str]]:
         """Every (key, glob text) whose glob covers ``path``, in the order declared
@@ -194,7 +198,10 @@ class Index(Generic[K]):
         for i in range(1, len(parts) + 1):
             folders.append("/".join(parts[:i]))
         for folder in folders:
-            for key, glob in self._by_folder.get(folder, ()):
+            for key, text in self._by_folder.get(folder, ()):
+                glob = self._compiled.get(text)
+                if glob is None:
+                    glob = self._compiled[text] = PathGlob(text)
                 try:
                     hit = glob.matches(path)
                 except re.error:  # never_matches reports it

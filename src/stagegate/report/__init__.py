@@ -86,12 +86,7 @@ def dumps(data: Any) -> str:
     escaped (``json`` escapes C0 itself; DEL and C1 as ``\\u00NN`` here)."""
     import json
 
-    return escape_controls(json.dumps(data, indent=2, ensure_ascii=False))
-
-
-def escape_controls(text: str) -> str:
-    """JSON text with the control characters ``json`` leaves as they are (DEL, C1)
-    escaped as ``\\u00NN``."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
     return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -7,13 +7,14 @@ appends the plan to ``$GITHUB_STEP_SUMMARY``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stagegate.engine.affected import Affected
-from stagegate.report import Output, Renderers, github, lines
+from stagegate.report import Output, Renderers, echo_json, github, lines
+
+if TYPE_CHECKING:
+    from stagegate.engine.affected import Affected
 
 
 def as_json(result: Affected) -> dict[str, Any]:
@@ -68,34 +69,7 @@ def _plain(result: Affected) -> Output:
 
 
 def _json(result: Affected) -> Output:
-    return Output(lines(dumps_plain(as_json(result))), _warnings(result))
-
-
-def dumps_plain(data: Any) -> str:
-    """``report.dumps(data)`` for data of dicts, lists, strings, numbers, booleans and
-    None, the same text made faster: ``json.dumps`` with an indent encodes in Python
-    value by value (a plan of a thousand producers has thousands of strings), while
-    here each string is one call of ``json``'s C string encoder."""
-    from json.encoder import encode_basestring
-
-    from stagegate.report import escape_controls
-
-    def encode(value: Any, indent: str) -> str:
-        if isinstance(value, str):
-            return encode_basestring(value)
-        inner = indent + "  "
-        if isinstance(value, dict):
-            if not value:
-                return "{}"
-            items = [f"{inner}{encode(str(k), '')}: {encode(v, inner)}" for k, v in value.items()]
-            return "{\n" + ",\n".join(items) + f"\n{indent}}}"
-        if isinstance(value, list):
-            if not value:
-                return "[]"
-            return "[\n" + ",\n".join(inner + encode(v, inner) for v in value) + f"\n{indent}]"
-        return json.dumps(value)
-
-    return escape_controls(encode(data, ""))
+    return Output(echo_json(as_json)(result).out, _warnings(result))
 
 
 def outputs(result: Affected) -> list[tuple[str, str]]:
