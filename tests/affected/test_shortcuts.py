@@ -205,3 +205,16 @@ def test_the_merge_base_asked_with_the_refs_is_the_one_git_merge_base_names(
     result = sg("affected", "--base", "main", "--head", "alone", cwd=repo.root)
     assert result.code == 3
     assert "share no history" in result.err
+
+
+def test_links_are_read_from_the_start_of_ls_tree_entries_only() -> None:
+    """The symbolic links of a tree are found by a byte search of ``git ls-tree -r -z``:
+    a file named like a link entry is not one (its name follows a tab, not an entry's
+    start); the link itself, first, in the middle or last without a final NUL, is."""
+    from stagegate.git.changes import _link_entries
+
+    file = b"100644 blob 1111\t120000 blob 2222\0"
+    link = b"120000 blob 3333\tpkg/link\0"
+    assert _link_entries(file) == []
+    assert _link_entries(link + file + link) == [("pkg/link", "3333"), ("pkg/link", "3333")]
+    assert _link_entries(file + b"120000 blob 4444\tlast") == [("last", "4444")]

@@ -127,12 +127,24 @@ def _raw_diff(out: bytes) -> list[_Entry]:
     return entries
 
 
-_LINK_ENTRY = re.compile(rb"(?:^|\0)120000 blob ([0-9a-f]+)\t([^\0]*)")
+_LINK_ENTRY = b"120000 blob "
 
 
 def _link_entries(out: bytes) -> list[tuple[str, str]]:
-    """(path, blob id) of the symbolic links in ``git ls-tree -r -z`` output."""
-    return [(os.fsdecode(path), sha.decode("ascii")) for sha, path in _LINK_ENTRY.findall(out)]
+    """(path, blob id) of the symbolic links in ``git ls-tree -r -z`` output
+    (``MODE TYPE ID\tPATH\0`` per entry): each entry that starts with the link mode,
+    found by a byte search (a regex over a hundred thousand entries takes a tenth of a
+    second); one in the middle of a name is not at the start of an entry."""
+    found = []
+    at = out.find(_LINK_ENTRY)
+    while at >= 0:
+        tab = out.find(b"\t", at)
+        end = out.find(b"\0", tab)
+        if at == 0 or out[at - 1] == 0:
+            sha = out[at + len(_LINK_ENTRY) : tab].decode("ascii")
+            found.append((os.fsdecode(out[tab + 1 : len(out) if end < 0 else end]), sha))
+        at = out.find(_LINK_ENTRY, at + 1)
+    return found
 
 
 def _links_file(tree: str) -> Path | None:
