@@ -24,8 +24,10 @@ def plan_change(
 ) -> Affected:
     """`affected`'s core: the plan of ``stage`` for the change from the merge base of
     ``base`` and ``head`` (default HEAD) to ``head``, with ``baseline`` (a file) read."""
-    from stagegate.engine.affected import affected
+    from stagegate.engine.affected import affected, prepare
     from stagegate.git.changes import model_paths, open_change
 
-    repo, change = open_change(migration.root, base, head or "HEAD", baseline)
+    repo, change = open_change(
+        migration.root, base, head or "HEAD", baseline, meanwhile=lambda: prepare(migration, stage)
+    )
     return affected(migration, stage, change, model=model_paths(repo, migration))

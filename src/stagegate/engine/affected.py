@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from stagegate.engine.match import (
     RowIndex,
@@ -140,6 +141,30 @@ def path_warnings(migration: Migration) -> list[PathWarning]:
 _GLOB_CHAR = re.compile(r"[*?\[]")
 
 
+@lru_cache(maxsize=8)
+def _paths_index(plan: Plan) -> Index[tuple[str, str]]:
+    """The `paths` of the stage's producers of this run and planned consumers, indexed
+    (once per plan: ``prepare`` makes it while git compares the commits)."""
+    return Index(
+        [(("producer", p.id), g) for p in plan.producers if p.run == "this" for g in p.paths]
+        + [(("consumer", c.id), g) for c in plan.consumers if c.planned for g in c.paths]
+    )
+
+
+@lru_cache(maxsize=8)
+def _warnings(migration: Migration) -> tuple[PathWarning, ...]:
+    return tuple(path_warnings(migration))
+
+
+def prepare(migration: Migration, stage: int) -> None:
+    """The work of a plan that does not depend on the change (the stage's items, the
+    index of their `paths`, the warnings about globs that never match), done ahead:
+    ``commands.affected`` has it done while git compares the commits, and ``affected``
+    finds it done."""
+    _paths_index(resolve(migration, stage))
+    _warnings(migration)
+
+
 class _Planner:
     def __init__(self, plan: Plan, links: Sequence[tuple[str, str]]) -> None:
         self.plan = plan
@@ -147,10 +172,7 @@ class _Planner:
         self.producers = {p.id: p for p in plan.producers if p.run == "this"}
         self.consumers = {c.id: c for c in plan.consumers if c.planned}
         self.position = {cid: at for at, cid in enumerate(self.consumers)}
-        self.index: Index[tuple[str, str]] = Index(
-            [(("producer", p.id), g) for p in self.producers.values() for g in p.paths]
-            + [(("consumer", c.id), g) for c in self.consumers.values() for g in c.paths]
-        )
+        self.index = _paths_index(plan)
         self.fed_by: dict[str, list[str]] = {}
         for c in self.consumers.values():
             for pid in c.feeds:
@@ -673,7 +695,7 @@ def affected(
         releases=tuple(releases),
         reasons=tuple(reasons),
         full=full,
-        warnings=tuple(path_warnings(migration)),
+        warnings=_warnings(migration),
     )
 
 

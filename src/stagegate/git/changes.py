@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -244,7 +245,12 @@ def _link_changes(
 
 
 def open_change(
-    start: Path, base: str, head: str = "HEAD", baseline: str | None = None
+    start: Path,
+    base: str,
+    head: str = "HEAD",
+    baseline: str | None = None,
+    *,
+    meanwhile: Callable[[], object] | None = None,
 ) -> tuple[Repository, Change]:
     """The repository holding ``start`` and the change (``gather``), with the repository,
     the refs, the head's tree and the merge base (``BASE...HEAD`` lists it after a ``^``:
@@ -268,10 +274,15 @@ def open_change(
             found = lines
     if found is None:
         repo = open_repository(start)
-        return repo, gather(repo, base, head, baseline)
+        return repo, gather(repo, base, head, baseline, meanwhile=meanwhile)
     repo = Repository(root=Path(found[1]).resolve())
     return repo, gather(
-        repo, base, head, baseline, resolved=(found[2], found[3], found[4], found[7][1:])
+        repo,
+        base,
+        head,
+        baseline,
+        resolved=(found[2], found[3], found[4], found[7][1:]),
+        meanwhile=meanwhile,
     )
 
 
@@ -305,16 +316,18 @@ def gather(
     baseline: str | None = None,
     *,
     resolved: tuple[str, str, str, str] | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Change:
     """The change from the merge base of ``base`` and ``head`` to ``head``; GitError (exit
     3, saying how to fetch) for a ref the clone does not have. ``resolved``: the commits
-    of ``base`` and ``head``, the head's tree and their merge base, when already known."""
+    of ``base`` and ``head``, the head's tree and their merge base, when already known;
+    ``meanwhile``: work of the caller's, done while git compares the commits."""
     if resolved is None:
         base_sha, head_sha, tree = _resolve(repo, base, head)
         merge_base = repo.merge_base(base_sha, head_sha, shown=(base, head))
     else:
         base_sha, head_sha, tree, merge_base = resolved
-    entries = Pending(
+    diff = Pending(
         [
             "diff", "--raw", "-z", "--no-abbrev", "--no-renames", "--no-ext-diff",
             "--no-textconv", "--ignore-submodules=none", merge_base, head_sha, "--",
@@ -322,7 +335,10 @@ def gather(
         repo.root,
         _raw_diff,
         action=f"compare {merge_base[:12]} with {head_sha[:12]}",
-    ).result()  # fmt: skip
+    )  # fmt: skip
+    if meanwhile is not None:
+        meanwhile()
+    entries = diff.result()
     changed = list(dict.fromkeys(e.path for e in entries))
     links: list[tuple[str, str]] = []
     through: list[tuple[str, str, str]] = []
