@@ -7,9 +7,11 @@ it to ``engine.affected``.
 
 from __future__ import annotations
 
-from stagegate.engine.affected import Affected, affected
-from stagegate.git.changes import model_paths, open_change
-from stagegate.model import Migration
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stagegate.engine.affected import Affected
+    from stagegate.model import Migration
 
 
 def plan_change(
@@ -22,5 +24,10 @@ def plan_change(
 ) -> Affected:
     """`affected`'s core: the plan of ``stage`` for the change from the merge base of
     ``base`` and ``head`` (default HEAD) to ``head``, with ``baseline`` (a file) read."""
-    repo, change = open_change(migration.root, base, head or "HEAD", baseline)
+    from stagegate.engine.affected import affected, prepare
+    from stagegate.git.changes import model_paths, open_change
+
+    repo, change = open_change(
+        migration.root, base, head or "HEAD", baseline, meanwhile=lambda: prepare(migration, stage)
+    )
     return affected(migration, stage, change, model=model_paths(repo, migration))

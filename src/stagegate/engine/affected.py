@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from stagegate.engine.match import (
     RowIndex,
@@ -38,7 +39,14 @@ from stagegate.engine.paths import Index, Links, never_matches
 from stagegate.engine.resolve import Plan, Row, item_axes, resolve
 from stagegate.errors import Loc
 from stagegate.model import Consumer, Input, Migration, Producer, Release
-from stagegate.model.templates import Axis, Part, Placeholder
+from stagegate.model.templates import (
+    Assignment,
+    Axis,
+    Part,
+    Placeholder,
+    assignments,
+    row_count,
+)
 from stagegate.records import record
 
 
@@ -130,16 +138,41 @@ def path_warnings(migration: Migration) -> list[PathWarning]:
     return out
 
 
+_GLOB_CHAR = re.compile(r"[*?\[]")
+
+
+@lru_cache(maxsize=8)
+def _paths_index(plan: Plan) -> Index[tuple[str, str]]:
+    """The `paths` of the stage's producers of this run and planned consumers, indexed
+    (once per plan: ``prepare`` makes it while git compares the commits)."""
+    return Index(
+        [(("producer", p.id), g) for p in plan.producers if p.run == "this" for g in p.paths]
+        + [(("consumer", c.id), g) for c in plan.consumers if c.planned for g in c.paths]
+    )
+
+
+@lru_cache(maxsize=8)
+def _warnings(migration: Migration) -> tuple[PathWarning, ...]:
+    return tuple(path_warnings(migration))
+
+
+def prepare(migration: Migration, stage: int) -> None:
+    """The work of a plan that does not depend on the change (the stage's items, the
+    index of their `paths`, the warnings about globs that never match), done ahead:
+    ``commands.affected`` has it done while git compares the commits, and ``affected``
+    finds it done."""
+    _paths_index(resolve(migration, stage))
+    _warnings(migration)
+
+
 class _Planner:
     def __init__(self, plan: Plan, links: Sequence[tuple[str, str]]) -> None:
         self.plan = plan
         self.links = Links(links)
         self.producers = {p.id: p for p in plan.producers if p.run == "this"}
         self.consumers = {c.id: c for c in plan.consumers if c.planned}
-        self.index: Index[tuple[str, str]] = Index(
-            [(("producer", p.id), g) for p in self.producers.values() for g in p.paths]
-            + [(("consumer", c.id), g) for c in self.consumers.values() for g in c.paths]
-        )
+        self.position = {cid: at for at, cid in enumerate(self.consumers)}
+        self.index = _paths_index(plan)
         self.fed_by: dict[str, list[str]] = {}
         for c in self.consumers.values():
             for pid in c.feeds:
@@ -164,7 +197,7 @@ class _Planner:
             return found  # type: ignore[return-value]
         answer: tuple[str, ...] | None = None
         parts = item.select.parts
-        if not any(isinstance(x, str) and any(c in x for c in "*?[") for x in parts):
+        if not _GLOB_CHAR.search(item.select.text):  # only literal text holds them
             mine = item_axes(self.plan.migration, item)
             taken: list[str] = []
             for pid in item.from_:
@@ -199,7 +232,10 @@ class _Planner:
             if not isinstance(b, Placeholder) or a.axis != b.axis:
                 return False
             ours, own = mine[a.axis], theirs[a.axis]
-            if own.is_open or ours.is_open:
+            if ours is own:  # the migration's axis on both sides
+                if not (own.is_open or own.values):
+                    return False
+            elif own.is_open or ours.is_open:
                 if not (own.is_open and ours.is_open and own.pattern == ours.pattern):
                     return False
             elif not own.values or not set(own.values) <= set(ours.values or ()):
@@ -252,10 +288,43 @@ class _Planner:
         key = (release.id, ids)
         found = self._shipped.get(key)
         if found is None:
-            pool = [r for p in self.producers if p in ids for r in self.plan.rows(p)]
-            picked = {r.producer for r in release_selection(release, pool)} if pool else set()
+            picked: set[str] = set()
+            undecided = []
+            for p in self.producers:
+                if p in ids:
+                    ships = _ships_whole(
+                        self.plan.migration, release, self.plan.migration.producers[p]
+                    )
+                    if ships is None:
+                        undecided.append(p)
+                    elif ships:
+                        picked.add(p)
+            pool = [r for p in undecided for r in self.plan.rows(p)]
+            if pool:
+                picked.update(r.producer for r in release_selection(release, pool))
             found = self._shipped[key] = [p for p in self.producers if p in picked]
         return found
+
+    def missing(self, item: Input, producer: str, names: _Names) -> Row | None:
+        """The first row of ``producer`` that ``item`` takes and the baseline run lacks.
+        Where the input takes the whole producer (``_whole``), its rows are asked of the
+        names template by template, without making them (``_Names.lacks``)."""
+        whole = self._whole(item)
+        if whole is None:
+            return next((r for r in self.rows_from(item, producer) if not names.has(r)), None)
+        if producer not in whole:
+            return None
+        item_ = self.plan.migration.producers[producer]
+        axes = item_axes(self.plan.migration, item_)
+        for template in item_.artifacts:
+            lacking = names.lacks(template.parts, axes)
+            if lacking is not None:
+                return next(
+                    r
+                    for r in self.plan.rows(item_)
+                    if r.template is template and r.assignment == lacking
+                )
+        return None
 
     # -- which items a set of changed paths touches
 
@@ -391,8 +460,6 @@ class _Names:
         self._compiled: dict[str, re.Pattern[str]] = {}  # what follows the literal start
 
     def has(self, row: Row) -> bool:
-        import bisect
-
         from stagegate.engine.globs import Lit, Rx
 
         parts: list[str] = []
@@ -409,9 +476,47 @@ class _Names:
             else:  # pragma: no cover - artifact rows hold literals and open-axis regexes only
                 raise TypeError(f"unexpected piece {piece!r}")
         start = "".join(prefix)
-        if not open_axis:
+        return self._has(start, "".join(parts[len(prefix) :]) if open_axis else None)
+
+    def lacks(self, parts: Sequence[Part], axes: Mapping[str, Axis]) -> Assignment | None:
+        """The first row of template ``parts`` over ``axes`` (in ``assignments`` order)
+        whose name is not among the names, as ``has`` would find it on the row's pieces,
+        without making the rows: the template is read once into the fixed text before its
+        first open axis (literals and finite values) and the regex after it."""
+        head: list[str | Placeholder] = []
+        tail: list[str | Placeholder] = []  # regex text, and finite values to escape
+        for part in parts:
+            if isinstance(part, Placeholder) and axes[part.axis].is_open:
+                tail.append(f"(?:{axes[part.axis].pattern or ''})")
+            elif not tail:
+                head.append(part)
+            else:
+                tail.append(re.escape(part) if isinstance(part, str) else part)
+        regex = [x for x in tail if isinstance(x, str)]
+        fixed = "".join(regex) if len(regex) == len(tail) else None
+        for assignment in assignments(parts, axes):
+            values = dict(assignment)
+            start = "".join(x if isinstance(x, str) else values[x.axis] for x in head)
+            if not tail:
+                found = start in self.exact
+            else:
+                rest = fixed
+                if rest is None:
+                    rest = "".join(
+                        x if isinstance(x, str) else re.escape(values[x.axis]) for x in tail
+                    )
+                found = self._has(start, rest)
+            if not found:
+                return assignment
+        return None
+
+    def _has(self, start: str, rest: str | None) -> bool:
+        """Whether a name is ``start`` (``rest`` None) or ``start`` followed by a full
+        match of the regex ``rest``."""
+        import bisect
+
+        if rest is None:
             return start in self.exact
-        rest = "".join(parts[len(prefix) :])
         rx = self._compiled.get(rest)
         if rx is None:
             rx = self._compiled[rest] = re.compile(rest)
@@ -421,6 +526,65 @@ class _Names:
                 return True
             at += 1
         return False
+
+
+def _ships_whole(migration: Migration, release: Release, producer: Producer) -> bool | None:
+    """Whether ``release_selection`` picks some row of ``producer``, decided on its
+    templates where that is plain: the release has no `exclude` and each select is
+    literal text followed by one ``*`` (``pkg*``). A template whose fixed start begins
+    with that text has every name of its rows begin with it (a row is picked when it has
+    a name at all: some row, open axes whose regexes match something); one whose fixed
+    start differs from the text within both has no such name. None where any of that
+    does not hold (a placeholder within the text's length, another glob): the rows
+    decide."""
+    if release.exclude:
+        return None
+    starts: list[str] = []
+    for glob in release.select:
+        text = glob.text
+        if not text.endswith("*") or any(c in text[:-1] for c in "*?["):
+            return None
+        starts.append(text[:-1])
+    axes = item_axes(migration, producer)
+    for template in producer.artifacts:
+        fixed = ""
+        for part in template.parts:
+            if not isinstance(part, str):
+                break
+            fixed += part
+        for start in starts:
+            if fixed.startswith(start):
+                named = _has_names(template.parts, axes)
+                if named is None or named:
+                    return named
+            elif len(fixed) < len(start) and start.startswith(fixed):
+                return None
+    return False
+
+
+_NONEMPTY: dict[str, bool | None] = {}
+
+
+def _has_names(parts: Sequence[Part], axes: Mapping[str, Axis]) -> bool | None:
+    """Whether the rows of template ``parts`` have a name at all: some row (each finite
+    axis has a value) and, for each open axis, a string its regex matches. None when the
+    regex defeats the exact engine (the rows decide, and say so)."""
+    from stagegate.engine.globs import PatternError, Rx, intersects, language
+
+    if row_count(parts, axes) == 0:
+        return False
+    for part in parts:
+        if isinstance(part, str) or not axes[part.axis].is_open:
+            continue
+        pattern = axes[part.axis].pattern or ""
+        if pattern not in _NONEMPTY:
+            try:
+                _NONEMPTY[pattern] = intersects(language((Rx(pattern),)))
+            except PatternError:
+                _NONEMPTY[pattern] = None
+        if not _NONEMPTY[pattern]:
+            return _NONEMPTY[pattern]
+    return True
 
 
 def _check_reuse(
@@ -452,17 +616,16 @@ def _check_reuse(
                     f"commit {baseline.sha[:12]} and the head ({stale[pid]})"
                 )
     names = _Names(baseline.artifacts)
-    order = list(planner.consumers)
     for pid, takers in reuse.items():
-        for consumer, item in sorted(takers, key=lambda t: order.index(t[0].id)):
+        for consumer, item in sorted(takers, key=lambda t: planner.position[t[0].id]):
             if not item.required:
                 continue
-            for row in planner.rows_from(item, pid):
-                if not names.has(row):
-                    raise _Full(
-                        f"the baseline run holds no {row.describe()} of {pid}, which "
-                        f"{consumer.id} requires ({item.loc.file}:{item.loc.line})"
-                    )
+            row = planner.missing(item, pid, names)
+            if row is not None:
+                raise _Full(
+                    f"the baseline run holds no {row.describe()} of {pid}, which "
+                    f"{consumer.id} requires ({item.loc.file}:{item.loc.line})"
+                )
     for release in planner.plan.releases:
         if release.ships_reused or release.run != "this":
             continue
@@ -515,8 +678,8 @@ def affected(
     reasons = [Reason(p, rebuild[p]) for p in rebuild_ids]
     reasons += [Reason(c, rerun[c]) for c in rerun_ids]
     for p in reuse_ids:
-        takers = {c.id for c, _ in reuse[p]}
-        named = ", ".join(c for c in planner.consumers if c in takers)
+        takers = sorted({c.id for c, _ in reuse[p]}, key=planner.position.__getitem__)
+        named = ", ".join(takers)
         reasons.append(Reason(p, f"not rebuilt; {named} take its rows from the baseline run"))
     reasons += [Reason(r, why) for r, why in releases.items()]
     return Affected(
@@ -532,7 +695,7 @@ def affected(
         releases=tuple(releases),
         reasons=tuple(reasons),
         full=full,
-        warnings=tuple(path_warnings(migration)),
+        warnings=_warnings(migration),
     )
 
 

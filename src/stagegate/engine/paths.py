@@ -28,7 +28,7 @@ class PathGlob:
     decided by string comparison; the regex is compiled only for the others, on first use
     (thousands of producers each declare their globs; most are never tried)."""
 
-    __slots__ = ("_regex", "folder", "folder_only", "literal", "text", "unanchored")
+    __slots__ = ("_regex", "folder_only", "literal", "text", "unanchored")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -36,26 +36,15 @@ class PathGlob:
         body = text.rstrip("/")
         self.unanchored = "/" not in body
         body = body.lstrip("/")
-        parts = body.split("/") if body else []
         self.literal: str | None = None  # the glob is this path (or a folder of it)
-        if not _GLOBBY.search(body):
+        found = _GLOBBY.search(body)
+        first = -1 if found is None else found.start()
+        if first < 0:
             self.literal = body
-        elif (
-            not self.unanchored
-            and len(parts) > 1
-            and parts[-1] == "**"
-            and not _GLOBBY.search(body, 0, len(body) - 3)
-        ):
-            self.literal = "/".join(parts[:-1])  # folder/**: everything under folder
+        elif not self.unanchored and first == len(body) - 2 and body.endswith("/**"):
+            self.literal = body[:-3]  # folder/**: everything under folder
             self.folder_only = True
         self._regex: re.Pattern[str] | None = None
-        literal: list[str] = []
-        if not self.unanchored:
-            for part in parts[:-1] if not self.folder_only else parts:
-                if part == "**" or _GLOBBY.search(part):
-                    break
-                literal.append(part)
-        self.folder = "/".join(literal)
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -76,6 +65,20 @@ class PathGlob:
         if self.folder_only:
             return path.startswith(lit + "/")
         return path == lit or path.startswith(lit + "/")
+
+
+def folder_of(text: str) -> str:
+    """The literal folder a glob starts with, under which ``Index`` files it: the
+    folders before the first glob character of an anchored glob (a glob of a folder,
+    ending in ``/``, without one: that folder), else the top (``""``)."""
+    body = text.rstrip("/")
+    if "/" not in body:
+        return ""  # unanchored: a name at any depth
+    body = body.lstrip("/")
+    found = _GLOBBY.search(body)
+    if found is not None:
+        return body[: found.start()].rpartition("/")[0]
+    return body if text.endswith("/") else body.rpartition("/")[0]
 
 
 def _class(text: str, start: int) -> tuple[str, int] | None:
@@ -152,9 +155,12 @@ def never_matches(text: str) -> str | None:
     Git names files by their path from the top of the repository: never with an empty,
     ``.`` or ``..`` component, never inside ``.git``; a class that admits no character
     (``[!/]`` aside, ``[]`` in git's reading is not closed) makes the glob empty too."""
-    if not text.strip("/"):
+    body = text.strip("/")
+    if not body:
         return "it names no file (empty or only '/')"
-    parts = text.strip("/").split("/")
+    if "//" not in body and "/." not in "/" + body and "[" not in text:
+        return None  # no empty component, none starting with '.', no class
+    parts = body.split("/")
     for part in parts:
         if part == "":
             return "it has an empty path component ('//'); git never names a file that way"
@@ -178,13 +184,10 @@ class Index(Generic[K]):
     literal folder they start with."""
 
     def __init__(self, entries: Iterable[tuple[K, str]]) -> None:
-        self._by_folder: dict[str, list[tuple[K, PathGlob]]] = {}
-        compiled: dict[str, PathGlob] = {}
+        self._by_folder: dict[str, list[tuple[K, str]]] = {}
+        self._compiled: dict[str, PathGlob] = {}  # made when a path of its folder is tried
         for key, text in entries:
-            glob = compiled.get(text)
-            if glob is None:
-                glob = compiled[text] = PathGlob(text)
-            self._by_folder.setdefault(glob.folder, []).append((key, glob))
+            self._by_folder.setdefault(folder_of(text), []).append((key, text))
 
     def matches(self, path: str) -> list[tuple[K, str]]:
         """Every (key, glob text) whose glob covers ``path``, in the order declared
@@ -195,7 +198,10 @@ class Index(Generic[K]):
         for i in range(1, len(parts) + 1):
             folders.append("/".join(parts[:i]))
         for folder in folders:
-            for key, glob in self._by_folder.get(folder, ()):
+            for key, text in self._by_folder.get(folder, ()):
+                glob = self._compiled.get(text)
+                if glob is None:
+                    glob = self._compiled[text] = PathGlob(text)
                 try:
                     hit = glob.matches(path)
                 except re.error:  # never_matches reports it

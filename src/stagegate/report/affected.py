@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stagegate.ci import ciflags
-from stagegate.engine.affected import Affected
 from stagegate.report import Output, Renderers, echo_json, github, lines
+
+if TYPE_CHECKING:
+    from stagegate.engine.affected import Affected
 
 
 def as_json(result: Affected) -> dict[str, Any]:
@@ -75,6 +76,7 @@ def outputs(result: Affected) -> list[tuple[str, str]]:
     """The ``$GITHUB_OUTPUT`` pairs: the lists as JSON, ``full``, the build ``matrix``
     (one ``{"producer": id}`` row per producer to rebuild) and one ``build-ID``,
     ``test-ID`` and ``reuse-ID`` true/false per active item of this run."""
+    from stagegate.ci import ciflags
     from stagegate.engine.resolve import resolve
 
     plan = resolve(result.migration, result.stage)
@@ -107,6 +109,8 @@ def summary(result: Affected) -> str:
 
 
 def publish(result: Affected, environ: Mapping[str, str]) -> Output:
+    from stagegate.ci import ciflags  # the github format's alone: not loaded for the others
+
     written = ciflags.lines(outputs(result))
     ciflags.append(
         ciflags.targets(

@@ -43,10 +43,17 @@ def soft(char: str) -> bool:
     return unicodedata.category(char) in _SOFT
 
 
+_ASCII_SOFT = re.compile(r"[\x00-\x20\x7f]*")
+"""A run of the ASCII characters ``soft`` admits (white space and controls), at once."""
+
+
 def _skip_soft(text: str, at: int) -> int:
-    while at < len(text) and soft(text[at]):
-        at += 1
-    return at
+    while True:
+        at = _ASCII_SOFT.match(text, at).end()  # type: ignore[union-attr]  # '*' always matches
+        if at < len(text) and not text[at].isascii() and soft(text[at]):
+            at += 1
+        else:
+            return at
 
 
 def _v2_colon(line: str) -> int | None:
