@@ -67,6 +67,8 @@ class Fetch:
     order: int
     lands: bool = True
     """Whether where its files land is known (not for a declared remote action)."""
+    exclude: tuple[str, ...] = ()
+    """Artifact names a script skips or removes after a ``gh run download`` (globs)."""
 
 
 @record(kw_only=True)

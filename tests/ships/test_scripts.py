@@ -1,0 +1,159 @@
+"""What ships through a repository script a ``run:`` calls (issue 23): its ``gh run
+download``, the folders its loops skip, and the files it moves to the publish step's
+folder, read with the call's positional parameters; each beside a control."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import Result
+from scratch import Repo, dedent, init, pin_git
+
+Sg = Callable[..., Result]
+WF = ".github/workflows/release.yml"
+SCRIPT = "ci/fetch-wheels"
+
+RELEASE = dedent(
+    """
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      wheels:
+        runs-on: ${{ matrix.os }}
+        strategy:
+          matrix:
+            os: [ubuntu-latest, windows-latest]
+        steps:
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.os }}
+              path: wheelhouse/*.whl
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.os }}-tests
+              path: tests/*.whl
+      publish:
+        needs: wheels
+        runs-on: ubuntu-latest
+        steps:
+          - run: ./ci/fetch-wheels "${{ github.run_id }}" dist
+            env:
+              GH_TOKEN: ${{ github.token }}
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+
+FETCH = dedent(
+    """
+    #!/usr/bin/env bash
+    set -euo pipefail
+    gh run download "$1" -p "wheels-*"
+    mkdir -p "$2"
+    for p in wheels-*; do
+      if [[ "$p" == *-tests ]]; then
+        continue
+      fi
+      find "$p" -name "*.whl" -exec mv {} "$2"/ \\;
+    done
+    """
+)
+
+
+@pytest.fixture(autouse=True)
+def _git(monkeypatch: pytest.MonkeyPatch) -> None:
+    pin_git(monkeypatch)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+def pair(root: Path, script: str, workflow: str = RELEASE) -> tuple[Repo, str]:
+    """A repository with RELEASE and FETCH at the base, ``workflow`` and ``script`` at HEAD."""
+    repo = init(root)
+    repo.write(WF, RELEASE)
+    repo.write(SCRIPT, FETCH)
+    base = repo.commit("base")
+    repo.write(WF, workflow)
+    repo.write(SCRIPT, script)
+    repo.commit("head")
+    return repo, base
+
+
+HEADLINE = "release job publish (.github/workflows/release.yml:19; runs on push-tag): "
+
+
+def test_the_scripts_download_and_move_reach_the_publish_step(sg: Sg, tmp_path: Path) -> None:
+    repo, base = pair(tmp_path / "r", FETCH.replace("set -euo", "set -eu -o"))
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert result.out.splitlines()[0] == (
+        HEADLINE + "2 upload contexts reach its publish step, 2 at the base"
+    )
+
+
+def test_a_pattern_that_no_longer_matches_loses_both(sg: Sg, tmp_path: Path) -> None:
+    repo, base = pair(tmp_path / "r", FETCH.replace('"wheels-*"', '"whl-*"'))
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 1
+    assert result.out.splitlines()[:4] == [
+        HEADLINE + "0 upload contexts reach its publish step, 2 at the base",
+        "  selects nothing: no upload of the run reaches what it publishes",
+        "  lost: wheels{os=ubuntu-latest} ('wheels-ubuntu-latest', .github/workflows/release.yml:13)",
+        "  lost: wheels{os=windows-latest} ('wheels-windows-latest', .github/workflows/release.yml:13)",
+    ]
+
+
+def test_dropping_the_tests_skip_gains_the_test_wheels(sg: Sg, tmp_path: Path) -> None:
+    without = FETCH.replace('  if [[ "$p" == *-tests ]]; then\n    continue\n  fi\n', "")
+    assert without != FETCH
+    repo, base = pair(tmp_path / "r", without)
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.out.splitlines()[0] == (
+        HEADLINE + "4 upload contexts reach its publish step, 2 at the base"
+    )
+    assert "  gained: wheels{os=ubuntu-latest} ('wheels-ubuntu-latest-tests', " in result.out
+
+
+def test_moving_to_another_folder_than_the_publish_step_reads(sg: Sg, tmp_path: Path) -> None:
+    repo, base = pair(tmp_path / "r", FETCH, RELEASE.replace('" dist', '" out'))
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 1
+    assert result.out.splitlines()[0] == (
+        HEADLINE + "0 upload contexts reach its publish step, 2 at the base"
+    )
+
+
+def test_a_move_into_the_folder_in_the_run_block_itself(sg: Sg, tmp_path: Path) -> None:
+    """``gh run download -D`` in the ``run:`` block, each artifact in its own folder, and
+    ``mv DIR/*/*.whl dist/``; the control leaves the files in their folders."""
+    moved = RELEASE.replace(
+        './ci/fetch-wheels "${{ github.run_id }}" dist',
+        '|\n          gh run download -p "wheels-*" -D got\n'
+        "          mkdir -p dist && mv got/*/*.whl dist/",
+    )
+    repo, base = pair(tmp_path / "r", FETCH, moved)
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.out.splitlines()[0] == (
+        HEADLINE + "4 upload contexts reach its publish step, 2 at the base"
+    ), result.out
+    stays = moved.replace("mv got/*/*.whl dist/", "ls got")
+    repo, base = pair(tmp_path / "s", FETCH, stays)
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.out.splitlines()[0] == (
+        HEADLINE + "0 upload contexts reach its publish step, 2 at the base"
+    ), result.out
+
+
+def test_a_move_to_a_folder_not_known_is_unresolved(sg: Sg, tmp_path: Path) -> None:
+    repo, base = pair(tmp_path / "r", FETCH.replace('"$2"/', '"$(cat where)"/'))
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 1
+    assert result.out.splitlines()[0] == (
+        HEADLINE + "0 upload contexts reach its publish step, 2 at the base"
+    )
+    assert any(
+        line.startswith("ci/fetch-wheels:9: unresolved $(cat where)")
+        for line in result.out.splitlines()
+    ), result.out
