@@ -10,42 +10,37 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from scratch import Repo, dedent, init, pin_git
+from scratch import WHEELS_RELEASE, Repo, dedent, init, pin_git
 
 Sg = Callable[..., Result]
 WF = ".github/workflows/release.yml"
 SCRIPT = "ci/fetch-wheels"
 
-RELEASE = dedent(
-    """
-    on:
-      push:
-        tags: ["v*"]
-    jobs:
-      wheels:
-        runs-on: ${{ matrix.os }}
-        strategy:
-          matrix:
-            os: [ubuntu-latest, windows-latest]
-        steps:
-          - uses: actions/upload-artifact@v4
-            with:
-              name: wheels-${{ matrix.os }}
-              path: wheelhouse/*.whl
-          - uses: actions/upload-artifact@v4
-            with:
-              name: wheels-${{ matrix.os }}-tests
-              path: tests/*.whl
-      publish:
-        needs: wheels
-        runs-on: ubuntu-latest
-        steps:
-          - run: ./ci/fetch-wheels "${{ github.run_id }}" dist
-            env:
-              GH_TOKEN: ${{ github.token }}
-          - uses: pypa/gh-action-pypi-publish@release/v1
-    """
-)
+DOWNLOAD = """\
+      - uses: actions/download-artifact@v4
+        with:
+          pattern: wheels-*
+          path: dist
+          merge-multiple: true
+"""
+TESTS = """\
+          path: wheelhouse/*.whl
+      - uses: actions/upload-artifact@v4
+        with:
+          name: wheels-${{ matrix.os }}-tests
+          path: tests/*.whl
+"""
+RELEASE = WHEELS_RELEASE.replace(
+    DOWNLOAD,
+    """\
+      - run: ./ci/fetch-wheels "${{ github.run_id }}" dist
+        env:
+          GH_TOKEN: ${{ github.token }}
+""",
+).replace("          path: wheelhouse/*.whl\n", TESTS)
+"""scratch.WHEELS_RELEASE with a -tests artifact per leg, downloaded by a script."""
+assert "ci/fetch-wheels" in RELEASE and "-tests" in RELEASE
+
 
 FETCH = dedent(
     """
@@ -157,3 +152,24 @@ def test_a_move_to_a_folder_not_known_is_unresolved(sg: Sg, tmp_path: Path) -> N
         line.startswith("ci/fetch-wheels:9: unresolved $(cat where)")
         for line in result.out.splitlines()
     ), result.out
+
+
+def test_a_script_reading_another_run_says_so_where(sg: Sg, tmp_path: Path) -> None:
+    """The run id is a step's output: which run's artifacts it takes is not followed, and
+    the report names the download; the control reads this run."""
+    other = RELEASE.replace("${{ github.run_id }}", "${{ steps.find.outputs.run }}")
+    repo = init(tmp_path / "r")
+    repo.write(WF, other)
+    repo.write(SCRIPT, FETCH)
+    base = repo.commit("base")
+    repo.write(SCRIPT, FETCH.replace("set -euo", "set -eu -o"))
+    repo.commit("head")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert result.out.splitlines()[:3] == [
+        HEADLINE + "0 upload contexts reach its publish step, 0 at the base",
+        "  selects nothing at either commit: its files come from another run, which "
+        "stagegate does not follow (the download at ci/fetch-wheels:3)",
+        "ci/fetch-wheels:3: unresolved ${{ steps.find.outputs.run }}: steps.find.outputs.run: "
+        "a step's output is not known from the YAML; bind it",
+    ]

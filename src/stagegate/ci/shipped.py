@@ -138,6 +138,8 @@ class Release:
     publishes: bool
     stranded: tuple[Stranded, ...] = ()
     """What it downloads for its publish step that lands where the step does not read."""
+    elsewhere: tuple[Loc, ...] = ()
+    """Its downloads that read another run: what they take is not followed."""
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -87,6 +87,8 @@ class ShipReader(Reader):
         self.flow_jobs: set[str] = set()
         """Jobs where artifacts flow that no artifact step shows (an unread publisher)."""
         self._memo: dict[tuple[Any, ...], Value] = {}
+        self.elsewhere: dict[str, set[Loc]] = {}
+        """``PATH#JOB`` -> its downloads from another run (by run id), not followed."""
         self.script_files: list[tuple[int, Loc, list[Value], Transfer | None]] = []
         """What the scripts of the step being read download and move (``on_files``), in
         order: made ``Fetch``/``Moving`` once the step's working directory is known."""
@@ -271,6 +273,8 @@ class ShipReader(Reader):
             )
         elif name == actions.DOWNLOAD:
             version = self._version(site, path, uses)
+            if "run-id" in given:
+                self.elsewhere.setdefault(caller or site.job, set()).add(loc)
             if "run-id" in given or "artifact-ids" in given:
                 return  # another run's artifacts, or by id: not this run's files by name
             selected = self._text(scope, given, path, "name")
@@ -379,6 +383,8 @@ class ShipReader(Reader):
                 if move is not None:
                     self.moves.append(Moving(job=site.job, caller=caller, move=move, order=order))
                 continue
+            if fetch.run != "this":
+                self.elsewhere.setdefault(caller or site.job, set()).add(loc)
             if fetch.run != "this" or lost or not fetch.resolved:
                 continue  # another run's artifacts, or a folder not known: unresolved
             self.fetches.append(
@@ -833,4 +839,5 @@ def _release(
         contexts=tuple(sorted(reached.values())),
         publishes=bool(publishers),
         stranded=tuple(s for s in aside if s.context.key not in reached),
+        elsewhere=tuple(sorted(run.reader.elsewhere.get(top, ()))),
     )
