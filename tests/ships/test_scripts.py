@@ -173,3 +173,39 @@ def test_a_script_reading_another_run_says_so_where(sg: Sg, tmp_path: Path) -> N
         "ci/fetch-wheels:3: unresolved ${{ steps.find.outputs.run }}: steps.find.outputs.run: "
         "a step's output is not known from the YAML; bind it",
     ]
+
+
+@pytest.mark.parametrize(
+    ("names", "reach"),
+    [
+        ("-n wheels-ubuntu-latest", 1),  # one name: its files go into the folder itself
+        ("-n wheels-ubuntu-latest -n wheels-windows-latest", 0),  # each in dist/NAME/
+        ('-p "wheels-*-latest"', 0),  # a pattern: each in its own folder, however many
+    ],
+)
+def test_gh_puts_each_artifact_in_its_own_folder_unless_one_name(
+    sg: Sg, tmp_path: Path, names: str, reach: int
+) -> None:
+    script = f'#!/bin/sh\ngh run download "$1" {names} -D "$2"\n'
+    repo, base = pair(tmp_path / "r", script)
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.out.splitlines()[0] == (
+        HEADLINE + f"{reach} upload context{'' if reach == 1 else 's'} "
+        f"{'reaches' if reach == 1 else 'reach'} its publish step, 2 at the base"
+    ), result.out
+
+
+def test_files_moved_where_the_publish_step_does_not_read_are_named(sg: Sg, tmp_path: Path) -> None:
+    repo = init(tmp_path / "r")
+    repo.write(WF, RELEASE.replace('" dist', '" out'))
+    repo.write(SCRIPT, FETCH)
+    base = repo.commit("base")
+    result = sg("continuity", "--base", base, "--head", base, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert result.out.splitlines()[:2] == [
+        HEADLINE + "0 upload contexts reach its publish step, 0 at the base",
+        "  selects nothing at either commit: what its downloads take lands where its publish "
+        "step does not read: wheels{os=ubuntu-latest} ('wheels-ubuntu-latest', "
+        ".github/workflows/release.yml:13), wheels{os=windows-latest} ('wheels-windows-latest', "
+        ".github/workflows/release.yml:13)",
+    ]

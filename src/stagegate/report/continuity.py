@@ -85,6 +85,11 @@ def _release_lines(r: ReleaseChange) -> list[str]:
             + ", ".join(at.at for at in r.elsewhere)
             + ")"
         )
+    elif r.empty and r.stranded:
+        out.append(
+            "  selects nothing at either commit: what its downloads take lands where its "
+            "publish step does not read: " + ", ".join(_ctx(c) for c in r.stranded)
+        )
     elif r.empty:
         out.append(
             "  selects nothing at either commit: no upload of the run reaches what it "
