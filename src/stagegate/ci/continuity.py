@@ -19,7 +19,7 @@ from typing import Any
 from stagegate.ci.shipped import Context, Finding, Release, Side
 from stagegate.ci.ships import ships
 from stagegate.ci.transfers import MAX_SCRIPT, Unresolved
-from stagegate.errors import InvalidInput, Problem
+from stagegate.errors import InvalidInput, Loc, Problem
 from stagegate.git.objects import GitSource
 from stagegate.model import WorkflowSettings
 from stagegate.records import record
@@ -53,6 +53,8 @@ class ReleaseChange:
     stranded: tuple[Context, ...] = ()
     """At the head: what its downloads take for the publish step that lands where the step
     does not read (what a lost context now shares its download with)."""
+    elsewhere: tuple[Loc, ...] = ()
+    """At the head: its downloads that read another run (one whose id is not this run's)."""
 
     @property
     def empty(self) -> bool:
@@ -190,6 +192,7 @@ def _change(old: Release | None, new: Release | None) -> ReleaseChange:
         in_base=old is not None,
         in_head=new is not None,
         stranded=tuple(dict.fromkeys(s.context for s in new.stranded)) if new else (),
+        elsewhere=new.elsewhere if new else (),
     )
 
 

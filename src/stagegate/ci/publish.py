@@ -8,6 +8,7 @@ segment an fnmatch glob, ``**`` any number of segments.
 from __future__ import annotations
 
 import functools
+import itertools
 import posixpath
 import re
 import shlex
@@ -33,6 +34,8 @@ class Move:
     copy: bool
     sources: tuple[str, ...]
     dest: str
+    flat: bool = False
+    """``find ... -exec mv {} DEST``: each file lands in DEST itself, whatever its folder."""
 
 
 # --------------------------------------------------------------------------- paths
@@ -261,17 +264,49 @@ def _read_script(script: str, base: str) -> tuple[Command | Move, ...]:
         elif words[:2] == ["maturin", "upload"]:
             reads = tuple(norm(f, base) for f in _positional(words[2:], _MATURIN_VALUED))
             found.append(Command(tool="maturin upload", reads=reads))
-        elif words[:1] in (["mv"], ["cp"]) and len(words) > 2:
-            paths = [w for w in words[1:] if not w.startswith("-")]
-            if len(paths) >= 2:
-                found.append(
-                    Move(
-                        copy=words[0] == "cp",
-                        sources=tuple(norm(p, base) for p in paths[:-1]),
-                        dest=norm(paths[-1], base),
-                    )
-                )
+        else:
+            move = move_of(words, base)
+            if move is not None:
+                found.append(move)
     return tuple(found)
+
+
+def move_of(words: Sequence[str], base: str = ".") -> Move | None:
+    """``mv``/``cp [-t DEST] SRC... DEST`` and ``find DIR... [-maxdepth 1] [-name G]
+    -exec mv|cp {} DEST \\;``: what moves where (None: no such command, or no move)."""
+    if words[:1] == ["find"] and "-exec" in words:
+        at = words.index("-exec")
+        todo = [w for w in words[at + 1 :] if w not in (";", "+")]
+        dirs = [w for w in words[1:at] if not w.startswith(("-", "(", ")", "!"))]
+        opts = words[1:at]
+        names = [opts[i + 1] for i, w in enumerate(opts[:-1]) if w in ("-name", "-iname")]
+        dirs = [d for d in dirs if d not in names and not d.isdigit() and d not in ("f", "d")]
+        if todo[:1] not in (["mv"], ["cp"]) or "{}" not in todo or len(names) > 1 or not dirs:
+            return None
+        deep = ("-maxdepth", "1") not in set(itertools.pairwise(opts))
+        glob = names[0] if names else "*"
+        move = move_of(todo, base)
+        if move is None:
+            return None
+        found = tuple(norm(f"{d}/{'**/' if deep else ''}{glob}", base) for d in dirs)
+        return Move(copy=move.copy, sources=found, dest=move.dest, flat=True)
+    if words[:1] not in (["mv"], ["cp"]) or len(words) <= 2:
+        return None
+    given = list(words[1:])
+    dest: str | None = None
+    for flag in ("-t", "--target-directory"):
+        if flag in given[:-1]:
+            at = given.index(flag)
+            dest = given[at + 1]
+            del given[at : at + 2]
+    paths = [w for w in given if not w.startswith("-")]
+    if dest is None and len(paths) >= 2:
+        dest = paths.pop()
+    if dest is None or not paths:
+        return None
+    return Move(
+        copy=words[0] == "cp", sources=tuple(norm(p, base) for p in paths), dest=norm(dest, base)
+    )
 
 
 def split_files(text: str) -> list[str]:
@@ -306,6 +341,13 @@ def moved(landed: str, move: Move) -> list[str]:
     """Where a landed file glob is after ``move`` (itself, and/or its new place)."""
     parts = segments(landed)
     for source in move.sources:
+        if move.flat and glob_meets(source, landed):
+            last, wanted = parts[-1] if parts else "*", segments(source)[-1]
+            whole = wanted in ("*", last)
+            target = "/".join([*segments(move.dest), wanted if last == "*" else last])
+            return [landed, target] if move.copy or not whole else [target]
+        if move.flat:
+            continue
         src = segments(source)
         for k in range(1, len(parts) + 1):
             fits = len(src) == k or (src and src[-1] == "**")

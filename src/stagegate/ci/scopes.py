@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from stagegate.ci.files import Files
-from stagegate.ci.transfers import THIS_RUN, Transfer
+from stagegate.ci.transfers import THIS_RUN, Site, Transfer
 from stagegate.errors import Loc
 from stagegate.load.yamlsrc import Document
 from stagegate.load.yamlsrc import Path as DocPath
@@ -41,6 +41,10 @@ class Host(Protocol):
     def note_unresolved(self, loc: Loc, value: Value) -> None: ...
 
     def add(self, transfer: Transfer) -> None: ...
+
+    def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
+        """A script's ``gh run download`` (``fetch``; ``words``: its ``-D`` folder, and
+        ``"1"`` where each artifact gets its own folder) or ``mv``/``cp``/``find`` (its words)."""
 
 
 class Env:

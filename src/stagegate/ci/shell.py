@@ -673,6 +673,8 @@ class Shell:
             return  # its arguments are text it prints, not a command
         if head in USES and self.pending:
             self.used = True
+        if head in ("mv", "cp", "find"):
+            self.reader.on_files(self.site, self.loc(line_no), [self.value(w) for w in words], None)
         if head == "rm" and self.pending:
             if not self.used:
                 self.remove(line_no, words[1:])
@@ -812,8 +814,11 @@ class Shell:
         if not selections:
             selections = [("*", "pattern")]
         where = self.value(folder) if folder is not None else None
+        isolate = "1" if patterns or len(names) != 1 else ""  # one folder each, as gh does
+        landing: list[Value] = [self.value(folder) if folder is not None else ".", isolate]
         for word, kind in selections:
             transfer = self.site.transfer("download", loc, self.value(word), kind, run_id)
+            self.reader.on_files(self.site, loc, landing, transfer)
             if kind == "pattern":
                 self.pending.append((transfer, where if isinstance(where, str) else None))
             else:

@@ -67,6 +67,8 @@ class Fetch:
     order: int
     lands: bool = True
     """Whether where its files land is known (not for a declared remote action)."""
+    exclude: tuple[str, ...] = ()
+    """Artifact names a script skips or removes after a ``gh run download`` (globs)."""
 
 
 @record(kw_only=True)
@@ -136,6 +138,8 @@ class Release:
     publishes: bool
     stranded: tuple[Stranded, ...] = ()
     """What it downloads for its publish step that lands where the step does not read."""
+    elsewhere: tuple[Loc, ...] = ()
+    """Its downloads that read another run: what they take is not followed."""
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -33,13 +33,14 @@ from stagegate.ci.shipped import (
     Side,
     Stranded,
 )
-from stagegate.ci.transfers import PAGES, Reading, Site, Unresolved, shown
+from stagegate.ci.transfers import PAGES, Reading, Site, Transfer, Unresolved, shown
 from stagegate.ci.workflows import Reader, reading_of
 from stagegate.errors import Loc
 from stagegate.load.yamlsrc import Document
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import DEFAULT_WORKFLOW_PATHS, ActionSpec, Migration, WorkflowSettings
 from stagegate.model.ghexpr import Ph, Sym, Unknown, Value, to_text, truth, unknowns
+from stagegate.records import replace
 
 # --------------------------------------------------------------------------- reading
 
@@ -86,6 +87,11 @@ class ShipReader(Reader):
         self.flow_jobs: set[str] = set()
         """Jobs where artifacts flow that no artifact step shows (an unread publisher)."""
         self._memo: dict[tuple[Any, ...], Value] = {}
+        self.elsewhere: dict[str, set[Loc]] = {}
+        """``PATH#JOB`` -> its downloads from another run (by run id), not followed."""
+        self.script_files: list[tuple[int, Loc, list[Value], Transfer | None]] = []
+        """What the scripts of the step being read download and move (``on_files``), in
+        order: made ``Fetch``/``Moving`` once the step's working directory is known."""
 
     def interpolate(
         self, text: str, scope: Scope, doc: Document, path: DocPath, *, condition: bool
@@ -267,6 +273,8 @@ class ShipReader(Reader):
             )
         elif name == actions.DOWNLOAD:
             version = self._version(site, path, uses)
+            if "run-id" in given:
+                self.elsewhere.setdefault(caller or site.job, set()).add(loc)
             if "run-id" in given or "artifact-ids" in given:
                 return  # another run's artifacts, or by id: not this run's files by name
             selected = self._text(scope, given, path, "name")
@@ -345,7 +353,60 @@ class ShipReader(Reader):
             )
         )
 
+    def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
+        if site.runs:
+            self.order += 1
+            self.script_files.append((self.order, loc, words, fetch))
+
+    def add(self, transfer: Transfer) -> None:
+        """As the reader's; a script's pattern download comes here at the script's end
+        with what it skips or removes (``exclude``), which its ``Fetch`` takes."""
+        super().add(transfer)
+        if transfer.direction == "download" and transfer.exclude:
+            bare = replace(transfer, exclude=())
+            for i, (order, loc, words, fetch) in enumerate(self.script_files):
+                if fetch == bare:
+                    self.script_files[i] = (order, loc, words, transfer)
+
+    def _script_files(self, site: Site, base: str) -> bool:
+        """The downloads and moves the step's scripts make (whether there were any)."""
+        found, self.script_files = self.script_files, []
+        caller = site.callers[0] if site.callers else ""
+        for order, loc, words, fetch in found:
+            texts = [shown(w) for w in words]
+            lost = [u for w in words for u in unknowns(w)]
+            fetched = any(f.job == site.job and f.caller == caller for f in self.fetches)
+            for u in lost if fetch is not None or fetched else ():  # a move of fetched files
+                self.values.setdefault((loc, u.expression), Unresolved(loc, u.expression, u.reason))
+            if fetch is None:
+                move = None if lost else publish.move_of(texts, base)
+                if move is not None:
+                    self.moves.append(Moving(job=site.job, caller=caller, move=move, order=order))
+                continue
+            if fetch.run != "this":
+                self.elsewhere.setdefault(caller or site.job, set()).add(loc)
+            if fetch.run != "this" or lost or not fetch.resolved:
+                continue  # another run's artifacts, or a folder not known: unresolved
+            self.fetches.append(
+                Fetch(
+                    job=site.job,
+                    caller=caller,
+                    loc=loc,
+                    select=fetch.text(),
+                    kind="pattern" if texts[1] else "name",
+                    path=publish.norm(texts[0], base),
+                    merge=False,
+                    version=None,
+                    order=order,
+                    exclude=tuple(shown(x) for x in fetch.exclude),
+                )
+            )
+        return bool(found)
+
     def on_run(self, site: Site, path: DocPath, step: Mapping[str, Any], scope: Scope) -> None:
+        base = step.get("working-directory")
+        base = publish.norm(base) if isinstance(base, str) else "."
+        shell_read = self._script_files(site, base)
         others, script = _script_of(step["run"])
         if site.runs:
             for other in others:
@@ -361,14 +422,12 @@ class ShipReader(Reader):
             return
         self.order += 1
         value = scope.evaluate(script, (*path, "run"))
-        base = step.get("working-directory")
-        base = publish.norm(base) if isinstance(base, str) else "."
         caller = site.callers[0] if site.callers else ""
         loc = site.doc.loc((*path, "run"))
         for found in publish.read_script(shown(value), base):
             if isinstance(found, publish.Command):
                 self._publisher(site, loc, found.tool, found.reads)
-            else:
+            elif not shell_read:  # else the shell reader saw its moves, values and all
                 self.moves.append(Moving(job=site.job, caller=caller, move=found, order=self.order))
 
 
@@ -487,6 +546,7 @@ def _select(
         names = [fetch.select] if fetch.select in artifacts else []
     else:
         names = [n for n in artifacts if _pattern_matches(fetch.select, n)]
+    names = [n for n in names if not any(_pattern_matches(x, n) for x in fetch.exclude)]
     taken: dict[str, list[tuple[Context, str]]] = {}
     hidden: list[Context] = []
     for name in names:
@@ -779,4 +839,5 @@ def _release(
         contexts=tuple(sorted(reached.values())),
         publishes=bool(publishers),
         stranded=tuple(s for s in aside if s.context.key not in reached),
+        elsewhere=tuple(sorted(run.reader.elsewhere.get(top, ()))),
     )

@@ -618,6 +618,9 @@ class Reader:
     def on_run(self, site: Site, path: DocPath, step: Mapping[str, Any], scope: Scope) -> None:
         """A ``run:`` step was read (``continuity`` reads its publish commands)."""
 
+    def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
+        """A script moved or downloaded files (``continuity`` follows them)."""
+
     def on_uses(
         self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
     ) -> None:
@@ -769,6 +772,9 @@ class _Quiet:
 
     def note_unresolved(self, loc: Loc, value: Value) -> None:
         """Reported where the value is used."""
+
+    def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
+        """Followed where the job itself was read."""
 
 
 def _is_action(data: dict[str, Any]) -> bool:

@@ -78,6 +78,18 @@ def _release_lines(r: ReleaseChange) -> list[str]:
     out = [f"release job {r.job} ({r.file}:{r.line}; runs on {events}): {head}, {base}"]
     if r.empty and r.base:
         out.append("  selects nothing: no upload of the run reaches what it publishes")
+    elif r.empty and r.elsewhere:
+        out.append(
+            "  selects nothing at either commit: its files come from another run, which "
+            "stagegate does not follow (the download at "
+            + ", ".join(at.at for at in r.elsewhere)
+            + ")"
+        )
+    elif r.empty and r.stranded:
+        out.append(
+            "  selects nothing at either commit: what its downloads take lands where its "
+            "publish step does not read: " + ", ".join(_ctx(c) for c in r.stranded)
+        )
     elif r.empty:
         out.append(
             "  selects nothing at either commit: no upload of the run reaches what it "
