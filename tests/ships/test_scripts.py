@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -209,3 +210,31 @@ def test_files_moved_where_the_publish_step_does_not_read_are_named(sg: Sg, tmp_
         ".github/workflows/release.yml:13), wheels{os=windows-latest} ('wheels-windows-latest', "
         ".github/workflows/release.yml:13)",
     ]
+
+
+def test_a_commit_whose_files_were_read_before_is_not_read_again(
+    sg: Sg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reading depends on the files given to the reader and the declared actions alone:
+    a head whose workflows and scripts are the base's, byte for byte, is read once; a head
+    whose script alone changed is read again (the control)."""
+    from stagegate.ci import continuity
+
+    reads: list[str] = []
+    real = continuity._read
+
+    def counted(found: Any, commit: str, shown: str, settings: Any) -> Any:
+        reads.append(shown)
+        return real(found, commit, shown, settings)
+
+    monkeypatch.setattr(continuity, "_READ", [])
+    monkeypatch.setattr(continuity, "_read", counted)
+    repo, base = pair(tmp_path / "same", FETCH)
+    repo.write("README.md", "only the readme changed\n")
+    repo.commit("docs")
+    assert sg("continuity", "--base", base, cwd=repo.root).code == 0
+    assert reads == [base]
+    first = base
+    repo, base = pair(tmp_path / "changed", FETCH.replace('"wheels-*"', '"whl-*"'))
+    assert sg("continuity", "--base", base, cwd=repo.root).code == 1
+    assert reads == [first, "HEAD"]  # this base's files are the first base's: not read again

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from stagegate.engine import globs
+from stagegate.engine import budget, globs
 from stagegate.load import sources as load
 from stagegate.load import yamlsrc
 from stagegate.model import expr, templates
@@ -463,17 +463,18 @@ def test_work_budget_of_a_command(
 ) -> None:
     """What would take hours (50 million questions at 10,000 rows) is cut off, located.
 
-    The base budget is lowered here so that the test is quick (300,000 plus 1,000 for each of
-    its 904 rows); the real one is exercised by ``test_work_budget_at_its_real_size``
-    in the long run."""
+    The budget is lowered here so that the test is quick (30,000 plus 100 for each of its
+    904 rows, a tenth of each); the real one is exercised by
+    ``test_work_budget_at_its_real_size`` in the long run."""
     root = _many_rows(tmp_path)
-    monkeypatch.setattr(globs, "MAX_WORK", 300_000)
+    monkeypatch.setattr(globs, "MAX_WORK", 100_000)
+    monkeypatch.setattr(budget, "WORK_PER_ROW", 300)
     line = line_of(root, "unique-artifacts", "stages/01-switch.yaml")
     result = sg("check", "--stage", "1", cwd=root)
     assert_invalid(
         result,
         rf"^stages/01-switch\.yaml:{line}:5: unique-artifacts at stage 1: deciding the "
-        r"selections exactly needs more than 1,204,000 units of work .* too large to check in "
+        r"selections exactly needs more than 371,200 units of work .* too large to check in "
         r"bounded time: start artifact templates and globs with distinct fixed text",
     )
 

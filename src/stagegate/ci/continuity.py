@@ -104,6 +104,27 @@ def read_commit(
     except (FileNotFoundError, NotADirectoryError):
         found = {}
     found.update(referenced(source, found))
+    actions = settings.actions if settings is not None else None
+    for files, declared, side in _READ:
+        if files == found and declared == actions:
+            return side
+    side = _read(found, commit, shown, settings)
+    _READ.insert(0, (found, actions, side))
+    del _READ[READ_KEPT:]
+    return side
+
+
+_READ: list[tuple[dict[str, bytes], Mapping[str, Any] | None, Side]] = []
+"""The files of the last commits read, with the remote actions declared, and what was read
+of them. The reading depends on nothing else, so a commit whose files are byte for byte
+those of one read before is not read again: the base and the head of a pull request that
+leaves the workflows (and the scripts they name) alone are read once."""
+READ_KEPT = 4
+
+
+def _read(
+    found: Mapping[str, bytes], commit: str, shown: str, settings: WorkflowSettings | None
+) -> Side:
     with tempfile.TemporaryDirectory(prefix="stagegate-continuity-") as tmp:
         root = Path(tmp)
         for rel, data in found.items():
