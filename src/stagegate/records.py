@@ -40,51 +40,44 @@ def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: 
     return _Field(default, default_factory, compare)
 
 
-def _init(self: Any, *args: Any, **kwargs: Any) -> None:
-    spec = type(self).__record_fields__
-    if len(args) > len(spec):
-        raise TypeError(f"{type(self).__name__}() takes {len(spec)} fields, got {len(args)}")
-    for index, (name, default, factory, _compare) in enumerate(spec):
-        if index < len(args):
-            value = args[index]
-        elif name in kwargs:
-            value = kwargs.pop(name)
-        elif default is not _MISSING:
-            value = default
-        elif factory is not _MISSING:
-            value = factory()
-        else:
-            raise TypeError(f"{type(self).__name__}() missing field {name!r}")
-        object.__setattr__(self, name, value)
-    if kwargs:
-        raise TypeError(f"{type(self).__name__}() got unknown fields {sorted(kwargs)}")
-
-
 def _fast_init(cls: type[Any]) -> Callable[..., None]:
     """``__init__`` for ``cls``: every field given in order is stored through its slot's
-    own setter, about as fast as the ``__init__`` ``dataclasses`` writes; anything else
-    (keywords, defaults) goes the general way."""
-    setters = tuple(getattr(cls, name).__set__ for name, *_ in cls.__record_fields__)
+    own setter, about as fast as the ``__init__`` ``dataclasses`` writes; keywords and
+    defaults take a second loop over the fields not given in order, through the same
+    setters (records are mostly built by keyword: ``Loc``, the readers' values)."""
+    spec = cls.__record_fields__
+    setters = tuple(getattr(cls, name).__set__ for name, *_ in spec)
+    rest = tuple(
+        (name, store, default, factory)
+        for (name, default, factory, _compare), store in zip(spec, setters, strict=True)
+    )
     count = len(setters)
-    if count == 1:
-        (store,) = setters
+    title = cls.__name__
 
-        def init_one(self: Any, *args: Any, **kwargs: Any) -> None:
-            if len(args) == 1 and not kwargs:
-                store(self, args[0])
-            else:
-                _init(self, *args, **kwargs)
-
-        return init_one
-
-    def init_many(self: Any, *args: Any, **kwargs: Any) -> None:
-        if len(args) == count and not kwargs:
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        given = len(args)
+        if given == count and not kwargs:
             for store, value in zip(setters, args):  # noqa: B905 (lengths checked; a keyword costs)
                 store(self, value)
-        else:
-            _init(self, *args, **kwargs)
+            return
+        if given > count:
+            raise TypeError(f"{title}() takes {count} fields, got {given}")
+        for store, value in zip(setters, args):  # noqa: B905 (the first ``given`` fields)
+            store(self, value)
+        for name, store, default, factory in rest[given:] if given else rest:
+            value = kwargs.pop(name, _MISSING) if kwargs else _MISSING
+            if value is _MISSING:
+                if default is not _MISSING:
+                    value = default
+                elif factory is not _MISSING:
+                    value = factory()
+                else:
+                    raise TypeError(f"{title}() missing field {name!r}")
+            store(self, value)
+        if kwargs:
+            raise TypeError(f"{title}() got unknown fields {sorted(kwargs)}")
 
-    return init_many
+    return init
 
 
 def _comparisons(names: tuple[str, ...], order: bool) -> dict[str, Any]:
