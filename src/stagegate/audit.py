@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from stagegate.engine.paths import refused
 from stagegate.engine.resolve import flag_table, retired_at
 from stagegate.errors import Loc, Problem
 from stagegate.git.run import Pending
@@ -235,16 +236,14 @@ def problems(migration: Migration) -> list[Problem]:
                         "to the top of the repository, e.g. .github/workflows/backport.yml.",
                     )
                 )
-    for text, loc in zip(migration.audit_ignore, migration.audit_ignore_locs, strict=True):
-        why = _bad_path(text)
-        if why:
-            found.append(
-                Problem(
-                    loc,
-                    f"audit.ignore entry {text!r} {why}; write globs relative to the top "
-                    "of the repository, e.g. docs/release/*-notes.rst.",
-                )
+    for text, loc, why in refused(migration.audit_ignore, migration.audit_ignore_locs, _bad_path):
+        found.append(
+            Problem(
+                loc,
+                f"audit.ignore entry {text!r} {why}; write globs relative to the top "
+                "of the repository, e.g. docs/release/*-notes.rst.",
             )
+        )
     return found
 
 

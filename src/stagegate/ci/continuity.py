@@ -37,24 +37,50 @@ class Renamed:
 
 @record(kw_only=True)
 class ReleaseChange:
-    """One release job at both commits."""
+    """One release job at both commits: ``before`` at the base, ``after`` at the head (None
+    at a commit without it), and the upload contexts reaching its publish step that it
+    lost, gained, or kept under another name."""
 
-    file: str
-    job: str
-    line: int
-    events: tuple[str, ...]
-    base: tuple[Context, ...]
-    head: tuple[Context, ...]
+    before: Release | None
+    after: Release | None
     lost: tuple[Context, ...]
     gained: tuple[Context, ...]
     renamed: tuple[Renamed, ...]
-    in_base: bool
-    in_head: bool
-    stranded: tuple[Context, ...] = ()
-    """At the head: what its downloads take for the publish step that lands where the step
-    does not read (what a lost context now shares its download with)."""
-    elsewhere: tuple[Loc, ...] = ()
-    """At the head: its downloads that read another run (one whose id is not this run's)."""
+
+    @property
+    def release(self) -> Release:
+        """The job at the head, else at the base: its file, name, line and events."""
+        either = self.after or self.before
+        assert either is not None
+        return either
+
+    @property
+    def in_base(self) -> bool:
+        return self.before is not None
+
+    @property
+    def in_head(self) -> bool:
+        return self.after is not None
+
+    @property
+    def base(self) -> tuple[Context, ...]:
+        return self.before.contexts if self.before else ()
+
+    @property
+    def head(self) -> tuple[Context, ...]:
+        return self.after.contexts if self.after else ()
+
+    @property
+    def stranded(self) -> tuple[Context, ...]:
+        """At the head: what its downloads take for the publish step that lands where the
+        step does not read (what a lost context now shares its download with)."""
+        return tuple(dict.fromkeys(s.context for s in self.after.stranded)) if self.after else ()
+
+    @property
+    def elsewhere(self) -> tuple[Loc, ...]:
+        """At the head: its downloads that read another run (one whose id is not this
+        run's)."""
+        return self.after.elsewhere if self.after else ()
 
     @property
     def empty(self) -> bool:
@@ -69,12 +95,18 @@ class ReleaseChange:
         return bool(self.lost or self.gained or (self.empty and self.base))
 
 
+@record(kw_only=True)
+class Commit:
+    """A commit as the user named it (``ref``) and its id."""
+
+    ref: str
+    sha: str
+
+
 @record(kw_only=True, eq=False)
 class Continuity:
-    base: str
-    head: str
-    base_ref: str
-    head_ref: str
+    base: Commit
+    head: Commit
     releases: tuple[ReleaseChange, ...]
     findings: tuple[Finding, ...]
     """The head's findings that the base did not have, each with its consequence."""
@@ -192,17 +224,11 @@ def compare(
 
 
 def _change(old: Release | None, new: Release | None) -> ReleaseChange:
-    either = new or old
-    assert either is not None
     was = {c.key: c for c in old.contexts} if old else {}
     now = {c.key: c for c in new.contexts} if new else {}
     return ReleaseChange(
-        file=either.file,
-        job=either.job,
-        line=either.loc.line,
-        events=either.events,
-        base=old.contexts if old else (),
-        head=new.contexts if new else (),
+        before=old,
+        after=new,
         lost=tuple(was[k] for k in sorted(was) if k not in now),
         gained=tuple(now[k] for k in sorted(now) if k not in was),
         renamed=tuple(
@@ -210,10 +236,6 @@ def _change(old: Release | None, new: Release | None) -> ReleaseChange:
             for k in sorted(now)
             if k in was and was[k].name != now[k].name
         ),
-        in_base=old is not None,
-        in_head=new is not None,
-        stranded=tuple(dict.fromkeys(s.context for s in new.stranded)) if new else (),
-        elsewhere=new.elsewhere if new else (),
     )
 
 
@@ -268,10 +290,8 @@ def continuity(
         if file.startswith(".github/")
     }
     return Continuity(
-        base=base,
-        head=head,
-        base_ref=base_ref,
-        head_ref=head_ref or "HEAD",
+        base=Commit(ref=base_ref, sha=base),
+        head=Commit(ref=head_ref or "HEAD", sha=head),
         releases=releases,
         findings=new,
         resolved=gone,

@@ -67,7 +67,7 @@ def _job_text(prefix: PurePosixPath, path: str, job: str) -> str:
 
 def tied(migration: Migration, prefix: PurePosixPath, change: ReleaseChange) -> list[Release]:
     """The model's releases whose `jobs` name the real release job of ``change``."""
-    names = {f"{change.file}#{change.job}"}
+    names = {f"{change.release.file}#{change.release.job}"}
     out = []
     for release in migration.releases.values():
         for ref in migration.workflows.jobs_of(release):
@@ -134,10 +134,11 @@ def held(
     info: list[str] = []
     declared = 0
     for change in changed:
+        real = change.release
         releases = tied(migration, prefix, change)
         if not releases:
             info += [
-                f"{line} (information: no release of the model lists {change.file}#{change.job} "
+                f"{line} (information: no release of the model lists {real.file}#{real.job} "
                 "in `jobs`)"
                 for line in _change_lines(change)
             ]
@@ -150,7 +151,7 @@ def held(
         ):
             key = "drop" if kind == "lost" else "add"
             for context in contexts:
-                job = f"release job {change.job} ({change.file}:{change.line}, release {shown})"
+                job = f"release job {real.job} ({real.file}:{real.loc.line}, release {shown})"
                 what = (
                     f"{job} {'loses' if kind == 'lost' else 'gains'} the upload context "
                     f"{context.label()} ({_where(context)}, artifact {context.name!r})"
@@ -192,11 +193,12 @@ def held(
 def _head_loc(change: ReleaseChange, context: Context) -> Loc:
     """Where to point at a lost context: the release job, at its head line (the context
     itself exists only at the base)."""
-    return Loc(change.file, change.line, 1) if change.in_head else context.loc
+    return Loc(change.release.file, change.release.loc.line, 1) if change.in_head else context.loc
 
 
 def _change_lines(change: ReleaseChange) -> list[str]:
-    job = f"release job {change.job} ({change.file}:{change.line})"
+    real = change.release
+    job = f"release job {real.job} ({real.file}:{real.loc.line})"
     lines = [
         f"{job} loses the upload context {c.label()} ({_where(c)}, artifact {c.name!r})"
         for c in change.lost

@@ -35,7 +35,7 @@ from stagegate.engine.match import (
     selected,
     selections,
 )
-from stagegate.engine.paths import Index, Links, never_matches
+from stagegate.engine.paths import Index, Links, never_matches, refused
 from stagegate.engine.resolve import Plan, Row, item_axes, resolve
 from stagegate.errors import Loc
 from stagegate.model import Consumer, Input, Migration, Producer, Release
@@ -65,14 +65,22 @@ class Baseline:
 
 
 @record
-class Change:
-    """What a change touched, from git (``git.changes``): the merge base, the head and
-    the ref given as base; the paths (a renamed file under both names), the symbolic links
-    of the head (link, resolved target) and the baseline run as found."""
+class Compared:
+    """The commits a change lies between: the commit of the ref given as base, the head,
+    and their merge base, where the change starts."""
 
-    merge_base: str
-    head: str
     base: str
+    head: str
+    merge_base: str
+
+
+@record
+class Change:
+    """What a change touched, from git (``git.changes``): the commits compared; the paths
+    (a renamed file under both names), the symbolic links of the head (link, resolved
+    target) and the baseline run as found."""
+
+    commits: Compared
     changed: tuple[str, ...]
     links: tuple[tuple[str, str], ...]
     baseline: Baseline | None
@@ -95,21 +103,29 @@ class PathWarning:
 
 @record
 class Affected:
-    """`affected`'s answer. ``full``: why everything rebuilds (None: a selective plan)."""
+    """`affected`'s answer: the commits compared, the changed paths (sorted), and each item
+    to rebuild, retest, reuse or release, in the model's order, with why. ``full``: why
+    everything rebuilds (None: a selective plan)."""
 
     migration: Migration
     stage: int
-    base: str
-    head: str
-    merge_base: str
+    commits: Compared
     changed: tuple[str, ...]
-    rebuild: tuple[str, ...]
-    retest: tuple[str, ...]
-    reuse: tuple[str, ...]
-    releases: tuple[str, ...]
-    reasons: tuple[Reason, ...]
+    rebuild: Mapping[str, str]
+    retest: Mapping[str, str]
+    reuse: Mapping[str, str]
+    releases: Mapping[str, str]
     full: str | None
     warnings: tuple[PathWarning, ...] = ()
+
+    @property
+    def reasons(self) -> tuple[Reason, ...]:
+        """Why, for each item of each list in turn (an id may stand in more than one)."""
+        return tuple(
+            Reason(item, because)
+            for section in (self.rebuild, self.retest, self.reuse, self.releases)
+            for item, because in section.items()
+        )
 
 
 class _Full(Exception):
@@ -125,16 +141,14 @@ def path_warnings(migration: Migration) -> list[PathWarning]:
         *migration.consumers.values(),
     ]
     for item in items:
-        for text, loc in zip(item.paths, item.paths_locs, strict=False):
-            why = never_matches(text)
-            if why:
-                out.append(
-                    PathWarning(
-                        loc,
-                        f"{item.kind} {item.id}: paths glob {text!r} can never match: {why}; "
-                        "write it relative to the repository root, such as 'src/pkg/**'",
-                    )
+        for text, loc, why in refused(item.paths, item.paths_locs, never_matches):
+            out.append(
+                PathWarning(
+                    loc,
+                    f"{item.kind} {item.id}: paths glob {text!r} can never match: {why}; "
+                    "write it relative to the repository root, such as 'src/pkg/**'",
                 )
+            )
     return out
 
 
@@ -672,28 +686,20 @@ def affected(
         shipped = planner.shipped(release, rebuild)
         if shipped:
             releases[release.id] = f"it ships rows of {', '.join(shipped)}, which rebuild"
-    rebuild_ids = tuple(p for p in planner.producers if p in rebuild)
-    rerun_ids = tuple(c for c in planner.consumers if c in rerun)
-    reuse_ids = tuple(p for p in planner.producers if p in reuse)
-    reasons = [Reason(p, rebuild[p]) for p in rebuild_ids]
-    reasons += [Reason(c, rerun[c]) for c in rerun_ids]
-    for p in reuse_ids:
-        takers = sorted({c.id for c, _ in reuse[p]}, key=planner.position.__getitem__)
-        named = ", ".join(takers)
-        reasons.append(Reason(p, f"not rebuilt; {named} take its rows from the baseline run"))
-    reasons += [Reason(r, why) for r, why in releases.items()]
+    reused: dict[str, str] = {}
+    for p in planner.producers:
+        if p in reuse:
+            takers = sorted({c.id for c, _ in reuse[p]}, key=planner.position.__getitem__)
+            reused[p] = f"not rebuilt; {', '.join(takers)} take its rows from the baseline run"
     return Affected(
         migration=migration,
         stage=stage,
-        base=change.base,
-        head=change.head,
-        merge_base=change.merge_base,
+        commits=change.commits,
         changed=tuple(sorted(dict.fromkeys(changed))),
-        rebuild=rebuild_ids,
-        retest=rerun_ids,
-        reuse=reuse_ids,
-        releases=tuple(releases),
-        reasons=tuple(reasons),
+        rebuild={p: rebuild[p] for p in planner.producers if p in rebuild},
+        retest={c: rerun[c] for c in planner.consumers if c in rerun},
+        reuse=reused,
+        releases=releases,
         full=full,
         warnings=_warnings(migration),
     )

@@ -15,8 +15,10 @@ a path is tried only against the globs filed under one of its own folders.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Generic, TypeVar
+
+from stagegate.errors import Loc
 
 K = TypeVar("K")
 
@@ -177,6 +179,18 @@ def never_matches(text: str) -> str | None:
         except re.error as exc:  # a class such as [z-a]
             return f"it is not a valid glob ({exc})"
     return None
+
+
+def refused(
+    texts: Sequence[str], locs: Sequence[Loc], why: Callable[[str], str | None]
+) -> Iterator[tuple[str, Loc, str]]:
+    """Each glob of ``texts`` (written at ``locs``, one each) that ``why`` refuses: the
+    glob, where it is written and the reason (``never_matches`` for `paths`, the audit's
+    own rule for ``audit.ignore``)."""
+    for text, loc in zip(texts, locs, strict=True):
+        reason = why(text)
+        if reason:
+            yield text, loc, reason
 
 
 class Index(Generic[K]):

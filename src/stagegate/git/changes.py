@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from stagegate.engine.affected import Baseline, Change
+from stagegate.engine.affected import Baseline, Change, Compared
 from stagegate.engine.paths import link_target
 from stagegate.errors import GitError, InvalidInput, Loc, Problem
 from stagegate.git.repo import Repository
@@ -350,9 +350,7 @@ def gather(
         through = _link_changes(repo, entries, merge_base, head_sha)
     found = _baseline(repo, baseline, merge_base, head_sha) if baseline is not None else None
     return Change(
-        merge_base=merge_base,
-        head=head_sha,
-        base=base_sha,
+        commits=Compared(base=base_sha, head=head_sha, merge_base=merge_base),
         changed=tuple(changed),
         links=tuple(links),
         baseline=found,

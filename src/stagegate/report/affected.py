@@ -47,20 +47,17 @@ def text(result: Affected) -> str:
     title = " ".join(migration.title(result.stage).split())
     out = [f"{migration.id}: stage {result.stage}: {title}"]
     out.append(
-        f"change: {result.merge_base[:12]} (merge base) .. {result.head[:12]}, "
+        f"change: {result.commits.merge_base[:12]} (merge base) .. {result.commits.head[:12]}, "
         f"{len(result.changed)} path{'' if len(result.changed) == 1 else 's'}"
     )
     out += [f"  {path}" for path in result.changed]
     if result.full:
         out.append(f"FULL REBUILD: {result.full}")
-    reasons = iter(result.reasons)  # in the order of the sections (ids may repeat across them)
     for key, heading in _SECTIONS:
-        ids: tuple[str, ...] = getattr(result, key)
-        out.append(f"{heading} ({len(ids)}):" if ids else f"{heading}: none")
-        for _ in ids:
-            reason = next(reasons)
-            shown = result.full and key != "releases"
-            out.append(f"  {reason.item}" if shown else f"  {reason.item}: {reason.because}")
+        why: Mapping[str, str] = getattr(result, key)
+        out.append(f"{heading} ({len(why)}):" if why else f"{heading}: none")
+        shown = result.full and key != "releases"
+        out += [f"  {item}" if shown else f"  {item}: {because}" for item, because in why.items()]
     return "\n".join(out)
 
 

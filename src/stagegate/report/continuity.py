@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stagegate.ci.continuity import Continuity, ReleaseChange
+from stagegate.ci.continuity import Commit, Continuity, ReleaseChange
 from stagegate.ci.shipped import Context
 from stagegate.errors import Loc
 from stagegate.report import Output, Renderers, annotated, echo_json, echo_text, github
@@ -26,14 +26,14 @@ def context_json(ctx: Context) -> dict[str, Any]:
 def as_json(result: Continuity) -> dict[str, Any]:
     return {
         "ok": result.ok,
-        "base": result.base,
-        "head": result.head,
+        "base": result.base.sha,
+        "head": result.head.sha,
         "releases": [
             {
-                "file": r.file,
-                "job": r.job,
-                "line": r.line,
-                "events": list(r.events),
+                "file": r.release.file,
+                "job": r.release.job,
+                "line": r.release.loc.line,
+                "events": list(r.release.events),
                 "base": [context_json(c) for c in r.base],
                 "head": [context_json(c) for c in r.head],
                 "lost": [context_json(c) for c in r.lost],
@@ -66,7 +66,8 @@ def _ctx(ctx: Context) -> str:
 
 
 def _release_lines(r: ReleaseChange) -> list[str]:
-    events = ", ".join(r.events)
+    release = r.release
+    events = ", ".join(release.events)
     head = (
         "gone at the head"
         if not r.in_head
@@ -75,7 +76,8 @@ def _release_lines(r: ReleaseChange) -> list[str]:
         + " its publish step"
     )
     base = "new at the head" if not r.in_base else f"{len(r.base)} at the base"
-    out = [f"release job {r.job} ({r.file}:{r.line}; runs on {events}): {head}, {base}"]
+    where = f"{release.file}:{release.loc.line}"
+    out = [f"release job {release.job} ({where}; runs on {events}): {head}, {base}"]
     if r.empty and r.base:
         out.append("  selects nothing: no upload of the run reaches what it publishes")
     elif r.empty and r.elsewhere:
@@ -115,7 +117,7 @@ def text(result: Continuity) -> str:
     if not result.releases:
         out.append("no release job (tag push, release or workflow_dispatch) at either commit")
     out.append(
-        f"continuity {_ref(result.base_ref, result.base)} -> {_ref(result.head_ref, result.head)}"
+        f"continuity {_ref(result.base)} -> {_ref(result.head)}"
         f": {counted(len(result.releases), 'release job')}, {lost} lost, "
         f"{gained} gained, {renamed} renamed, {counted(len(result.findings), 'new finding')}: "
         f"{verdict}"
@@ -123,8 +125,9 @@ def text(result: Continuity) -> str:
     return "\n".join(out)
 
 
-def _ref(ref: str, commit: str) -> str:
-    return commit[:12] if commit.startswith(ref) else f"{ref} ({commit[:12]})"
+def _ref(commit: Commit) -> str:
+    short = commit.sha[:12]
+    return short if commit.sha.startswith(commit.ref) else f"{commit.ref} ({short})"
 
 
 def _placed(result: Continuity, loc: Loc, *more: Loc | None) -> Loc:
@@ -144,7 +147,8 @@ def workflow_commands(result: Continuity) -> str:
     found: list[str] = []
     now = {c.key: c for c in result.head_contexts}
     for r in result.releases:
-        at = Loc(r.file, r.line, 1)
+        release = r.release
+        at = Loc(release.file, release.loc.line, 1)
         for ctx in r.lost:
             there = now.get(ctx.key)
             # the cause, where its own lines did not change: what its download now also
@@ -159,7 +163,7 @@ def workflow_commands(result: Continuity) -> str:
             found.append(
                 github.annotation(
                     "error",
-                    f"release job {r.job} no longer ships the upload of {ctx.label()} "
+                    f"release job {release.job} no longer ships the upload of {ctx.label()} "
                     f"({ctx.name!r} at the base){also}",
                     _placed(
                         result,
@@ -174,7 +178,7 @@ def workflow_commands(result: Continuity) -> str:
             found.append(
                 github.annotation(
                     "error",
-                    f"release job {r.job} now also ships the upload of {ctx.label()} ({ctx.name!r})",
+                    f"release job {release.job} now also ships the upload of {ctx.label()} ({ctx.name!r})",
                     _placed(result, ctx.loc, ctx.step_loc),
                     "stagegate continuity: gained",
                 )
@@ -183,7 +187,7 @@ def workflow_commands(result: Continuity) -> str:
             found.append(
                 github.annotation(
                     "error",
-                    f"release job {r.job} selects nothing",
+                    f"release job {release.job} selects nothing",
                     _placed(result, at),
                     "stagegate continuity: selects nothing",
                 )
