@@ -46,14 +46,6 @@ def examples(normal: int) -> int:
 
 
 @pytest.fixture(scope="session")
-def _bytecode_of_child_processes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the Python processes the tests start (stagegate, pytest) keep their bytecode:
-    one folder for the session, outside every repository a test looks at. Where the shell
-    sets PYTHONDONTWRITEBYTECODE, each process would compile stagegate again (~0.4 CPU-s)."""
-    return tmp_path_factory.mktemp("pycache")
-
-
-@pytest.fixture(scope="session")
 def _validation_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The validation and parse cache of the session, outside the user's own. Its keys
     hold every byte of the files and stagegate's modules, and it keeps only what passed,
@@ -67,11 +59,14 @@ def _validation_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def _isolated_cache(
     monkeypatch: pytest.MonkeyPatch,
-    _bytecode_of_child_processes: Path,
     _validation_cache: Path,
 ) -> Iterator[None]:
     """Every test runs in the same environment, whatever the shell running pytest sets."""
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(_bytecode_of_child_processes))
+    # The Python processes the tests start (stagegate, pytest) read the bytecode this
+    # process and pip wrote beside the modules (assertion-rewritten stagegate included):
+    # a prefix of the session's own would make each session compile all they import
+    # again, hypothesis's 200 modules among them (~5 CPU-s).
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(_validation_cache))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
