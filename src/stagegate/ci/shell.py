@@ -7,6 +7,7 @@ stagegate follows are evaluated; ``$(...)`` and backquotes are unknown values.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import operator
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -44,6 +45,7 @@ from stagegate.ci.shellwords import (
     unmark,
     worth_reading,
 )
+from stagegate.ci.splits import SPLITS, Evaluated, remember
 from stagegate.ci.subst import Output, substitution
 from stagegate.ci.textops import NUMBER, parameter_expansion
 from stagegate.ci.transfers import (
@@ -111,6 +113,8 @@ class Shell:
         self.table: list[Value] = []
         self.noted = False
         """Whether splitting the script reported something (so it is not cached)."""
+        self.evaluated: Evaluated | None = None
+        """The ``${{ }}`` this reading of the script evaluated (``ci.splits``)."""
         self.vars: dict[str, Value] = {}
         self.pending: list[tuple[Transfer, str | None]] = []
         self.groups: list[list[tuple[int, list[str]]]] = []
@@ -134,17 +138,21 @@ class Shell:
         self.writes: dict[str, Value] = {}
         """What this step writes to ``$GITHUB_ENV``: the later steps' env, not its own
         (a script it calls shares its parent's)."""
+        self.path = path
         if script is not None:
             self.file, self.positional, self.depth = script
             self.first_line, self.col = 1, 1
             return
         self.file = site.doc.file
-        base = site.doc.loc(path)
-        block = reader.files.block_offset(site.doc, path)
-        self.first_line = base.line + block
-        self.col = 1 if block else base.col
+        self.first_line, self.col = 0, 1
+        """Where the script starts: found at the first ``loc`` (most are never read)."""
 
     def loc(self, offset_line: int) -> Loc:
+        if not self.first_line:
+            base = self.site.doc.loc(self.path)
+            block = self.reader.files.block_offset(self.site.doc, self.path)
+            self.first_line = base.line + block
+            self.col = 1 if block else base.col
         return Loc(self.file, self.first_line + offset_line, self.col if offset_line == 0 else 1)
 
     def run(self) -> None:
@@ -400,26 +408,18 @@ class Shell:
                 parts = ghexpr.split_text(line)
             except LocatedError as exc:
                 raise invalid(self.loc(line_no), f"invalid expression: {exc.message}") from None
+            evaluated = self.evaluated or Evaluated(self.expression)
             for piece, _offset in parts:
                 if not piece.startswith("${{"):
                     pieces.append(self.escape(piece))
                     continue
-                try:
-                    node = ghexpr.parse(piece[3:-2])
-                except LocatedError as exc:
-                    raise invalid(self.loc(line_no), f"invalid expression: {exc.message}") from None
-                value = ghexpr.Evaluator(self.scope.lookup)(node)
-                if isinstance(value, Unknown):
-                    value = Unknown(piece.strip(), value.reason)
-                pieces.append(
-                    self.escape(value)
-                    if isinstance(value, str)
-                    and not isinstance(value, ghexpr.Tagged)
-                    and value not in SPECIALS
-                    else self.sentinel(value)
-                    if isinstance(value, Sym | Unknown | ghexpr.Tagged)
-                    else ghexpr.to_text(value)
-                )
+                parse = functools.partial(self.parse, piece, line_no)
+                value, rendered = evaluated.take(piece, parse)
+                if rendered[0] == "mark":
+                    evaluated.slots.append((len(self.table), evaluated.used - 1))
+                    pieces.append(self.sentinel(value))
+                else:
+                    pieces.append(self.escape(value) if rendered[0] == "text" else rendered[1])
             line = "".join(pieces)
         else:
             line = self.escape(line)
@@ -428,12 +428,35 @@ class Shell:
             for piece in marked_words(line)
         )
 
+    def parse(self, piece: str, line_no: int) -> ghexpr.Node:
+        """The ``${{ }}`` ``piece`` of the script's line ``line_no``, parsed."""
+        try:
+            return ghexpr.parse(piece[3:-2])
+        except LocatedError as exc:
+            raise invalid(self.loc(line_no), f"invalid expression: {exc.message}") from None
+
+    def expression(self, piece: str, node: ghexpr.Node) -> Value:
+        """The value of the script's ``${{ }}`` ``piece`` (parsed: ``node``)."""
+        value = ghexpr.Evaluator(self.scope.lookup)(node)
+        return Unknown(piece.strip(), value.reason) if isinstance(value, Unknown) else value
+
     def parsed(self) -> list[tuple[int, list[str]]]:
         """The script's commands. A text without ``${{ }}`` (a repository script, most
         ``run:`` blocks) marks the same in every context: it is split once, and each
-        reading starts from a copy of that split's table of values."""
+        reading starts from a copy of that split's table of values. A text with them
+        is split once per set of what its expressions render to (``ci.splits``)."""
         if "${{" in self.text:
-            return list(self.commands())
+            evaluated = self.evaluated = Evaluated(self.expression)
+            for split in SPLITS.get(self.text, ()):
+                if evaluated.same(split):
+                    self.table = evaluated.table(split)
+                    self.heredocs = split.heredocs
+                    return split.commands
+            self.noted = False
+            commands = list(self.commands())
+            if not self.noted:
+                remember(self.text, evaluated.split(commands, self.table, self.heredocs))
+            return commands
         cached = PARSED.get(self.text)
         if cached is not None:
             commands, table, self.heredocs = cached

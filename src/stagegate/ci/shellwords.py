@@ -124,6 +124,7 @@ def fails(body: list[tuple[int, list[str]]]) -> bool:
 
 
 @functools.lru_cache(maxsize=4_096)
+@functools.lru_cache(maxsize=1_024)
 def worth_reading(root: Path, text: str) -> bool:
     """Whether a script may download, write ``$GITHUB_ENV`` or call a repository
     script: the others have no effect stagegate follows (decided once per text)."""
