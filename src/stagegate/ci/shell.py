@@ -535,6 +535,8 @@ class Shell:
     def value(self, word: str) -> Value:
         """The value of a marked word. One longer than MAX_VALUE characters (doubling
         assignments make them grow exponentially) is unknown, and reported at its line."""
+        if "\ue000" not in word:  # no marked value: the word is its own text
+            return word if len(word) <= MAX_VALUE else self.too_long(word)
         pieces: list[Value] = []
         pos = 0
         literal = False
@@ -673,7 +675,9 @@ class Shell:
                     self.exported.add(match.group(1) if match else word)
                 if match:
                     value = self.value(match.group(2))
-                    self.vars[match.group(1)] = annotate(value, self.loc(line_no), match.group(1))
+                    if isinstance(value, Unknown | Sym):  # says where it was assigned
+                        value = annotate(value, self.loc(line_no), match.group(1))
+                    self.vars[match.group(1)] = value
             return
         redirect = redirect_target(words)
         if head == "tee" and redirect is None:

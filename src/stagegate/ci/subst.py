@@ -42,12 +42,10 @@ def substitution(shell: Shell, piece: str) -> Value:
         segments = textops.pipeline(shell, piece[2:-1])
     except textops.Failed:
         segments = None
-    if (
-        segments is None
-        or not all(segments)
-        or any(w.startswith((">", "<", "2>", "&>")) for s in segments for w in s)
-    ):
+    if segments is None:
         return textops.substitution(shell, piece)
+    if not all(segments) or any(w.startswith((">", "<", "2>", "&>")) for s in segments for w in s):
+        return textops.substitution(shell, piece, segments)
     heads = [s[0] for s in segments]
     where = shell.loc(shell.at)
     at = f"{where.file}:{where.line}"
@@ -62,7 +60,7 @@ def substitution(shell: Shell, piece: str) -> Value:
             why = missing[0].reason if missing else "a value that is not text"
             return Unknown(piece, f"{piece}: what it reads is unknown ({at}): {why}")
         return _jq(shell, piece, segments[1][1:], " ".join(given) + "\n", at)
-    return textops.substitution(shell, piece)
+    return textops.substitution(shell, piece, segments)
 
 
 def _expression(shell: Shell, piece: str, word: str, at: str) -> str | Unknown:

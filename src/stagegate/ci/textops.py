@@ -42,16 +42,18 @@ class _Text:
         self.text, self.keys = text, keys
 
 
-def substitution(shell: Shell, piece: str) -> Value:
-    """The value of ``$(...)`` or ``$(( ))`` (``piece``, as the script wrote it)."""
-    where = shell.loc(shell.at)
+def substitution(shell: Shell, piece: str, segments: list[list[str]] | None = None) -> Value:
+    """The value of ``$(...)`` or ``$(( ))`` (``piece``, as the script wrote it);
+    ``segments``: its ``pipeline``, where the caller has split it already."""
+    at = shell.at
     try:
         if piece.startswith("$((") and piece.endswith("))"):
             return _arithmetic(shell, piece[3:-2])
-        return _pipeline(shell, piece[2:-1])
+        return _pipeline(shell, piece[2:-1], segments)
     except Foreign:
         return Unknown(piece, f"{piece} runs a command")
     except Failed as exc:
+        where = shell.loc(at)
         return Unknown(piece, f"{piece} at {where.file}:{where.line}: {exc}")
 
 
@@ -120,8 +122,9 @@ def pipeline(shell: Shell, inner: str) -> list[list[str]] | None:
     return segments
 
 
-def _pipeline(shell: Shell, inner: str) -> Value:
-    segments = pipeline(shell, inner)
+def _pipeline(shell: Shell, inner: str, segments: list[list[str]] | None) -> Value:
+    if segments is None:
+        segments = pipeline(shell, inner)
     if segments is None or any(s[0] not in ("echo", "printf", *FILTERS) for s in segments if s):
         raise Foreign
     if not all(segments):
