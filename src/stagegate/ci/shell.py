@@ -12,6 +12,7 @@ import operator
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from stagegate.ci import splits
 from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Host, Scope
 from stagegate.ci.shellwords import (
@@ -45,7 +46,7 @@ from stagegate.ci.shellwords import (
     unmark,
     worth_reading,
 )
-from stagegate.ci.splits import SPLITS, Evaluated, remember
+from stagegate.ci.splits import Evaluated
 from stagegate.ci.subst import Output, substitution
 from stagegate.ci.textops import NUMBER, parameter_expansion
 from stagegate.ci.transfers import (
@@ -139,6 +140,8 @@ class Shell:
         """What this step writes to ``$GITHUB_ENV``: the later steps' env, not its own
         (a script it calls shares its parent's)."""
         self.path = path
+        self.locs: dict[int, Loc] = {}
+        """Line (from the script's first) -> its location, made once."""
         if script is not None:
             self.file, self.positional, self.depth = script
             self.first_line, self.col = 1, 1
@@ -148,12 +151,17 @@ class Shell:
         """Where the script starts: found at the first ``loc`` (most are never read)."""
 
     def loc(self, offset_line: int) -> Loc:
+        found = self.locs.get(offset_line)
+        if found is not None:
+            return found
         if not self.first_line:
             base = self.site.doc.loc(self.path)
             block = self.reader.files.block_offset(self.site.doc, self.path)
             self.first_line = base.line + block
             self.col = 1 if block else base.col
-        return Loc(self.file, self.first_line + offset_line, self.col if offset_line == 0 else 1)
+        found = Loc(self.file, self.first_line + offset_line, self.col if offset_line == 0 else 1)
+        self.locs[offset_line] = found
+        return found
 
     def run(self) -> None:
         if not (self.for_outputs or worth_reading(self.reader.files.root, self.text)):
@@ -446,17 +454,7 @@ class Shell:
         reading starts from a copy of that split's table of values. A text with them
         is split once per set of what its expressions render to (``ci.splits``)."""
         if "${{" in self.text:
-            evaluated = self.evaluated = Evaluated(self.expression)
-            for split in SPLITS.get(self.text, ()):
-                if evaluated.same(split):
-                    self.table = evaluated.table(split)
-                    self.heredocs = split.heredocs
-                    return split.commands
-            self.noted = False
-            commands = list(self.commands())
-            if not self.noted:
-                remember(self.text, evaluated.split(commands, self.table, self.heredocs))
-            return commands
+            return splits.parsed(self)
         cached = PARSED.get(self.text)
         if cached is not None:
             commands, table, self.heredocs = cached

@@ -17,11 +17,14 @@ once per reading, as without the memo).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stagegate.ci.shellwords import SPECIALS
 from stagegate.model import ghexpr
 from stagegate.model.ghexpr import Sym, Unknown, Value
+
+if TYPE_CHECKING:
+    from stagegate.ci.shell import Shell
 
 Rendering = tuple[str, str]
 """``("text", s)``: a string written into the line (escaped); ``("raw", s)``: the text
@@ -130,3 +133,20 @@ def remember(text: str, split: Split) -> None:
     if len(splits) >= MAX_SPLITS:
         splits.pop(0)
     splits.append(split)
+
+
+def parsed(shell: Shell) -> list[Command]:
+    """The commands of ``shell``'s script (a text with ``${{ }}``): a remembered split
+    where its expressions render the same, else a new one (remembered unless splitting
+    reported something, which a reused split would not report again)."""
+    evaluated = shell.evaluated = Evaluated(shell.expression)
+    for split in SPLITS.get(shell.text, ()):
+        if evaluated.same(split):
+            shell.table = evaluated.table(split)
+            shell.heredocs = split.heredocs
+            return split.commands
+    shell.noted = False
+    commands = list(shell.commands())
+    if not shell.noted:
+        remember(shell.text, evaluated.split(commands, shell.table, shell.heredocs))
+    return commands

@@ -705,11 +705,10 @@ class Reader:
         declared = action.data.get("inputs")
         inputs: dict[str, Value] = {}
         if isinstance(declared, dict):
+            defaults = Scope(self, action, env=scope.env, in_action=True)
             for key, spec in declared.items():
                 inputs[str(key)] = (
-                    Scope(self, action, env=scope.env, in_action=True).evaluate(
-                        spec.get("default"), ("inputs", key, "default")
-                    )
+                    defaults.evaluate(spec.get("default"), ("inputs", key, "default"))
                     if isinstance(spec, dict)
                     else None
                 )
