@@ -317,3 +317,37 @@ def test_upload_pages_artifact_is_an_upload(sg: Sg, tmp_path: Path) -> None:
         (6, "github-pages"),
         (11, "docs-preview"),
     ]
+
+
+def test_a_script_is_split_again_where_an_expression_renders_otherwise(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """A script with ``${{ }}`` is split once per set of what its expressions render
+    to (ci.splits): the row where matrix.name is two words is split as two words, the
+    rows that render alike reuse a split (each with its own n), and the unknown value,
+    kept out of the line, is the same mark in every row."""
+    data = read(
+        sg,
+        tmp_path,
+        run(
+            'gh run download -p wheel-${{ matrix.name }}-${{ matrix.n }} -p "w-${{ github.event.x }}"'
+        ),
+        matrix='        name: ["a", "b c", "a"]\n        n: [1, 2]\n',
+    )
+    unknown = ("w-${{ github.event.x }}", False, [])
+    assert downloads(data) == [
+        (11, *unknown),
+        (11, *unknown),
+        (11, *unknown),
+        (11, "wheel-a-1", True, []),
+        (11, "wheel-a-2", True, []),
+        (11, "wheel-b", True, []),  # "b c" is two words: -p wheel-b c-1
+        (11, "wheel-b", True, []),
+    ]
+    assert unresolved(data) == [
+        (
+            11,
+            "${{ github.event.x }}",
+            "github.event.x depends on the event; bind it if a name uses it",
+        )
+    ]
