@@ -128,6 +128,9 @@ class Files:
         self.texts: dict[str, list[str]] = {}
         self.rels: dict[str, str] = {}
         """A file's name in locations -> its name from ``root``."""
+        self.data: dict[str, tuple[bool, Any]] = {}
+        """A repository file a script's ``yq`` reads -> (True, its data) or (False, why
+        not): read once per reading, as the workflow files are."""
 
     def shown(self, rel: str) -> str:
         """How locations name the file ``rel``: from the current folder, like every file

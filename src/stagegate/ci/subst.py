@@ -14,6 +14,8 @@ from stagegate.errors import InvalidInput
 from stagegate.model.ghexpr import MAX_JSON, Unknown, Value, unknowns
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from stagegate.ci.shell import Shell
 
 
@@ -74,7 +76,7 @@ def _expression(shell: Shell, piece: str, word: str, at: str) -> str | Unknown:
 
 def _parsed(piece: str, text: str, at: str, tool: str) -> jq.Node | Unknown:
     try:
-        node = jq.parse(text)
+        node = _parse_jq(text)
     except jq.Unsupported as exc:
         return Unknown(
             piece,
@@ -90,6 +92,12 @@ def _parsed(piece: str, text: str, at: str, tool: str) -> jq.Node | Unknown:
                 "the values its output decides",
             )
     return node
+
+
+@functools.lru_cache(maxsize=1_024)
+def _parse_jq(text: str) -> jq.Node:
+    """A jq or yq expression, parsed once per text (a script is read in every context)."""
+    return jq.parse(text)
 
 
 def _not_yq(node: Any) -> str | None:
@@ -212,18 +220,29 @@ def _yq(shell: Shell, piece: str, args: list[str], at: str) -> Value:
     node = _parsed(piece, text, at, "yq")
     if isinstance(node, Unknown):
         return node
-    rel = script_path.__wrapped__(shell.reader.files.root, file)  # as it is now: not cached
-    if rel is None:
-        return Unknown(piece, f"{piece} at {at}: {file} is no file of the repository")
-    try:
-        data = _data(shell.reader.files.root / rel, rel)
-    except InvalidInput as exc:
-        return Unknown(piece, f"{piece} at {at}: {exc.problems[0].message}")
-    except OSError as exc:
-        return Unknown(piece, f"{piece} at {at}: {rel}: cannot read: {exc.strerror or exc}")
+    files = shell.reader.files
+    found = files.data.get(file)
+    if found is None:  # the file as it is when this reading first reads it
+        found = files.data[file] = _repository_data(files.root, file)
+    read, data = found
+    if not read:
+        return Unknown(piece, f"{piece} at {at}: {data}")
     if json_out:
         return _run(piece, node, [data], at, compact=False, raw=False)
     return _run(piece, node, [data], at, compact=True, raw=True, yaml=True)
+
+
+def _repository_data(root: Path, file: str) -> tuple[bool, Any]:
+    """(True, the data) of the repository file ``file`` yq reads, or (False, why not)."""
+    rel = script_path.__wrapped__(root, file)  # as it is now: not cached across readings
+    if rel is None:
+        return False, f"{file} is no file of the repository"
+    try:
+        return True, _data(root / rel, rel)
+    except InvalidInput as exc:
+        return False, exc.problems[0].message
+    except OSError as exc:
+        return False, f"{rel}: cannot read: {exc.strerror or exc}"
 
 
 def _data(path: Any, rel: str) -> Any:
