@@ -92,21 +92,24 @@ def load(
         problems, stage_docs = _read_stages(source, root, stages_dir, doc, cache, len(raw))
     if unparsed:
         for stage_file in stage_docs:
-            problems += schema_problems("stage", stage_file.doc, rules)
+            problems += schema_problems("stage", stage_file.doc, rules)[0]
         raise InvalidInput(dedupe([*unparsed, *problems]))
     too_many = check_runs_problem(doc, stage_docs)
     if too_many is not None:
         raise InvalidInput([*problems, too_many])
     key = cache.key([(file_path.name, raw), *((f.shown, f.raw) for f in stage_docs)])
     trusted = not problems and cache.known(key)
+    valid: set[tuple[str, str]] = set()
+    """(kind, file) of each file the schema found nothing wrong in."""
     if not trusted:
-        problems += schema_problems("migration", doc, rules)
-        for stage_file in stage_docs:
-            problems += schema_problems("stage", stage_file.doc, rules)
+        for kind, each in (("migration", doc), *(("stage", f.doc) for f in stage_docs)):
+            found, whole = schema_problems(kind, each, rules)
+            problems += found
+            if whole:
+                valid.add((kind, each.file))
     if problems:
-        raise InvalidInput(
-            dedupe([*problems, *_meaning_despite(doc, stage_docs, root, stages_dir, rules)])
-        )
+        meaning = _meaning_despite(doc, stage_docs, root, stages_dir, rules, valid)
+        raise InvalidInput(dedupe([*problems, *meaning]))
     builder = Builder(doc, stage_docs, root, stages_dir, rules, trusted=trusted)
     migration = builder.build()
     if builder.problems:
@@ -126,20 +129,23 @@ _PLACEHOLDERS: dict[str, Any] = {"version": 1, "migration": "migration", "stage"
 
 
 def _well_formed(
-    kind: str, data: Any, rules: Rules, stage: int = 0
+    kind: str, data: Any, rules: Rules, stage: int = 0, *, valid: bool = False
 ) -> tuple[Any, dict[str, set[str]]] | None:
     """``data`` without the parts the schema refuses, and the items cut out (by section).
 
     Each refused value is removed where it stands when its mapping may go without it;
     an element of a list takes the list with it, a required key its item (a flag or an
     axis is kept as a stub, so that what names it finds it). ``None`` when the file's
-    top level cannot be made valid this way: its meaning is not checked."""
+    top level cannot be made valid this way: its meaning is not checked. ``valid``: the
+    schema found nothing wrong in ``data`` already (it is not validated again)."""
     import copy
 
     data = copy.deepcopy(data)
     if not isinstance(data, dict):
         return None
     dropped: dict[str, set[str]] = {section: set() for section in _ITEM_SECTIONS}
+    if valid:
+        return data, dropped
     validator = validator_class()(schema(kind, rules))
     placeholders = {**_PLACEHOLDERS, "stage": stage}
     for _round in range(MAX_PRUNE_ROUNDS):
@@ -203,13 +209,19 @@ def _cut(
 
 
 def _meaning_despite(
-    doc: Document, stage_docs: list[StageFile], root: Path, stages_dir: Any, rules: Rules
+    doc: Document,
+    stage_docs: list[StageFile],
+    root: Path,
+    stages_dir: Any,
+    rules: Rules,
+    valid: set[tuple[str, str]],
 ) -> list[Problem]:
     """The meaning problems of the well-formed parts of files that have schema problems.
 
     Found on copies with the refused parts cut out, so that one problem never hides
-    another; the schema problems themselves are reported by the caller."""
-    kept = _well_formed("migration", doc.data, rules)
+    another; the schema problems themselves are reported by the caller. ``valid``:
+    (kind, file) of the files the schema found nothing wrong in (taken whole)."""
+    kept = _well_formed("migration", doc.data, rules, valid=("migration", doc.file) in valid)
     if kept is None or not isinstance(stages_dir, str) or not stages_dir:
         return []
     data, dropped = kept
@@ -221,7 +233,10 @@ def _meaning_despite(
         if n not in present
     ]
     for stage_file in sorted([*stage_docs, *stubs], key=lambda f: f.number):
-        stage_kept = _well_formed("stage", stage_file.doc.data, rules, stage_file.number)
+        whole = ("stage", stage_file.doc.file) in valid
+        stage_kept = _well_formed(
+            "stage", stage_file.doc.data, rules, stage_file.number, valid=whole
+        )
         stage_data = stage_kept[0] if stage_kept else {"stage": stage_file.number, "title": ""}
         stage_doc = Document(
             stage_file.doc.file,

@@ -34,13 +34,15 @@ def schema(kind: str, rules: Rules) -> dict[str, Any]:
     return document
 
 
-def schema_problems(kind: str, doc: Document, rules: Rules) -> list[Problem]:
-    """All schema violations of ``doc``."""
+def schema_problems(kind: str, doc: Document, rules: Rules) -> tuple[list[Problem], bool]:
+    """All schema violations of ``doc``, and whether the schema found none at all."""
     validator = validator_class()(schema(kind, rules))
     problems: list[Problem] = []
+    valid = True
     for error in validator.iter_errors(doc.data):
+        valid = False
         problems.extend(_translate(error, doc))
-    return dedupe(problems)
+    return dedupe(problems), valid
 
 
 @functools.cache
