@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Result
+from conftest import FUZZ_LONG, REPO, Result
 from stagegate.ci import ciflags
 
 Sg = Callable[..., Result]
@@ -696,7 +696,11 @@ def test_a_hostile_stage_title_stays_on_its_line(
 # --------------------------------------------------------------------------- mutated inputs
 
 
-@pytest.mark.parametrize("chunk", [range(0, 25), range(25, 50)], ids=["0-24", "25-49"])
+@pytest.mark.parametrize(
+    "chunk",
+    [range(n, n + 25) for n in range(0, 100 if FUZZ_LONG else 25, 25)],  # more: --fuzz-long
+    ids=lambda r: f"{r.start}-{r.stop - 1}",
+)
 def test_mutated_inputs_end_cleanly_in_flags_flag_and_matrix(
     chunk: range, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

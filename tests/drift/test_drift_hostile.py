@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, Result
+from conftest import FIXTURES, FUZZ_LONG, Result
 from stagegate.ci.drift import SHIP_KINDS
 
 FIXTURE = FIXTURES / "drift" / "repo"
@@ -337,7 +337,7 @@ def _mutants(seed: int, count: int) -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4] if FUZZ_LONG else [1])  # more with --fuzz-long
 def test_mutated_workflows_give_a_verdict_and_init_then_drift_passes(
     sg: Sg, tmp_path: Path, seed: int
 ) -> None:
