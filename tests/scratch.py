@@ -195,7 +195,9 @@ def _empty_repository() -> Path:
 
         made = Path(tempfile.mkdtemp(prefix="stagegate-empty-repo-"))
         atexit.register(shutil.rmtree, made, ignore_errors=True)
-        Repo(made).git("init", "-q", "-b", "main")
+        # no template: the sample hooks and the rest are a score of files per repository
+        # to copy (and for pytest to delete), which no test reads
+        Repo(made).git("init", "-q", "--template=", "-b", "main")
         _EMPTY.append(made / ".git")
     return _EMPTY[0]
 
