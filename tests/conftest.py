@@ -80,6 +80,8 @@ def _isolated_cache(
     # The tests of loading by entry point (as an installed stagegate does) unset these.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("PYTEST_PLUGINS", "pytest_snapshot.plugin")
+    # every `git init` of a test, as scratch.git_env gives it: no sample hooks to copy
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", "")
     yield
 
 

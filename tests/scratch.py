@@ -102,6 +102,9 @@ def git_env() -> dict[str, str]:
         GIT_COMMITTER_EMAIL=AUTHOR[1],
         GIT_CONFIG_GLOBAL=os.devnull,
         GIT_CONFIG_NOSYSTEM="1",
+        # repositories without git's template: its sample hooks and the rest are a score
+        # of files per `git init` that no test reads, made and later removed by the run
+        GIT_TEMPLATE_DIR="",
     )
     return env
 
@@ -195,9 +198,7 @@ def _empty_repository() -> Path:
 
         made = Path(tempfile.mkdtemp(prefix="stagegate-empty-repo-"))
         atexit.register(shutil.rmtree, made, ignore_errors=True)
-        # no template: the sample hooks and the rest are a score of files per repository
-        # to copy (and for pytest to delete), which no test reads
-        Repo(made).git("init", "-q", "--template=", "-b", "main")
+        Repo(made).git("init", "-q", "-b", "main")  # without the template (git_env)
         _EMPTY.append(made / ".git")
     return _EMPTY[0]
 
