@@ -234,13 +234,16 @@ def test_defuse_breaks_each_payload_and_keeps_the_text(payload: str) -> None:
 def test_the_ascii_shortcut_of_soft_agrees_with_unicode_categories() -> None:
     """``soft`` answers ASCII without loading unicodedata; over every code point it must
     say what the categories say."""
+    import operator
     import unicodedata
+    from itertools import compress
 
     from stagegate.report.github import _SOFT, soft
 
-    wrong = [
-        hex(ord(c))
-        for c in map(chr, range(0x110000))
-        if soft(c) != (c.isspace() or unicodedata.category(c) in _SOFT)
-    ]
+    chars = list(map(chr, range(0x110000)))
+    said = map(soft, chars)
+    # the categories' answer, in C loops (each step in Python was half the test's time)
+    categories = map(_SOFT.__contains__, map(unicodedata.category, chars))
+    expected = map(operator.or_, map(str.isspace, chars), categories)
+    wrong = [hex(point) for point in compress(range(len(chars)), map(operator.ne, said, expected))]
     assert wrong == []
