@@ -107,6 +107,68 @@ def made() -> dict[str, object]:
     return {}
 
 
+@dataclass
+class Runs:
+    computed: list[int]
+    """How many model checks ``ahead``'s check --all computed while its session ran."""
+    ahead: Run
+    """check --all."""
+    in_turn: Run
+    """check --all with every check computed in its turn."""
+    alone: Run
+    """check --stage 2."""
+
+
+@pytest.fixture
+def hosted(
+    made: dict[str, object],
+    tmp_path_factory: pytest.TempPathFactory,
+    sg: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Runs:
+    """Three stages, each with a pytest folder and model checks, in a host repository
+    (``host``: its own root pytest.ini and conftest.py, and its CI's PYTEST_ADDOPTS);
+    the stages folder has a conftest whose fixture a second test of stage 1 uses."""
+    if "hosted" not in made:
+        from stagegate.checks import runner
+
+        root = host(project(tmp_path_factory.mktemp("hosted") / "p", 3))
+        (root / "stages" / "conftest.py").write_text(
+            "import pytest\n\n\n@pytest.fixture\ndef shared():\n    return 'stages'\n"
+        )
+        (root / "stages" / "01-s1" / "test_shared.py").write_text(
+            "def test_stages_conftest_loads(shared):\n    assert shared == 'stages'\n"
+        )
+        migration = root / "migration.yaml"
+        extras = "".join(
+            f'  extra{n}:\n    when: f{n}\n    artifacts: ["extra{n}-python{{py}}"]\n'
+            for n in (1, 2, 3)
+        )
+        migration.write_text(migration.read_text().replace("consumers:", extras + "consumers:"))
+        for n in (1, 2, 3):
+            stage_file = root / "stages" / f"0{n}-s{n}.yaml"
+            extra = "  - check: unique-artifacts\n  - check: inputs-satisfied\n"
+            stage_file.write_text(stage_file.read_text() + extra)
+        computed: list[int] = []
+        real = runner._ahead
+
+        def spy(migration: object, at: object) -> dict[int, runner.Ahead]:
+            found = real(migration, at)  # type: ignore[arg-type]
+            computed.append(sum(len(checks) for checks in found.values()))
+            return found
+
+        with monkeypatch.context() as patched:
+            patched.setenv("PYTEST_ADDOPTS", "--count=5")
+            patched.setattr(runner, "_ahead", spy)
+            ahead = observed(sg, root, patched, "check", "--all")
+            patched.setattr(runner, "_ahead", lambda migration, at: {})
+            in_turn = observed(sg, root, patched, "check", "--all")
+            patched.setattr(runner, "_ahead", real)
+            alone = observed(sg, root, patched, "check", "--stage", "2")
+        made["hosted"] = Runs(computed, ahead, in_turn, alone)
+    return made["hosted"]  # type: ignore[return-value]
+
+
 def pytest_lines(out: str) -> list[str]:
     return [
         re.sub(r" in \d+\.\d+s( \(\d+\.\d+ s\))?$", " in Xs", line)
@@ -115,17 +177,17 @@ def pytest_lines(out: str) -> list[str]:
     ]
 
 
-def test_every_stage_runs_in_one_session_and_sees_its_own_stage(
-    computed_ahead: tuple[list[int], Run, Run],
-) -> None:
-    """Three stages with a pytest folder each (and model checks, which the session's
-    pytest lines do not show): one process runs them all."""
-    _, run, _ = computed_ahead
+def test_every_stage_runs_in_one_session_and_sees_its_own_stage(hosted: Runs) -> None:
+    """Three stages with a pytest folder each (``hosted``: in a host repository, with model
+    checks beside): one process runs them all, each test seeing its own stage."""
+    run = hosted.ahead
     assert run.result.code == 0, run.result.output
     assert run.processes == 1
     assert run.tests == 3
     assert pytest_lines(run.result.out) == [
-        f"  ok    pytest: pytest stages/0{n}-s{n}: 1 passed in Xs" for n in (1, 2, 3)
+        "  ok    pytest: pytest stages/01-s1: 2 passed in Xs",
+        "  ok    pytest: pytest stages/02-s2: 1 passed in Xs",
+        "  ok    pytest: pytest stages/03-s3: 1 passed in Xs",
     ]
 
 
@@ -174,9 +236,9 @@ def test_a_folder_with_its_own_configuration_runs_alone(
     assert processes(root) == 2  # stages 1 and 2 together, 3 alone
 
 
-def test_check_of_one_stage_runs_its_folder_alone(hosted: tuple[Run, Run]) -> None:
-    """`check --stage 2` of two stages (the host's, below): stage 2's tests alone, once."""
-    _, alone = hosted
+def test_check_of_one_stage_runs_its_folder_alone(hosted: Runs) -> None:
+    """`check --stage 2` of three stages: stage 2's tests alone, once."""
+    alone = hosted.alone
     assert alone.result.code == 0, alone.result.output
     assert alone.processes == 1
     assert alone.tests == 1
@@ -203,52 +265,10 @@ def test_the_session_wait_gives_the_exit_code_or_none_at_the_deadline() -> None:
     assert _exit_code(slow, time.monotonic()) == slow.returncode
 
 
-@pytest.fixture
-def computed_ahead(
-    made: dict[str, object],
-    tmp_path_factory: pytest.TempPathFactory,
-    sg: Callable[..., Result],
-    monkeypatch: pytest.MonkeyPatch,
-) -> tuple[list[int], Run, Run]:
-    """Three stages, each with a pytest folder and model checks: check --all as it is (the
-    model checks computed while the session runs: how many, when it was asked), then
-    with every check computed in its turn."""
-    if "ahead" not in made:
-        from stagegate.checks import runner
-
-        root = project(tmp_path_factory.mktemp("ahead") / "p", 3)
-        migration = root / "migration.yaml"
-        extras = "".join(
-            f'  extra{n}:\n    when: f{n}\n    artifacts: ["extra{n}-python{{py}}"]\n'
-            for n in (1, 2, 3)
-        )
-        migration.write_text(migration.read_text().replace("consumers:", extras + "consumers:"))
-        for n in (1, 2, 3):
-            stage_file = root / "stages" / f"0{n}-s{n}.yaml"
-            extra = "  - check: unique-artifacts\n  - check: inputs-satisfied\n"
-            stage_file.write_text(stage_file.read_text() + extra)
-        computed: list[int] = []
-        real = runner._ahead
-
-        def spy(migration: object, at: object) -> dict[int, runner.Ahead]:
-            found = real(migration, at)  # type: ignore[arg-type]
-            computed.append(sum(len(checks) for checks in found.values()))
-            return found
-
-        with monkeypatch.context() as patched:
-            patched.setattr(runner, "_ahead", spy)
-            ahead = observed(sg, root, patched, "check", "--all")
-        with monkeypatch.context() as patched:
-            patched.setattr(runner, "_ahead", lambda migration, at: {})
-            in_turn = observed(sg, root, patched, "check", "--all")
-        made["ahead"] = (computed, ahead, in_turn)
-    return made["ahead"]  # type: ignore[return-value]
-
-
 def test_model_checks_computed_while_the_session_runs_are_shown_in_their_turn(
-    computed_ahead: tuple[list[int], Run, Run],
+    hosted: Runs,
 ) -> None:
-    computed, ahead, in_turn = computed_ahead
+    computed, ahead, in_turn = hosted.computed, hosted.ahead, hosted.in_turn
 
     def shown(out: str) -> list[str]:
         return [re.sub(r"\d+\.\d+ ?s\b", "Xs", line) for line in out.splitlines()]
@@ -324,42 +344,16 @@ def host(root: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def hosted(
-    made: dict[str, object],
-    tmp_path_factory: pytest.TempPathFactory,
-    sg: Callable[..., Result],
-    monkeypatch: pytest.MonkeyPatch,
-) -> tuple[Run, Run]:
-    """Two stages in a host repository (``host``), the stages folder with a conftest and
-    the CI setting PYTEST_ADDOPTS: check --all, then check --stage 2."""
-    if "hosted" not in made:
-        root = host(project(tmp_path_factory.mktemp("hosted") / "p", 2))
-        (root / "stages" / "conftest.py").write_text(
-            "import pytest\n\n\n@pytest.fixture\ndef shared():\n    return 'stages'\n"
-        )
-        (root / "stages" / "01-s1" / "test_shared.py").write_text(
-            "def test_stages_conftest_loads(shared):\n    assert shared == 'stages'\n"
-        )
-        with monkeypatch.context() as patched:
-            patched.setenv("PYTEST_ADDOPTS", "--count=5")
-            together = observed(sg, root, patched, "check", "--all")
-            alone = observed(sg, root, patched, "check", "--stage", "2")
-        made["hosted"] = (together, alone)
-    return made["hosted"]  # type: ignore[return-value]
-
-
-def test_stage_tests_run_isolated_from_the_hosts_root_conftest_and_ini(
-    hosted: tuple[Run, Run],
-) -> None:
+def test_stage_tests_run_isolated_from_the_hosts_root_conftest_and_ini(hosted: Runs) -> None:
     """Issue 23: a host's root pytest.ini and conftest.py (and its CI's PYTEST_ADDOPTS)
     are not the stage tests'; the stages folder's conftest still loads."""
-    together, alone = hosted
+    together, alone = hosted.ahead, hosted.alone
     assert together.result.code == 0, together.result.output
     assert together.processes == 1
     assert pytest_lines(together.result.out) == [
         "  ok    pytest: pytest stages/01-s1: 2 passed in Xs",
         "  ok    pytest: pytest stages/02-s2: 1 passed in Xs",
+        "  ok    pytest: pytest stages/03-s3: 1 passed in Xs",
     ]
     assert alone.result.code == 0, alone.result.output
 
