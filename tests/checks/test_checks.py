@@ -605,15 +605,6 @@ def test_pytest_check_passes_with_the_stage_under_test(
     assert "pytest: pytest stages/01-step: 1 passed" in result.out
 
 
-def test_pytest_check_loads_the_plugin_without_autoload(
-    tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    root = pytest_repo(tmp_path, "def test_stage(stagegate):\n    assert stagegate.stage == 1\n")
-    result = sg("check", "--stage", "1", cwd=root)
-    assert result.code == 0, result.output
-
-
 def test_pytest_check_failure_shows_the_failing_test(tmp_path: Path, sg: Sg) -> None:
     root = pytest_repo(
         tmp_path,
@@ -661,15 +652,43 @@ def test_pytest_check_refuses_a_path_outside_the_repository(
     assert f"pytest path '{path}' leads outside the repository; use a path inside it." in result.err
 
 
-def test_pytest_check_runs_the_given_path(tmp_path: Path, sg: Sg) -> None:
-    root = pytest_repo(tmp_path, None, "  - check: pytest\n    path: checks/-odd\n")
-    (root / "checks" / "-odd").mkdir(parents=True)
-    (root / "checks" / "-odd" / "test_it.py").write_text(
-        "def test_it(stagegate):\n    assert stagegate.stage == 1\n"
-    )
-    result = sg("check", "--stage", "1", cwd=root)
-    assert result.code == 0, result.output
-    assert "pytest checks/-odd: 1 passed" in result.out
+@pytest.fixture(scope="module")
+def _given_path_runs() -> dict[str, Result]:
+    return {}
+
+
+@pytest.fixture
+def given_path(
+    _given_path_runs: dict[str, Result],
+    tmp_path_factory: pytest.TempPathFactory,
+    sg: Sg,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Result:
+    """check --stage 1 of a pytest check given `path: checks/-odd` (a name like an option),
+    whose test asks the `stagegate` fixture for the stage, with plugin autoload off. Made
+    once (a pytest process, ~0.6 CPU-s) for the two tests that read it."""
+    if "run" not in _given_path_runs:
+        root = pytest_repo(
+            tmp_path_factory.mktemp("given-path"),
+            None,
+            "  - check: pytest\n    path: checks/-odd\n",
+        )
+        (root / "checks" / "-odd").mkdir(parents=True)
+        (root / "checks" / "-odd" / "test_it.py").write_text(
+            "def test_it(stagegate):\n    assert stagegate.stage == 1\n"
+        )
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        _given_path_runs["run"] = sg("check", "--stage", "1", cwd=root)
+    return _given_path_runs["run"]
+
+
+def test_pytest_check_loads_the_plugin_without_autoload(given_path: Result) -> None:
+    assert given_path.code == 0, given_path.output
+
+
+def test_pytest_check_runs_the_given_path(given_path: Result) -> None:
+    assert given_path.code == 0, given_path.output
+    assert "pytest checks/-odd: 1 passed" in given_path.out
 
 
 # --------------------------------------------------------------------- formats and exit codes

@@ -8,6 +8,7 @@ import json
 import re
 import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,96 @@ def processes(root: Path) -> int:
     return len(set((root / "pids.txt").read_text().split()))
 
 
+@dataclass
+class Run:
+    result: Result
+    processes: int
+    """The pytest processes the stage tests ran in."""
+    tests: int
+    """How many times a stage's test ran (once per folder unless a folder ran twice)."""
+
+
+def observed(
+    sg: Callable[..., Result], root: Path, monkeypatch: pytest.MonkeyPatch, *args: str
+) -> Run:
+    """``stagegate *args`` in ``root``, and the processes its stage tests ran in."""
+    pids = root / "pids.txt"
+    pids.write_text("")
+    monkeypatch.setenv("PIDS", str(pids))
+    result = sg(*args, cwd=root)
+    return Run(result, processes(root), len(pids.read_text().split()))
+
+
+@pytest.fixture(scope="module")
+def made() -> dict[str, object]:
+    """Runs several tests read, each asserting its part: a pytest process costs ~0.6
+    CPU-s, so each run is made once, by the first test that needs it (under that test's
+    environment, which tests/conftest.py makes the same for every test)."""
+    return {}
+
+
+@dataclass
+class Runs:
+    computed: list[int]
+    """How many model checks ``ahead``'s check --all computed while its session ran."""
+    ahead: Run
+    """check --all."""
+    in_turn: Run
+    """check --all with every check computed in its turn."""
+    alone: Run
+    """check --stage 2."""
+
+
+@pytest.fixture
+def hosted(
+    made: dict[str, object],
+    tmp_path_factory: pytest.TempPathFactory,
+    sg: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Runs:
+    """Three stages, each with a pytest folder and model checks, in a host repository
+    (``host``: its own root pytest.ini and conftest.py, and its CI's PYTEST_ADDOPTS);
+    the stages folder has a conftest whose fixture a second test of stage 1 uses."""
+    if "hosted" not in made:
+        from stagegate.checks import runner
+
+        root = host(project(tmp_path_factory.mktemp("hosted") / "p", 3))
+        (root / "stages" / "conftest.py").write_text(
+            "import pytest\n\n\n@pytest.fixture\ndef shared():\n    return 'stages'\n"
+        )
+        (root / "stages" / "01-s1" / "test_shared.py").write_text(
+            "def test_stages_conftest_loads(shared):\n    assert shared == 'stages'\n"
+        )
+        migration = root / "migration.yaml"
+        extras = "".join(
+            f'  extra{n}:\n    when: f{n}\n    artifacts: ["extra{n}-python{{py}}"]\n'
+            for n in (1, 2, 3)
+        )
+        migration.write_text(migration.read_text().replace("consumers:", extras + "consumers:"))
+        for n in (1, 2, 3):
+            stage_file = root / "stages" / f"0{n}-s{n}.yaml"
+            extra = "  - check: unique-artifacts\n  - check: inputs-satisfied\n"
+            stage_file.write_text(stage_file.read_text() + extra)
+        computed: list[int] = []
+        real = runner._ahead
+
+        def spy(migration: object, at: object) -> dict[int, runner.Ahead]:
+            found = real(migration, at)  # type: ignore[arg-type]
+            computed.append(sum(len(checks) for checks in found.values()))
+            return found
+
+        with monkeypatch.context() as patched:
+            patched.setenv("PYTEST_ADDOPTS", "--count=5")
+            patched.setattr(runner, "_ahead", spy)
+            ahead = observed(sg, root, patched, "check", "--all")
+            patched.setattr(runner, "_ahead", lambda migration, at: {})
+            in_turn = observed(sg, root, patched, "check", "--all")
+            patched.setattr(runner, "_ahead", real)
+            alone = observed(sg, root, patched, "check", "--stage", "2")
+        made["hosted"] = Runs(computed, ahead, in_turn, alone)
+    return made["hosted"]  # type: ignore[return-value]
+
+
 def pytest_lines(out: str) -> list[str]:
     return [
         re.sub(r" in \d+\.\d+s( \(\d+\.\d+ s\))?$", " in Xs", line)
@@ -86,22 +177,24 @@ def pytest_lines(out: str) -> list[str]:
     ]
 
 
-def test_every_stage_runs_in_one_session_and_sees_its_own_stage(
-    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = project(tmp_path / "p", 3)
-    result = check_all(sg, root, monkeypatch)
-    assert result.code == 0, result.output
-    assert processes(root) == 1
-    assert pytest_lines(result.out) == [
-        f"  ok    pytest: pytest stages/0{n}-s{n}: 1 passed in Xs" for n in (1, 2, 3)
+def test_every_stage_runs_in_one_session_and_sees_its_own_stage(hosted: Runs) -> None:
+    """Three stages with a pytest folder each (``hosted``: in a host repository, with model
+    checks beside): one process runs them all, each test seeing its own stage."""
+    run = hosted.ahead
+    assert run.result.code == 0, run.result.output
+    assert run.processes == 1
+    assert run.tests == 3
+    assert pytest_lines(run.result.out) == [
+        "  ok    pytest: pytest stages/01-s1: 2 passed in Xs",
+        "  ok    pytest: pytest stages/02-s2: 1 passed in Xs",
+        "  ok    pytest: pytest stages/03-s3: 1 passed in Xs",
     ]
 
 
 def test_a_failing_folder_reads_as_when_run_alone(
     tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = project(tmp_path / "p", 3, fail=2)
+    root = project(tmp_path / "p", 2, fail=2)
     together = check_all(sg, root, monkeypatch, "--format", "json")
     assert together.code == 1
     alone = sg("check", "--stage", "2", "--format", "json", cwd=root)
@@ -119,11 +212,13 @@ def test_a_failing_folder_reads_as_when_run_alone(
 def test_folders_with_modules_of_one_name_never_share(
     tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each folder imports its own `helper`: in one process the second would get the first's."""
-    root = project(tmp_path / "p", 3, helper="helper")
-    result = check_all(sg, root, monkeypatch)
-    assert result.code == 0, result.output
-    assert processes(root) == 3
+    """Each folder imports its own `helper`: in one process the second would get the first's
+    (and fail, and run again alone: each test runs once only where none shared)."""
+    root = project(tmp_path / "p", 2, helper="helper")
+    run = observed(sg, root, monkeypatch, "check", "--all")
+    assert run.result.code == 0, run.result.output
+    assert run.processes == 2
+    assert run.tests == 2
 
 
 def test_a_folder_with_its_own_configuration_runs_alone(
@@ -141,15 +236,13 @@ def test_a_folder_with_its_own_configuration_runs_alone(
     assert processes(root) == 2  # stages 1 and 2 together, 3 alone
 
 
-def test_check_of_one_stage_runs_its_folder_alone(
-    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = project(tmp_path / "p", 2)
-    pids = root / "pids.txt"
-    pids.write_text("")
-    monkeypatch.setenv("PIDS", str(pids))
-    assert sg("check", "--stage", "2", cwd=root).code == 0
-    assert processes(root) == 1
+def test_check_of_one_stage_runs_its_folder_alone(hosted: Runs) -> None:
+    """`check --stage 2` of three stages: stage 2's tests alone, once."""
+    alone = hosted.alone
+    assert alone.result.code == 0, alone.result.output
+    assert alone.processes == 1
+    assert alone.tests == 1
+    assert pytest_lines(alone.result.out) == ["  ok    pytest: pytest stages/02-s2: 1 passed in Xs"]
 
 
 def test_the_session_wait_gives_the_exit_code_or_none_at_the_deadline() -> None:
@@ -173,41 +266,17 @@ def test_the_session_wait_gives_the_exit_code_or_none_at_the_deadline() -> None:
 
 
 def test_model_checks_computed_while_the_session_runs_are_shown_in_their_turn(
-    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+    hosted: Runs,
 ) -> None:
-    from stagegate.checks import runner
-
-    root = project(tmp_path / "p", 3)
-    migration = root / "migration.yaml"
-    extras = "".join(
-        f'  extra{n}:\n    when: f{n}\n    artifacts: ["extra{n}-python{{py}}"]\n'
-        for n in (1, 2, 3)
-    )
-    migration.write_text(migration.read_text().replace("consumers:", extras + "consumers:"))
-    for n in (1, 2, 3):
-        stage_file = root / "stages" / f"0{n}-s{n}.yaml"
-        extra = "  - check: unique-artifacts\n  - check: inputs-satisfied\n"
-        stage_file.write_text(stage_file.read_text() + extra)
-    computed: list[int] = []
-    real = runner._ahead
-
-    def spy(migration: object, at: object) -> dict[int, runner.Ahead]:
-        found = real(migration, at)  # type: ignore[arg-type]
-        computed.append(sum(len(checks) for checks in found.values()))
-        return found
-
-    monkeypatch.setattr(runner, "_ahead", spy)
-    ahead = check_all(sg, root, monkeypatch)
-    monkeypatch.setattr(runner, "_ahead", lambda migration, at: {})
-    in_turn = check_all(sg, root, monkeypatch)
+    computed, ahead, in_turn = hosted.computed, hosted.ahead, hosted.in_turn
 
     def shown(out: str) -> list[str]:
         return [re.sub(r"\d+\.\d+ ?s\b", "Xs", line) for line in out.splitlines()]
 
     assert computed and computed[0] > 0  # the session was still running: computed ahead
-    assert ahead.code == in_turn.code == 0
-    assert shown(ahead.out) == shown(in_turn.out)
-    assert [line.split(" (")[0] for line in ahead.out.splitlines() if "unique" in line] == [
+    assert ahead.result.code == in_turn.result.code == 0
+    assert shown(ahead.result.out) == shown(in_turn.result.out)
+    assert [line.split(" (")[0] for line in ahead.result.out.splitlines() if "unique" in line] == [
         f"  ok    unique-artifacts: {rows} artifact rows of active producers have distinct names"
         for rows in (2, 3, 4)
     ]
@@ -275,28 +344,18 @@ def host(root: Path) -> Path:
     return root
 
 
-def test_stage_tests_run_isolated_from_the_hosts_root_conftest_and_ini(
-    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_stage_tests_run_isolated_from_the_hosts_root_conftest_and_ini(hosted: Runs) -> None:
     """Issue 23: a host's root pytest.ini and conftest.py (and its CI's PYTEST_ADDOPTS)
     are not the stage tests'; the stages folder's conftest still loads."""
-    root = host(project(tmp_path / "p", 2))
-    (root / "stages" / "conftest.py").write_text(
-        "import pytest\n\n\n@pytest.fixture\ndef shared():\n    return 'stages'\n"
-    )
-    (root / "stages" / "01-s1" / "test_shared.py").write_text(
-        "def test_stages_conftest_loads(shared):\n    assert shared == 'stages'\n"
-    )
-    monkeypatch.setenv("PYTEST_ADDOPTS", "--count=5")
-    result = check_all(sg, root, monkeypatch)
-    assert result.code == 0, result.output
-    assert processes(root) == 1
-    assert pytest_lines(result.out) == [
+    together, alone = hosted.ahead, hosted.alone
+    assert together.result.code == 0, together.result.output
+    assert together.processes == 1
+    assert pytest_lines(together.result.out) == [
         "  ok    pytest: pytest stages/01-s1: 2 passed in Xs",
         "  ok    pytest: pytest stages/02-s2: 1 passed in Xs",
+        "  ok    pytest: pytest stages/03-s3: 1 passed in Xs",
     ]
-    alone = sg("check", "--stage", "2", cwd=root)
-    assert alone.code == 0, alone.output
+    assert alone.result.code == 0, alone.result.output
 
 
 def test_a_host_that_wants_its_conftest_says_so(

@@ -193,10 +193,34 @@ def _complete(words: str, env: dict[str, str] | None = None) -> list[str]:
     return [line.split(",", 1)[1] for line in proc.stdout.splitlines()]
 
 
-def test_shell_completion_works_as_documented() -> None:
-    assert "validate" in _complete("stagegate val")
-    assert {"--stage", "--all", "--format"} <= set(_complete("stagegate check --"))
-    assert "--file" in _complete("stagegate --")
+def _complete_here(
+    words: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> list[str]:
+    """What ``_complete`` asks the console script, asked of the CLI in this process
+    (``cli.run``, with the environment the shell gives the script): the script's own
+    process is asked below, each further one cost ~0.1 CPU-s."""
+    from stagegate.cli import run
+
+    with monkeypatch.context() as env:
+        env.setenv("_STAGEGATE_COMPLETE", "bash_complete")
+        env.setenv("COMP_WORDS", words)
+        env.setenv("COMP_CWORD", str(len(words.split()) - (0 if words.endswith(" ") else 1)))
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as done:  # click ends a completion with sys.exit
+            run([])
+    out, err = capsys.readouterr()
+    assert done.value.code == 0, err
+    return [line.split(",", 1)[1] for line in out.splitlines()]
+
+
+def test_shell_completion_works_as_documented(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "validate" in _complete_here("stagegate val", monkeypatch, capsys)
+    assert {"--stage", "--all", "--format"} <= set(
+        _complete_here("stagegate check --", monkeypatch, capsys)
+    )
+    assert "--file" in _complete_here("stagegate --", monkeypatch, capsys)
     assert _complete("stagegate check --format ") == ["text", "json", "github"]
     doc = (REPO / "docs" / "commands.md").read_text(encoding="utf-8")
     assert 'eval "$(_STAGEGATE_COMPLETE=bash_source stagegate)"' in doc

@@ -72,6 +72,12 @@ def _repo(root: Path) -> Repo:
     return repo
 
 
+@pytest.fixture(scope="module")
+def shared_repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    """``_repo``, built once for the tests that only read it (each checks it stays clean)."""
+    return _repo(tmp_path_factory.mktemp("terminal") / "repo")
+
+
 COMMANDS = [
     ("validate",),
     ("status",),
@@ -90,10 +96,10 @@ COMMANDS = [
 
 @pytest.mark.parametrize("fmt", ["text", "json", "github"])
 def test_no_control_character_reaches_the_terminal(
-    fmt: str, tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch
+    fmt: str, tmp_path: Path, sg: Sg, monkeypatch: pytest.MonkeyPatch, shared_repo: Repo
 ) -> None:
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
-    repo = _repo(tmp_path / "repo")
+    repo = shared_repo
     seen = ""
     for argv in COMMANDS:
         if fmt == "github" and argv[0] == "log":
@@ -110,10 +116,11 @@ def test_no_control_character_reaches_the_terminal(
         assert SHOWN in seen  # the payload was printed, shown
         assert r"ci/name\x1b[2J\x1b[H.yml" in seen  # a file name
         assert "Extra\tcafé 漢" in seen  # the control: tab and non-ASCII as they are
+    assert repo.status() == ""  # nothing written: the next test reads the same repository
 
 
-def test_the_log_shows_the_author_shown(tmp_path: Path, sg: Sg) -> None:
-    repo = _repo(tmp_path / "repo")
+def test_the_log_shows_the_author_shown(sg: Sg, shared_repo: Repo) -> None:
+    repo = shared_repo
     result = sg("log", cwd=repo.root)
     assert result.code == 0, result.output
     assert r"Eve\x1b[2J\x1b[H <e@example.com>  0 -> 1  Narrow\x1b]52;c;" in result.out
