@@ -771,12 +771,14 @@ def git(root: Path, *args: str) -> None:
     )
 
 
-def write_project(root: Path, files: Project) -> None:
+def write_project(root: Path, files: Project, *, track: bool = True) -> None:
     """Write ``files`` under ``root`` as the only files git tracks there.
 
     The case folder is a git work tree because the ``retired`` check and ``audit``
     search the files git tracks; the repository is kept from case to case (only the
-    files change), so a case costs one ``git add``, not a ``git init``."""
+    files change), so a case costs one ``git add``, not a ``git init``. ``track``
+    False leaves the ``git add`` to the caller (``exercise``: ``validate`` reads the
+    files alone, and refuses most cases before any command reads the index)."""
     if not (root / ".git").is_dir():
         root.mkdir(parents=True, exist_ok=True)
         git(root, "init", "-q")
@@ -790,7 +792,8 @@ def write_project(root: Path, files: Project) -> None:
     (root / "stages").mkdir()
     for rel, raw in files.items():
         (root / rel).write_bytes(raw)
-    git(root, "add", "-A")
+    if track:
+        git(root, "add", "-A")
 
 
 COMMANDS: tuple[tuple[str, ...], ...] = (
@@ -833,11 +836,17 @@ def exercise(
     """How the commands end on ``files``. Input that ``validate`` refuses (exit 2) is
     refused alike by the others, which load it the same way first (one exit code, one
     message: test_fuzz.py checks it on the corpus), so they run only on input it accepts,
-    unless ``every``."""
-    write_project(root, files)
+    unless ``every``. The files are added to git's index before the first command that
+    may read it (every command but ``validate``, which reads the files alone), so a
+    refused case starts no git process."""
+    write_project(root, files, track=False)
     migration = str(root / "migration.yaml")
     found: list[str] = []
+    tracked = False
     for command in commands():
+        if command != ("validate",) and not tracked:
+            git(root, "add", "-A")
+            tracked = True
         try:
             outcome = runner(["-f", migration, *command])
         except CommandTimeout as exc:

@@ -63,11 +63,21 @@ def test_plan_text_is_pinned(
     snapshot.assert_match(result.out, f"stage-{stage}.txt")
 
 
+_PLANS: dict[tuple[Path, int], Result] = {}
+"""``plan --format json`` of the example at each stage, run once for the tests that read it."""
+
+
+def plan_json(sg: Callable[..., Result], example: Path, stage: int) -> Result:
+    if (example, stage) not in _PLANS:
+        _PLANS[example, stage] = sg("plan", "--stage", str(stage), "--format", "json", cwd=example)
+    return _PLANS[example, stage]
+
+
 @pytest.mark.parametrize("stage", STAGES)
 def test_plan_json_is_pinned(
     example: Path, sg: Callable[..., Result], snapshot: Snapshot, stage: int
 ) -> None:
-    result = sg("plan", "--stage", str(stage), "--format", "json", cwd=example)
+    result = plan_json(sg, example, stage)
     assert result.code == 0, result.output
     plan = json.loads(result.out)
     assert plan["stage"] == stage
@@ -80,7 +90,7 @@ def test_the_cuda13_bindings_come_from_one_producer_at_every_stage(
     example: Path, sg: Callable[..., Result]
 ) -> None:
     for stage in STAGES:
-        plan = json.loads(sg("plan", "--stage", str(stage), "--format", "json", cwd=example).out)
+        plan = json.loads(plan_json(sg, example, stage).out)
         assert "bindings-cu13" in plan["producers"], stage
 
 
@@ -128,10 +138,29 @@ def example_on_tree(root: Path, after: int = 0) -> Path:
     return root
 
 
+Trees = Callable[[int], Path]
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> Trees:
+    """``trees(after)``: ``example_on_tree`` for 0, 3 or 7, built once for the module and
+    shared by the tests that only read it (audit and drift write nothing); a test that
+    changes its tree builds its own."""
+    built: dict[int, Path] = {}
+
+    def tree(after: int = 0) -> Path:
+        if after not in built:
+            folder = tmp_path_factory.mktemp(f"tree-after-{after}")
+            built[after] = example_on_tree(folder / "cuda-python", after=after)
+        return built[after]
+
+    return tree
+
+
 def test_audit_at_stage_7_finds_every_branch_reference_of_the_tree(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, sg: Callable[..., Result]
 ) -> None:
-    root = example_on_tree(tmp_path / "cuda-python")
+    root = trees(0)
     result = sg("audit", "--stage", "7", "--format", "json", cwd=root)
     assert result.code == 1, result.output
     report = json.loads(result.out)
@@ -181,11 +210,11 @@ def test_audit_at_stage_7_finds_every_branch_reference_of_the_tree(
 
 
 def test_the_metapackage_name_is_written_unquoted_twelve_times(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, sg: Callable[..., Result]
 ) -> None:
     """As at cb56ab9f: build-wheel 1, each test workflow 5, build-docs 1; the pattern
     reference finds each of them and none of the versioned names."""
-    root = example_on_tree(tmp_path / "cuda-python")
+    root = trees(0)
     lines = subprocess.run(
         ["git", "grep", "-n", "-E", "cuda-python-wheel($|[^-])", "--", ".github", "ci"],
         cwd=root,
@@ -202,14 +231,14 @@ def test_the_metapackage_name_is_written_unquoted_twelve_times(
 
 
 def test_on_the_tree_after_stage_7_nothing_retired_is_left(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, sg: Callable[..., Result]
 ) -> None:
-    root = example_on_tree(tmp_path / "cuda-python", after=7)
+    root = trees(7)
     result = sg("audit", "--stage", "7", "--format", "json", cwd=root)
     report = json.loads(result.out)
     assert result.code == 0 and report["findings"] == [], result.output
     # ... and the stage 0 tree holds what the cleanup removed.
-    before = example_on_tree(tmp_path / "before")
+    before = trees(0)
     assert sg("audit", "--stage", "7", cwd=before).code == 1
 
 
@@ -219,7 +248,9 @@ def without_pytest_checks(root: Path) -> None:
     a pytest process per stage it checks."""
     for stage_file in (root / "stages").glob("*.yaml"):
         text = stage_file.read_text()
-        stage_file.write_text(re.sub(r"^  - check: pytest\n(?:    [^\n]*\n)*", "", text, flags=re.M))
+        stage_file.write_text(
+            re.sub(r"^  - check: pytest\n(?:    [^\n]*\n)*", "", text, flags=re.M)
+        )
 
 
 def add_check(root: Path, stage: int, check: str) -> None:
@@ -295,8 +326,20 @@ def test_a_release_that_takes_test_artifacts_fails_at_every_stage(
 # --------------------------------------------------------------------------- drift on the trees
 
 
-def drift(sg: Callable[..., Result], root: Path, stage: int) -> tuple[int, dict[str, Any]]:
-    result = sg("drift", "--stage", str(stage), "--format", "json", cwd=root)
+_DRIFTS: dict[tuple[Path, int], Result] = {}
+"""``drift --format json`` on a shared tree (``trees``) at a stage, run once for the tests."""
+
+
+def drift(
+    sg: Callable[..., Result], root: Path, stage: int, *, shared: bool = False
+) -> tuple[int, dict[str, Any]]:
+    """``shared``: ``root`` is one of ``trees``, never changed: a run made before is reused."""
+    if not shared or (root, stage) not in _DRIFTS:
+        result = sg("drift", "--stage", str(stage), "--format", "json", cwd=root)
+        if not shared:
+            return result.code, json.loads(result.out)
+        _DRIFTS[root, stage] = result
+    result = _DRIFTS[root, stage]
     return result.code, json.loads(result.out)
 
 
@@ -305,10 +348,9 @@ def kinds_and_items(report: dict[str, Any]) -> set[tuple[str, str]]:
 
 
 def test_drift_passes_on_cuda_pythons_ci_at_stage_0(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, sg: Callable[..., Result]
 ) -> None:
-    root = example_on_tree(tmp_path / "cuda-python")
-    code, report = drift(sg, root, 0)
+    code, report = drift(sg, trees(0), 0, shared=True)
     assert code == 0 and report["findings"] == [], report["findings"]
     # What it compared: every upload of the build job, and the downloads it could read.
     assert len(report["uploads"]) > 100 and len(report["downloads"]) > 50
@@ -317,13 +359,12 @@ def test_drift_passes_on_cuda_pythons_ci_at_stage_0(
 
 
 def test_drift_compares_the_linux_test_rows_and_shows_the_release_selections(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, tmp_path: Path, sg: Callable[..., Result]
 ) -> None:
     """test-wheel-linux carries `jobs` (caller-keyed binds give each caller's Python
     versions): deleting one of its downloads is a finding; the releases' download-wheels
     selections are among the downloads, with the script's `continue` filters."""
-    root = example_on_tree(tmp_path / "cuda-python")
-    code, report = drift(sg, root, 0)
+    code, report = drift(sg, trees(0), 0, shared=True)
     assert code == 0, report["findings"]
     wheels = {
         (d["job"].rpartition("#")[2], d["select"], tuple(d["exclude"]))
@@ -335,6 +376,7 @@ def test_drift_compares_the_linux_test_rows_and_shows_the_release_selections(
         assert ("publish-pypi", f"{component}*", ("*-tests", "*python315*")) in wheels
         assert ("upload", f"{component}*", ("*-tests", "*python315*")) in wheels
     assert ("upload-assets", "cuda-pathfinder*", ("*-tests", "*python315*")) in wheels
+    root = example_on_tree(tmp_path / "cuda-python")  # its own tree: this test changes it
     workflow = root / ".github" / "workflows" / "test-wheel-linux.yml"
     text = workflow.read_text()
     start = text.index("      - name: Download cuda.core build artifacts\n")
@@ -352,12 +394,12 @@ def test_drift_compares_the_linux_test_rows_and_shows_the_release_selections(
 
 
 def test_drift_on_the_stage_3_tree_passes_at_3_and_names_the_new_uploads_at_2(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, sg: Callable[..., Result]
 ) -> None:
-    root = example_on_tree(tmp_path / "cuda-python", after=3)
-    code, report = drift(sg, root, 3)
+    root = trees(3)
+    code, report = drift(sg, root, 3, shared=True)
     assert code == 0 and report["findings"] == [], report["findings"]
-    code, report = drift(sg, root, 2)
+    code, report = drift(sg, root, 2, shared=True)
     assert code == 1
     assert {f["kind"] for f in report["findings"]} == {"undeclared-upload"}
     named = " ".join(f["message"] for f in report["findings"])
@@ -367,12 +409,12 @@ def test_drift_on_the_stage_3_tree_passes_at_3_and_names_the_new_uploads_at_2(
 
 
 def test_drift_on_the_stage_7_tree_passes_at_7_and_names_the_old_name_at_6(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, sg: Callable[..., Result]
 ) -> None:
-    root = example_on_tree(tmp_path / "cuda-python", after=7)
-    code, report = drift(sg, root, 7)
+    root = trees(7)
+    code, report = drift(sg, root, 7, shared=True)
     assert code == 0 and report["findings"] == [], report["findings"]
-    code, report = drift(sg, root, 6)
+    code, report = drift(sg, root, 6, shared=True)
     assert code == 1
     # Stage 7 dropped the unversioned metapackage: at stage 6 the model still has it.
     assert kinds_and_items(report) == {
@@ -385,25 +427,24 @@ def test_drift_on_the_stage_7_tree_passes_at_7_and_names_the_old_name_at_6(
 
 
 def test_drift_at_stage_0_on_the_stage_7_tree_fails(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, sg: Callable[..., Result]
 ) -> None:
-    root = example_on_tree(tmp_path / "cuda-python", after=7)
-    code, report = drift(sg, root, 0)
+    code, report = drift(sg, trees(7), 0, shared=True)
     assert code == 1
     kinds = {f["kind"] for f in report["findings"]}
     assert {"undeclared-upload", "missing-upload"} <= kinds
 
 
 def test_drift_on_the_stage_0_tree_holds_until_stage_3_asks_for_the_cuda12_uploads(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, sg: Callable[..., Result]
 ) -> None:
     """Stages 1 and 2 change nothing drift reads; flipping to 3 without its workflow
     change is caught: the model's new producer has no upload."""
-    root = example_on_tree(tmp_path / "cuda-python")
+    root = trees(0)
     for stage in (1, 2):
-        code, report = drift(sg, root, stage)
+        code, report = drift(sg, root, stage, shared=True)
         assert code == 0 and report["findings"] == [], (stage, report["findings"])
-    code, report = drift(sg, root, 3)
+    code, report = drift(sg, root, 3, shared=True)
     assert code == 1
     assert kinds_and_items(report) == {("missing-upload", "bindings-cu12")}
     assert len(report["findings"]) == 2  # the wheels and their Cython tests

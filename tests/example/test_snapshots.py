@@ -19,12 +19,17 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pytest_snapshot.plugin import Snapshot
 
 from conftest import FIXTURES, REPO, TESTS, Result
 from scratch import git_env, pin_git, small_repo
+
+if TYPE_CHECKING:  # imported when a drift test runs, not when the module is collected
+    from stagegate.ci.drift import Drift
+    from stagegate.model import Migration
 
 SNAPSHOTS = TESTS / "snapshots" / "commands"
 RUNNER_FILES = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY")
@@ -108,15 +113,39 @@ def rendered(result: Result, files: dict[str, Path], root: Path) -> str:
     return text
 
 
+_COMPARED: dict[tuple[object, ...], Drift] = {}
+"""drift's comparison on the example tree (read only), by its arguments: made once."""
+
+
+def compare_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``drift`` in each format compares the same model with the same tree at the same
+    stage: the comparison is made once and printed in each format (each run still parses
+    its options, loads the migration and prints through the command)."""
+    from stagegate.ci import drift as module
+
+    real = module.drift
+
+    def once(migration: Migration, stage: int, *args: Any, **kwargs: Any) -> Drift:
+        key = (migration.file, stage, args, tuple(sorted(kwargs.items())))
+        if key not in _COMPARED:
+            _COMPARED[key] = real(migration, stage, *args, **kwargs)
+        return _COMPARED[key]
+
+    monkeypatch.setattr(module, "drift", once)
+
+
 @pytest.mark.parametrize(("argv", "name"), cases(ON_THE_EXAMPLE))
 def test_output_on_the_example(
     example_tree: Path,
     runner_files: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
     sg: Sg,
     snapshot: Snapshot,
     argv: tuple[str, ...],
     name: str,
 ) -> None:
+    if argv[0] == "drift":
+        compare_once(monkeypatch)
     result = sg(*argv, cwd=example_tree)
     snapshot.snapshot_dir = SNAPSHOTS
     snapshot.assert_match(rendered(result, runner_files, example_tree), f"{name}.txt")

@@ -35,14 +35,48 @@ def schema(kind: str, rules: Rules) -> dict[str, Any]:
 
 
 def schema_problems(kind: str, doc: Document, rules: Rules) -> tuple[list[Problem], bool]:
-    """All schema violations of ``doc``, and whether the schema found none at all."""
-    validator = validator_class()(schema(kind, rules))
+    """All schema violations of ``doc``, and whether the schema found none at all.
+
+    The answer depends on the schema and the document alone (its file name, data and
+    places): one given before for the same of both is given again (``_ANSWERS``)."""
+    full = schema(kind, rules)
+    key = _answer_key(full, doc)
+    known = _ANSWERS.get(key)
+    if known is not None:
+        return list(known[0]), known[1]
+    validator = validator_class()(full)
     problems: list[Problem] = []
     valid = True
     for error in validator.iter_errors(doc.data):
         valid = False
         problems.extend(_translate(error, doc))
-    return dedupe(problems), valid
+    answer = dedupe(problems)
+    if len(_ANSWERS) >= ANSWERS_KEPT:
+        del _ANSWERS[next(iter(_ANSWERS))]
+    _ANSWERS[key] = (tuple(answer), valid)
+    return answer, valid
+
+
+_ANSWERS: dict[bytes, tuple[tuple[Problem, ...], bool]] = {}
+"""The schema's answers on the last documents validated, by ``_answer_key``. A command
+that loads a migration several times (``check --all``, ``verify-pr``'s commits), or
+files whose migration file changed while its stage files did not (an edit refused
+by the schema), validates each unchanged file once; the oldest answer goes first."""
+ANSWERS_KEPT = 64
+
+
+def _answer_key(full: dict[str, Any], doc: Document) -> bytes:
+    """A digest of everything ``schema_problems`` reads: the whole schema, and the
+    document's file name, data and places. ``repr`` keeps what JSON would merge (``1``
+    and ``"1"``, ``1`` and ``1.0``, ``true`` and ``1``); two equal values written alike
+    give one key, and any difference at worst a second key (validated afresh)."""
+    try:  # the built-in BLAKE2 avoids loading OpenSSL
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - interpreters without the private module
+        from hashlib import blake2b
+
+    parts = (full, doc.file, doc.data, doc.marks, doc.key_marks, doc.quoted, doc.spans)
+    return blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=32).digest()
 
 
 @functools.cache
