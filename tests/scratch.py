@@ -297,3 +297,63 @@ WHEELS_RELEASE = dedent(
 )
 """A tag release of two wheel legs, downloaded by pattern with merge-multiple into dist/
 for the PyPI publish step: the release the continuity and verify-pr tests change."""
+
+
+SMALL_STAGE_TESTS = {
+    "stages/conftest.py": '''\
+"""The stage under test, refusing to run a stage's tests at another stage."""
+
+import pytest
+
+
+@pytest.fixture
+def stage(stagegate, request):
+    assert stagegate.stage == request.module.STAGE
+    return stagegate
+''',
+    "stages/narrowing.py": 'TAG = "v1.0.0"\n',
+    "stages/01-narrow/test_01_narrow.py": """\
+from narrowing import TAG
+
+STAGE = 1
+
+
+def test_the_release_is_narrowed(stage):
+    assert stage.at(0).release(TAG) == "broad"
+    assert stage.release(TAG) == "exact"
+
+
+def test_the_narrowed_release_selects_the_same_names(stage):
+    assert stage.release_selects(TAG) == ["pkg-py311", "pkg-py312"]
+    assert stage.at(0).release_selects(TAG) == ["pkg-py311", "pkg-py312"]
+
+
+def test_the_producers_stay_as_they_were(stage):
+    assert stage.producers == stage.at(0).producers == ["wheels"]
+""",
+}
+"""Stage 1's pytest folder of the small migration (``write_small_with_tests``), laid out
+as the worked example's: a conftest.py and a helper module shared by the stages."""
+
+
+def write_small_with_tests(root: Path) -> None:
+    """The small migration at stage 0 whose stage 1 also runs its pytest folder,
+    stages/01-narrow/: three tests, the last of which refuses any producer the stage
+    adds (as the worked example's stage 1 tests do, at a fraction of their cost)."""
+    write_small(root)
+    stage_file = root / "stages" / "01-narrow.yaml"
+    text = stage_file.read_text(encoding="utf-8")
+    stage_file.write_text(text + "  - check: pytest\n", encoding="utf-8")
+    for rel, body in SMALL_STAGE_TESTS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body, encoding="utf-8")
+
+
+def copy_repo(repo: Repo, root: Path) -> Repo:
+    """A copy of ``repo`` at ``root``: its commits, branches, index and work tree, and its
+    clock (the next commit is the one ``repo`` would make), for tests that each build on
+    one repository made once (a module-scoped fixture) without touching it."""
+    shutil.copytree(repo.root, root, symlinks=True)
+    copied = Repo(root)
+    copied.clock = repo.clock
+    return copied

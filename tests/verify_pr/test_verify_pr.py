@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import shlex
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from conftest import Result
 from scratch import (
     SMALL,
     Repo,
+    copy_repo,
     example_repo,
     init,
     pin_git,
@@ -36,13 +40,22 @@ def _set_stage(repo: Repo, stage: int) -> None:
     repo.write("migration.yaml", text.replace(current + "\n", f"stage: {stage}\n", 1))
 
 
+_MADE: dict[int, Repo] = {}
+"""The repositories ``_at_stage`` copies, each made once a process."""
+
+
 def _at_stage(tmp_path: Path, stage: int) -> Repo:
-    """The small migration, committed once at stage 0 and once per stage up to ``stage``."""
-    repo = small_repo(tmp_path / "repo")
-    for s in range(1, stage + 1):
-        _set_stage(repo, s)
-        repo.commit(f"Flip to stage {s}")
-    return repo
+    """The small migration, committed once at stage 0 and once per stage up to ``stage``:
+    a copy of the one made the first time a test asked for it."""
+    if stage not in _MADE:
+        made = Path(tempfile.mkdtemp(prefix="stagegate-at-stage-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        repo = small_repo(made / "repo")
+        for s in range(1, stage + 1):
+            _set_stage(repo, s)
+            repo.commit(f"Flip to stage {s}")
+        _MADE[stage] = repo
+    return copy_repo(_MADE[stage], tmp_path / "repo")
 
 
 # --------------------------------------------------------------------------- accepted

@@ -1,33 +1,50 @@
 """The attacks of issue #11 on verify-pr, each kept as a test.
 
-Every pull request below starts from the worked example at stage 0 (with its stage
-tests) and flips to stage 1 while adding a producer ``sneaky``, active from stage 1,
-that only stage 1's pytest test refuses (the CUDA 13 producers must stay as they
-were). Honestly made, that pull request is refused; each attack tries to make the
-gate accept it anyway, and must fail with the rule named.
+Every pull request below starts from a migration at stage 0 with its stage tests and
+flips to stage 1 while adding a producer ``sneaky``, active from stage 1, that only
+stage 1's pytest test refuses (the producers must stay as they were). Honestly made,
+that pull request is refused; each attack tries to make the gate accept it anyway, and
+must fail with the rule named. The honest flip is made once on the worked example, whose
+own stage tests refuse it; the attacks are made on the small migration, whose stage 1
+folder has a test of the same kind (a pytest process on the example's costs twice as much).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conftest import Result
-from scratch import Repo, example_repo, init, pin_git, write_shipped_example, write_small
+from scratch import (
+    Repo,
+    copy_repo,
+    example_repo,
+    init,
+    pin_git,
+    write_shipped_example,
+    write_small,
+    write_small_with_tests,
+)
 
 Sg = Callable[..., Result]
 
 SNEAKY = """\
   sneaky:
     summary: Built from stage 1 on; nobody asked for it.
-    when: shared-version-reader
-    artifacts: ["sneaky-wheel-{py}"]
+    when: {flag}
+    artifacts: ["sneaky-wheel-{{py}}"]
 """
+EXAMPLE_STAGE1 = "stages/01-version-config-foundations"
+STAGE1 = "stages/01-narrow"
+"""Stage 1's test folder: the worked example's, and the small migration's."""
 
 
 @pytest.fixture(autouse=True)
@@ -35,34 +52,44 @@ def _git(monkeypatch: pytest.MonkeyPatch) -> None:
     pin_git(monkeypatch)
 
 
-def _sneaky_flip(root: Path) -> tuple[Repo, str]:
-    """The example at stage 0 committed (the base), and in the work tree the flip to
-    stage 1 with the producer ``sneaky`` added (not committed yet)."""
+def _sneaky_flip(root: Path, *, example: bool = False) -> tuple[Repo, str]:
+    """The migration at stage 0 with its stage tests committed (the base), and in the work
+    tree the flip to stage 1 with the producer ``sneaky`` added (not committed yet): the
+    small migration's, or with ``example`` the worked example's."""
     repo = init(root)
-    write_shipped_example(repo.root)
-    base = repo.commit("The worked example with its stage tests")
+    if example:
+        write_shipped_example(repo.root)
+    else:
+        write_small_with_tests(repo.root)
+    base = repo.commit("The migration with its stage tests")
     repo.git("checkout", "-q", "-b", "sneaky")
     repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
-    repo.edit("migration.yaml", "\nproducers:\n", "\nproducers:\n" + SNEAKY)
+    flag = "shared-version-reader" if example else "narrow"
+    repo.edit("migration.yaml", "\nproducers:\n", "\nproducers:\n" + SNEAKY.format(flag=flag))
     return repo, base
 
 
-def _refused_by_pytest(result: Result) -> None:
+def _refused_by_pytest(result: Result, folder: str = STAGE1) -> None:
+    """Refused by the stage 1 test of the producers (the small migration's by its name)."""
     assert result.code == 1, result.output
     assert "FAIL  pytest" in result.out, result.out
-    assert "pytest stages/01-version-config-foundations failed" in result.out, result.out
+    assert f"pytest {folder} failed" in result.out, result.out
+    if folder == STAGE1:
+        assert "::test_the_producers_stay_as_they_were\n" in result.out, result.out
     assert "verify-pr: refused (rule checks-pass" in result.out, result.out
 
 
 def test_the_honest_sneaky_flip_is_refused(tmp_path: Path, sg: Sg) -> None:
-    repo, base = _sneaky_flip(tmp_path / "repo")
+    """On the worked example: its own stage 1 tests refuse the new producer."""
+    repo, base = _sneaky_flip(tmp_path / "repo", example=True)
     repo.commit("Flip to stage 1, and a new producer")
-    _refused_by_pytest(sg("verify-pr", "--base", base, cwd=repo.root))
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    _refused_by_pytest(result, EXAMPLE_STAGE1)
+    assert f"pytest {EXAMPLE_STAGE1} failed (1 failed, 4 passed" in result.out
 
 
 # --------------------------------------------------------------------------- pytest isolation
 
-STAGE1 = "stages/01-version-config-foundations"
 FAKE_PYTEST = "import sys\nprint('1 passed')\nsys.exit(0)\n"
 EXIT_0_AT_EXIT = "import atexit, os\natexit.register(lambda: os._exit(0))\n"
 PASS_AT_THE_END = """\
@@ -112,7 +139,7 @@ def _stage_folder_as_a_file(repo: Repo) -> None:
 def _link_stages_dir(repo: Repo) -> None:
     import shutil
 
-    repo.write("stages3/01-version-config-foundations/test_ok.py", PASSING_TEST)
+    repo.write(f"stages3/{Path(STAGE1).name}/test_ok.py", PASSING_TEST)
     for stage_file in (repo.root / "stages").glob("*.yaml"):
         shutil.copy(stage_file, repo.root / "stages3" / stage_file.name)
     shutil.rmtree(repo.root / "stages")
@@ -159,18 +186,28 @@ def _plant_shadows(repo: Repo) -> None:
 
 class Verdicts:
     """verify-pr on the sneaky flip with one change of the head, made once for the module
-    (several tests read one verdict: a pytest process starts in each)."""
+    (several tests read one verdict: a pytest process starts in each): what the head
+    commit tracks, and the verdict.
+
+    The pull requests are made one after another in one folder (each removes the last):
+    the pytest process of each loads the migration from the same path, so one already
+    validated there is not validated again (the validation cache's key holds the stage
+    files' paths as loaded, absolute in that process)."""
 
     def __init__(self, factory: pytest.TempPathFactory) -> None:
-        self.factory = factory
-        self.made: dict[str, tuple[Repo, Result]] = {}
+        self.root = factory.mktemp("attack") / "repo"
+        self.made: dict[str, tuple[list[str], Result]] = {}
 
-    def __call__(self, attack: str, change: Callable[[Repo], None], sg: Sg) -> tuple[Repo, Result]:
+    def __call__(
+        self, attack: str, change: Callable[[Repo], None], sg: Sg
+    ) -> tuple[list[str], Result]:
         if attack not in self.made:
-            repo, base = _sneaky_flip(self.factory.mktemp("attack") / "repo")
+            shutil.rmtree(self.root, ignore_errors=True)
+            repo, base = _sneaky_flip(self.root)
             change(repo)
             repo.commit(f"Flip to stage 1, a new producer, and {attack}")
-            self.made[attack] = (repo, sg("verify-pr", "--base", base, cwd=repo.root))
+            tracked = repo.git("ls-tree", "-r", "--name-only", "HEAD").splitlines()
+            self.made[attack] = (tracked, sg("verify-pr", "--base", base, cwd=repo.root))
         return self.made[attack]
 
 
@@ -183,11 +220,10 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> Verdicts:
 def test_no_module_of_the_head_stands_in_for_one_pytest_imports(
     attack: str, verdicts: Verdicts, sg: Sg
 ) -> None:
-    repo, result = verdicts("every module that stands in", _plant_shadows, sg)
-    tracked = repo.git("ls-tree", "-r", "--name-only", "HEAD").splitlines()
+    tracked, result = verdicts("every module that stands in", _plant_shadows, sg)
     assert set(SHADOWS[attack]) <= set(tracked)  # the attack is in the pull request
     _refused_by_pytest(result)
-    assert "(1 failed, 4 passed" in result.out  # the base's five tests ran, one refused
+    assert "(1 failed, 2 passed" in result.out  # the base's three tests ran, one refused
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
@@ -196,7 +232,7 @@ def test_nothing_in_the_head_tree_changes_what_pytest_runs(
 ) -> None:
     _, result = verdicts(attack, ATTACKS[attack], sg)
     _refused_by_pytest(result)
-    assert "(1 failed, 4 passed" in result.out  # the base's five tests ran, one refused
+    assert "(1 failed, 2 passed" in result.out  # the base's three tests ran, one refused
 
 
 def test_the_notes_say_what_ran_when_the_stages_moved(verdicts: Verdicts, sg: Sg) -> None:
@@ -212,15 +248,17 @@ def test_the_notes_say_what_ran_when_the_stages_moved(verdicts: Verdicts, sg: Sg
 
 def test_the_work_tree_is_never_what_runs(tmp_path: Path, sg: Sg) -> None:
     """An untracked pytest.py in the runner's work tree does not run either, and the
-    base's honest flip (no sneaky producer) still passes with the head tree in place."""
+    base's honest flip (no sneaky producer) still passes with the head tree in place:
+    the control of the attacks above, which cannot pass by refusing every flip."""
     repo = init(tmp_path / "repo")
-    write_shipped_example(repo.root)
-    base = repo.commit("The worked example with its stage tests")
+    write_small_with_tests(repo.root)
+    base = repo.commit("The small migration with its stage tests")
     repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
     repo.commit("Flip to stage 1")
     repo.write("pytest.py", "import sys\nprint('1 failed')\nsys.exit(1)\n")
     result = sg("verify-pr", "--base", base, cwd=repo.root)
     assert result.code == 0, result.output
+    assert f"ok    pytest: pytest {STAGE1}: 3 passed" in result.out
     assert "temporary checkout" not in result.out
 
 
@@ -274,9 +312,22 @@ def test_a_stage_the_base_has_not_reached_stays_editable(tmp_path: Path, sg: Sg)
     assert result.code == 0, result.output
 
 
+_RETIRING: list[Repo] = []
+"""The repository ``_retiring_repo`` copies, made once a process."""
+
+
 def _retiring_repo(root: Path) -> Repo:
     """The small migration at stage 1, where release `broad` is retired; stage 2 runs the
-    `retired` check, and ci/release.yml still names broad's legacy string."""
+    `retired` check, and ci/release.yml still names broad's legacy string (a copy of the
+    one made the first time a test asked for it)."""
+    if not _RETIRING:
+        made = Path(tempfile.mkdtemp(prefix="stagegate-retiring-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        _RETIRING.append(_make_retiring_repo(made / "repo"))
+    return copy_repo(_RETIRING[0], root)
+
+
+def _make_retiring_repo(root: Path) -> Repo:
     repo = init(root)
     write_small(repo.root)
     repo.edit(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from scratch import Repo, pin_git, small_repo
+from scratch import Repo, copy_repo, pin_git, small_repo
 
 Sg = Callable[..., Result]
 
@@ -57,6 +57,21 @@ def base_with_a_stage_test(root: Path) -> tuple[Repo, str]:
     return repo, base
 
 
+@pytest.fixture(scope="module")
+def made_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, str]:
+    """``base_with_a_stage_test`` with the honest flip committed (stage 2, the switch off),
+    made once for the module: each test judges its own head, made in a copy of it."""
+    repo, base = base_with_a_stage_test(tmp_path_factory.mktemp("base") / "repo")
+    repo.commit("Flip to stage 2 with the switch off")  # refused: the first test below
+    return repo, base
+
+
+@pytest.fixture
+def base(made_once: tuple[Repo, str], tmp_path: Path) -> tuple[Repo, str]:
+    """A copy of the module's repository (its head: the honest flip), and the base commit."""
+    return copy_repo(made_once[0], tmp_path / "repo"), made_once[1]
+
+
 HOSTILE = {
     "a conftest.py at the top": {"conftest.py": PASS_EVERYTHING},
     "the stages' conftest.py": {"stages/conftest.py": PASS_EVERYTHING},
@@ -75,11 +90,10 @@ HOSTILE = {
 }
 
 
-def test_the_honest_flip_with_the_switch_off_is_refused(tmp_path: Path, sg: Sg) -> None:
+def test_the_honest_flip_with_the_switch_off_is_refused(base: tuple[Repo, str], sg: Sg) -> None:
     """The pull request each attack below starts from (once here, not once per attack)."""
-    repo, base = base_with_a_stage_test(tmp_path / "repo")
-    repo.commit("Flip to stage 2 with the switch off")
-    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    repo, base_commit = base
+    result = sg("verify-pr", "--base", base_commit, cwd=repo.root)
     assert result.code == 1, result.output
     assert "pytest stages/02-extra failed (1 failed" in result.out
     assert "ran with the base's version" not in result.out
@@ -87,16 +101,15 @@ def test_the_honest_flip_with_the_switch_off_is_refused(tmp_path: Path, sg: Sg) 
 
 @pytest.mark.parametrize("how", HOSTILE)
 def test_a_pull_request_cannot_make_the_base_stage_tests_pass(
-    how: str, tmp_path: Path, sg: Sg
+    how: str, base: tuple[Repo, str], sg: Sg
 ) -> None:
-    repo, base = base_with_a_stage_test(tmp_path / "repo")
-    repo.commit("Flip to stage 2 with the switch off")  # refused: the test above
+    repo, base_commit = base  # the honest flip, refused: the test above
     for rel, text in HOSTILE[how].items():
         repo.write(rel, text)
     if how == "a package shadowing the helper":
         (repo.root / "stages" / "switch.py").unlink()
     repo.commit(f"Quietly pass everything: {how}")
-    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    result = sg("verify-pr", "--base", base_commit, cwd=repo.root)
     assert result.code == 1, result.output
     assert "FAIL  pytest" in result.out
     assert "pytest stages/02-extra failed (1 failed" in result.out
@@ -104,11 +117,11 @@ def test_a_pull_request_cannot_make_the_base_stage_tests_pass(
     assert "verify-pr: refused" in result.out
 
 
-def test_an_unchanged_setup_runs_in_place(tmp_path: Path, sg: Sg) -> None:
+def test_an_unchanged_setup_runs_in_place(base: tuple[Repo, str], sg: Sg) -> None:
     """With the switch back on, the honest flip passes and nothing is taken from the base."""
-    repo, base = base_with_a_stage_test(tmp_path / "repo")
+    repo, base_commit = base
     repo.write("switch.txt", "on\n")
-    repo.commit("Flip to stage 2")
-    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    repo.commit("Switch on")
+    result = sg("verify-pr", "--base", base_commit, cwd=repo.root)
     assert result.code == 0, result.output
     assert "ran with the base's version" not in result.out
