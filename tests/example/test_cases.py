@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,35 @@ def test_the_cache_stays_small_as_files_are_edited(
     assert 1 <= len(list((cache / "valid").iterdir())) <= 4
     assert 1 <= len(list((cache / "documents").iterdir())) <= 5
     assert sg("validate", cwd=tmp_path / "m").code == 0  # the newest entries still serve
+
+
+def test_the_cache_serves_the_same_files_shown_from_anywhere(
+    tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validated once by `validate` in its folder, the migration is not validated again
+    when named by its absolute path (as the stage tests' process names it); a changed
+    stage file is (the control)."""
+    import shutil
+
+    from stagegate.load import loader
+
+    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(tmp_path / "cache"))
+    shutil.copytree(CASES / "valid" / "valid-minimal", tmp_path / "m")
+    validated: list[str] = []
+    real = loader.schema_problems
+
+    def counted(kind: str, doc: Any, rules: Any) -> Any:
+        validated.append(Path(doc.file).name)
+        return real(kind, doc, rules)
+
+    monkeypatch.setattr(loader, "schema_problems", counted)
+    assert sg("validate", cwd=tmp_path / "m").code == 0
+    first = list(validated)
+    assert "migration.yaml" in first and len(first) >= 2  # the migration and its stages
+    absolute = str(tmp_path / "m" / "migration.yaml")
+    assert sg("-f", absolute, "validate", cwd=tmp_path).code == 0
+    assert validated == first  # served by the cache
+    stage = sorted((tmp_path / "m" / "stages").glob("*.yaml"))[0]
+    stage.write_text(stage.read_text() + "# edited\n")
+    assert sg("-f", absolute, "validate", cwd=tmp_path).code == 0
+    assert validated[len(first) :] == first  # every file validated again
