@@ -66,15 +66,6 @@ def project(root: Path, stages: int, *, helper: str = "helper_{n}", fail: int = 
     return root
 
 
-def check_all(
-    sg: Callable[..., Result], root: Path, monkeypatch: pytest.MonkeyPatch, *args: str
-) -> Result:
-    pids = root / "pids.txt"
-    pids.write_text("")
-    monkeypatch.setenv("PIDS", str(pids))
-    return sg("check", "--all", *args, cwd=root)
-
-
 def processes(root: Path) -> int:
     return len(set((root / "pids.txt").read_text().split()))
 
@@ -97,6 +88,13 @@ def observed(
     monkeypatch.setenv("PIDS", str(pids))
     result = sg(*args, cwd=root)
     return Run(result, processes(root), len(pids.read_text().split()))
+
+
+def check_all(
+    sg: Callable[..., Result], root: Path, monkeypatch: pytest.MonkeyPatch, *args: str
+) -> Result:
+    """``stagegate check --all *args`` in ``root`` (its processes in ``pids.txt``)."""
+    return observed(sg, root, monkeypatch, "check", "--all", *args).result
 
 
 @pytest.fixture(scope="module")
