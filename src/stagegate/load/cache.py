@@ -13,12 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from stagegate._version import __version__
+from stagegate.load.digest import blake2b as _digest
 from stagegate.load.yamlsrc import Document
-
-try:  # the built-in BLAKE2 avoids loading OpenSSL on every start-up
-    from _blake2 import blake2b as _digest
-except ImportError:  # pragma: no cover - interpreters without the private module
-    from hashlib import blake2b as _digest
 
 _PACKAGE = os.path.dirname(os.path.dirname(__file__))
 _SCHEMA_DIR = Path(_PACKAGE, "schema")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from stagegate.errors import Loc, Problem
+from stagegate.load.digest import blake2b
 from stagegate.load.rules import Rules
 from stagegate.load.yamlsrc import Document, json_path
 from stagegate.load.yamlsrc import Path as DocPath
@@ -70,11 +71,6 @@ def _answer_key(full: dict[str, Any], doc: Document) -> bytes:
     document's file name, data and places. ``repr`` keeps what JSON would merge (``1``
     and ``"1"``, ``1`` and ``1.0``, ``true`` and ``1``); two equal values written alike
     give one key, and any difference at worst a second key (validated afresh)."""
-    try:  # the built-in BLAKE2 avoids loading OpenSSL
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - interpreters without the private module
-        from hashlib import blake2b
-
     parts = (full, doc.file, doc.data, doc.marks, doc.key_marks, doc.quoted, doc.spans)
     return blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=32).digest()
 

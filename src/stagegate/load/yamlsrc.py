@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any
 
 from stagegate.errors import InvalidInput, Loc, Problem
+from stagegate.load.digest import blake2b
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
@@ -456,11 +457,6 @@ def read(raw: bytes, file: str) -> Document:
     several commits (``verify-pr``'s base, merge base and head; ``log``'s versions and
     their parents) gets the document already read where the file did not change. A
     document is never changed after it is read, so one can be shared."""
-    try:  # the built-in BLAKE2 avoids loading OpenSSL
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - interpreters without the private module
-        from hashlib import blake2b
-
     key = (file, blake2b(raw, digest_size=16).digest())
     known = _recent.get(key)
     if known is None:
