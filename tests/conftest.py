@@ -69,11 +69,14 @@ def _isolated_cache(
     monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(_validation_cache))
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("STAGEGATE_TRACEBACK", raising=False)
-    # the file and the GitHub context come from the test, never from the shell running it
-    for name in ("STAGEGATE_FILE", "GITHUB_BASE_REF", "GITHUB_WORKSPACE", "GITHUB_SHA"):
-        monkeypatch.delenv(name, raising=False)
+    # The file and the GitHub context come from the test, never from the shell running it:
+    # on a GitHub runner, `--format github` would otherwise append to the runner's own
+    # $GITHUB_ENV, $GITHUB_OUTPUT and step summary. CI (set by most CI services) makes the
+    # pytest the checks start print its summary lines whole, not cut to the terminal.
+    for name in list(os.environ):
+        if name.startswith(("GITHUB_", "RUNNER_")) or name in ("CI", "STAGEGATE_FILE"):
+            monkeypatch.delenv(name)
     # The pytest processes the pytest check starts load only what a stage test uses (the
     # `stagegate` fixture comes by its `-p stagegate`; snapshots by PYTEST_PLUGINS), not
     # every plugin of this test environment: hypothesis's alone costs ~1.5 CPU-s per start.
