@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -34,10 +39,116 @@ def test_every_kind_declares_what_it_reads_and_the_docs_table_agrees() -> None:
     assert checks.reading("repository") == {"retired", "flags-wired", "workflows", "reuse-safe"}
 
 
-def test_the_reads_table_is_what_each_module_declares() -> None:
-    """``status`` reads ``READS_OF`` instead of importing the check modules: a kind
-    added (or changed) without its line there fails here."""
-    assert {kind: module.READS for kind, module in checks.kinds().items()} == checks.READS_OF
+def test_what_status_knows_of_each_kind_is_what_its_module_declares(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``declared()`` is derived from the modules and kept in the cache folder; a process
+    that finds it stored reads it back whole, and one that finds a broken file, or one that
+    names a module the package does not have, derives it again and replaces the file."""
+    modules = checks.kinds()
+    expected = {
+        kind: (m.__name__.rpartition(".")[2], m.READS, getattr(m, "VALIDATE_EVERY_LOAD", False))
+        for kind, m in modules.items()
+    }
+    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(tmp_path))
+    seen = []
+    for stored in (None, "the one derived", "{not json", '{"pytest": ["os", "model", true]}', "[]"):
+        files = list((tmp_path / "kinds").glob("*.json"))
+        if stored is not None and stored != "the one derived":
+            files[0].write_text(stored)
+        checks.declared.cache_clear()
+        found = checks.declared()
+        seen.append({k: (d.module, d.reads, d.every_load) for k, d in found.items()})
+        assert len(list((tmp_path / "kinds").glob("*.json"))) == 1
+    assert seen == [expected] * 5
+    assert expected["pytest"] == ("pytest_check", "commands", True)
+    assert expected["retired"] == ("retired", "repository", False)
+    checks.declared.cache_clear()
+
+
+def test_without_a_cache_folder_the_modules_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STAGEGATE_NO_CACHE", "1")
+    checks.declared.cache_clear()
+    try:
+        assert {k: d.reads for k, d in checks.declared().items()} == {
+            kind: module.READS for kind, module in checks.kinds().items()
+        }
+    finally:
+        checks.declared.cache_clear()
+
+
+LEFT_BEHIND = """\
+from stagegate.checks._base import Finding, result
+from stagegate.errors import Problem
+
+KIND = "left-behind"
+SUMMARY = "Fails while `file` is still in the work tree."
+ARGS = {"file": {"type": "string"}}
+REQUIRED = ["file"]
+READS = "repository"
+VALIDATE_EVERY_LOAD = True
+
+
+def validate(migration, check):
+    if (migration.root / check.args["file"]).is_symlink():
+        return [Problem(check.loc, f"{check.args['file']} is a link; name the file itself.")]
+    return []
+
+
+def run(ctx, check):
+    left = (ctx.root / check.args["file"]).exists()
+    findings = [Finding(f"{check.args['file']} is still here; delete it.", check.loc)] if left else []
+    return [result(ctx, check, findings, f"{check.args['file']} is gone")]
+"""
+
+STAGE_1 = """\
+stage: 1
+title: Switch to the new path
+outcome: New artifacts replace the old ones.
+set:
+  new-path: true
+acceptance:
+  - check: left-behind
+    file: old-build.sh
+"""
+
+
+def test_adding_a_kind_is_adding_a_module(tmp_path: Path) -> None:
+    """A module in the checks package is a kind: its arguments are in the schema, status
+    runs it as readiness because it declares it reads the repository, and its ``validate``
+    runs on a load the validation cache knows valid because it declares it must. No list
+    is edited (the module comes on the package's path, as if added to the folder)."""
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "left_behind.py").write_text(LEFT_BEHIND)
+    root = tmp_path / "repo"
+    shutil.copytree(CASES / "valid" / "valid-minimal", root, ignore=shutil.ignore_patterns("*.txt"))
+    (root / "stages" / "01-switch.yaml").write_text(STAGE_1)
+    (root / "old-build.sh").write_text("make old\n")
+    script = (
+        "import sys, stagegate.checks as c; c.__path__.append(sys.argv[1]); "
+        "from stagegate.cli import run; sys.exit(run(sys.argv[2:]))"
+    )
+
+    def stagegate(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "STAGEGATE_CACHE_DIR": str(tmp_path / "cache")}
+        argv = [sys.executable, "-c", script, str(extra), *args]
+        return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True)
+
+    schema = stagegate("schema", "--stage-file")
+    assert '"left-behind"' in schema.stdout, schema.stderr
+    for _run in ("derived", "read back"):
+        status = stagegate("status")
+        assert status.returncode == 0, status.stderr
+        assert "readiness: not ready (1 repository check, 1 not met)" in status.stdout, (
+            status.stdout
+        )
+        assert "old-build.sh is still here; delete it." in status.stdout
+    (root / "old-build.sh").unlink()
+    (root / "old-build.sh").symlink_to("new-build.sh")
+    refused = stagegate("validate")
+    assert refused.returncode == 2, refused.stderr
+    assert "01-switch.yaml:7:5: old-build.sh is a link; name the file itself." in refused.stderr
 
 
 def test_repository_checks_of_a_stage_without_importing_a_kind() -> None:

@@ -13,9 +13,12 @@ A check module in this package defines:
   must pass at the current stage, is readiness at stages ahead, is not run at past ones);
 * ``run(context, check) -> list[Result]``: the check itself;
 * optionally ``validate(migration, check) -> list[Problem]``: meaning checks of
-  its arguments, run by ``stagegate validate``.
+  its arguments, run by ``stagegate validate``, and ``VALIDATE_EVERY_LOAD = True`` when
+  that reads more than the migration's files (where a link on disk leads): it then runs on
+  every load, also of a migration the validation cache knows valid.
 
-Adding a kind is adding a module: the schema, the loader and ``check`` find it here.
+Adding a kind is adding a module: the schema, the loader, ``status`` and ``check`` find it
+here (``declared()`` is derived from the modules, never written by hand).
 A module without ``KIND`` is not a kind: ``runner`` (which checks apply at a stage, and
 running them) and the private helpers.
 """
@@ -25,6 +28,8 @@ from __future__ import annotations
 from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from stagegate.records import record
 
 if TYPE_CHECKING:
     from stagegate.errors import Problem
@@ -37,33 +42,84 @@ model check to `check --all`: it must pass at every stage); ``repository``, it r
 repository's files as they are today (`check --all` runs it at the current stage, shows it
 as readiness at stages ahead and does not run it at past stages)."""
 
-READS_OF = {
-    "command": "commands",
-    "flags-wired": "repository",
-    "inputs-satisfied": "model",
-    "pytest": "commands",
-    "release-continuity": "model",
-    "retired": "repository",
-    "reuse-safe": "repository",
-    "single-source": "model",
-    "tags-routed": "model",
-    "unique-artifacts": "model",
-    "workflows": "repository",
-}
-"""Each kind's ``READS``, known without importing its module: ``status`` asks what the
-next stage's checks read and must start fast. tests/checks/test_reads.py compares it
-with the modules (a kind added without its line here fails there)."""
+
+@record
+class Declared:
+    """What a kind's module declares that a command needs before it runs any check."""
+
+    module: str
+    """Its module's name in this package (``pytest_check`` for ``pytest``)."""
+    reads: str
+    """Its ``READS``."""
+    every_load: bool
+    """Its ``VALIDATE_EVERY_LOAD``: its ``validate`` reads more than the migration's files
+    (where a link on disk leads), so it runs on every load, also of a migration the
+    validation cache knows valid."""
+
+
+@cache
+def declared() -> dict[str, Declared]:
+    """Each kind's declarations, known without importing the check modules: ``status``
+    asks what the next stage's checks read, and a cached load which kinds validate on every
+    load, and both must start fast. Derived from the modules (``kinds()``) once per
+    stagegate (its modules' names, sizes and times, as the validation cache is keyed) and
+    kept in the cache folder; a module added, changed or removed makes it derived afresh.
+    Without a cache folder, it is the modules themselves."""
+    from stagegate.load.cache import cache_directory, fingerprint, read_json, store_json
+    from stagegate.load.digest import blake2b
+
+    folder = cache_directory()
+    if folder is None:
+        return _declared()
+    key = blake2b(f"{fingerprint()}\0{list(__path__)}".encode()).hexdigest()
+    path = folder / "kinds" / f"{key}.json"
+    stored = _restored(read_json(path))
+    if stored is not None:
+        return stored
+    found = _declared()  # not stored yet, or not what this stagegate stores
+    store_json(path, {kind: [d.module, d.reads, d.every_load] for kind, d in found.items()})
+    return found
+
+
+def _restored(stored: Any) -> dict[str, Declared] | None:
+    """The declarations a cache file holds; None unless it holds exactly their shape."""
+    if not isinstance(stored, dict):
+        return None
+    import os
+
+    modules = {name for folder in __path__ for name in os.listdir(folder)}
+    found: dict[str, Declared] = {}
+    for kind, fields in stored.items():
+        match fields:
+            case [str(module), str(reads), bool(every_load)] if (
+                f"{module}.py" in modules and reads in READS
+            ):
+                found[kind] = Declared(module, reads, every_load)
+            case _:
+                return None
+    return found
+
+
+def _declared() -> dict[str, Declared]:
+    return {
+        kind: Declared(
+            module.__name__.rpartition(".")[2],
+            module.READS,
+            getattr(module, "VALIDATE_EVERY_LOAD", False) is True,
+        )
+        for kind, module in kinds().items()
+    }
 
 
 def repository_checks(migration: Migration, stage: int) -> list[Check]:
     """The checks of ``stage`` that read the repository's files (its readiness), found
     without importing a check module."""
-    return [c for c in migration.checks_at(stage) if READS_OF.get(c.kind) == "repository"]
-
-
-READS_MORE_THAN_FILES = {"pytest": "pytest_check"}
-"""Kinds (and their modules) whose argument checks read more than the migration's files (links on disk): run
-on every load, also of a migration the validation cache knows valid."""
+    reads = declared()
+    return [
+        c
+        for c in migration.checks_at(stage)
+        if c.kind in reads and reads[c.kind].reads == "repository"
+    ]
 
 
 @cache
@@ -98,17 +154,18 @@ def reading(what: str) -> frozenset[str]:
 def argument_problems(migration: Migration, *, uncached_only: bool = False) -> list[Problem]:
     """What every check's kind finds wrong with its arguments (the kind's ``validate``).
 
-    ``uncached_only``: only the kinds in ``READS_MORE_THAN_FILES``, each imported only
-    when the migration has such a check, so that a cached load stays fast."""
+    ``uncached_only``: only the kinds that validate on every load (``declared()``), each
+    imported only when the migration has such a check, so that a cached load stays fast."""
     checks = (*migration.invariants, *(c for s in migration.stages for c in s.acceptance))
     registry: dict[str, ModuleType] = {}
     if not uncached_only:
         registry = kinds()
-    elif wanted := {c.kind for c in checks} & set(READS_MORE_THAN_FILES):
+    else:
         import importlib
 
-        for kind in sorted(wanted):
-            registry[kind] = importlib.import_module(f"{__name__}.{READS_MORE_THAN_FILES[kind]}")
+        every_load = {k for k, d in declared().items() if d.every_load}
+        for kind in sorted({c.kind for c in checks} & every_load):
+            registry[kind] = importlib.import_module(f"{__name__}.{declared()[kind].module}")
     found: list[Problem] = []
     for check in checks:
         validate = getattr(registry.get(check.kind), "validate", None)

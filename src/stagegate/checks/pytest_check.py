@@ -38,6 +38,11 @@ READS = "commands"
 but not model-only (it runs a process)."""
 
 
+VALIDATE_EVERY_LOAD = True
+"""``validate`` asks where ``path`` leads on disk (a link may have changed since the
+validation cache learned these files valid)."""
+
+
 def validate(migration: Migration, check: Check) -> list[Problem]:
     rel = check.args.get("path")
     if rel is not None and escapes(migration.root, rel):

@@ -11,6 +11,7 @@ import functools
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from stagegate._version import __version__
 from stagegate.load.digest import blake2b as _digest
@@ -58,6 +59,31 @@ def _prune(folder: Path) -> None:
             os.unlink(path)
     except OSError:
         pass  # another process pruned first, or the cache is read-only
+
+
+def read_json(path: Path) -> Any:
+    """What a cache file holds (None: absent, unreadable or not JSON)."""
+    import json
+
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def store_json(path: Path, data: Any) -> bool:
+    """Store ``data`` at ``path`` whole or not at all (a temporary file, then a rename), so
+    that a process reading it never sees half; False when it could not be stored."""
+    import json
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+        os.replace(temporary, path)
+    except (OSError, ValueError, TypeError):
+        return False  # caching is an optimisation; never a reason to fail
+    return True
 
 
 def cache_directory() -> Path | None:
@@ -112,31 +138,18 @@ class ValidCache:
     def document(self, raw: bytes, file: str) -> Document | None:
         """The parse of these exact bytes, if it was stored; JSON, so a cache is data only."""
         path = self._document_path(raw)
-        if path is None or not path.exists():
+        stored = read_json(path) if path is not None else None
+        if stored is None:
             return None
-        import json
-
         try:
-            stored = json.loads(path.read_bytes())
             return Document.restored(file, stored)
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # unreadable or foreign: parse the file again
+        except (ValueError, KeyError, TypeError):
+            return None  # foreign: parse the file again
 
     def store_document(self, raw: bytes, doc: Document) -> None:
         path = self._document_path(raw)
-        if path is None:
-            return
-        import json
-
-        stored = doc.stored()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(stored, separators=(",", ":")), encoding="utf-8")
-            os.replace(temporary, path)
-        except (OSError, ValueError, TypeError):
-            return  # caching is an optimisation; never a reason to fail
-        _prune(path.parent)
+        if path is not None and store_json(path, doc.stored()):
+            _prune(path.parent)
 
     def known(self, key: str) -> bool:
         return self.directory is not None and (self.directory / "valid" / key).exists()
