@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -181,3 +182,26 @@ def test_where_check_all_holds_each_check(
     )
     check = Check(kind=kind, loc=Loc("migration.yaml", 1, 1))
     assert runner.role(migration, stage, check, ahead_fail=ahead_fail) == held
+
+
+def test_status_with_no_repository_check_ahead_imports_no_other_kind(tmp_path: Path) -> None:
+    """On the example at stage 0 (stage 1 reads only the model), a second ``status`` finds
+    what it needs in the stored declarations: of the kinds, it imports only ``pytest``'s
+    module, whose ``validate`` runs on every load. The first derives them from every
+    module."""
+    script = (
+        "import sys; from stagegate.cli import run; code = run(['status']); "
+        "print(sorted(m for m in sys.modules if m.startswith('stagegate.checks.')), "
+        "file=sys.stderr); sys.exit(code)"
+    )
+    env = {**os.environ, "STAGEGATE_CACHE_DIR": str(tmp_path / "cache")}
+    imported = []
+    for _run in ("first", "second"):
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert "readiness: stage 1 has no check that reads the repository" in done.stdout
+        imported.append(set(ast.literal_eval(done.stderr.strip().splitlines()[-1])))
+    assert {f"stagegate.checks.{d.module}" for d in checks.declared().values()} <= imported[0]
+    assert imported[1] == {"stagegate.checks._base", "stagegate.checks.pytest_check"}
