@@ -71,9 +71,9 @@ def read_json(path: Path) -> Any:
         return None
 
 
-def store_json(path: Path, data: Any) -> bool:
+def store_json(path: Path, data: Any) -> None:
     """Store ``data`` at ``path`` whole or not at all (a temporary file, then a rename), so
-    that a process reading it never sees half; False when it could not be stored."""
+    that a process reading it never sees half, and keep its folder small."""
     import json
 
     try:
@@ -82,8 +82,8 @@ def store_json(path: Path, data: Any) -> bool:
         temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
         os.replace(temporary, path)
     except (OSError, ValueError, TypeError):
-        return False  # caching is an optimisation; never a reason to fail
-    return True
+        return  # caching is an optimisation; never a reason to fail
+    _prune(path.parent)
 
 
 def cache_directory() -> Path | None:
@@ -148,8 +148,8 @@ class ValidCache:
 
     def store_document(self, raw: bytes, doc: Document) -> None:
         path = self._document_path(raw)
-        if path is not None and store_json(path, doc.stored()):
-            _prune(path.parent)
+        if path is not None:
+            store_json(path, doc.stored())
 
     def known(self, key: str) -> bool:
         return self.directory is not None and (self.directory / "valid" / key).exists()
