@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import shutil
@@ -205,3 +206,24 @@ def test_status_with_no_repository_check_ahead_imports_no_other_kind(tmp_path: P
         imported.append(set(ast.literal_eval(done.stderr.strip().splitlines()[-1])))
     assert {f"stagegate.checks.{d.module}" for d in checks.declared().values()} <= imported[0]
     assert imported[1] == {"stagegate.checks._base", "stagegate.checks.pytest_check"}
+
+
+def test_processes_deriving_the_declarations_at_once_all_read_them_whole(tmp_path: Path) -> None:
+    """Six processes start on an empty cache folder together: each derives and stores the
+    declarations (a temporary file, then a rename), and each answers the same; one file is
+    left, no temporary one."""
+    script = (
+        "import json; from stagegate import checks; "
+        "print(json.dumps({k: [d.module, d.reads, d.every_load] "
+        "for k, d in checks.declared().items()}, sort_keys=True))"
+    )
+    env = {**os.environ, "STAGEGATE_CACHE_DIR": str(tmp_path / "cache")}
+    racers = [
+        subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(6)
+    ]
+    answers = {racer.communicate()[0] for racer in racers}
+    assert all(racer.returncode == 0 for racer in racers)
+    assert len(answers) == 1
+    assert json.loads(answers.pop())["retired"] == ["retired", "repository", False]
+    assert [p.suffix for p in (tmp_path / "cache" / "kinds").iterdir()] == [".json"]
