@@ -4,13 +4,17 @@ repository, the document cache), and the shapes a workflow's YAML must have.
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from stagegate.ci.model import Action, Workflow, build_action, build_workflow, triggers
+from stagegate.ci.model import invalid as invalid
 from stagegate.ci.transfers import MAX_FILES
-from stagegate.errors import InvalidInput, Loc, Problem
+from stagegate.errors import InvalidInput, Loc
+from stagegate.load.sources import FileSource, Source
 from stagegate.load.yamlsrc import Document, decode
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.load.yamlsrc import read as read_yaml
@@ -19,39 +23,59 @@ from stagegate.model.ghexpr import Unknown, Value
 # --------------------------------------------------------------------------- files
 
 
-def invalid(loc: Loc, message: str) -> InvalidInput:
-    return InvalidInput([Problem(loc, message)])
-
-
-def discover(root: Path, patterns: Sequence[str]) -> list[str]:
-    """The files (POSIX, relative to ``root``) that the ``workflows.paths`` globs match."""
+def discover(root: Path | Source, patterns: Sequence[str]) -> list[str]:
+    """The files (POSIX, relative to the top) that the ``workflows.paths`` globs match, in
+    the work tree under ``root`` or in a commit (a ``Source``): regular files whose path,
+    symbolic links followed, stays inside the repository."""
+    source = FileSource(root) if isinstance(root, Path) else root
     found: set[str] = set()
-    resolved_root = root.resolve()
     for pattern in patterns:
         posix = PurePosixPath(pattern)
         if posix.is_absolute() or ".." in posix.parts:
             continue  # refused by load with its location
-        try:
-            matches = list(root.glob(pattern))
-        except (ValueError, OSError):
-            continue
-        for path in matches:
-            if len(found) > MAX_FILES:
+        for rel in _glob(source, "", list(posix.parts)):
+            if rel in found:
+                continue
+            if len(found) >= MAX_FILES:
                 raise invalid(
-                    Loc(str(path.relative_to(root).as_posix()), 1, 1),
+                    Loc(rel, 1, 1),
                     f"workflows.paths match more than {MAX_FILES:,} files; "
                     "narrow the globs under workflows.paths.",
                 )
-            try:
-                if not path.is_file():
-                    continue
-                target = path.resolve()
-            except OSError:
-                continue
-            if target != resolved_root and resolved_root not in target.parents:
-                continue  # a symbolic link out of the repository is not read
-            found.add(path.relative_to(root).as_posix())
+            if not source.escapes(rel):  # a symbolic link out of the repository is not read
+                found.add(rel)
     return sorted(found)
+
+
+def _glob(source: Source, folder: str, parts: list[str]) -> Iterator[str]:
+    """The files under ``folder`` matching the glob ``parts`` (``**``: any folders, none
+    included), as pathlib's glob finds them."""
+    if not parts:
+        return
+    head, rest = parts[0], parts[1:]
+    try:
+        entries = source.listdir(folder or ".")
+    except (OSError, ValueError):
+        return
+    if head == "**":
+        yield from _glob(source, folder, rest)
+        for name, is_dir in sorted(entries):
+            if is_dir:
+                yield from _glob(source, _join(folder, name), parts)
+        return
+    literal = not any(c in head for c in "*?[")
+    for name, is_dir in sorted(entries):
+        if (name != head) if literal else not fnmatch.fnmatchcase(name, head):
+            continue
+        if rest:
+            if is_dir:
+                yield from _glob(source, _join(folder, name), rest)
+        elif not is_dir:
+            yield _join(folder, name)
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
 
 
 def top_levels(folder: Path) -> int | None:
@@ -114,14 +138,20 @@ def nothing_found(files: Files, paths: Sequence[str], where: Loc | None, file: s
 
 
 class Files:
-    """Parsed workflow and action files, each read once."""
+    """The repository's files as the workflow readers see them, each read once: the work
+    tree under ``root``, or a commit (``source``, a ``git.objects.GitSource``); workflow
+    and action files parsed (through the document cache) and built into the typed model
+    (``ci.model``), scripts and data files read within the read limit, nothing from
+    outside the repository."""
 
-    def __init__(self, root: Path, *, shown: Path | None = None) -> None:
-        """``root``: the folder the files are found under (their names, ``rel``, are
-        relative to it); ``shown``: that folder as locations name it (None: ``rel``)."""
+    def __init__(self, root: Path, *, shown: Path | None = None, source: Source | None = None) -> None:
+        """``root``: the top the files are named from (their names, ``rel``, are relative
+        to it); ``shown``: that folder as locations name it (None: ``rel``); ``source``:
+        where the bytes come from (default: the work tree under ``root``)."""
         from stagegate.load.cache import ValidCache
 
         self.root = root
+        self.source: Source = source if source is not None else FileSource(root)
         self.shown_root = shown
         self.cache = ValidCache()
         self.docs: dict[str, Document] = {}
@@ -131,6 +161,11 @@ class Files:
         self.data: dict[str, tuple[bool, Any]] = {}
         """A repository file a script's ``yq`` reads -> (True, its data) or (False, why
         not): read once per reading, as the workflow files are."""
+        self.raw: dict[str, bytes | None] = {}
+        """Every file read so far -> its bytes (None: not a regular file of the
+        repository): what a reading depended on."""
+        self.workflows: dict[str, Workflow] = {}
+        self.actions: dict[str, Action] = {}
 
     def shown(self, rel: str) -> str:
         """How locations name the file ``rel``: from the current folder, like every file
@@ -142,6 +177,26 @@ class Files:
     def rel(self, file: str) -> str:
         """The name from ``root`` of the file a location names."""
         return self.rels.get(file, file)
+
+    def bytes_of(self, rel: str) -> bytes | None:
+        """The bytes (within the read limit, one past it at most) of the regular file
+        ``rel`` of the repository; None where it is none (absent, a folder, a device,
+        outside the repository)."""
+        if rel in self.raw:
+            return self.raw[rel]
+        posix = PurePosixPath(rel)
+        data: bytes | None = None
+        if not (posix.is_absolute() or ".." in posix.parts or not posix.parts):
+            try:
+                if not self.source.escapes(rel):
+                    data = self.source.read(rel)
+            except (OSError, ValueError):
+                data = None
+        self.raw[rel] = data
+        return data
+
+    def is_file(self, rel: str) -> bool:
+        return self.bytes_of(rel) is not None
 
     def get(self, rel: str, where: Loc | None = None) -> Document:
         """``rel``'s document; InvalidInput (at ``where``, what refers to it) where it
@@ -167,19 +222,15 @@ class Files:
         repository or is not a workflow's YAML."""
         if rel in self.docs:
             return self.docs[rel]
-        from stagegate.load.sources import read_limited
-
         shown = name or self.shown(rel)
-        path = self.root / rel
-        resolved = path.resolve()
-        root = self.root.resolve()
-        if resolved != root and root not in resolved.parents:
+        if self.source.escapes(rel):
             raise invalid(
                 where or Loc(shown, 1, 1),
                 f"{shown} leads outside the repository (a symbolic link); "
                 "stagegate reads nothing from outside it.",
             )
-        raw = read_limited(path)
+        raw = self.source.read(rel)
+        self.raw[rel] = raw
         doc = self.cache.document(raw, shown)
         if doc is None:
             doc = read_yaml(raw, shown)
@@ -188,6 +239,22 @@ class Files:
         self.rels[shown] = rel
         self.texts[shown] = decode(raw, shown).splitlines()
         return doc
+
+    def workflow(self, rel: str, where: Loc | None = None) -> Workflow:
+        """The workflow file ``rel`` as the typed model, built once."""
+        found = self.workflows.get(rel)
+        if found is None:
+            doc = self.get(rel, where)
+            found = self.workflows[rel] = build_workflow(rel, doc, self.texts[doc.file])
+        return found
+
+    def action(self, rel: str, where: Loc | None = None) -> Action:
+        """The action file ``rel`` as the typed model, built once."""
+        found = self.actions.get(rel)
+        if found is None:
+            doc = self.get(rel, where)
+            found = self.actions[rel] = build_action(rel, doc, self.texts[doc.file])
+        return found
 
     def block_offset(self, doc: Document, path: DocPath) -> int:
         """1 when the value at ``path`` is a block scalar (its text starts on the next line)."""
@@ -218,54 +285,21 @@ def as_list(doc: Document, path: DocPath, value: Any, what: str) -> list[Any]:
     return value
 
 
-def root_inputs(
-    rel: str, data: dict[str, Any], triggers: set[str]
-) -> Mapping[str, Value] | Unknown:
+def root_inputs(workflow: Workflow) -> Mapping[str, Value] | Unknown:
     """The inputs of a workflow that starts a run: chosen by whoever dispatches it, else none.
 
     A `workflow_call` workflow that nobody read here calls gets them from an unknown
     caller; a push or schedule run has an empty inputs context (each input is null)."""
-    if triggers == {"workflow_call"}:
-        return Unknown("inputs", f"no workflow read here calls {rel}; bind its inputs")
-    on = data.get("on")
-    dispatch = on.get("workflow_dispatch") if isinstance(on, dict) else None
-    if isinstance(dispatch, dict) and dispatch.get("inputs"):
+    if workflow.triggers == {"workflow_call"}:
+        return Unknown("inputs", f"no workflow read here calls {workflow.file}; bind its inputs")
+    if workflow.dispatch_inputs:
         return Unknown(
             "inputs",
-            f"{rel} is started by workflow_dispatch, whose inputs are chosen then; bind them",
+            f"{workflow.file} is started by workflow_dispatch, whose inputs are chosen then; "
+            "bind them",
         )
     return {}
 
 
 def triggers_of(data: dict[str, Any]) -> set[str]:
-    on = data.get("on")
-    if isinstance(on, str):
-        return {on}
-    if isinstance(on, list):
-        return {str(t) for t in on}
-    if isinstance(on, dict):
-        return {str(t) for t in on}
-    return set()
-
-
-def call_inputs(data: dict[str, Any]) -> dict[str, Any]:
-    on = data.get("on")
-    if isinstance(on, dict) and isinstance(on.get("workflow_call"), dict):
-        inputs = on["workflow_call"].get("inputs")
-        if isinstance(inputs, dict):
-            return inputs
-    return {}
-
-
-def local_target(uses: str, base: str) -> str | None:
-    """The repository path of a local ``uses: ./...`` reference (None: not local)."""
-    if not uses.startswith("./"):
-        return None
-    rel = PurePosixPath(uses[2:].split("@", 1)[0])
-    if ".." in rel.parts or rel.is_absolute():
-        return None
-    return rel.as_posix()
-
-
-def action_name(uses: str) -> str:
-    return uses.split("@", 1)[0].strip().lower()
+    return set(triggers(data))

@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from stagegate.ci import actions, publish
-from stagegate.ci.files import Files, as_mapping, discover, nothing_found
+from stagegate.ci import actions, handlers, publish
+from stagegate.ci.files import Files, discover, nothing_found
+from stagegate.ci.model import Step
 from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
 from stagegate.ci.scopes import Scope
 from stagegate.ci.shipped import (
@@ -33,13 +34,11 @@ from stagegate.ci.shipped import (
     Side,
     Stranded,
 )
-from stagegate.ci.transfers import PAGES, Reading, Site, Transfer, Unresolved, shown
+from stagegate.ci.transfers import Reading, Site, Transfer, Unresolved, shown
 from stagegate.ci.workflows import Reader, reading_of
 from stagegate.errors import Loc
-from stagegate.load.yamlsrc import Document
-from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import DEFAULT_WORKFLOW_PATHS, ActionSpec, Migration, WorkflowSettings
-from stagegate.model.ghexpr import Ph, Sym, Unknown, Value, to_text, truth, unknowns
+from stagegate.model.ghexpr import Unknown, Value, to_text, unknowns
 from stagegate.records import replace
 
 # --------------------------------------------------------------------------- reading
@@ -76,76 +75,38 @@ class ShipReader(Reader):
         self.merges: list[Merge] = []
         self.publishers: list[Publisher] = []
         self.moves: list[Moving] = []
-        self.unread: list[Unresolved] = []
+        self.unread_list: list[Unresolved] = []
         self.unread_in: dict[tuple[Loc, str], set[str]] = {}
         """Where each unread step runs: the jobs of the run (``PATH#JOB``) it is in."""
         self.values: dict[tuple[Loc, str], Unresolved] = {}
         """The action inputs (``path``, ``overwrite``, ...) that cannot be evaluated."""
         self.counts: dict[tuple[Any, ...], int] = {}
         self.order = 0
-        self._memo_scope: Scope | None = None
         self.flow_jobs: set[str] = set()
         """Jobs where artifacts flow that no artifact step shows (an unread publisher)."""
-        self._memo: dict[tuple[Any, ...], Value] = {}
         self.elsewhere: dict[str, set[Loc]] = {}
         """``PATH#JOB`` -> its downloads from another run (by run id), not followed."""
         self.script_files: list[tuple[int, Loc, list[Value], Transfer | None]] = []
         """What the scripts of the step being read download and move (``on_files``), in
         order: made ``Fetch``/``Moving`` once the step's working directory is known."""
 
-    def interpolate(
-        self, text: str, scope: Scope, doc: Document, path: DocPath, *, condition: bool
-    ) -> Value:
-        """As the reader's, remembered for the step ``on_uses`` reads: the reader evaluates
-        the artifact step's ``with:`` values again after it (a value at one place, in one
-        scope, is the same each time)."""
-        if scope is not self._memo_scope:
-            return super().interpolate(text, scope, doc, path, condition=condition)
-        key = (doc.file, path, text, condition)
-        found = self._memo.get(key, self)
-        if found is self:
-            found = self._memo[key] = super().interpolate(
-                text, scope, doc, path, condition=condition
-            )
-        return found
+    def note_value(self, loc: Loc, value: Unknown) -> None:
+        self.values.setdefault((loc, value.expression), Unresolved(loc, value.expression, value.reason))
 
-    def _text(self, scope: Scope, given: Mapping[str, Any], path: DocPath, key: str) -> str:
-        if key not in given:
-            return ""
-        at = (*path, "with", key)
-        value = scope.evaluate(given[key], at)
-        for part in unknowns(value):
-            where = (scope.doc.loc(at), part.expression)
-            self.values.setdefault(where, Unresolved(where[0], part.expression, part.reason))
-        return shown(value) if not isinstance(value, bool | int | float) else to_text(value)
+    def unread(self, site: Site, loc: Loc, what: str, reason: str) -> None:
+        """A step whose effect on the artifacts is not read, where it runs."""
+        key = (loc, what)
+        if key not in self.unread_in:
+            self.unread_list.append(Unresolved(loc, what, reason))
+        self.unread_in.setdefault(key, set()).add(site.callers[0] if site.callers else site.job)
 
-    def _version(self, site: Site, path: DocPath, uses: str) -> int | None:
-        loc = site.doc.loc((*path, "uses"))
-        lines = self.files.texts.get(site.doc.file, [])
-        line = lines[loc.line - 1] if 0 < loc.line <= len(lines) else ""
-        found = actions.major(uses, line)
-        if found is None:
-            self._unread(
-                site,
-                loc,
-                uses,
-                "the major version of this action is not in its ref (pin a tag, or keep "
-                "the tag in a `# vN` comment after a commit pin)",
-            )
-        return found
-
-    def _declared(
-        self, site: Site, path: DocPath, step: Mapping[str, Any], spec: ActionSpec, scope: Scope
-    ) -> None:
+    def _declared(self, use: handlers.Use, spec: ActionSpec) -> None:
         """A remote action ``workflows.actions`` declares: its uploads and downloads, each
         text evaluated with the step's ``with:`` as ``inputs``. Where its files come from
         and land is not known: its downloads count as reaching the publish steps."""
-        doc = site.doc
-        given = as_mapping(doc, (*path, "with"), step.get("with"), "with")
-        inputs = {str(k): scope.evaluate(v, (*path, "with", k)) for k, v in given.items()}
-        inner = Scope(self, doc, inputs=inputs, env=scope.env, in_action=True)
-        loc = doc.loc((*path, "uses"))
-        caller = site.callers[0] if site.callers else ""
+        site, scope, loc = use.site, use.scope, use.ref.loc
+        inputs = {str(k): use.value(str(k)) for k in use.given}
+        inner = Scope(self, site.doc, inputs=inputs, env=scope.env, in_action=True)
         for i, text in enumerate(spec.uploads):
             value = self.expression_bind(f"{spec.uses} uploads {i}", text, inner)
             self.add(site.transfer("upload", loc, value))
@@ -159,20 +120,11 @@ class ShipReader(Reader):
             self.add(site.transfer("download", loc, value, kind))
             if site.runs:
                 self.order += 1
-                self.fetches.append(
-                    Fetch(
-                        job=site.job,
-                        caller=caller,
-                        loc=loc,
-                        select=shown(value),
-                        kind=kind,
-                        path=".",
-                        merge=True,
-                        version=None,
-                        order=self.order,
-                        lands=False,
-                    )
-                )
+                taken = handlers.Taken(
+                    select=shown(value), kind=kind, path=".", merge=True, version=None, loc=loc,
+                    lands=False,
+                )  # fmt: skip
+                self.fetches.append(self._fetch(site, taken))
 
     def _context(self, site: Site, scope: Scope, **fields: Any) -> None:
         """An upload context of the step at ``site``, in the matrix row of ``scope``."""
@@ -189,157 +141,78 @@ class ShipReader(Reader):
             self.dispatched_contexts.add(context)
         self.contexts.append(context)
 
-    def _per_row(self, scope: Scope, given: Mapping[str, Any], path: DocPath) -> bool:
-        """Whether the upload's name holds a placeholder of a finite axis, or a value that
-        cannot be evaluated (which may differ from row to row too)."""
-        if "name" not in given:
-            return False
-        value = scope.evaluate(given["name"], (*path, "with", "name"))
-        parts = value.parts if isinstance(value, Sym) else (value,)
-        axes = self.migration.axes
-        return any(
-            isinstance(p, Unknown)
-            or (isinstance(p, Ph) and p.axis in axes and not axes[p.axis].is_open)
-            for p in parts
+    def _fetch(self, site: Site, taken: handlers.Taken) -> Fetch:
+        return Fetch(
+            job=site.job,
+            caller=site.callers[0] if site.callers else "",
+            loc=taken.loc,
+            select=taken.select,
+            kind=taken.kind,
+            path=taken.path,
+            merge=taken.merge,
+            version=taken.version,
+            order=self.order,
+            lands=taken.lands,
         )
 
-    def _maybe(self, scope: Scope, step: Mapping[str, Any], path: DocPath) -> Loc | None:
-        """The step's ``if:`` where it cannot be evaluated (None: none, or decided)."""
-        raw = step.get("if")
-        if raw is None or isinstance(raw, bool):
-            return None
-        value = scope.evaluate(str(raw), (*path, "if"), condition=True)
-        return scope.doc.loc((*path, "if")) if truth(value) is None else None
-
-    def _unread(self, site: Site, loc: Loc, uses: str, reason: str) -> None:
-        """A step whose effect on the artifacts is not read, where it runs."""
-        key = (loc, uses)
-        if key not in self.unread_in:
-            self.unread.append(Unresolved(loc, uses, reason))
-        self.unread_in.setdefault(key, set()).add(site.callers[0] if site.callers else site.job)
-
-    def on_uses(
-        self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
-    ) -> None:
-        self._memo_scope, self._memo = scope, {}
-        declared = self.migration.workflows.actions.get(uses.strip().lower())
+    def on_uses(self, use: handlers.Use) -> None:
+        site, ref = use.site, use.ref
+        declared = self.migration.workflows.actions.get(ref.uses.lower())
         if declared is not None:
-            self._declared(site, path, step, declared, scope)
+            self._declared(use, declared)
             return
         if not site.runs:
             return
-        doc = site.doc
-        given = as_mapping(doc, (*path, "with"), step.get("with"), "with")
-        name = actions.action_of(uses)
-        loc = doc.loc((*path, "uses"))
-        caller = site.callers[0] if site.callers else ""
         self.order += 1
-        if name == actions.UPLOAD:
-            version = self._version(site, path, uses)
-            upload_path = self._text(scope, given, path, "path")
-            artifact = self._text(scope, given, path, "name") or "artifact"
-            archive = self._text(scope, given, path, "archive").lower()
-            if (
-                version is not None
-                and version >= actions.ARCHIVE_OPTION_SINCE
-                and archive == "false"
-            ):
-                files = publish.artifact_files(upload_path)
-                artifact = files[0].rsplit("/", 1)[-1] if len(files) == 1 else artifact
+        handler = handlers.handler(ref)
+        if handler is None:
+            if ref.name and not actions.inert(ref.name):
+                self.unread(
+                    site,
+                    ref.loc,
+                    ref.uses,
+                    "a remote action stagegate does not know: what it uploads, downloads or "
+                    "publishes is not read",
+                )
+            return
+        for effect in handler.effects(use, self.migration.axes):
+            self._effect(use, effect)
+
+    def _effect(self, use: handlers.Use, effect: handlers.Effect) -> None:
+        site = use.site
+        caller = site.callers[0] if site.callers else ""
+        if isinstance(effect, handlers.Made):
             self._context(
                 site,
-                scope,
-                name=artifact,
-                path=upload_path,
-                loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
-                version=version,
-                overwrite=self._text(scope, given, path, "overwrite").lower() == "true",
-                step_loc=loc,
-                maybe=self._maybe(scope, step, path),
-                per_row=self._per_row(scope, given, path),
+                use.scope,
+                name=effect.name,
+                path=effect.path,
+                loc=effect.loc,
+                version=effect.version,
+                overwrite=effect.overwrite,
+                step_loc=use.ref.loc,
+                maybe=effect.maybe,
+                per_row=effect.per_row,
             )
-        elif name == actions.MERGE:
+        elif isinstance(effect, handlers.Taken):
+            if effect.run != "this":
+                self.elsewhere.setdefault(caller or site.job, set()).add(use.ref.loc)
+                return  # another run's artifacts: not this run's files
+            self.fetches.append(self._fetch(site, effect))
+        elif isinstance(effect, handlers.Merged):
             self.merges.append(
                 Merge(
                     job=site.job,
                     caller=caller,
-                    loc=loc,
-                    name=self._text(scope, given, path, "name") or "merged-artifacts",
-                    pattern=self._text(scope, given, path, "pattern") or "*",
-                    separate=self._text(scope, given, path, "separate-directories").lower()
-                    == "true",
+                    loc=effect.loc,
+                    name=effect.name,
+                    pattern=effect.pattern,
+                    separate=effect.separate,
                     order=self.order,
                 )
             )
-        elif name == actions.DOWNLOAD:
-            version = self._version(site, path, uses)
-            if "run-id" in given:
-                self.elsewhere.setdefault(caller or site.job, set()).add(loc)
-            if "run-id" in given or "artifact-ids" in given:
-                return  # another run's artifacts, or by id: not this run's files by name
-            selected = self._text(scope, given, path, "name")
-            kind = "name" if "name" in given else "pattern"
-            if kind == "pattern":
-                selected = self._text(scope, given, path, "pattern") or "*"
-            self.fetches.append(
-                Fetch(
-                    job=site.job,
-                    caller=caller,
-                    loc=doc.loc((*path, "with", kind)) if kind in given or kind == "name" else loc,
-                    select=selected,
-                    kind=kind,
-                    path=publish.norm(self._text(scope, given, path, "path") or "."),
-                    merge=self._text(scope, given, path, "merge-multiple").lower() == "true",
-                    version=version,
-                    order=self.order,
-                )
-            )
-        elif name == actions.PYPI:
-            folder = self._text(scope, given, path, "packages-dir") or self._text(
-                scope, given, path, "packages_dir"
-            )
-            self._publisher(
-                site, loc, "pypa/gh-action-pypi-publish", (publish.norm(f"{folder or 'dist'}/*"),)
-            )
-        elif name == actions.GH_RELEASE:
-            base = self._text(scope, given, path, "working_directory") or "."
-            globs = publish.split_files(self._text(scope, given, path, "files"))
-            self._publisher(
-                site,
-                loc,
-                "softprops/action-gh-release",
-                tuple(publish.norm(f, base) for f in globs),
-            )
-        elif name == actions.MATURIN:
-            if self._text(scope, given, path, "command") == "upload":
-                found = publish.read_script(
-                    "maturin upload " + self._text(scope, given, path, "args"), "."
-                )
-                for command in found:
-                    if isinstance(command, publish.Command):
-                        self._publisher(site, loc, "maturin upload", command.reads)
-        elif name == PAGES:
-            pages = self._version(site, path, uses)  # v3 on upload-artifact v4, v1-v2 on v3
-            self._context(
-                site,
-                scope,
-                name=self._text(scope, given, path, "name") or "github-pages",
-                path=self._text(scope, given, path, "path") or "_site/",
-                loc=doc.loc((*path, "with", "name")) if "name" in given else loc,
-                version=None if pages is None else actions.NEW_BACKEND if pages >= 3 else 3,
-                overwrite=False,
-                step_loc=loc,
-                maybe=self._maybe(scope, step, path),
-                per_row=self._per_row(scope, given, path),
-            )
-        elif not uses.startswith(("./", "docker://")) and not actions.inert(name):
-            self._unread(
-                site,
-                loc,
-                uses,
-                "a remote action stagegate does not know: what it uploads, downloads or "
-                "publishes is not read",
-            )
+        else:
+            self._publisher(site, effect.loc, effect.tool, effect.reads)
 
     def _publisher(self, site: Site, loc: Loc, tool: str, reads: tuple[str, ...]) -> None:
         self.publishers.append(
@@ -403,16 +276,17 @@ class ShipReader(Reader):
             )
         return bool(found)
 
-    def on_run(self, site: Site, path: DocPath, step: Mapping[str, Any], scope: Scope) -> None:
-        base = step.get("working-directory")
-        base = publish.norm(base) if isinstance(base, str) else "."
+    def on_run(self, site: Site, step: Step, scope: Scope) -> None:
+        assert step.run is not None
+        folder = step.working_directory
+        base = publish.norm(folder) if folder is not None else "."
         shell_read = self._script_files(site, base)
-        others, script = _script_of(step["run"])
+        others, script = _script_of(step.run)
         if site.runs:
             for other in others:
-                self._unread(
+                self.unread(
                     site,
-                    site.doc.loc((*path, "run")),
+                    site.doc.loc(step.at("run")),
                     f"{other} publish",
                     "a publish command stagegate does not read: which files it publishes is "
                     "not known",
@@ -421,9 +295,9 @@ class ShipReader(Reader):
         if not site.runs or script is None:
             return
         self.order += 1
-        value = scope.evaluate(script, (*path, "run"))
+        value = scope.evaluate(script, step.at("run"))
         caller = site.callers[0] if site.callers else ""
-        loc = site.doc.loc((*path, "run"))
+        loc = site.doc.loc(step.at("run"))
         for found in publish.read_script(shown(value), base):
             if isinstance(found, publish.Command):
                 self._publisher(site, loc, found.tool, found.reads)
@@ -675,7 +549,7 @@ def _follow(reader: ShipReader, *, every_job: bool = False) -> Side:
             sorted(
                 {
                     (u.loc, u.expression): u
-                    for u in [*reader.unresolved.values(), *reader.values.values(), *reader.unread]
+                    for u in [*reader.unresolved.values(), *reader.values.values(), *reader.unread_list]
                 }.values(),
                 key=lambda u: (u.loc, u.expression),
             )
@@ -772,7 +646,7 @@ def _maybe_collision(
     for at in sorted({c.maybe for c in contexts if c.maybe is not None}):
         key = (at, f"the if: of an upload of {name!r}")
         if key not in run.reader.unread_in:
-            run.reader.unread.append(
+            run.reader.unread_list.append(
                 Unresolved(
                     at,
                     key[1],

@@ -19,35 +19,24 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from stagegate.ci import dispatch
+from stagegate.ci import dispatch, handlers
 from stagegate.ci.files import (
     Files,
-    action_name,
-    as_list,
     as_mapping,
-    call_inputs,
     discover,
-    invalid,
-    local_target,
     nothing_found,
     root_inputs,
-    triggers_of,
     workflow_root,
 )
 from stagegate.ci.matrix import expand
+from stagegate.ci.model import Action, Job, Step, Workflow, invalid, is_action
 from stagegate.ci.pwsh import PowerShell
 from stagegate.ci.scopes import Env, Host, Lazy, Scope
 from stagegate.ci.selfsteps import outputs_at, stagegate_command
 from stagegate.ci.shell import Shell
 from stagegate.ci.transfers import (
-    DOWNLOAD,
     MAX_CALL_DEPTH,
     MAX_EVALUATIONS,
-    MERGE,
-    PAGES,
-    THIS_RUN,
-    UPLOAD,
-    Job,
     Reading,
     Site,
     Transfer,
@@ -55,6 +44,7 @@ from stagegate.ci.transfers import (
     shown,
     text_value,
 )
+from stagegate.ci.transfers import Job as JobSeen
 from stagegate.engine.resolve import flag_table
 from stagegate.errors import Loc, LocatedError
 from stagegate.load.yamlsrc import Document
@@ -78,7 +68,7 @@ class Reader:
         self.flags = flag_table(migration)[stage]
         self.transfers: dict[tuple[Any, ...], Transfer] = {}
         self.unresolved: dict[tuple[Loc, str], Unresolved] = {}
-        self.jobs: dict[str, Job] = {}
+        self.jobs: dict[str, JobSeen] = {}
         self.env_writers: dict[str, str] = {}
         self.evaluations = 0
         self.parsed: dict[str, ghexpr.Node] = {}
@@ -201,6 +191,13 @@ class Reader:
             raise invalid(where, f"invalid expression: {exc.message}") from None
         return concat(values)
 
+    def note_value(self, loc: Loc, value: Unknown) -> None:
+        """An input of an artifact step that cannot be evaluated (``ci.ships`` lists
+        them where artifacts flow)."""
+
+    def unread(self, site: Site, loc: Loc, what: str, reason: str) -> None:
+        """A step whose effect on the artifacts is not read (``ci.ships`` lists it)."""
+
     def note_unresolved(self, loc: Loc, value: Value) -> None:
         for part in unknowns(value):
             key = (loc, part.expression)
@@ -244,43 +241,38 @@ class Reader:
     def run(self, rels: Sequence[str]) -> None:
         called: set[str] = set()
         actions: set[str] = set()
+        workflows: list[Workflow] = []
         for rel in rels:
-            doc = self.files.get(rel)
-            if _is_action(doc.data):
+            if is_action(self.files.get(rel).data):
                 actions.add(rel)
                 continue
-            jobs = as_mapping(doc, ("jobs",), doc.data.get("jobs"), "jobs")
-            for job in jobs.values():
-                if isinstance(job, dict) and isinstance(job.get("uses"), str):
-                    target = local_target(job["uses"], rel)
-                    if target is not None:
-                        called.add(target)
-        for rel in rels:
-            if rel in actions:
-                continue
-            doc = self.files.get(rel)
-            for job_id in as_mapping(doc, ("jobs",), doc.data.get("jobs"), "jobs"):
-                self.jobs[f"{rel}#{job_id}"] = Job(
-                    id=f"{rel}#{job_id}", loc=doc.key_loc(("jobs", job_id))
-                )
-            triggers = triggers_of(doc.data)
-            if rel not in called or triggers - {"workflow_call"}:
-                self.dispatched(rel, doc.data, triggers)
+            workflow = self.files.workflow(rel)
+            workflows.append(workflow)
+            called.update(
+                job.uses.local for job in workflow.jobs.values() if job.uses and job.uses.local
+            )
+        for workflow in workflows:
+            for job in workflow.jobs.values():
+                self.jobs[job.key] = JobSeen(id=job.key, loc=job.loc)
+            if workflow.file not in called or workflow.triggers - {"workflow_call"}:
+                self.dispatched(workflow)
         for rel in sorted(actions):
             if rel not in self.used_actions:
-                doc = self.files.get(rel)
+                action = self.files.action(rel)
                 scope = Scope(
                     self,
-                    doc,
+                    action.doc,
                     inputs=Unknown(
                         "inputs", f"inputs: no workflow read here uses {rel}; bind them"
                     ),
                     in_action=True,
                 )
-                self.action_steps(Site(rel=rel, doc=doc, job=rel, callers=(), depth=0), scope)
+                site = Site(rel=rel, doc=action.doc, job=rel, callers=(), depth=0)
+                self.action_steps(site, action, scope)
 
-    def dispatched(self, rel: str, data: dict[str, Any], triggers: set[str]) -> None:
+    def dispatched(self, workflow: Workflow) -> None:
         """A workflow that starts a run, once per context of its finite dispatch inputs."""
+        rel, data = workflow.file, workflow.data
         bound = set()
         for key in self.migration.workflows.bind:
             where, _, path = key.rpartition(" ")
@@ -288,7 +280,7 @@ class Reader:
                 bound.add(path[len("inputs.") :].lower())
         expanded = list(dispatch.contexts(rel, data, bound))
         if not expanded:
-            self.workflow(rel, root_inputs(rel, data, triggers), (), 0)
+            self.workflow(rel, root_inputs(workflow), (), 0)
             return
         self.dispatch[rel] = dispatch.finite_inputs(data, bound)
         try:
@@ -307,46 +299,42 @@ class Reader:
         where: Loc | None = None,
         parent: tuple[bool, str] = (True, ""),
     ) -> None:
-        doc = self.files.get(rel, where)
+        workflow = self.files.workflow(rel, where)
+        doc = workflow.doc
         if depth > MAX_CALL_DEPTH or rel in (c.partition("#")[0] for c in callers):
             raise invalid(
                 where or doc.loc(()),
                 f"reusable workflows call each other more than {MAX_CALL_DEPTH} deep, or in a "
                 f"cycle ({' -> '.join((*callers, rel))}); break the chain.",
             )
-        data = doc.data
-        wf_env = self.env_layer(doc, ("env",), data.get("env"), Scope(self, doc, inputs=inputs))
-        jobs = as_mapping(doc, ("jobs",), data.get("jobs"), "jobs")
+        wf_env = self.env_layer(doc, ("env",), workflow.env, Scope(self, doc, inputs=inputs))
         saved, saved_callers = self.current_job, self.current_callers
         self.current_callers = callers
         try:
-            for job_id, spec in jobs.items():
-                self.current_job = f"{rel}#{job_id}"
-                site = Site(rel, doc, self.current_job, callers, depth, *parent)
-                self.job(site, job_id, spec, jobs, inputs, wf_env)
+            for job in workflow.jobs.values():
+                self.current_job = job.key
+                site = Site(rel, doc, job.key, callers, depth, *parent)
+                self.job(site, workflow, job, inputs, wf_env)
         finally:
             self.current_job, self.current_callers = saved, saved_callers
 
     def job(
         self,
         site: Site,
-        job_id: str,
-        spec: Any,
-        jobs: Mapping[str, Any],
+        workflow: Workflow,
+        job: Job,
         inputs: Mapping[str, Value] | Unknown | None,
         wf_env: dict[str, Any],
     ) -> None:
         """One job of a workflow, in each row of its matrix."""
         doc = site.doc
-        jpath: DocPath = ("jobs", job_id)
-        job = as_mapping(doc, jpath, spec, f"job {job_id}")
-        self.jobs.setdefault(site.job, Job(id=site.job, loc=doc.key_loc(jpath)))
-        needs = self.needs_of(site.rel, doc, jobs, job, inputs, wf_env)
+        self.jobs.setdefault(site.job, JobSeen(id=site.job, loc=job.loc))
+        needs = self.needs_of(workflow, job, inputs, wf_env)
         base = Scope(self, doc, inputs=inputs, env=Env([wf_env]), needs=needs)
         active, off = site.runs, site.why
         if active:
-            active, off = self.condition(base, job.get("if"), (*jpath, "if"))
-        rows = self.matrix_rows(doc, jpath, job, base)
+            active, off = self.condition(base, job.condition, job.at("if"))
+        rows = self.matrix_rows(doc, job, base)
         known = all(isinstance(row, dict) for row in rows) or rows == [None]
         for index, row in enumerate(rows):
             scope = Scope(
@@ -358,65 +346,54 @@ class Reader:
                 needs=needs,
                 strategy=(index, len(rows)) if known else None,  # GitHub's order of the rows
             )
-            job_env = self.env_layer(doc, (*jpath, "env"), job.get("env"), scope)
+            job_env = self.env_layer(doc, job.at("env"), job.env, scope)
             written: dict[str, Any] = {}
             scope = scope.with_env(Env([wf_env, job_env, written]))
             here = replace(site, runs=active, why=off, outputs={}, written=written)
-            if isinstance(job.get("uses"), str):
-                self.call(here, jpath, job, scope)
+            if job.uses is not None:
+                self.call(here, job, scope)
                 continue
-            self.job_steps(here, jpath, job, scope)
+            self.job_steps(here, workflow, job, scope)
 
     def needs_of(
         self,
-        rel: str,
-        doc: Document,
-        jobs: Mapping[str, Any],
-        job: Mapping[str, Any],
+        workflow: Workflow,
+        job: Job,
         inputs: Mapping[str, Value] | Unknown | None,
         wf_env: Mapping[str, Any],
     ) -> dict[str, Any]:
         """``needs.J.outputs.K`` for the jobs this one needs: their `outputs:` evaluated."""
-        raw = job.get("needs")
-        names = (
-            [raw]
-            if isinstance(raw, str)
-            else [n for n in raw if isinstance(n, str)]
-            if isinstance(raw, list)
-            else []
-        )
         out: dict[str, Any] = {}
-        for name in names:
-            other = jobs.get(name)
-            if not isinstance(other, dict):
+        for name in job.needs:
+            other = workflow.jobs.get(name)
+            if other is None:
                 continue
 
             def outputs(
                 key: str,
-                other: dict[str, Any] = other,
+                other: Job = other,
                 name: str = name,
                 known: dict[str, dict[str, Value]] = {},  # noqa: B006 - one per needed job
             ) -> Value:
-                declared = other.get("outputs")
-                if not isinstance(declared, dict) or key not in declared:
+                if key not in other.outputs:
                     return Unknown(
                         f"needs.{name}.outputs.{key}", f"job {name} declares no output {key}"
                     )
-                if other.get("strategy") is not None or isinstance(other.get("uses"), str):
+                if other.strategy is not None or other.uses is not None:
                     return Unknown(
                         f"needs.{name}.outputs.{key}",
                         f"job {name} runs a matrix or a reusable workflow; bind needs.{name}.outputs.{key}",
                     )
-                scope = Scope(self, doc, inputs=inputs, env=Env([wf_env]), steps=known)
-                scope.job = f"{rel}#{name}"
+                scope = Scope(self, workflow.doc, inputs=inputs, env=Env([wf_env]), steps=known)
+                scope.job = other.key
                 if not known:
-                    scope = self.step_outputs(rel, name, other, scope)
-                return scope.evaluate(declared[key], ("jobs", name, "outputs", key))
+                    scope = self.step_outputs(workflow, other, scope)
+                return scope.evaluate(other.outputs[key], other.at("outputs", key))
 
             out[name] = outputs
         return out
 
-    def step_outputs(self, rel: str, name: str, job: Mapping[str, Any], scope: Scope) -> Scope:
+    def step_outputs(self, workflow: Workflow, job: Job, scope: Scope) -> Scope:
         """``scope`` with the job's env and ``steps.ID.outputs`` filled (in ``scope.steps``)
         for the steps whose outputs stagegate knows: a `stagegate flags`/`matrix` step (at
         the stage), and a bash `run:` whose ``$GITHUB_OUTPUT`` writes the shell reader
@@ -425,33 +402,27 @@ class Reader:
         they transfer or leave unresolved was found where the job itself was read."""
         found = scope.steps
         assert isinstance(found, dict)
-        doc, jpath = scope.doc, ("jobs", name)
-        steps = job.get("steps")
-        if not isinstance(steps, list):
-            return scope
-        job_env = self.env_layer(doc, (*jpath, "env"), job.get("env"), scope)
-        site = Site(rel, doc, scope.job, scope.callers, 0)
+        doc = scope.doc
+        job_env = self.env_layer(doc, job.at("env"), job.env, scope)
+        site = Site(workflow.file, doc, scope.job, scope.callers, 0)
         scope = scope.with_env(Env([*scope.env.layers, job_env, site.written]))
-        shell = self.default_shell(site, jpath, job, scope)
-        for i, step in enumerate(steps):
-            command = stagegate_command(step) if isinstance(step, dict) else None
-            ident = step.get("id") if isinstance(step, dict) else None
-            if command and isinstance(ident, str):
-                found[ident] = self.command_outputs(command)
-            run = step.get("run") if isinstance(step, dict) and not command else None
-            used = step.get("shell", shell) if isinstance(step, dict) else shell
-            if not isinstance(run, str) or "if" in step or str(used).split()[:1] != ["bash"]:
+        shell = self.default_shell(workflow, job, scope)
+        for step in job.steps:
+            command = stagegate_command(step.raw)
+            if command and step.id is not None:
+                found[step.id] = self.command_outputs(command)
+            used = step.shell or shell
+            if command or step.run is None or "if" in step.raw or used.split()[:1] != ["bash"]:
                 continue
-            path: DocPath = (*jpath, "steps", i)
             here = scope.with_env(
-                scope.env.child(self.env_layer(doc, (*path, "env"), step.get("env"), scope))
+                scope.env.child(self.env_layer(doc, step.at("env"), step.env, scope))
             )
             reading = Shell(
-                cast(Host, _Quiet(self)), site, (*path, "run"), run, here, for_outputs=True
+                cast(Host, _Quiet(self)), site, step.at("run"), step.run, here, for_outputs=True
             )
             reading.run()
-            if isinstance(ident, str):
-                found[ident] = reading.outputs
+            if step.id is not None:
+                found[step.id] = reading.outputs
         return scope
 
     def command_outputs(self, command: list[str]) -> dict[str, Value]:
@@ -488,13 +459,11 @@ class Reader:
             )
         return True, ""
 
-    def matrix_rows(
-        self, doc: Document, jpath: DocPath, job: Mapping[str, Any], scope: Scope
-    ) -> list[Value]:
-        strategy = job.get("strategy")
+    def matrix_rows(self, doc: Document, job: Job, scope: Scope) -> list[Value]:
+        strategy = job.strategy
         if strategy is None:
             return [None]
-        spath: DocPath = (*jpath, "strategy")
+        spath = job.at("strategy")
         if isinstance(strategy, str):
             value = scope.evaluate(strategy, spath)
             strategy = value if isinstance(value, dict) else {"matrix": strategy}
@@ -522,38 +491,30 @@ class Reader:
             return [rows]
         return list(rows)
 
-    def call(self, site: Site, jpath: DocPath, job: Mapping[str, Any], scope: Scope) -> None:
+    def call(self, site: Site, job: Job, scope: Scope) -> None:
         """A job that calls a reusable workflow: its `with:` become the callee's inputs."""
-        doc = site.doc
-        uses = job["uses"]
-        target = local_target(uses, site.rel)
+        assert job.uses is not None
+        target = job.uses.local
         if target is None:
             return
-        self.charge(doc, (*jpath, "uses"))
-        callee = self.files.get(target, doc.loc((*jpath, "uses")))
-        declared = call_inputs(callee.data)
-        given = as_mapping(doc, (*jpath, "with"), job.get("with"), "with")
+        where = job.uses.loc
+        self.charge(site.doc, job.at("uses"))
+        callee = self.files.workflow(target, where)
         inputs: dict[str, Value] = {}
-        for name, spec in declared.items():
+        for name, spec in callee.call_inputs.items():
             if isinstance(spec, dict) and "default" in spec:
-                inputs[name] = Scope(self, callee).evaluate(
+                inputs[name] = Scope(self, callee.doc).evaluate(
                     spec["default"], ("on", "workflow_call", "inputs", name, "default")
                 )
             else:
                 inputs[name] = None
-        for name, raw in given.items():
-            inputs[str(name)] = scope.evaluate(raw, (*jpath, "with", name))
+        for name, raw in job.given.items():
+            inputs[str(name)] = scope.evaluate(raw, job.at("with", name))
         self.workflow(
-            target,
-            inputs,
-            (*site.callers, site.job),
-            site.depth + 1,
-            doc.loc((*jpath, "uses")),
-            (site.runs, site.why),
+            target, inputs, (*site.callers, site.job), site.depth + 1, where, (site.runs, site.why)
         )
 
-    def job_steps(self, site: Site, jpath: DocPath, job: Mapping[str, Any], scope: Scope) -> None:
-        steps = as_list(site.doc, (*jpath, "steps"), job.get("steps"), "steps")
+    def job_steps(self, site: Site, workflow: Workflow, job: Job, scope: Scope) -> None:
         scope = Scope(
             self,
             site.doc,
@@ -564,75 +525,62 @@ class Reader:
             needs=scope.needs,
             strategy=scope.strategy,
         )
-        self.steps(
-            site, (*jpath, "steps"), steps, scope, self.default_shell(site, jpath, job, scope)
-        )
+        self.steps(site, job.steps, scope, self.default_shell(workflow, job, scope))
 
-    def default_shell(
-        self, site: Site, jpath: DocPath, job: Mapping[str, Any], scope: Scope
-    ) -> str:
+    def default_shell(self, workflow: Workflow, job: Job, scope: Scope) -> str:
         """The shell of a ``run:`` without ``shell:``: the job's ``defaults.run.shell``,
         else the workflow's, else the runner's (pwsh on a ``windows-*`` runner; bash
         where the runner is not known)."""
-        for where in (job, site.doc.data):
-            defaults = where.get("defaults")
-            run = defaults.get("run") if isinstance(defaults, dict) else None
-            if isinstance(run, dict) and isinstance(run.get("shell"), str):
-                return str(run["shell"])
-        runs_on = job.get("runs-on")
-        if isinstance(runs_on, str):
-            value = scope.evaluate(runs_on, (*jpath, "runs-on"))
+        for defaults in (job.defaults, workflow.defaults):
+            if defaults.shell is not None:
+                return defaults.shell
+        if isinstance(job.runs_on, str):
+            value = scope.evaluate(job.runs_on, job.at("runs-on"))
             if isinstance(value, str) and value.lower().startswith("windows"):
                 return "pwsh"
         return "bash"
 
     def steps(
-        self, site: Site, spath: DocPath, steps: list[Any], scope: Scope, shell: str = "bash"
+        self, site: Site, steps: Sequence[Step], scope: Scope, shell: str = "bash"
     ) -> None:
         doc = site.doc
-        for i, raw in enumerate(steps):
-            path: DocPath = (*spath, i)
-            step = as_mapping(doc, path, raw, "a step")
-            self.charge(doc, path)
-            step_env = self.env_layer(doc, (*path, "env"), step.get("env"), scope)
+        for step in steps:
+            self.charge(doc, step.path)
+            step_env = self.env_layer(doc, step.at("env"), step.env, scope)
             here = scope.with_env(scope.env.child(step_env))
             runs, why = site.runs, site.why
             if runs:
-                runs, why = self.condition(here, step.get("if"), (*path, "if"))
+                runs, why = self.condition(here, step.condition, step.at("if"))
             at = site if runs == site.runs else replace(site, runs=runs, why=why)
-            uses = step.get("uses")
-            if isinstance(uses, str):
-                self.uses(at, path, step, uses, here)
-            run = step.get("run")
-            if isinstance(run, str):
-                command = stagegate_command(step)
+            if step.uses is not None:
+                self.uses(at, step, here)
+            if step.run is not None:
+                command = stagegate_command(step.raw)
                 if command:
                     self.stagegate_step(at, step, command)
-                used = step.get("shell", shell)
-                if isinstance(used, str) and used.split()[:1] in (["pwsh"], ["powershell"]):
-                    PowerShell(self, at, (*path, "run"), run, here).run()
+                used = step.shell or shell
+                if used.split()[:1] in (["pwsh"], ["powershell"]):
+                    PowerShell(self, at, step.at("run"), step.run, here).run()
                 else:
-                    Shell(self, at, (*path, "run"), run, here).run()
-                self.on_run(at, path, step, here)
+                    Shell(self, at, step.at("run"), step.run, here).run()
+                self.on_run(at, step, here)
 
-    def on_run(self, site: Site, path: DocPath, step: Mapping[str, Any], scope: Scope) -> None:
+    def on_run(self, site: Site, step: Step, scope: Scope) -> None:
         """A ``run:`` step was read (``continuity`` reads its publish commands)."""
 
     def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
         """A script moved or downloaded files (``continuity`` follows them)."""
 
-    def on_uses(
-        self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
-    ) -> None:
+    def on_uses(self, use: handlers.Use) -> None:
         """A ``uses:`` step was read (``continuity`` reads what the action does)."""
 
-    def stagegate_step(self, site: Site, step: Mapping[str, Any], command: list[str]) -> None:
+    def stagegate_step(self, site: Site, step: Step, command: list[str]) -> None:
         """A step that runs `stagegate flags` or `stagegate matrix P`: its outputs, and for
         `flags` the env it writes, when it runs at the stage."""
         if not site.runs:
             return
-        if isinstance(step.get("id"), str):
-            site.outputs[step["id"]] = self.command_outputs(command)
+        if step.id is not None:
+            site.outputs[step.id] = self.command_outputs(command)
         if command[0] == "flags":
             self.flags_env(site.written)
 
@@ -644,84 +592,44 @@ class Reader:
         pairs = ciflags.env_pairs(resolve(self.migration, self.stage))
         written.update(self.stage_reads.setdefault(("env",), pairs))
 
-    def uses(
-        self, site: Site, path: DocPath, step: Mapping[str, Any], uses: str, scope: Scope
-    ) -> None:
-        doc = site.doc
-        name = action_name(uses)
-        given = as_mapping(doc, (*path, "with"), step.get("with"), "with")
-        loc = doc.loc((*path, "uses"))
-        self.on_uses(site, path, step, uses, scope)
-
-        def transfer(
-            direction: str, key: str, default: str, kind: str = "name", run: str = "this"
-        ) -> None:
-            """The artifact step's ``with.<key>`` (or ``default``), at its own line."""
-            at = (*path, "with", key)
-            if key in given:
-                self.add(
-                    site.transfer(direction, doc.loc(at), scope.evaluate(given[key], at), kind, run)
-                )
-            else:
-                self.add(site.transfer(direction, loc, default, kind, run))
-
-        if name == UPLOAD:
-            transfer("upload", "name", "artifact")
+    def uses(self, site: Site, step: Step, scope: Scope) -> None:
+        ref = step.uses
+        assert ref is not None
+        use = handlers.Use(self, site, step, scope)
+        self.on_uses(use)
+        handler = handlers.handler(ref)
+        if handler is not None:
+            for found in handler.transfers(use):
+                self.add(found)
             return
-        if name == PAGES:
-            transfer("upload", "name", "github-pages")
-            return
-        if name == MERGE:
-            # reads the run's artifacts that `pattern` matches (all, without one) and
-            # uploads them as one artifact, `name` (default merged-artifacts)
-            transfer("download", "pattern", "*", kind="pattern")
-            transfer("upload", "name", "merged-artifacts")
-            return
-        if name == DOWNLOAD:
-            run = "this"
-            if "run-id" in given:
-                run_value = scope.evaluate(given["run-id"], (*path, "with", "run-id"))
-                if run_value != THIS_RUN:
-                    run = ghexpr.to_text(given["run-id"]).strip()
-                    if site.runs:  # the run it reads is never guessed
-                        self.note_unresolved(doc.loc((*path, "with", "run-id")), run_value)
-            if "name" in given:
-                transfer("download", "name", "", run=run)
-            else:  # a pattern, or without one every artifact of the run
-                transfer("download", "pattern", "*", kind="pattern", run=run)
-            return
-        command = stagegate_command(step)
+        command = stagegate_command(step.raw)
         if command is not None:
             self.stagegate_step(site, step, command)
             return
-        target = local_target(uses, site.rel)
-        if target is None:
+        if ref.local is None:
             return
-        action_file = self.action_file(target, loc)
+        action_file = self.action_file(ref.local, ref.loc)
         if action_file is None:
             return
         self.used_actions.add(action_file)
-        action = self.files.get(action_file, loc)
-        declared = action.data.get("inputs")
+        action = self.files.action(action_file, ref.loc)
         inputs: dict[str, Value] = {}
-        if isinstance(declared, dict):
-            defaults = Scope(self, action, env=scope.env, in_action=True)
-            for key, spec in declared.items():
-                inputs[str(key)] = (
-                    defaults.evaluate(spec.get("default"), ("inputs", key, "default"))
-                    if isinstance(spec, dict)
-                    else None
-                )
-        for key, raw in given.items():
-            inputs[str(key)] = scope.evaluate(raw, (*path, "with", key))
+        defaults = Scope(self, action.doc, env=scope.env, in_action=True)
+        for key, spec in action.inputs.items():
+            inputs[str(key)] = (
+                defaults.evaluate(spec.get("default"), ("inputs", key, "default"))
+                if isinstance(spec, dict)
+                else None
+            )
+        for key, raw in step.given.items():
+            inputs[str(key)] = scope.evaluate(raw, step.at("with", key))
         if site.depth + 1 > MAX_CALL_DEPTH:
             raise invalid(
-                loc, f"composite actions nest more than {MAX_CALL_DEPTH} deep; break the chain."
+                ref.loc, f"composite actions nest more than {MAX_CALL_DEPTH} deep; break the chain."
             )
-        inner = Scope(self, action, inputs=inputs, env=scope.env, in_action=True)
-        self.action_steps(
-            replace(site, rel=action_file, doc=action, depth=site.depth + 1, outputs={}), inner
-        )
+        inner = Scope(self, action.doc, inputs=inputs, env=scope.env, in_action=True)
+        here = replace(site, rel=action_file, doc=action.doc, depth=site.depth + 1, outputs={})
+        self.action_steps(here, action, inner)
 
     def action_file(self, target: str, loc: Loc) -> str | None:
         if target not in self.action_files:
@@ -731,29 +639,22 @@ class Reader:
     def _action_file(self, target: str, loc: Loc) -> str | None:
         for name in ("action.yml", "action.yaml"):
             candidate = f"{target.rstrip('/')}/{name}"
-            if (self.files.root / candidate).is_file():
+            if self.files.is_file(candidate):
                 return candidate
-        if target.endswith((".yml", ".yaml")) and (self.files.root / target).is_file():
+        if target.endswith((".yml", ".yaml")) and self.files.is_file(target):
             return None  # a reusable workflow used as a step: GitHub refuses it
         raise invalid(loc, f"no action.yml in {target}; fix the uses: path.")
 
-    def action_steps(self, site: Site, scope: Scope) -> None:
-        """The steps of the composite action ``site.doc``, where ``site`` says it is used."""
-        rel, action = site.rel, site.doc
-        if not _is_action(action.data):
-            raise invalid(
-                action.loc(()), f"{rel} is not an action (no runs: mapping); fix the uses: path."
-            )
-        spec = as_mapping(action, ("runs",), action.data.get("runs"), "runs")
-        if str(spec.get("using", "")).lower() != "composite":
+    def action_steps(self, site: Site, action: Action, scope: Scope) -> None:
+        """The steps of the composite action ``action``, where ``site`` says it is used."""
+        if not action.composite:
             return
-        steps = as_list(action, ("runs", "steps"), spec.get("steps"), "runs.steps")
         written = site.written
         env = scope.env if written in scope.env.layers else scope.env.child(written)
         inner = Scope(
-            self, action, inputs=scope.inputs, env=env, steps=site.outputs, in_action=True
+            self, action.doc, inputs=scope.inputs, env=env, steps=site.outputs, in_action=True
         )
-        self.steps(site, ("runs", "steps"), steps, inner)
+        self.steps(site, action.steps, inner)
 
 
 class _Quiet:
@@ -774,10 +675,6 @@ class _Quiet:
 
     def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
         """Followed where the job itself was read."""
-
-
-def _is_action(data: dict[str, Any]) -> bool:
-    return isinstance(data.get("runs"), dict) and "jobs" not in data
 
 
 # --------------------------------------------------------------------------- entry points
