@@ -223,9 +223,9 @@ def test_a_commit_whose_files_were_read_before_is_not_read_again(
     reads: list[str] = []
     real = continuity._read
 
-    def counted(found: Any, commit: str, shown: str, settings: Any) -> Any:
+    def counted(files: Any, commit: str, shown: str, settings: Any) -> Any:
         reads.append(shown)
-        return real(found, commit, shown, settings)
+        return real(files, commit, shown, settings)
 
     monkeypatch.setattr(continuity, "_READ", [])
     monkeypatch.setattr(continuity, "_read", counted)

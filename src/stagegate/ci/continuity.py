@@ -1,7 +1,7 @@
 """`continuity --base REF [--head REF]`: what each release ships, at two commits, compared.
 
-The workflows of each commit are read from git objects (no checkout; written to a
-private temporary folder for the reader) and followed with ``ci.ships``. A release job
+The workflows of each commit are read from git objects (no checkout, nothing written)
+and followed with ``ci.ships``. A release job
 is matched across the commits by file and job id, an upload context by where it runs
 (file, job, caller, matrix row, which upload of the job): the same context under
 another name is a rename (information); one that no longer reaches the publish step is
@@ -10,18 +10,17 @@ lost, a new one gained.
 
 from __future__ import annotations
 
-import re
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from stagegate.ci.files import Files, discover
 from stagegate.ci.shipped import Context, Finding, Release, Side
 from stagegate.ci.ships import ships
-from stagegate.ci.transfers import MAX_SCRIPT, Unresolved
+from stagegate.ci.transfers import Unresolved
 from stagegate.errors import InvalidInput, Loc, Problem
 from stagegate.git.objects import GitSource
-from stagegate.model import WorkflowSettings
+from stagegate.model import DEFAULT_WORKFLOW_PATHS, WorkflowSettings
 from stagegate.records import record
 
 FAILING = frozenset({"upload-collision", "upload-overwrite", "backend-mismatch", "exact-name-glob"})
@@ -128,79 +127,61 @@ class Continuity:
 def read_commit(
     repo: Any, commit: str, shown: str, settings: WorkflowSettings | None = None
 ) -> Side:
-    """The release jobs of ``commit``'s workflows (read from git objects); ``settings``:
-    the migration's ``workflows`` (its declared remote actions), where there is one."""
+    """The release jobs of ``commit``'s workflows, read from git objects (no checkout);
+    ``settings``: the migration's ``workflows`` (its declared remote actions), where
+    there is one. A commit whose files that the reading read are, object for object, those
+    of a commit read before is not read again: the base and the head of a pull request
+    that leaves the workflows (and the scripts and files they read) alone are read once."""
     source = repo.source(commit)
-    try:
-        found = {f".github/{rel}": data for rel, data in source.files(".github").items()}
-    except (FileNotFoundError, NotADirectoryError):
-        found = {}
-    found.update(referenced(source, found))
     actions = settings.actions if settings is not None else None
-    for files, declared, side in _READ:
-        if files == found and declared == actions:
+    rels = discover(source, DEFAULT_WORKFLOW_PATHS)
+    for files_read, declared, side in _READ:
+        if declared == actions and _same_files(source, rels, files_read):
             return side
-    side = _read(found, commit, shown, settings)
-    _READ.insert(0, (found, actions, side))
+    side, ids = _read(Files(repo.root, source=source), commit, shown, settings)
+    _READ.insert(0, ((tuple(rels), ids), actions, side))
     del _READ[READ_KEPT:]
     return side
 
 
-_READ: list[tuple[dict[str, bytes], Mapping[str, Any] | None, Side]] = []
-"""The files of the last commits read, with the remote actions declared, and what was read
-of them. The reading depends on nothing else, so a commit whose files are byte for byte
-those of one read before is not read again: the base and the head of a pull request that
-leaves the workflows (and the scripts they name) alone are read once."""
+def _read(
+    files: Files, commit: str, shown: str, settings: WorkflowSettings | None
+) -> tuple[Side, dict[str, str]]:
+    """What ships at the commit ``files`` reads, and the id of every file read."""
+    try:
+        side = ships(files, settings=settings)
+    except InvalidInput as exc:
+        raise InvalidInput(
+            [
+                Problem(p.loc, f"at {shown} ({commit[:12]}): {p.message}", p.path)
+                for p in exc.problems
+            ]
+        ) from None
+    source = files.source
+    assert isinstance(source, GitSource)
+    return side, {rel: _object_id(source, rel) for rel in files.raw}
+
+
+_READ: list[tuple[tuple[tuple[str, ...], dict[str, str]], Mapping[str, Any] | None, Side]] = []
+"""The last commits read: the workflow files found and the id of every file the reading
+read (by the source), the remote actions declared, and what was read."""
 READ_KEPT = 4
 
 
-def _read(
-    found: Mapping[str, bytes], commit: str, shown: str, settings: WorkflowSettings | None
-) -> Side:
-    with tempfile.TemporaryDirectory(prefix="stagegate-continuity-") as tmp:
-        root = Path(tmp)
-        for rel, data in found.items():
-            target = root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        try:
-            return ships(root, settings=settings)
-        except InvalidInput as exc:
-            raise InvalidInput(
-                [
-                    Problem(p.loc, f"at {shown} ({commit[:12]}): {p.message}", p.path)
-                    for p in exc.problems
-                ]
-            ) from None
+def _object_id(source: GitSource, rel: str) -> str:
+    """The id of the blob at ``rel`` ("": none; a reading that found no file there must
+    find none again)."""
+    try:
+        return source.object_id(rel)
+    except (OSError, ValueError):
+        return ""
 
 
-MAX_REFERENCED = 200
-"""Files outside .github/ that continuity writes for the reader, at the most."""
-PATH_WORD = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*/[A-Za-z0-9_./-]+")
-
-
-def referenced(source: GitSource, texts: Mapping[str, bytes]) -> dict[str, bytes]:
-    """The files of the commit that the workflows name by path, and those the files
-    found so name, in turn (the scripts a `run:` calls, the files `yq` reads): the reader
-    reads them as a checkout would have them. A path written through a variable is not
-    found here, and the reader then says the script or file is unknown (unresolved),
-    never guesses it."""
-    out: dict[str, bytes] = {}
-    queue = list(texts.values())
-    while queue and len(out) < MAX_REFERENCED:
-        text = queue.pop().decode("utf-8", "replace")
-        for word in sorted(set(PATH_WORD.findall(text))):
-            rel = word.removeprefix("./").rstrip(".")
-            if rel in out or rel in texts or ".." in rel.split("/") or len(out) >= MAX_REFERENCED:
-                continue
-            try:
-                data = source.read(rel)
-            except (OSError, ValueError):
-                continue  # not a file of the commit: a URL, an action, a folder
-            if len(data) <= MAX_SCRIPT and b"\0" not in data:
-                out[rel] = data
-                queue.append(data)
-    return out
+def _same_files(
+    source: GitSource, rels: list[str], read: tuple[tuple[str, ...], dict[str, str]]
+) -> bool:
+    found, ids = read
+    return tuple(rels) == found and all(_object_id(source, r) == i for r, i in ids.items())
 
 
 def compare(

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from stagegate.ci.model import Action, Workflow, build_action, build_workflow, triggers
 from stagegate.ci.model import invalid as invalid
-from stagegate.ci.transfers import MAX_FILES
+from stagegate.ci.transfers import MAX_FILES, MAX_SCRIPT
 from stagegate.errors import InvalidInput, Loc
 from stagegate.load.sources import FileSource, Source
 from stagegate.load.yamlsrc import Document, decode
@@ -197,6 +198,33 @@ class Files:
 
     def is_file(self, rel: str) -> bool:
         return self.bytes_of(rel) is not None
+
+    def repo_path(self, written: str) -> str | None:
+        """The repository path of a file a script names (relative to the top, as the
+        step's working folder is), where it is a regular file inside the repository."""
+        posix = PurePosixPath(written)
+        if posix.is_absolute() or ".." in posix.parts or not posix.parts:
+            return None
+        rel = posix.as_posix()
+        return rel if self.is_file(rel) else None
+
+    def script(self, rel: str) -> str | None:
+        """A shell script's text: one with a ``sh``/``bash`` shebang, or none and no
+        suffix of another language; None for anything else (Python, PowerShell, binaries)
+        or where it cannot be read as text within MAX_SCRIPT characters."""
+        if PurePosixPath(rel).suffix not in ("", ".sh", ".bash"):
+            return None
+        data = self.bytes_of(rel)
+        if data is None or len(data) > MAX_SCRIPT or b"\0" in data:
+            return None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        first = text.split("\n", 1)[0]
+        if first.startswith("#!") and not re.search(r"\b(ba)?sh\b", first):
+            return None
+        return text
 
     def get(self, rel: str, where: Loc | None = None) -> Document:
         """``rel``'s document; InvalidInput (at ``where``, what refers to it) where it

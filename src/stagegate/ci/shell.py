@@ -37,8 +37,6 @@ from stagegate.ci.shellwords import (
     marked_words,
     redirect_target,
     renumbered_words,
-    script_path,
-    script_text,
     shell_words,
     size,
     strip,
@@ -164,7 +162,7 @@ class Shell:
         return found
 
     def run(self) -> None:
-        if not (self.for_outputs or worth_reading(self.reader.files.root, self.text)):
+        if not (self.for_outputs or worth_reading(self.reader.files, self.text)):
             return
         if len(self.text) > MAX_SCRIPT:
             if "gh run download" in self.text or "GITHUB_ENV" in self.text:
@@ -731,11 +729,11 @@ class Shell:
         where = self.value(words[0])
         if not isinstance(where, str):
             return False
-        rel = script_path(self.reader.files.root, where)
+        rel = self.reader.files.repo_path(where)
         if rel is None:
             return False
         loc = self.loc(line_no)
-        text = script_text(self.reader.files.root / rel)
+        text = self.reader.files.script(rel)
         if text is None:
             return False
         if self.depth + 1 > MAX_CALL_DEPTH:

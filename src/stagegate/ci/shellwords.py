@@ -7,12 +7,10 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from stagegate.ci.transfers import (
     ENV_FILE,
-    MAX_SCRIPT,
     OUT_FILE,
     THIS_RUN,
     shown,
@@ -23,6 +21,7 @@ from stagegate.model.ghexpr import Sym, Unknown, Value, concat
 from stagegate.records import record
 
 if TYPE_CHECKING:
+    from stagegate.ci.files import Files
     from stagegate.ci.shell import Shell
 
 SENTINEL = re.compile("\ue000([0-9]+)\ue001")
@@ -123,57 +122,14 @@ def fails(body: list[tuple[int, list[str]]]) -> bool:
     return len(words) == 2 and words[0] == "exit" and words[1] != "0"
 
 
-@functools.lru_cache(maxsize=4_096)
-@functools.lru_cache(maxsize=1_024)
-def worth_reading(root: Path, text: str) -> bool:
+def worth_reading(files: Files, text: str) -> bool:
     """Whether a script may download, write ``$GITHUB_ENV`` or call a repository
-    script: the others have no effect stagegate follows (decided once per text)."""
+    script: the others have no effect stagegate follows."""
     return (
         GH.search(text) is not None
         or "GITHUB_ENV" in text
-        or any(script_path(root, m.group(1)) is not None for m in CALL.finditer(text))
+        or any(files.repo_path(m.group(1)) is not None for m in CALL.finditer(text))
     )
-
-
-@functools.lru_cache(maxsize=4_096)
-def script_path(root: Path, written: str) -> str | None:
-    """The repository path of a script a ``run:`` calls (relative to the top, as the
-    step's working folder is), where it is a regular file inside the repository."""
-    posix = PurePosixPath(written)
-    if posix.is_absolute() or ".." in posix.parts or not posix.parts:
-        return None
-    path = root / posix
-    try:
-        real = path.resolve()
-        top = root.resolve()
-    except OSError:
-        return None
-    if top not in real.parents or not real.is_file():
-        return None
-    return posix.as_posix()
-
-
-def script_text(path: Path) -> str | None:
-    """A shell script's text: one with a ``sh``/``bash`` shebang, or none and no suffix
-    of another language; None for anything else (Python, PowerShell, binaries) or
-    where it cannot be read as text within MAX_SCRIPT characters."""
-    if path.suffix not in ("", ".sh", ".bash"):
-        return None
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SCRIPT + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_SCRIPT or b"\0" in data:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    first = text.split("\n", 1)[0]
-    if first.startswith("#!") and not re.search(r"\b(ba)?sh\b", first):
-        return None
-    return text
 
 
 def is_glob(value: Value) -> bool:

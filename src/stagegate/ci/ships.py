@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -472,15 +472,11 @@ def bare_migration(root: Path, settings: WorkflowSettings | None = None) -> Migr
     )
 
 
-def ships(
-    root: Path,
-    paths: Sequence[str] = DEFAULT_WORKFLOW_PATHS,
-    settings: WorkflowSettings | None = None,
-) -> Side:
-    """Each release job of the workflows under ``root`` and what reaches its publish steps."""
-    files = Files(root)
-    reader = ShipReader(bare_migration(root, settings), files)
-    reader.run(discover(root, paths))
+def ships(files: Files, settings: WorkflowSettings | None = None) -> Side:
+    """Each release job of the workflows ``files`` holds (found by the default
+    ``workflows.paths``) and what reaches its publish steps."""
+    reader = ShipReader(bare_migration(files.root, settings), files)
+    reader.run(discover(files.source, DEFAULT_WORKFLOW_PATHS))
     return _follow(reader)
 
 

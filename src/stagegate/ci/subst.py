@@ -9,13 +9,11 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from stagegate.ci import jq, textops
-from stagegate.ci.shellwords import script_path
 from stagegate.errors import InvalidInput
 from stagegate.model.ghexpr import MAX_JSON, Unknown, Value, unknowns
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
+    from stagegate.ci.files import Files
     from stagegate.ci.shell import Shell
 
 
@@ -223,7 +221,7 @@ def _yq(shell: Shell, piece: str, args: list[str], at: str) -> Value:
     files = shell.reader.files
     found = files.data.get(file)
     if found is None:  # the file as it is when this reading first reads it
-        found = files.data[file] = _repository_data(files.root, file)
+        found = files.data[file] = _repository_data(files, file)
     read, data = found
     if not read:
         return Unknown(piece, f"{piece} at {at}: {data}")
@@ -232,23 +230,16 @@ def _yq(shell: Shell, piece: str, args: list[str], at: str) -> Value:
     return _run(piece, node, [data], at, compact=True, raw=True, yaml=True)
 
 
-def _repository_data(root: Path, file: str) -> tuple[bool, Any]:
+def _repository_data(files: Files, file: str) -> tuple[bool, Any]:
     """(True, the data) of the repository file ``file`` yq reads, or (False, why not)."""
-    rel = script_path.__wrapped__(root, file)  # as it is now: not cached across readings
-    if rel is None:
+    rel = files.repo_path(file)
+    raw = files.bytes_of(rel) if rel is not None else None
+    if rel is None or raw is None:
         return False, f"{file} is no file of the repository"
     try:
-        return True, _data(root / rel, rel)
+        return True, _parse(raw, rel)
     except InvalidInput as exc:
         return False, exc.problems[0].message
-    except OSError as exc:
-        return False, f"{rel}: cannot read: {exc.strerror or exc}"
-
-
-def _data(path: Any, rel: str) -> Any:
-    from stagegate.load.sources import read_limited
-
-    return _parse(read_limited(path), rel)
 
 
 @functools.lru_cache(maxsize=8)

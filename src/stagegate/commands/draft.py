@@ -346,11 +346,11 @@ def from_workflows(root: Path, file: str, name: str) -> str:
         if generated
         else first
     )
-    from stagegate.ci.files import workflow_root
+    from stagegate.ci.files import Files, workflow_root
     from stagegate.ci.ships import ships
 
-    top = workflow_root(root).root  # the workflows are read at the top of the repository
-    draft = _draft(reading, ships(top), top, name, axes_open, generated)
+    files = workflow_root(root)  # the workflows are read at the top of the repository
+    draft = _draft(reading, ships(Files(files.root)), files.root, name, axes_open, generated)
     return render(_checked(draft, render(draft), Path(file)))
 
 
