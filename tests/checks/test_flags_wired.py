@@ -317,8 +317,26 @@ def test_a_workflow_that_cannot_be_read_is_a_located_finding(
 
 
 def test_a_workflow_of_odd_shape_is_no_crash(tmp_path: Path, sg: Sg) -> None:
+    """A workflow GitHub would refuse (a job that is a number) is read as far as the
+    workflow model reads it: a finding at the place it stops, as for broken YAML, never
+    a crash; the same odd values in shapes GitHub takes hard-code nothing."""
     odd = "on: push\nenv: [BUILD_LOCAL]\njobs:\n  a: 1\n  b:\n    env: x\n    steps: {x: 1}\n  c:\n    steps: [1, {env: [1]}, {env: {BUILD_LOCAL: [false]}}]\n"
     top = make(tmp_path, {**WIRED, ".github/workflows/odd.yml": odd})
+    code, findings = check(sg, top, "--stage", "1")
+    assert (code, [(f["file"], f["line"], f["message"]) for f in findings]) == (
+        1,
+        [
+            (
+                ".github/workflows/odd.yml",
+                4,
+                ".github/workflows/odd.yml: cannot read this workflow (job a must be a mapping "
+                "(key: value); fix the workflow.), so flags-wired cannot tell what its env: "
+                "sets; fix it.",
+            )
+        ],
+    )
+    harmless = "on: push\nenv: [BUILD_LOCAL]\njobs:\n  c:\n    env: x\n    steps: [{env: [1]}, {env: {BUILD_LOCAL: [false]}}]\n"
+    top = make(tmp_path / "harmless", {**WIRED, ".github/workflows/odd.yml": harmless})
     assert check(sg, top, "--stage", "1") == (0, [])
 
 

@@ -66,29 +66,27 @@ def literal(value: Any) -> bool | None:
     return None
 
 
-def _env_blocks(data: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], dict[str, Any]]]:
-    """(path, mapping) of each ``env:`` at the workflow, job and step level, and of each
-    step of a composite action (``runs.steps``)."""
-    if isinstance(data.get("env"), dict):
-        yield ("env",), data["env"]
-    runs = data.get("runs")
-    if isinstance(runs, dict) and isinstance(runs.get("steps"), list):
-        for index, step in enumerate(runs["steps"]):
-            if isinstance(step, dict) and isinstance(step.get("env"), dict):
-                yield ("runs", "steps", index, "env"), step["env"]
-    jobs = data.get("jobs")
-    if not isinstance(jobs, dict):
-        return
-    for job_id, job in jobs.items():
-        if not isinstance(job, dict):
-            continue
-        if isinstance(job.get("env"), dict):
-            yield ("jobs", job_id, "env"), job["env"]
-        steps = job.get("steps")
-        if isinstance(steps, list):
-            for index, step in enumerate(steps):
-                if isinstance(step, dict) and isinstance(step.get("env"), dict):
-                    yield ("jobs", job_id, "steps", index, "env"), step["env"]
+def _env_blocks(
+    files: Files, rel: str
+) -> Iterator[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """(path, mapping) of each ``env:`` at the workflow, job and step level of the workflow
+    ``rel``, or of each step of the composite action ``rel``."""
+    from stagegate.ci.model import is_action
+
+    if is_action(files.docs[rel].data):
+        steps = files.action(rel).steps
+    else:
+        workflow = files.workflow(rel)
+        if isinstance(workflow.env, dict):
+            yield ("env",), workflow.env
+        steps = ()
+        for job in workflow.jobs.values():
+            if isinstance(job.env, dict):
+                yield job.at("env"), job.env
+            steps += job.steps
+    for step in steps:
+        if isinstance(step.env, dict):
+            yield step.at("env"), step.env
 
 
 def _bool(value: bool) -> str:
@@ -111,6 +109,7 @@ def hard_coded(
         return []  # deleted in the work tree, or a link GitHub would not read as a workflow
     try:
         doc = files.document(rel, name=shown)
+        blocks = list(_env_blocks(files, rel))
     except InvalidInput as error:
         first = error.problems[0]
         return [
@@ -123,7 +122,7 @@ def hard_coded(
     except OSError as error:
         return [Finding(f"{shown}: cannot read: {error.strerror or error}.", Loc(shown, 1, 1))]
     findings = []
-    for where, block in _env_blocks(doc.data):
+    for where, block in blocks:
         for name, value in block.items():
             flag = envs.get(name)
             said = literal(value)
