@@ -70,6 +70,24 @@ def load(path: str | Path = "migration.yaml", *, source: Source | None = None) -
     return loader.load(path, source=source, rules=RULES)
 
 
+def load_at(file: str, source: Source, label: str) -> Migration | None:
+    """The migration ``file`` at a commit (``source``, a ``git.objects.GitSource``); None
+    where the commit has no such file. ``label`` names the commit in errors ("the base")."""
+    from stagegate.errors import InvalidInput, UsageError
+
+    commit = str(getattr(source, "commit", ""))[:12]
+    try:
+        source.read(Path(file).name)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    try:
+        return load(file, source=source)
+    except InvalidInput as error:
+        raise UsageError(f"{file} at {label} ({commit}) is not valid:\n{error.message}") from None
+    except UsageError as error:
+        raise UsageError(f"at {label} ({commit}): {error.message}") from None
+
+
 def schema(kind: str) -> dict[str, Any]:
     """The full JSON Schema of ``migration`` or ``stage`` files, check kinds included."""
     return schemas.schema(kind, RULES)

@@ -253,15 +253,21 @@ def test_an_unknown_remote_action_where_artifacts_flow_is_unread(sg: Sg, tmp_pat
 def test_a_publish_command_stagegate_does_not_read_is_unread(sg: Sg, tmp_path: Path) -> None:
     root = repo(
         tmp_path,
-        ("      - uses: pypa/gh-action-pypi-publish@release/v1\n", "      - run: uv publish\n"),
+        ("      - uses: pypa/gh-action-pypi-publish@release/v1\n", "      - run: npm publish\n"),
     )
     code, data = drift(sg, root, "--strict")
     assert code == 1
     assert [(u["line"], u["expression"], u["reason"]) for u in data["unread"]] == [
-        (38, "uv publish", "a publish command stagegate does not read: which files it "
-         "publishes is not known")
+        (38, "npm publish", "a publish command stagegate does not read: which files it "
+         "publishes is not known; declare it under workflows.publishers")
     ]  # fmt: skip
     assert drift(sg, repo(tmp_path / "control"), "--strict")[0] == 0
+    # uv publish is read (its files: dist/*), as the pypa action is
+    read = repo(
+        tmp_path / "uv",
+        ("      - uses: pypa/gh-action-pypi-publish@release/v1\n", "      - run: uv publish\n"),
+    )
+    assert drift(sg, read, "--strict") == drift(sg, repo(tmp_path / "control2"), "--strict")
 
 
 def test_an_unknown_remote_action_where_no_artifact_flows_is_not_listed(

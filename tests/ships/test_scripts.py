@@ -149,14 +149,15 @@ def test_a_move_to_a_folder_not_known_is_unresolved(sg: Sg, tmp_path: Path) -> N
     assert result.out.splitlines()[0] == (
         HEADLINE + "0 upload contexts reach its publish step, 2 at the base"
     )
-    assert any(
-        line.startswith("ci/fetch-wheels:9: unresolved $(cat where)")
-        for line in result.out.splitlines()
-    ), result.out
+    assert (
+        "unresolved where files flow to a release: 1 command output (ci/fetch-wheels:9: "
+        "$(cat where): $(cat where) runs a command)"
+    ) in result.out.splitlines(), result.out
 
 
 def test_a_script_reading_another_run_says_so_where(sg: Sg, tmp_path: Path) -> None:
-    """The run id is a step's output: which run's artifacts it takes is not followed, and
+    """The run id is a step's output and nothing says which workflow's run it is: the
+    release is blind (listed, not compared, not failed while the base was blind too), and
     the report names the download; the control reads this run."""
     other = RELEASE.replace("${{ github.run_id }}", "${{ steps.find.outputs.run }}")
     repo = init(tmp_path / "r")
@@ -168,11 +169,13 @@ def test_a_script_reading_another_run_says_so_where(sg: Sg, tmp_path: Path) -> N
     result = sg("continuity", "--base", base, cwd=repo.root)
     assert result.code == 0, result.out
     assert result.out.splitlines()[:3] == [
-        HEADLINE + "0 upload contexts reach its publish step, 0 at the base",
-        "  selects nothing at either commit: its files come from another run, which "
-        "stagegate does not follow (the download at ci/fetch-wheels:3)",
-        "ci/fetch-wheels:3: unresolved ${{ steps.find.outputs.run }}: steps.find.outputs.run: "
-        "a step's output is not known from the YAML; bind it",
+        "release job publish (.github/workflows/release.yml:19; runs on push-tag): not compared",
+        "  blind: its files come from another run ($1) and nothing "
+        "read here says which workflow's run it is; declare it under workflows.runs "
+        "(ci/fetch-wheels:3)",
+        "unresolved where files flow to a release: 1 expression (ci/fetch-wheels:3: "
+        "${{ steps.find.outputs.run }}: steps.find.outputs.run: a step's output is not known "
+        "from the YAML; bind it)",
     ]
 
 

@@ -1,26 +1,34 @@
 """`continuity --base REF [--head REF]`: what each release ships, at two commits, compared.
 
 The workflows of each commit are read from git objects (no checkout, nothing written)
-and followed with ``ci.ships``. A release job
-is matched across the commits by file and job id, an upload context by where it runs
-(file, job, caller, matrix row, which upload of the job): the same context under
-another name is a rename (information); one that no longer reaches the publish step is
-lost, a new one gained.
+and followed with ``ci.ships``/``ci.follow``. What a release ships is compared by what it
+is, not where it is made: an upload context is the artifact's name and the files its
+``path`` takes, so a runner label, a reordered matrix, a renamed job or workflow file, an
+upload moved into a composite action change nothing. Release jobs are paired across the
+commits by file and job id, else (a renamed file or job) by what they publish with,
+where that pairing is unique. A context the head no longer ships is lost, a new one
+gained; a lost and a gained one that are uniquely the same upload under another name are
+renamed (information). A change a ``Release-Change:`` line (or the flip's
+``release_changes``) declares is accepted. A release whose flow cannot be read is blind:
+listed first, not compared; a pull request that makes a read flow blind fails.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from pathlib import Path
+import fnmatch
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from stagegate.ci import publish
 from stagegate.ci.files import Files, discover
-from stagegate.ci.shipped import Context, Finding, Release, Side
+from stagegate.ci.shipped import Blind, Context, Finding, Foreign, Release, Side
 from stagegate.ci.ships import ships
 from stagegate.ci.transfers import Unresolved
 from stagegate.errors import InvalidInput, Loc, Problem
 from stagegate.git.objects import GitSource
-from stagegate.model import DEFAULT_WORKFLOW_PATHS, WorkflowSettings
+from stagegate.model import DEFAULT_WORKFLOW_PATHS, Migration, WorkflowSettings
 from stagegate.records import record
 
 FAILING = frozenset({"upload-collision", "upload-overwrite", "backend-mismatch", "exact-name-glob"})
@@ -35,16 +43,37 @@ class Renamed:
 
 
 @record(kw_only=True)
+class Acceptance:
+    """A change a pull request declares: ``direction`` ("gained" or "lost") of the
+    artifact names ``glob`` matches, said at ``where``; ``releases``: the release jobs
+    (``FILE#JOB``) it holds for (empty: any)."""
+
+    direction: str
+    glob: str
+    where: str
+    releases: frozenset[str] = frozenset()
+
+    def covers(self, direction: str, release: Release, context: Context) -> bool:
+        return (
+            direction == self.direction
+            and (not self.releases or f"{release.file}#{release.job}" in self.releases)
+            and fnmatch.fnmatchcase(context.name, self.glob)
+        )
+
+
+@record(kw_only=True)
 class ReleaseChange:
     """One release job at both commits: ``before`` at the base, ``after`` at the head (None
     at a commit without it), and the upload contexts reaching its publish step that it
-    lost, gained, or kept under another name."""
+    lost, gained, kept under another name, or changed as a pull request declared."""
 
     before: Release | None
     after: Release | None
     lost: tuple[Context, ...]
     gained: tuple[Context, ...]
     renamed: tuple[Renamed, ...]
+    accepted: tuple[tuple[str, Context, str], ...] = ()
+    """(direction, context, where it was declared) of each change declared."""
 
     @property
     def release(self) -> Release:
@@ -76,22 +105,48 @@ class ReleaseChange:
         return tuple(dict.fromkeys(s.context for s in self.after.stranded)) if self.after else ()
 
     @property
-    def elsewhere(self) -> tuple[Loc, ...]:
-        """At the head: its downloads that read another run (one whose id is not this
-        run's)."""
-        return self.after.elsewhere if self.after else ()
+    def blind(self) -> tuple[Blind, ...]:
+        """Why the head's release cannot be compared (empty: it can)."""
+        return self.after.blind if self.after else ()
+
+    @property
+    def base_blind(self) -> tuple[Blind, ...]:
+        return self.before.blind if self.before else ()
+
+    @property
+    def compared(self) -> bool:
+        """Both sides read (a side without the job counts as read)."""
+        return not self.blind and not self.base_blind
+
+    @property
+    def newly_blind(self) -> tuple[Blind, ...]:
+        """The head's blind spots the base did not have: a flow the pull request made
+        unreadable."""
+        had = {b.key for b in self.base_blind}
+        return tuple(b for b in self.blind if b.key not in had)
+
+    @property
+    def new_foreign(self) -> tuple[Foreign, ...]:
+        """Files reaching the publish step from outside the runs followed, new at the head."""
+        had = {f.key for f in self.before.foreign} if self.before else set()
+        return tuple(f for f in (self.after.foreign if self.after else ()) if f.key not in had)
 
     @property
     def empty(self) -> bool:
         """The head's release job exists and nothing of the run reaches its publish step."""
-        return self.in_head and not self.head
+        return self.in_head and not self.head and not self.blind
 
     @property
     def failed(self) -> bool:
-        """Lost or gained a context; selecting nothing fails where the base selected
-        something (a release that takes its files where stagegate does not read, a script
-        or another run, selects nothing at both commits: information)."""
-        return bool(self.lost or self.gained or (self.empty and self.base))
+        """Lost or gained a context no one declared; selecting nothing where the base
+        selected something; a flow made unreadable; files from outside new at the head."""
+        return bool(
+            self.lost
+            or self.gained
+            or (self.empty and self.base and self.compared)
+            or self.newly_blind
+            or self.new_foreign
+        )
 
 
 @record(kw_only=True)
@@ -112,44 +167,77 @@ class Continuity:
     resolved: tuple[Finding, ...]
     """The base's findings that the head no longer has (information)."""
     unresolved: tuple[Unresolved, ...]
+    """What cannot be evaluated where artifacts flow to a release, at the head."""
     changed: dict[str, set[int]]
     """The lines the head changed since the base, per file (for annotations)."""
     head_contexts: tuple[Context, ...] = ()
     """Every upload context of the head (where a lost one went, for annotations)."""
+    strict: bool = False
+    """Whether a blind spot already at the base fails too (``--strict``)."""
+    declared: tuple[Acceptance, ...] = ()
+    """The changes the pull request declares (``Release-Change:``, a flip)."""
 
     @property
     def ok(self) -> bool:
-        return not any(r.failed for r in self.releases) and not any(
-            f.kind in FAILING for f in self.findings
+        return (
+            not any(r.failed for r in self.releases)
+            and not any(f.kind in FAILING for f in self.findings)
+            and not (self.strict and any(r.blind for r in self.releases))
+        )
+
+
+@record(kw_only=True, eq=False)
+class Reading:
+    """How a commit's workflows are read: with a migration's binds and flags at a stage
+    (where the base has a migration), else as they are, with the remote actions,
+    publishers and runs ``settings`` declares."""
+
+    migration: Migration | None = None
+    stage: int = 0
+    settings: WorkflowSettings | None = None
+
+    def key(self) -> tuple[Any, ...]:
+        """What the reading depends on besides the files."""
+        if self.migration is not None:
+            return (id(self.migration), self.stage)
+        settings = self.settings
+        if settings is None:
+            return ("bare",)
+        return (
+            "bare",
+            tuple(sorted(settings.actions.items(), key=lambda kv: kv[0])),
+            tuple(sorted((k, v.files) for k, v in settings.publishers.items())),
+            tuple(sorted(settings.runs.items())),
         )
 
 
 def read_commit(
-    repo: Any, commit: str, shown: str, settings: WorkflowSettings | None = None
+    repo: Any, commit: str, shown: str, reading: Reading | WorkflowSettings | None = None
 ) -> Side:
-    """The release jobs of ``commit``'s workflows, read from git objects (no checkout);
-    ``settings``: the migration's ``workflows`` (its declared remote actions), where
-    there is one. A commit whose files that the reading read are, object for object, those
-    of a commit read before is not read again: the base and the head of a pull request
+    """The release jobs of ``commit``'s workflows, read from git objects (no checkout),
+    as ``reading`` says (a migration at a stage; bare settings; None: as they are). A
+    commit whose files that the reading read are, object for object, those of a commit
+    read before the same way is not read again: the base and the head of a pull request
     that leaves the workflows (and the scripts and files they read) alone are read once."""
+    if not isinstance(reading, Reading):
+        reading = Reading(settings=reading)
     source = repo.source(commit)
-    actions = settings.actions if settings is not None else None
     rels = discover(source, DEFAULT_WORKFLOW_PATHS)
-    for files_read, declared, side in _READ:
-        if declared == actions and _same_files(source, rels, files_read):
+    for files_read, key, side in _READ:
+        if key == reading.key() and _same_files(source, rels, files_read):
             return side
-    side, ids = _read(Files(repo.root, source=source), commit, shown, settings)
-    _READ.insert(0, ((tuple(rels), ids), actions, side))
+    side, ids = _read(Files(repo.root, source=source), commit, shown, reading)
+    _READ.insert(0, ((tuple(rels), ids), reading.key(), side))
     del _READ[READ_KEPT:]
     return side
 
 
-def _read(
-    files: Files, commit: str, shown: str, settings: WorkflowSettings | None
-) -> tuple[Side, dict[str, str]]:
+def _read(files: Files, commit: str, shown: str, reading: Reading) -> tuple[Side, dict[str, str]]:
     """What ships at the commit ``files`` reads, and the id of every file read."""
     try:
-        side = ships(files, settings=settings)
+        side = ships(
+            files, reading.settings, migration=reading.migration, stage=reading.stage
+        )
     except InvalidInput as exc:
         raise InvalidInput(
             [
@@ -162,9 +250,9 @@ def _read(
     return side, {rel: _object_id(source, rel) for rel in files.raw}
 
 
-_READ: list[tuple[tuple[tuple[str, ...], dict[str, str]], Mapping[str, Any] | None, Side]] = []
+_READ: list[tuple[tuple[tuple[str, ...], dict[str, str]], tuple[Any, ...], Side]] = []
 """The last commits read: the workflow files found and the id of every file the reading
-read (by the source), the remote actions declared, and what was read."""
+read (by the source), how they were read, and what was read."""
 READ_KEPT = 4
 
 
@@ -185,16 +273,13 @@ def _same_files(
 
 
 def compare(
-    base: Side, head: Side
+    base: Side, head: Side, accept: Sequence[Acceptance] = ()
 ) -> tuple[tuple[ReleaseChange, ...], tuple[Finding, ...], tuple[Finding, ...]]:
-    """The releases of both sides matched and compared; the head's new findings with
+    """The releases of both sides paired and compared; the head's new findings with
     their consequences; the base's findings gone in the head."""
-    before = {r.key: r for r in base.releases}
-    after = {r.key: r for r in head.releases}
-    changes: list[ReleaseChange] = []
-    for key in sorted(set(before) | set(after)):
-        old, new = before.get(key), after.get(key)
-        changes.append(_change(old, new))
+    changes = [
+        _change(old, new, accept) for old, new in pair_releases(base.releases, head.releases)
+    ]
     base_keys = {f.key for f in base.findings}
     head_keys = {f.key for f in head.findings}
     fresh = tuple(
@@ -204,19 +289,112 @@ def compare(
     return tuple(changes), fresh, gone
 
 
-def _change(old: Release | None, new: Release | None) -> ReleaseChange:
-    was = {c.key: c for c in old.contexts} if old else {}
-    now = {c.key: c for c in new.contexts} if new else {}
+def pair_releases(
+    before: Sequence[Release], after: Sequence[Release]
+) -> list[tuple[Release | None, Release | None]]:
+    """The release jobs of both commits paired: by file and job; then, among the rest, by
+    job id (a renamed workflow file), by file and publishers (a renamed job), by
+    publishers alone; each pairing only where it is unique. In the order of the head,
+    then what the base alone has."""
+    left = list(before)
+    right = list(after)
+    pairs: list[tuple[Release | None, Release | None]] = []
+    for key in (
+        lambda r: (r.file, r.job, r.caller),
+        lambda r: (r.job, r.caller, r.tools),
+        lambda r: (r.file, r.tools),
+        lambda r: (r.tools, r.sources == (r.file,)),
+    ):
+        olds: dict[Any, list[Release]] = {}
+        news: dict[Any, list[Release]] = {}
+        for r in left:
+            olds.setdefault(key(r), []).append(r)
+        for r in right:
+            news.setdefault(key(r), []).append(r)
+        for k, group in olds.items():
+            if len(group) == 1 and len(news.get(k, ())) == 1:
+                old, new = group[0], news[k][0]
+                pairs.append((old, new))
+                left.remove(old)
+                right.remove(new)
+    pairs += [(None, r) for r in right] + [(r, None) for r in left]
+    order = {id(r): i for i, r in enumerate(after)}
+    pairs.sort(key=lambda p: (p[1] is None, order.get(id(p[1]), 0), p[0].key if p[0] else ()))
+    return pairs
+
+
+def identity(ctx: Context) -> tuple[str, tuple[str, ...]]:
+    """What an upload context puts in a release: the artifact's name and the files its
+    ``path`` takes (not where it is made)."""
+    return (ctx.name, publish.artifact_files(ctx.path))
+
+
+def _difference(one: Iterable[Context], other: Iterable[Context]) -> list[Context]:
+    """The contexts of ``one`` that ``other`` has no counterpart for (as multisets of
+    identities: two uploads of one name are two)."""
+    left = Counter(identity(c) for c in other)
+    out = []
+    for ctx in one:
+        key = identity(ctx)
+        if left[key]:
+            left[key] -= 1
+        else:
+            out.append(ctx)
+    return out
+
+
+def _reaching(ctx: Context) -> tuple[Any, ...]:
+    """What a renamed upload keeps: the matrix values its name holds, and its files."""
+    values = tuple(sorted(v for _k, v in ctx.matrix if v and v in ctx.name))
+    return (values, publish.artifact_files(ctx.path))
+
+
+def _renames(
+    lost: list[Context], gained: list[Context]
+) -> tuple[list[Context], list[Context], list[Renamed]]:
+    """Lost and gained contexts that are uniquely one upload under another name: the same
+    upload step in the same row, else the same matrix values in the name and the same files."""
+    renamed: list[Renamed] = []
+    for key in (lambda c: c.key, _reaching):
+        olds: dict[Any, list[Context]] = {}
+        news: dict[Any, list[Context]] = {}
+        for c in lost:
+            olds.setdefault(key(c), []).append(c)
+        for c in gained:
+            news.setdefault(key(c), []).append(c)
+        for k, group in olds.items():
+            if len(group) == 1 and len(news.get(k, ())) == 1:
+                old, new = group[0], news[k][0]
+                renamed.append(Renamed(context=new, before=old.name, after=new.name))
+                lost.remove(old)
+                gained.remove(new)
+    return lost, gained, renamed
+
+
+def _change(
+    old: Release | None, new: Release | None, accept: Sequence[Acceptance] = ()
+) -> ReleaseChange:
+    if (old is not None and old.blind) or (new is not None and new.blind):
+        return ReleaseChange(before=old, after=new, lost=(), gained=(), renamed=())
+    was = list(old.contexts) if old else []
+    now = list(new.contexts) if new else []
+    lost, gained, renamed = _renames(_difference(was, now), _difference(now, was))
+    release = new or old
+    assert release is not None
+    accepted: list[tuple[str, Context, str]] = []
+    for direction, contexts in (("lost", lost), ("gained", gained)):
+        for ctx in list(contexts):
+            said = next((a for a in accept if a.covers(direction, release, ctx)), None)
+            if said is not None:
+                contexts.remove(ctx)
+                accepted.append((direction, ctx, said.where))
     return ReleaseChange(
         before=old,
         after=new,
-        lost=tuple(was[k] for k in sorted(was) if k not in now),
-        gained=tuple(now[k] for k in sorted(now) if k not in was),
-        renamed=tuple(
-            Renamed(context=now[k], before=was[k].name, after=now[k].name)
-            for k in sorted(now)
-            if k in was and was[k].name != now[k].name
-        ),
+        lost=tuple(lost),
+        gained=tuple(gained),
+        renamed=tuple(renamed),
+        accepted=tuple(accepted),
     )
 
 
@@ -244,27 +422,24 @@ def _with_consequence(finding: Finding, releases: tuple[Release, ...]) -> Findin
 
 
 def continuity(
-    start: Path | str,
-    base_ref: str,
-    head_ref: str | None,
+    repo: Any,
+    refs: tuple[str, str | None],
+    readings: tuple[Reading, Reading] = (Reading(), Reading()),
     *,
-    settings: Callable[[GitSource], WorkflowSettings | None] | None = None,
-    file: str = "migration.yaml",
+    accept: Sequence[Acceptance] = (),
+    strict: bool = False,
 ) -> Continuity:
-    """Compare what the release jobs ship at ``base_ref`` and at ``head_ref`` (default HEAD).
-    ``settings``: reads the migration's ``workflows`` settings from the base's files (the
-    folder of ``file``), where it has a migration; both commits are read with them."""
-    from stagegate.git.repo import open_repository
-
-    repo = open_repository(start)
+    """Compare what the release jobs ship at the base and the head (``refs``: as the user
+    named them; the head None: HEAD), each commit read as its ``readings`` says; the
+    changes ``accept`` declares are accepted; ``strict``: a blind spot the base already
+    had fails too."""
+    base_ref, head_ref = refs
     base = repo.resolve(base_ref)
     head = repo.resolve(head_ref or "HEAD")
-    model = None
-    if settings is not None:
-        model = settings(repo.source(base, repo.rel(Path(file)).parent))
-    base_side = read_commit(repo, base, base_ref, model)
-    head_side = read_commit(repo, head, head_ref or "HEAD", model)
-    releases, new, gone = compare(base_side, head_side)
+    base_reading, head_reading = readings
+    base_side = read_commit(repo, base, base_ref, base_reading)
+    head_side = read_commit(repo, head, head_ref or "HEAD", head_reading)
+    releases, new, gone = compare(base_side, head_side, accept)
     changed = {
         file: lines
         for file, lines in repo.changed_lines(base, head).items()
@@ -276,7 +451,58 @@ def continuity(
         releases=releases,
         findings=new,
         resolved=gone,
-        unresolved=head_side.unresolved,
+        unresolved=_flowing(head_side, releases),
         changed=changed,
         head_contexts=head_side.contexts,
+        strict=strict,
+        declared=tuple(accept),
     )
+
+
+def _flowing(side: Side, releases: Sequence[ReleaseChange]) -> tuple[Unresolved, ...]:
+    """The side's unresolved items in the jobs whose files flow to a release of the head."""
+    flow: set[str] = set()
+    for change in releases:
+        if change.after is not None:
+            flow |= change.after.flow
+    return tuple(
+        u
+        for u in side.unresolved
+        if side.unresolved_in.get((u.loc, u.expression), frozenset()) & flow
+    )
+
+
+# --------------------------------------------------------------------------- declared changes
+
+_LINE = re.compile(r"^\s*release-change\s*:(?P<rest>.*)$", re.IGNORECASE)
+
+
+def acceptances(text: str, file: str, shown: str | None = None) -> list[Acceptance]:
+    """The ``Release-Change: gained GLOB`` / ``lost GLOB`` lines of ``text`` (a file, or a
+    pull request's description: ``shown`` names it in messages); InvalidInput at the line
+    of one that says neither."""
+    found: list[Acceptance] = []
+    problems: list[Problem] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _LINE.match(line)
+        if match is None:
+            continue
+        words = match.group("rest").replace(",", " ").split()
+        where = f"{shown or file}, line {number}" if shown else f"{file}:{number}"
+        if len(words) < 2 or words[0].lower() not in ("gained", "lost"):
+            column = match.start("rest") + 2
+            problems.append(
+                Problem(
+                    Loc(file, number, column),
+                    f"{shown + ': ' if shown else ''}a Release-Change line says "
+                    "'gained GLOB' or 'lost GLOB' (GLOB over artifact names or wheel build "
+                    f"identifiers, e.g. 'Release-Change: gained wheels-*-cp314'); "
+                    f"this one says {match.group('rest').strip()[:80]!r}",
+                )
+            )
+            continue
+        direction = words[0].lower()
+        found += [Acceptance(direction=direction, glob=g, where=where) for g in words[1:]]
+    if problems:
+        raise InvalidInput(problems)
+    return found

@@ -397,7 +397,7 @@ class NcipolloRelease:
 class MaturinAction:
     """``PyO3/maturin-action`` with ``command: upload``: ``maturin upload`` of its args."""
 
-    names: tuple[str, ...] = (actions.MATURIN,)
+    names: tuple[str, ...] = (actions.MATURIN, "messense/maturin-action")
 
     def transfers(self, use: Use) -> Iterator[Transfer]:
         return iter(())

@@ -28,6 +28,23 @@ class Command:
 
 
 @record(kw_only=True)
+class Outside:
+    """Files a script fetches from outside the run (``curl``, ``wget``, ``gh release
+    download``): what it runs, and where they land (a path glob)."""
+
+    what: str
+    path: str
+
+
+@record(kw_only=True)
+class Lookup:
+    """A script looks up the runs of a workflow (``gh run list --workflow X``): the run
+    id it computes is of a run of X (a workflow file or its ``name:``)."""
+
+    workflow: str
+
+
+@record(kw_only=True)
 class Move:
     """``mv``/``cp`` of files in a ``run:`` script: the globs moved and where to."""
 
@@ -36,6 +53,8 @@ class Move:
     dest: str
     flat: bool = False
     """``find ... -exec mv {} DEST``: each file lands in DEST itself, whatever its folder."""
+    remove: bool = False
+    """``rm SRC...``: the files under the sources are gone."""
 
 
 # --------------------------------------------------------------------------- paths
@@ -193,6 +212,188 @@ _TWINE_VALUED = frozenset(
 _MATURIN_VALUED = frozenset(
     {"-r", "--repository", "--repository-url", "-u", "--username", "-p", "--password"}
 )
+_UV_VALUED = frozenset(
+    {
+        "--publish-url",
+        "--index",
+        "-u",
+        "--username",
+        "-p",
+        "--password",
+        "-t",
+        "--token",
+        "--trusted-publishing",
+        "--keyring-provider",
+        "--check-url",
+        "--directory",
+        "--project",
+        "--config-file",
+        "--cache-dir",
+        "--python",
+        "--color",
+        "--allow-insecure-host",
+    }
+)
+_POETRY_VALUED = frozenset(
+    {"-r", "--repository", "-u", "--username", "-p", "--password", "--cert", "--client-cert",
+     "--dist-dir", "-C", "--directory", "-P", "--project"}
+)  # fmt: skip
+_HATCH_VALUED = frozenset(
+    {"-r", "--repo", "-u", "--user", "-a", "--auth", "--ca-cert", "--client-cert",
+     "--client-key", "-p", "--publisher", "-o", "--option"}
+)  # fmt: skip
+_PDM_VALUED = frozenset(
+    {"-r", "--repository", "-u", "--username", "-P", "--password", "-S", "--sign",
+     "-i", "--identity", "-c", "--comment", "--ca-certs", "--dest", "-p", "--project"}
+)  # fmt: skip
+_GH_CREATE_VALUED = frozenset(
+    {"-R", "--repo", "-t", "--title", "-n", "--notes", "-F", "--notes-file", "--target",
+     "--notes-start-tag", "--discussion-category", "--latest", "--fail-on-no-commits"}
+)  # fmt: skip
+_CURL_OUT = frozenset({"-o", "--output"})
+_CURL_VALUED = frozenset(
+    {"-H", "--header", "-u", "--user", "-d", "--data", "-X", "--request", "-A", "--user-agent",
+     "-e", "--referer", "--retry", "--max-time", "-m", "--connect-timeout", "-w",
+     "--write-out", "--cacert", "--cert", "--key", "-b", "--cookie", "-c", "--cookie-jar",
+     "--retry-delay", "--retry-max-time", "-T", "--upload-file", "-F", "--form"}
+)  # fmt: skip
+_WGET_VALUED = frozenset(
+    {"--header", "-t", "--tries", "-T", "--timeout", "--user", "--password", "-U",
+     "--user-agent", "-a", "--append-output", "-o", "--output-file", "-i", "--input-file"}
+)  # fmt: skip
+
+
+def _option(words: Sequence[str], names: frozenset[str]) -> str | None:
+    """The value of the last option in ``names`` (``-o X``, ``--out=X``, ``-oX``)."""
+    found: str | None = None
+    for i, word in enumerate(words):
+        if word in names and i + 1 < len(words):
+            found = words[i + 1]
+        for name in names:
+            if name.startswith("--") and word.startswith(name + "="):
+                found = word[len(name) + 1 :]
+            elif (
+                len(name) == 2
+                and word.startswith(name)
+                and len(word) > 2
+                and not word.startswith("--")
+            ):
+                found = word[2:]
+    return found
+
+
+def _publisher(words: list[str], base: str) -> Command | None:
+    """The publish command ``words`` run (None: not one stagegate reads)."""
+    if words[:3] == ["gh", "release", "upload"]:
+        files = _positional(words[3:], _GH_VALUED)[1:]
+        return Command(
+            tool="gh release upload", reads=tuple(norm(f.split("#", 1)[0], base) for f in files)
+        )
+    if words[:3] == ["gh", "release", "create"]:
+        files = _positional(words[3:], _GH_CREATE_VALUED)[1:]
+        return Command(
+            tool="gh release create", reads=tuple(norm(f.split("#", 1)[0], base) for f in files)
+        )
+    if words[:2] == ["twine", "upload"] or words[1:4] == ["-m", "twine", "upload"]:
+        rest = words[2:] if words[0] == "twine" else words[4:]
+        reads = tuple(norm(f, base) for f in _positional(rest, _TWINE_VALUED))
+        return Command(tool="twine upload", reads=reads or (norm("dist/*", base),))
+    if words[:2] == ["maturin", "upload"]:
+        reads = tuple(norm(f, base) for f in _positional(words[2:], _MATURIN_VALUED))
+        return Command(tool="maturin upload", reads=reads)
+    if words[:2] == ["uv", "publish"]:
+        folder = _option(words[2:], frozenset({"--directory", "--project"})) or "."
+        files = _positional(words[2:], _UV_VALUED)
+        at = norm(folder, base)
+        return Command(
+            tool="uv publish", reads=tuple(norm(f, at) for f in files) or (norm("dist/*", at),)
+        )
+    if words[:2] == ["poetry", "publish"]:
+        if "--build" in words:
+            return Command(tool="poetry publish --build", reads=())
+        folder = _option(words[2:], frozenset({"-C", "--directory", "-P", "--project"})) or "."
+        dist = _option(words[2:], frozenset({"--dist-dir"})) or "dist"
+        return Command(tool="poetry publish", reads=(norm(f"{dist}/*", norm(folder, base)),))
+    if words[:2] == ["hatch", "publish"]:
+        files = _positional(words[2:], _HATCH_VALUED)
+        return Command(
+            tool="hatch publish",
+            reads=tuple(norm(f, base) for f in files) or (norm("dist/*", base),),
+        )
+    if words[:2] == ["pdm", "publish"]:
+        if "--no-build" not in words:
+            return Command(tool="pdm publish", reads=())  # it builds what it publishes
+        folder = _option(words[2:], frozenset({"-p", "--project"})) or "."
+        dest = _option(words[2:], frozenset({"--dest"})) or "dist"
+        return Command(
+            tool="pdm publish --no-build", reads=(norm(f"{dest}/*", norm(folder, base)),)
+        )
+    if words[:2] == ["flit", "publish"]:
+        return Command(tool="flit publish", reads=())  # it builds what it publishes
+    return None
+
+
+def _outside(words: list[str], base: str) -> Outside | None:
+    """``curl``/``wget``/``gh release download`` writing files into the workspace."""
+    if words[:1] == ["curl"]:
+        out = _option(words[1:], _CURL_OUT)
+        folder = _option(words[1:], frozenset({"--output-dir"})) or "."
+        if out is None and not ({"-O", "--remote-name", "--remote-name-all"} & set(words)):
+            return None  # to standard output
+        return Outside(what="curl", path=norm(out or "*", norm(folder, base)))
+    if words[:1] == ["wget"]:
+        out = _option(words[1:], frozenset({"-O", "--output-document"}))
+        folder = _option(words[1:], frozenset({"-P", "--directory-prefix"})) or "."
+        if out == "-":
+            return None
+        return Outside(what="wget", path=norm(out or "*", norm(folder, base)))
+    if words[:3] == ["gh", "release", "download"]:
+        folder = _option(words[3:], frozenset({"-D", "--dir"})) or "."
+        return Outside(what="gh release download", path=norm("*", norm(folder, base)))
+    return None
+
+
+_ASSIGN = re.compile(
+    r"""(?m)^\s*(?:local\s+|export\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=(["']?)(.*?)\2\s*(?:;|$)"""
+)
+_DEFAULT = re.compile(r"^\$\{[A-Za-z0-9_@*#]+:?-([^}$]*)\}$")
+
+
+def _words_defaults(script: str) -> dict[str, set[str]]:
+    """The literal values the script's assignments give each variable: ``V=X``,
+    ``V="${1:-X}"`` (its default)."""
+    out: dict[str, set[str]] = {}
+    for name, _quote, value in _ASSIGN.findall(script):
+        found = _DEFAULT.match(value)
+        if found:
+            out.setdefault(name, set()).add(found.group(1))
+        elif value and not any(c in value for c in "$`(){}"):
+            out.setdefault(name, set()).add(value)
+    return out
+
+
+def _lookup(words: list[str], script: str) -> Lookup | None:
+    """``gh run list ... --workflow X`` (``-w X``) and ``gh api .../workflows/X/runs``."""
+    if words[:3] == ["gh", "run", "list"]:
+        value = _option(words[3:], frozenset({"-w", "--workflow"}))
+    elif words[:2] == ["gh", "api"] and any("/actions/workflows/" in w for w in words):
+        path = next(w for w in words if "/actions/workflows/" in w)
+        value = path.split("/actions/workflows/", 1)[1].split("/", 1)[0]
+    else:
+        return None
+    if value is None:
+        return None
+    var = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", value)
+    if var:
+        values = _words_defaults(script).get(var.group(1), set())
+        if len(values) != 1:
+            return None
+        value = next(iter(values))
+    if not value or any(c in value for c in "$`"):
+        return None
+    return Lookup(workflow=value)
+
+
 _GH_VALUED = frozenset({"-R", "--repo"})
 
 
@@ -212,7 +413,7 @@ def _positional(words: Sequence[str], valued: frozenset[str]) -> list[str]:
     return out
 
 
-def _commands(script: str) -> list[list[str]]:
+def commands(script: str) -> list[list[str]]:
     """The simple commands of a script, as words (quotes removed; ``&&``, ``;``, ``|``
     and line ends split them). Unparseable lines are skipped."""
     joined = re.sub(r"\\\n", " ", script)
@@ -238,7 +439,7 @@ def _commands(script: str) -> list[list[str]]:
     return out
 
 
-def read_script(script: str, base: str) -> list[Command | Move]:
+def read_script(script: str, base: str) -> list[Command | Move | Outside | Lookup]:
     """The publish commands and file moves of a ``run:`` script, in order; paths joined to
     ``base`` (the step's working directory). Read once per script and base: a step is
     read in every context it runs in (matrix rows, callers), mostly with the same text."""
@@ -246,28 +447,23 @@ def read_script(script: str, base: str) -> list[Command | Move]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _read_script(script: str, base: str) -> tuple[Command | Move, ...]:
-    found: list[Command | Move] = []
-    for words in _commands(script):
+def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Lookup, ...]:
+    found: list[Command | Move | Outside | Lookup] = []
+    for words in commands(script):
         while words and ("=" in words[0] and not words[0].startswith("-")):
             words = words[1:]  # VAR=value prefixes
         if words[:1] == ["sudo"]:
             words = words[1:]
-        if words[:3] == ["gh", "release", "upload"]:
-            files = _positional(words[3:], _GH_VALUED)[1:]
-            reads = tuple(norm(f.split("#", 1)[0], base) for f in files)
-            found.append(Command(tool="gh release upload", reads=reads))
-        elif words[:2] == ["twine", "upload"] or words[1:4] == ["-m", "twine", "upload"]:
-            rest = words[2:] if words[0] == "twine" else words[4:]
-            reads = tuple(norm(f, base) for f in _positional(rest, _TWINE_VALUED))
-            found.append(Command(tool="twine upload", reads=reads or (norm("dist/*", base),)))
-        elif words[:2] == ["maturin", "upload"]:
-            reads = tuple(norm(f, base) for f in _positional(words[2:], _MATURIN_VALUED))
-            found.append(Command(tool="maturin upload", reads=reads))
-        else:
-            move = move_of(words, base)
-            if move is not None:
-                found.append(move)
+        if words[:2] in (["uvx", "twine"], ["pipx", "run"]) and len(words) > 2:
+            words = words[1:] if words[0] == "uvx" else words[2:]
+        if words[:2] == ["uv", "run"] and len(words) > 2 and words[2] in ("twine", "maturin"):
+            words = words[2:]
+        found_one = (
+            _publisher(words, base) or move_of(words, base) or _outside(words, base)
+            or _lookup(words, script)
+        )  # fmt: skip
+        if found_one is not None:
+            found.append(found_one)
     return tuple(found)
 
 
@@ -290,6 +486,11 @@ def move_of(words: Sequence[str], base: str = ".") -> Move | None:
             return None
         found = tuple(norm(f"{d}/{'**/' if deep else ''}{glob}", base) for d in dirs)
         return Move(copy=move.copy, sources=found, dest=move.dest, flat=True)
+    if words[:1] == ["rm"]:
+        paths = [w for w in words[1:] if not w.startswith("-")]
+        if not paths:
+            return None
+        return Move(copy=False, sources=tuple(norm(p, base) for p in paths), dest=".", remove=True)
     if words[:1] not in (["mv"], ["cp"]) or len(words) <= 2:
         return None
     given = list(words[1:])
@@ -341,6 +542,13 @@ def moved(landed: str, move: Move) -> list[str]:
     """Where a landed file glob is after ``move`` (itself, and/or its new place)."""
     parts = segments(landed)
     for source in move.sources:
+        if move.remove:
+            src = segments(source)
+            if any(
+                glob_meets("/".join(src), "/".join(parts[:k])) for k in range(1, len(parts) + 1)
+            ):
+                return []
+            continue
         if move.flat and glob_meets(source, landed):
             last, wanted = parts[-1] if parts else "*", segments(source)[-1]
             whole = wanted in ("*", last)

@@ -69,6 +69,14 @@ class Fetch:
     """Whether where its files land is known (not for a declared remote action)."""
     exclude: tuple[str, ...] = ()
     """Artifact names a script skips or removes after a ``gh run download`` (globs)."""
+    run: str = "this"
+    """"this", or the expression of the other run whose artifacts it reads."""
+    workflow: str | None = None
+    """The workflow whose run it reads, where the step names it (a file or a name)."""
+    via: str = "action"
+    """"action" (an artifact action: its major version decides where files land and
+    which backend it sees), "gh" (``gh run download``) or "declared" (a remote action
+    ``workflows.actions`` declares)."""
 
 
 @record(kw_only=True)
@@ -100,6 +108,40 @@ class Moving:
     caller: str
     move: publish.Move
     order: int
+
+
+@record(kw_only=True)
+class Fetched:
+    """Files a script fetches from outside the run (``curl``, ``wget``, ``gh release
+    download``) into ``path`` (a glob from the workspace)."""
+
+    job: str
+    caller: str
+    loc: Loc
+    what: str
+    path: str
+    order: int
+
+
+@record(kw_only=True, order=True)
+class Blind:
+    """Why a release cannot be compared: its publish step, the run its files come from or
+    the version of an artifact action on its path cannot be read. ``key`` says which blind
+    spot it is at both commits (not its line)."""
+
+    key: str
+    loc: Loc
+    reason: str
+
+
+@record(kw_only=True, order=True)
+class Foreign:
+    """Files that reach a release's publish step from outside the runs stagegate follows:
+    a URL, another run it cannot follow. ``key``: the same source at both commits."""
+
+    key: str
+    loc: Loc
+    what: str
 
 
 @record(kw_only=True)
@@ -140,6 +182,16 @@ class Release:
     """What it downloads for its publish step that lands where the step does not read."""
     elsewhere: tuple[Loc, ...] = ()
     """Its downloads that read another run: what they take is not followed."""
+    tools: tuple[str, ...] = ()
+    """The publishers it runs (``pypa/gh-action-pypi-publish``, ``uv publish``, ...)."""
+    blind: tuple[Blind, ...] = ()
+    """Why what it ships cannot be compared (empty: it can)."""
+    foreign: tuple[Foreign, ...] = ()
+    """Files reaching its publish steps from outside the runs followed."""
+    sources: tuple[str, ...] = ()
+    """The workflows whose runs its files come from (its own, another run's)."""
+    flow: frozenset[str] = frozenset()
+    """The jobs (``PATH#JOB``) whose uploads, downloads or steps decide what it ships."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -163,3 +215,5 @@ class Side:
     downloaded or published."""
     unread_in: Mapping[tuple[Loc, str], frozenset[str]] = field(default_factory=dict)
     """Each unread step (its place and ``uses:``) -> the jobs it runs in."""
+    unresolved_in: Mapping[tuple[Loc, str], frozenset[str]] = field(default_factory=dict)
+    """Each unresolved item (its place and expression) -> the jobs of the run it is in."""

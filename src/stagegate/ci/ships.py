@@ -14,25 +14,22 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from stagegate.ci import actions, handlers, publish
 from stagegate.ci.files import Files, discover, nothing_found
+from stagegate.ci.follow import Flows, follow
 from stagegate.ci.model import Step
-from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
 from stagegate.ci.scopes import Scope
 from stagegate.ci.shipped import (
     Context,
     Fetch,
-    Finding,
+    Fetched,
     Merge,
     Moving,
     Publisher,
-    Release,
     Side,
-    Stranded,
 )
 from stagegate.ci.transfers import Reading, Site, Transfer, Unresolved, shown
 from stagegate.ci.workflows import Reader, reading_of
@@ -58,8 +55,9 @@ def _row(matrix: Value) -> tuple[tuple[str, str], ...]:
     return ()
 
 
-_SCRIPT_WORDS = re.compile(r"\b(gh|twine|maturin|mv|cp)\b")
-_OTHER_PUBLISHERS = re.compile(r"\b(uv|poetry|hatch|flit|pdm|npm|cargo)\s+publish\b")
+_SCRIPT_WORDS = re.compile(r"\b(gh|twine|maturin|mv|cp|rm|uv|poetry|hatch|pdm|flit|curl|wget)\b")
+_OTHER_PUBLISHERS = re.compile(r"\b(npm|cargo)\s+publish\b")
+_PATH_WORD = re.compile(r"(?<![\w/.$-])(?:\./)?[A-Za-z0-9_.][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)+")
 """Publish commands whose files are not read: listed as unread where they run."""
 """A script without one of these words publishes and moves nothing ``read_script`` reads."""
 
@@ -84,14 +82,49 @@ class ShipReader(Reader):
         self.order = 0
         self.flow_jobs: set[str] = set()
         """Jobs where artifacts flow that no artifact step shows (an unread publisher)."""
-        self.elsewhere: dict[str, set[Loc]] = {}
-        """``PATH#JOB`` -> its downloads from another run (by run id), not followed."""
+        self.lookups: dict[str, set[str]] = {}
+        """``PATH#JOB`` -> the workflows whose runs its scripts look up (a name or file)."""
+        self.outside: list[Fetched] = []
+        """Files scripts fetch from outside the run (a URL)."""
+        self.unresolved_in: dict[tuple[Loc, str], set[str]] = {}
+        """Each unresolved item -> the jobs of the run (``PATH#JOB``) it is noted in."""
         self.script_files: list[tuple[int, Loc, list[Value], Transfer | None]] = []
         """What the scripts of the step being read download and move (``on_files``), in
         order: made ``Fetch``/``Moving`` once the step's working directory is known."""
 
+    def flows(self) -> Flows:
+        """What the reading found, as data for ``ci.follow``."""
+        return Flows(
+            workflows=dict(self.files.workflows),
+            contexts=self.contexts,
+            fetches=self.fetches,
+            merges=self.merges,
+            publishers=self.publishers,
+            moves=self.moves,
+            outside=self.outside,
+            lookups=self.lookups,
+            unread=self.unread_list,
+            unread_in=self.unread_in,
+            unresolved=[*self.unresolved.values(), *self.values.values()],
+            unresolved_in=self.unresolved_in,
+            flow_jobs=self.flow_jobs,
+            runs=self.migration.workflows.runs,
+        )
+
+    def _here(self, loc: Loc, expression: str) -> None:
+        top = self.current_callers[0] if self.current_callers else self.current_job
+        self.unresolved_in.setdefault((loc, expression), set()).add(top)
+
+    def note_unresolved(self, loc: Loc, value: Value) -> None:
+        super().note_unresolved(loc, value)
+        for part in unknowns(value):
+            self._here(loc, part.expression)
+
     def note_value(self, loc: Loc, value: Unknown) -> None:
-        self.values.setdefault((loc, value.expression), Unresolved(loc, value.expression, value.reason))
+        self.values.setdefault(
+            (loc, value.expression), Unresolved(loc, value.expression, value.reason)
+        )
+        self._here(loc, value.expression)
 
     def unread(self, site: Site, loc: Loc, what: str, reason: str) -> None:
         """A step whose effect on the artifacts is not read, where it runs."""
@@ -124,12 +157,12 @@ class ShipReader(Reader):
                     select=shown(value), kind=kind, path=".", merge=True, version=None, loc=loc,
                     lands=False,
                 )  # fmt: skip
-                self.fetches.append(self._fetch(site, taken))
+                self.fetches.append(replace(self._fetch(site, taken), via="declared"))
 
     def _context(self, site: Site, scope: Scope, **fields: Any) -> None:
         """An upload context of the step at ``site``, in the matrix row of ``scope``."""
         caller = site.callers[0] if site.callers else ""
-        row = _row(scope.matrix)
+        row = _row(site.row)
         count_key = (site.job, caller, row, self.current_dispatch)
         step_no = self.counts.get(count_key, 0)
         self.counts[count_key] = step_no + 1
@@ -153,6 +186,9 @@ class ShipReader(Reader):
             version=taken.version,
             order=self.order,
             lands=taken.lands,
+            run=taken.run,
+            workflow=taken.workflow,
+            via="gh" if taken.workflow is not None else "action",
         )
 
     def on_uses(self, use: handlers.Use) -> None:
@@ -164,6 +200,11 @@ class ShipReader(Reader):
         if not site.runs:
             return
         self.order += 1
+        publisher = self.migration.workflows.publishers.get(ref.uses.lower())
+        if publisher is not None:
+            reads = tuple(publish.norm(f) for f in publisher.files)
+            self._publisher(site, ref.loc, publisher.key, reads)
+            return
         handler = handlers.handler(ref)
         if handler is None:
             if ref.name and not actions.inert(ref.name):
@@ -195,9 +236,6 @@ class ShipReader(Reader):
                 per_row=effect.per_row,
             )
         elif isinstance(effect, handlers.Taken):
-            if effect.run != "this":
-                self.elsewhere.setdefault(caller or site.job, set()).add(use.ref.loc)
-                return  # another run's artifacts: not this run's files
             self.fetches.append(self._fetch(site, effect))
         elif isinstance(effect, handlers.Merged):
             self.merges.append(
@@ -250,16 +288,14 @@ class ShipReader(Reader):
             lost = [u for w in words for u in unknowns(w)]
             fetched = any(f.job == site.job and f.caller == caller for f in self.fetches)
             for u in lost if fetch is not None or fetched else ():  # a move of fetched files
-                self.values.setdefault((loc, u.expression), Unresolved(loc, u.expression, u.reason))
+                self.note_value(loc, u)
             if fetch is None:
                 move = None if lost else publish.move_of(texts, base)
                 if move is not None:
                     self.moves.append(Moving(job=site.job, caller=caller, move=move, order=order))
                 continue
-            if fetch.run != "this":
-                self.elsewhere.setdefault(caller or site.job, set()).add(loc)
-            if fetch.run != "this" or lost or not fetch.resolved:
-                continue  # another run's artifacts, or a folder not known: unresolved
+            if lost or not fetch.resolved:
+                continue  # a folder or a selection not known: unresolved
             self.fetches.append(
                 Fetch(
                     job=site.job,
@@ -272,16 +308,18 @@ class ShipReader(Reader):
                     version=None,
                     order=order,
                     exclude=tuple(shown(x) for x in fetch.exclude),
+                    run=fetch.run,
+                    via="gh",
                 )
             )
         return bool(found)
 
     def on_run(self, site: Site, step: Step, scope: Scope) -> None:
         assert step.run is not None
-        folder = step.working_directory
-        base = publish.norm(folder) if folder is not None else "."
+        base = publish.norm(step.working_directory or site.folder)
         shell_read = self._script_files(site, base)
         others, script = _script_of(step.run)
+        top = site.callers[0] if site.callers else site.job
         if site.runs:
             for other in others:
                 self.unread(
@@ -289,20 +327,74 @@ class ShipReader(Reader):
                     site.doc.loc(step.at("run")),
                     f"{other} publish",
                     "a publish command stagegate does not read: which files it publishes is "
-                    "not known",
+                    "not known; declare it under workflows.publishers",
                 )
-                self.flow_jobs.add(site.callers[0] if site.callers else site.job)
-        if not site.runs or script is None:
+                self.flow_jobs.add(top)
+        if not site.runs:
             return
         self.order += 1
-        value = scope.evaluate(script, step.at("run"))
-        caller = site.callers[0] if site.callers else ""
         loc = site.doc.loc(step.at("run"))
-        for found in publish.read_script(shown(value), base):
-            if isinstance(found, publish.Command):
+        text = shown(scope.evaluate(step.run, step.at("run")))
+        self._declared_commands(site, loc, text, base)
+        if script is None:
+            return
+        self._script(site, loc, shown(scope.evaluate(script, step.at("run"))), base, shell_read)
+        for rel in self._called(step.run):
+            called = self.files.script(rel)
+            if called is not None:
+                self._script(site, loc, called, base, True, lookups_only=True)
+
+    def _script(
+        self,
+        site: Site,
+        loc: Loc,
+        text: str,
+        base: str,
+        shell_read: bool,
+        *,
+        lookups_only: bool = False,
+    ) -> None:
+        """What ``publish.read_script`` finds in a script: publish commands, moves (where
+        the shell reader did not follow them, and every removal), files fetched from
+        outside, and the workflows whose runs it looks up."""
+        top = site.callers[0] if site.callers else site.job
+        caller = site.callers[0] if site.callers else ""
+        for found in publish.read_script(text, base):
+            if isinstance(found, publish.Lookup):
+                self.lookups.setdefault(top, set()).add(found.workflow)
+            elif lookups_only:
+                continue
+            elif isinstance(found, publish.Command):
                 self._publisher(site, loc, found.tool, found.reads)
-            elif not shell_read:  # else the shell reader saw its moves, values and all
+            elif isinstance(found, publish.Outside):
+                self.outside.append(
+                    Fetched(job=site.job, caller=caller, loc=loc, what=found.what,
+                            path=found.path, order=self.order)
+                )  # fmt: skip
+            elif not shell_read or found.remove:  # else the shell reader saw its moves
                 self.moves.append(Moving(job=site.job, caller=caller, move=found, order=self.order))
+
+    def _called(self, run: str) -> list[str]:
+        """The repository scripts a ``run:`` names (read for the runs they look up)."""
+        out = []
+        for word in sorted(set(_PATH_WORD.findall(run))):
+            rel = self.files.repo_path(word.removeprefix("./"))
+            if rel is not None and rel not in out:
+                out.append(rel)
+        return out[:20]
+
+    def _declared_commands(self, site: Site, loc: Loc, text: str, base: str) -> None:
+        """The commands ``workflows.publishers`` declares, where the script runs them."""
+        declared = [p for p in self.migration.workflows.publishers.values() if not p.is_action]
+        if not declared:
+            return
+        for words in publish.commands(text):
+            line = " ".join(words).lower()
+            for spec in declared:
+                prefix = spec.key.lower()
+                if line == prefix or line.startswith(prefix + " "):
+                    reads = tuple(publish.norm(f, base) for f in spec.files)
+                    self._publisher(site, loc, spec.key, reads)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -315,140 +407,6 @@ def _script_of(run: str) -> tuple[tuple[str, ...], str | None]:
         return others, None
     lines = re.sub(r"\\\n", " ", run).splitlines()
     return others, "\n".join(line for line in lines if _SCRIPT_WORDS.search(line))
-
-
-# --------------------------------------------------------------------------- following the files
-
-
-def _needs(jobs: Mapping[str, Any], job: str) -> set[str]:
-    """The jobs ``job`` waits for, directly or not."""
-    out: set[str] = set()
-    todo = [job]
-    while todo:
-        spec = jobs.get(todo.pop())
-        raw = spec.get("needs") if isinstance(spec, dict) else None
-        names = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-        for name in names:
-            if isinstance(name, str) and name not in out:
-                out.add(name)
-                todo.append(name)
-    return out
-
-
-def _glob_name(name: str) -> bool:
-    return bool(publish.GLOB_CHARS & set(name))
-
-
-def _pattern_matches(pattern: str, name: str) -> bool:
-    import fnmatch
-
-    return any(
-        fnmatch.fnmatchcase(name, p.replace("**", "*")) for p in publish.expand_braces(pattern)
-    )
-
-
-def _same_backend(a: int | None, b: int | None) -> bool:
-    ba, bb = actions.backend(a), actions.backend(b)
-    return ba is None or bb is None or ba == bb
-
-
-def _where(loc: Loc) -> str:
-    return f"{loc.file}:{loc.line}"
-
-
-class _Steps:
-    """The download, publish and file-moving steps of one job, in the order they run."""
-
-    def __init__(self) -> None:
-        self.fetches: list[Fetch] = []
-        self.publishers: list[Publisher] = []
-        self.moves: list[Moving] = []
-
-    def add(self, item: Fetch | Publisher | Moving) -> None:
-        if isinstance(item, Fetch):
-            self.fetches.append(item)
-        elif isinstance(item, Publisher):
-            self.publishers.append(item)
-        else:
-            self.moves.append(item)
-
-
-class _Run:
-    """The artifacts of one run of one workflow, and what its jobs do with them."""
-
-    def __init__(
-        self, reader: ShipReader, root: str, jobs: Mapping[str, Any], contexts: list[Context]
-    ) -> None:
-        self.reader = reader
-        self.root = root
-        self.jobs = jobs
-        self.contexts = contexts
-
-    def visible(self, top: str) -> list[Context]:
-        """The upload contexts a job of this run can rely on: its own and its needs'."""
-        job = top.partition("#")[2]
-        waits = {f"{self.root}#{n}" for n in _needs(self.jobs, job)} | {top}
-        return [c for c in self.contexts if c.top in waits]
-
-    def artifacts(self, top: str) -> dict[str, list[tuple[Context, str]]]:
-        """Name -> (context, folder inside the artifact) of what ``top`` can download;
-        merges add their artifact (their sources, flat or one folder each)."""
-        found: dict[str, list[tuple[Context, str]]] = {}
-        visible = self.visible(top)
-        for ctx in visible:
-            found.setdefault(ctx.name, []).append((ctx, ""))
-        job = top.partition("#")[2]
-        waits = {f"{self.root}#{n}" for n in _needs(self.jobs, job)}
-        for merge in self.reader.merges:
-            if (merge.caller or merge.job) not in waits:
-                continue
-            merged = [
-                (ctx, ctx.name if merge.separate else "")
-                for ctx in self.visible(merge.caller or merge.job)
-                if _pattern_matches(merge.pattern, ctx.name)
-            ]
-            found.setdefault(merge.name, []).extend(merged)
-        return found
-
-
-def _select(
-    fetch: Fetch, artifacts: Mapping[str, list[tuple[Context, str]]]
-) -> tuple[dict[str, list[tuple[Context, str]]], list[Context]]:
-    """The artifacts a download takes (same backend), and the contexts it names but
-    cannot see (the other backend)."""
-    if fetch.kind == "name":
-        names = [fetch.select] if fetch.select in artifacts else []
-    else:
-        names = [n for n in artifacts if _pattern_matches(fetch.select, n)]
-    names = [n for n in names if not any(_pattern_matches(x, n) for x in fetch.exclude)]
-    taken: dict[str, list[tuple[Context, str]]] = {}
-    hidden: list[Context] = []
-    for name in names:
-        for ctx, inner in artifacts[name]:
-            if _same_backend(ctx.version, fetch.version):
-                taken.setdefault(name, []).append((ctx, inner))
-            else:
-                hidden.append(ctx)
-    return taken, hidden
-
-
-def _landed(
-    fetch: Fetch, taken: Mapping[str, list[tuple[Context, str]]]
-) -> list[tuple[Context, str]]:
-    """Where each taken context's files land: path globs from the workspace."""
-    version = fetch.version or 0
-    flat = (
-        fetch.kind == "name"
-        or (fetch.merge and version >= actions.NEW_BACKEND)
-        or (version >= actions.SINGLE_FLAT_SINCE and len(taken) == 1)
-    )
-    out: list[tuple[Context, str]] = []
-    for name, items in taken.items():
-        for ctx, inner in items:
-            for file in publish.artifact_files(ctx.path) or ("*",):
-                parts = [fetch.path, *([] if flat else [name]), *([inner] if inner else []), file]
-                out.append((ctx, publish.norm("/".join(parts))))
-    return out
 
 
 def bare_migration(root: Path, settings: WorkflowSettings | None = None) -> Migration:
@@ -468,16 +426,28 @@ def bare_migration(root: Path, settings: WorkflowSettings | None = None) -> Migr
         releases={},
         file="migration.yaml",
         root=root,
-        workflows=WorkflowSettings(actions=settings.actions) if settings else WorkflowSettings(),
+        workflows=WorkflowSettings(
+            actions=settings.actions, publishers=settings.publishers, runs=settings.runs
+        )
+        if settings
+        else WorkflowSettings(),
     )
 
 
-def ships(files: Files, settings: WorkflowSettings | None = None) -> Side:
+def ships(
+    files: Files,
+    settings: WorkflowSettings | None = None,
+    *,
+    migration: Migration | None = None,
+    stage: int = 0,
+) -> Side:
     """Each release job of the workflows ``files`` holds (found by the default
-    ``workflows.paths``) and what reaches its publish steps."""
-    reader = ShipReader(bare_migration(files.root, settings), files)
+    ``workflows.paths``) and what reaches its publish steps: read with ``migration`` at
+    ``stage`` (its binds, and the flags its `stagegate flags` steps output), else as they
+    are with ``settings`` (the remote actions, publishers and runs a migration declares)."""
+    reader = ShipReader(migration or bare_migration(files.root, settings), files, stage)
     reader.run(discover(files.source, DEFAULT_WORKFLOW_PATHS))
-    return _follow(reader)
+    return follow(reader.flows())
 
 
 def read_model(
@@ -498,216 +468,4 @@ def read_model(
     reader.run(rels)
     if stage_reads is not None:
         stage_reads.update(reader.stage_reads)
-    return reading_of(reader), _follow(reader, every_job=True)
-
-
-def _follow(reader: ShipReader, *, every_job: bool = False) -> Side:
-    """What reaches each release job's publish steps; ``every_job``: the download findings
-    of every other job too."""
-    findings: dict[str, Finding] = {}
-    runs_on: dict[str, tuple[str, ...]] = {}
-    releases: list[Release] = []
-    by_root: dict[str, list[Context]] = {}
-    for ctx in reader.contexts:
-        by_root.setdefault(ctx.top.partition("#")[0], []).append(ctx)
-    steps: dict[str, _Steps] = {}
-    items: list[Fetch | Publisher | Moving] = [*reader.fetches, *reader.publishers, *reader.moves]
-    for item in items:
-        if not item.caller:
-            steps.setdefault(item.job, _Steps()).add(item)
-    for rel in sorted(reader.files.docs):
-        doc = reader.files.docs[rel]
-        jobs = doc.data.get("jobs")
-        if not isinstance(jobs, dict):
-            continue
-        events = workflow_events(doc.data)
-        if events <= {"workflow_call"}:
-            continue  # a reusable workflow: its jobs run in the callers' runs
-        run = _Run(reader, rel, jobs, by_root.get(rel, []))
-        _collisions(run, findings)
-        for job_id, spec in jobs.items():
-            if not isinstance(spec, dict):
-                continue
-            top = f"{rel}#{job_id}"
-            kinds = job_events(events, spec.get("if"))
-            runs_on[top] = tuple(sorted(kinds))
-            release = _release(
-                run, top, steps.get(top, _Steps()), kinds, doc.key_loc(("jobs", job_id)), findings
-            )
-            if release is not None:
-                releases.append(release)
-            elif every_job and top in steps:
-                job_findings(run, top, steps[top], findings)
-    return Side(
-        releases=tuple(releases),
-        findings=tuple(findings.values()),
-        unresolved=tuple(
-            sorted(
-                {
-                    (u.loc, u.expression): u
-                    for u in [*reader.unresolved.values(), *reader.values.values(), *reader.unread_list]
-                }.values(),
-                key=lambda u: (u.loc, u.expression),
-            )
-        ),
-        files=tuple(sorted(reader.files.docs)),
-        contexts=tuple(sorted(reader.contexts)),
-        runs_on=runs_on,
-        flow=frozenset(
-            [c.top for c in reader.contexts]
-            + [f.caller or f.job for f in reader.fetches]
-            + [m.caller or m.job for m in reader.merges]
-            + [p.caller or p.job for p in reader.publishers]
-            + list(reader.flow_jobs)
-        ),
-        unread_in={k: frozenset(v) for k, v in reader.unread_in.items()},
-    )
-
-
-def _collisions(run: _Run, findings: dict[str, Finding]) -> None:
-    """Two upload contexts of one run making one name on the v4 backend."""
-    by_name: dict[str, list[Context]] = {}
-    for ctx in run.contexts:
-        if ctx.version is not None and ctx.version >= actions.NEW_BACKEND and not ctx.per_row:
-            by_name.setdefault(ctx.name, []).append(ctx)
-    for name, contexts in sorted(by_name.items()):
-        if len(contexts) < 2 or sum(c.maybe is None for c in contexts) < 2:
-            _maybe_collision(run, name, contexts, findings)
-            continue
-        overwrite = any(c.overwrite for c in contexts)
-        kind = "upload-overwrite" if overwrite else "upload-collision"
-        what = (
-            "each upload deletes the one before (overwrite: true): the artifact keeps only the "
-            "last one's files"
-            if overwrite
-            else "upload-artifact v4+ refuses the second upload of a name (409 Conflict): "
-            "only one of them exists"
-        )
-        named = ", ".join(f"{c.label()} ({_where(c.loc)})" for c in contexts)
-        findings[f"{kind} {run.root} {name}"] = Finding(
-            kind=kind,
-            loc=contexts[-1].loc,
-            key=f"{kind} {run.root} {name}",
-            message=f"{len(contexts)} upload contexts make the artifact {name!r}: {named}; {what}",
-            contexts=tuple(contexts),
-        )
-
-
-def _fetch_findings(
-    fetch: Fetch, top: str, hidden: list[Context], findings: dict[str, Finding], who: str
-) -> None:
-    """A download's own findings: an exact name holding glob characters, a backend the
-    uploads it names are not on. ``who``: "release job" or "job"."""
-    job = top.partition("#")[2]
-
-    def add(kind: str, message: str, contexts: tuple[Context, ...] = ()) -> None:
-        key = f"{kind} {top} {fetch.select}"
-        findings[key] = Finding(
-            kind=kind, loc=fetch.loc, key=key, select=fetch.select, message=message,
-            contexts=contexts,
-        )  # fmt: skip
-
-    if fetch.kind == "name" and _glob_name(fetch.select):
-        add(
-            "exact-name-glob",
-            f"{who} {job}: download name: {fetch.select!r} is an exact name and "
-            "artifact names cannot hold * or ?: it selects nothing; use pattern: (with "
-            "merge-multiple: true to land the files in one folder)",
-        )
-    if hidden:
-        named = ", ".join(sorted({f"{c.label()} ({_where(c.loc)}, v{c.version})" for c in hidden}))
-        add(
-            "backend-mismatch",
-            f"{who} {job}: download-artifact v{fetch.version} cannot see "
-            f"{fetch.select!r}, uploaded with the other artifact backend by {named} "
-            "(v4+ and v1-v3 do not see each other's artifacts); it receives none of their files",
-            tuple(hidden),
-        )
-
-
-def job_findings(run: _Run, top: str, here: _Steps, findings: dict[str, Finding]) -> None:
-    """The download findings of a job that is not a release job (``drift`` reads every job)."""
-    artifacts = run.artifacts(top)
-    for fetch in here.fetches:
-        _fetch_findings(fetch, top, _select(fetch, artifacts)[1], findings, "job")
-
-
-def _maybe_collision(
-    run: _Run, name: str, contexts: list[Context], findings: dict[str, Finding]
-) -> None:
-    """Uploads of one name whose ``if:`` cannot be evaluated: whether two of them run is
-    not known, so it is reported as unresolved (never guessed), at each such ``if:``."""
-    if len(contexts) < 2:
-        return
-    for at in sorted({c.maybe for c in contexts if c.maybe is not None}):
-        key = (at, f"the if: of an upload of {name!r}")
-        if key not in run.reader.unread_in:
-            run.reader.unread_list.append(
-                Unresolved(
-                    at,
-                    key[1],
-                    f"whether this upload of {name!r} runs in more than one of its "
-                    f"{len(contexts)} contexts depends on an if: stagegate cannot evaluate "
-                    "(upload-artifact v4+ refuses a second upload of a name); bind what it reads",
-                )
-            )
-        run.reader.unread_in.setdefault(key, set()).update(c.top for c in contexts)
-
-
-def _release(
-    run: _Run,
-    top: str,
-    here: _Steps,
-    kinds: set[str],
-    loc: Loc,
-    findings: dict[str, Finding],
-) -> Release | None:
-    """The release job ``top`` (None: not one): the contexts that reach its publish steps."""
-    if not kinds & RELEASE_EVENTS:
-        return None
-    fetches, publishers, moves = here.fetches, here.publishers, here.moves
-    if not publishers and (not fetches or kinds - RELEASE_EVENTS):
-        return None  # publishes nothing: a release only where it runs for releases alone
-    artifacts = run.artifacts(top)
-    landed: list[tuple[Context, str, Fetch]] = []
-    selected: list[Context] = []
-    reached: dict[tuple[Any, ...], Context] = {}
-    for fetch in fetches:
-        taken, hidden = _select(fetch, artifacts)
-        _fetch_findings(fetch, top, hidden, findings, "release job")
-        selected += [ctx for items in taken.values() for ctx, _ in items]
-        if not fetch.lands:  # a declared action: its files count as reaching the publish step
-            reached.update((ctx.key, ctx) for items in taken.values() for ctx, _ in items)
-            continue
-        landed += [(ctx, where, fetch) for ctx, where in _landed(fetch, taken)]
-    aside: list[Stranded] = []
-    if publishers:
-        for ctx, where, fetch in landed:
-            meant: Publisher | None = None
-            for publisher in publishers:
-                places = [where]
-                for move in moves:
-                    if fetch.order < move.order < publisher.order:
-                        places = [p for place in places for p in publish.moved(place, move.move)]
-                if any(publish.glob_meets(r, p) for r in publisher.reads for p in places):
-                    reached[ctx.key] = ctx
-                elif fetch.order < publisher.order and any(
-                    publish.glob_meets(r, publish.norm(f"{fetch.path}/**")) for r in publisher.reads
-                ):
-                    meant = meant or publisher
-            if meant is not None:
-                aside.append(Stranded(context=ctx, fetch=fetch, lands=where, publisher=meant))
-    else:
-        reached = {ctx.key: ctx for ctx in selected}
-    file, _, job_id = top.partition("#")
-    return Release(
-        file=file,
-        job=job_id,
-        caller="",
-        loc=loc,
-        events=tuple(sorted(kinds)),
-        contexts=tuple(sorted(reached.values())),
-        publishes=bool(publishers),
-        stranded=tuple(s for s in aside if s.context.key not in reached),
-        elsewhere=tuple(sorted(run.reader.elsewhere.get(top, ()))),
-    )
+    return reading_of(reader), follow(reader.flows(), every_job=True)

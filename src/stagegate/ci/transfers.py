@@ -129,6 +129,11 @@ class Site:
     """``steps.ID.outputs`` known so far (of ``stagegate flags``/``matrix`` steps)."""
     written: dict[str, Any] = field(default_factory=dict)
     """What the job's steps have written to ``$GITHUB_ENV`` so far."""
+    row: Value = None
+    """The matrix row of the job the steps run in (kept inside composite actions and
+    reusable workflows, where ``matrix`` is not the job's)."""
+    folder: str = "."
+    """Where a ``run:`` step without ``working-directory`` runs (``defaults.run``)."""
 
     def transfer(
         self, direction: str, loc: Loc, value: Value, kind: str = "name", run: str = "this"

@@ -349,7 +349,7 @@ class Reader:
             job_env = self.env_layer(doc, job.at("env"), job.env, scope)
             written: dict[str, Any] = {}
             scope = scope.with_env(Env([wf_env, job_env, written]))
-            here = replace(site, runs=active, why=off, outputs={}, written=written)
+            here = replace(site, runs=active, why=off, outputs={}, written=written, row=row)
             if job.uses is not None:
                 self.call(here, job, scope)
                 continue
@@ -525,6 +525,10 @@ class Reader:
             needs=scope.needs,
             strategy=scope.strategy,
         )
+        folder = job.defaults.working_directory or workflow.defaults.working_directory
+        if folder is not None:
+            where = job.at("defaults") if job.defaults.working_directory else ("defaults",)
+            site = replace(site, folder=shown(text_value(scope.evaluate(folder, where))))
         self.steps(site, job.steps, scope, self.default_shell(workflow, job, scope))
 
     def default_shell(self, workflow: Workflow, job: Job, scope: Scope) -> str:

@@ -441,14 +441,26 @@ def affected(
 
 @cli.command("continuity")
 @commits_options(base_help="The commit to compare with", head_help="The commit to judge.")
+@option(
+    "--accept",
+    default=None,
+    metavar="FILE",
+    help="A file of `Release-Change: gained GLOB` / `lost GLOB` lines: changes the pull "
+    "request means (on a pull_request event, its description is read too).",
+)
+@option(
+    "--strict", is_flag=True, help="Fail (exit 1) on a release the base already could not read too."
+)
 @format_option()
 @pass_ctx
-def continuity(ctx: Context, base: str, head: str, fmt: str) -> int:
+def continuity(
+    ctx: Context, base: str, head: str, accept: str | None, strict: bool, fmt: str
+) -> int:
     """What each release job ships, at base and head: lost, gained, renamed (no model needed)."""
     from stagegate.commands.continuity import continuity as compare
     from stagegate.report.continuity import CONTINUITY
 
-    result = compare(ctx.file, base, head)
+    result = compare(ctx.file, base, head, accept=accept, strict=strict)
     return show(CONTINUITY, fmt, result, ok=result.ok)
 
 

@@ -40,14 +40,14 @@ from typing import Any
 from stagegate.checks import reading, runner
 from stagegate.checks._base import Result
 from stagegate.engine.resolve import flag_values
-from stagegate.errors import InvalidInput, Loc, UsageError
+from stagegate.errors import Loc, UsageError
 from stagegate.git import overlay
 from stagegate.git.objects import GitSource
 from stagegate.git.repo import Repository, open_migration
 from stagegate.load.yamlsrc import Document, decode, json_path
 from stagegate.model import Check, Migration
 from stagegate.records import record
-from stagegate.validation import load
+from stagegate.validation import load_at
 from stagegate.words import counted
 
 MAX_LISTED = 20
@@ -109,22 +109,6 @@ class Refs:
 
 
 # --------------------------------------------------------------------------- loading
-
-
-def _load_at(file: str, source: GitSource, label: str) -> Migration | None:
-    """The migration at one ref; None when the file is not there."""
-    try:
-        source.read(Path(file).name)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-    try:
-        return load(file, source=source)
-    except InvalidInput as error:
-        raise UsageError(
-            f"{file} at {label} ({source.commit[:12]}) is not valid:\n{error.message}"
-        ) from None
-    except UsageError as error:
-        raise UsageError(f"at {label} ({source.commit[:12]}): {error.message}") from None
 
 
 def _stage_doc(migration: Migration, number: int) -> Document:
@@ -667,8 +651,8 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
             f"does; the checks that judge it are {base_ref}'s."
         )
     base_src, head_src = repo.source(base_sha, prefix), repo.source(head_sha, prefix)
-    base = _load_at(file, base_src, base_ref)
-    head = _load_at(file, head_src, head_ref)
+    base = load_at(file, base_src, base_ref)
+    head = load_at(file, head_src, head_ref)
     sides: dict[str, Any] = {
         "file": file,
         "base": Side(base_ref, base_sha, base),
@@ -688,7 +672,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
     since, since_src = base, base_src
     if since_sha != base_sha:
         since_src = repo.source(since_sha, prefix)
-        since = _load_at(file, since_src, "the merge base") or base
+        since = load_at(file, since_src, "the merge base") or base
         sides["since"] = Side("merge base", since_sha, since)
     refs = Refs(base, since, head, since_src, head_src)
     since_ref = base_ref if since_sha == base_sha else "the merge base"

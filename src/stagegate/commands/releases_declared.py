@@ -59,7 +59,7 @@ def judge(
     return held(migration, target, changes, before, after, prefix)
 
 
-def _job_text(prefix: PurePosixPath, path: str, job: str) -> str:
+def job_text(prefix: PurePosixPath, path: str, job: str) -> str:
     """A `jobs` entry (relative to the migration's folder) as a path from the top."""
     full = posixpath.normpath((prefix / path).as_posix()) if str(prefix) not in ("", ".") else path
     return f"{full}#{job}"
@@ -71,7 +71,7 @@ def tied(migration: Migration, prefix: PurePosixPath, change: ReleaseChange) -> 
     out = []
     for release in migration.releases.values():
         for ref in migration.workflows.jobs_of(release):
-            wanted = _job_text(prefix, ref.path, ref.job)
+            wanted = job_text(prefix, ref.path, ref.job)
             if any(fnmatch.fnmatchcase(n, wanted) if "*" in wanted else n == wanted for n in names):
                 out.append(release)
                 break

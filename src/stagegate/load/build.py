@@ -29,6 +29,7 @@ from stagegate.model import (
     Legacy,
     Migration,
     Producer,
+    PublisherSpec,
     Ref,
     Reference,
     Release,
@@ -532,7 +533,31 @@ class Builder:
             jobs=jobs,
             actions=self._actions(section.get("actions", {})),
             events=events,
+            publishers=self._publishers(section.get("publishers", {})),
+            runs={str(k).strip(): str(v).strip() for k, v in section.get("runs", {}).items()},
+            runs_loc={
+                str(k).strip(): self.doc.key_loc(("workflows", "runs", k))
+                for k in section.get("runs", {})
+            },
         )
+
+    def _publishers(self, section: dict[str, Any]) -> dict[str, PublisherSpec]:
+        """`workflows.publishers`: a command prefix or a remote action -> its files."""
+        out: dict[str, PublisherSpec] = {}
+        for key, spec in section.items():
+            where = self.doc.key_loc(("workflows", "publishers", key))
+            text = " ".join(str(key).split())
+            if not text:
+                self.problem(
+                    self.doc,
+                    ("workflows", "publishers", key),
+                    "a publisher is a command prefix (e.g. 'uv run scripts/publish.py') or a "
+                    "remote action (owner/name@ref); this one is empty.",
+                    where,
+                )
+                continue
+            out[text.lower()] = PublisherSpec(key=text, files=tuple(spec["files"]), loc=where)
+        return out
 
     def _actions(self, section: dict[str, Any]) -> dict[str, ActionSpec]:
         """`workflows.actions`: each text checked like a bind's (expressions that parse,

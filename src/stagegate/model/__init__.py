@@ -280,6 +280,21 @@ class ActionSpec:
 
 
 @record(kw_only=True)
+class PublisherSpec:
+    """A `workflows.publishers` entry: a publish step stagegate does not read, and the
+    files it publishes (path globs from where the step runs)."""
+
+    key: str
+    """A command prefix, as a ``run:`` script writes it, or ``owner/name@ref``."""
+    files: tuple[str, ...]
+    loc: Loc
+
+    @property
+    def is_action(self) -> bool:
+        return "@" in self.key and " " not in self.key.strip()
+
+
+@record(kw_only=True)
 class WorkflowSettings:
     """The `workflows` section, and the `jobs` of every producer, consumer and release."""
 
@@ -292,6 +307,11 @@ class WorkflowSettings:
     """``owner/name@ref`` (lower case) -> what that remote action uploads and downloads."""
     events: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=_frozen)
     """(kind, id) -> the item's `events`: the run kinds drift compares it on, each apart."""
+    publishers: Mapping[str, PublisherSpec] = field(default_factory=_frozen)
+    """A command prefix or ``owner/name@ref`` (lower case) -> the files it publishes."""
+    runs: Mapping[str, str] = field(default_factory=_frozen)
+    """``FILE#JOB`` of a release job -> the workflow file whose run it publishes."""
+    runs_loc: Mapping[str, Loc] = field(default_factory=_frozen)
 
     def events_of(self, item: Item) -> tuple[str, ...]:
         return tuple(self.events.get((item.kind, item.id), ()))

@@ -34,6 +34,20 @@ def as_json(result: Continuity) -> dict[str, Any]:
                 "job": r.release.job,
                 "line": r.release.loc.line,
                 "events": list(r.release.events),
+                "publishers": list(r.release.tools),
+                "sources": list(r.release.sources),
+                "compared": r.compared,
+                "blind": [
+                    {"file": b.loc.file, "line": b.loc.line, "reason": b.reason} for b in r.blind
+                ],
+                "base_blind": [
+                    {"file": b.loc.file, "line": b.loc.line, "reason": b.reason}
+                    for b in r.base_blind
+                ],
+                "foreign": [
+                    {"file": f.loc.file, "line": f.loc.line, "what": f.what}
+                    for f in (r.after.foreign if r.after else ())
+                ],
                 "base": [context_json(c) for c in r.base],
                 "head": [context_json(c) for c in r.head],
                 "lost": [context_json(c) for c in r.lost],
@@ -41,6 +55,10 @@ def as_json(result: Continuity) -> dict[str, Any]:
                 "renamed": [
                     {"context": context_json(n.context), "from": n.before, "to": n.after}
                     for n in r.renamed
+                ],
+                "accepted": [
+                    {**context_json(c), "change": direction, "declared": where}
+                    for direction, c, where in r.accepted
                 ],
                 "selects_nothing": r.empty,
             }
@@ -65,9 +83,12 @@ def _ctx(ctx: Context) -> str:
     return f"{ctx.label()} ({ctx.name!r}, {ctx.loc.at})"
 
 
-def _release_lines(r: ReleaseChange) -> list[str]:
+def _heading(r: ReleaseChange) -> str:
     release = r.release
     events = ", ".join(release.events)
+    where = f"{release.file}:{release.loc.line}"
+    if not r.compared:
+        return f"release job {release.job} ({where}; runs on {events}): not compared"
     head = (
         "gone at the head"
         if not r.in_head
@@ -76,51 +97,94 @@ def _release_lines(r: ReleaseChange) -> list[str]:
         + " its publish step"
     )
     base = "new at the head" if not r.in_base else f"{len(r.base)} at the base"
-    where = f"{release.file}:{release.loc.line}"
-    out = [f"release job {release.job} ({where}; runs on {events}): {head}, {base}"]
+    return f"release job {release.job} ({where}; runs on {events}): {head}, {base}"
+
+
+def _blind_lines(r: ReleaseChange) -> list[str]:
+    new = {b.key for b in r.newly_blind}
+    out = [
+        f"  {'newly blind' if b.key in new else 'blind'}: {b.reason} ({b.loc.at})"
+        for b in r.blind
+    ]
+    if r.base_blind and not r.blind:
+        out.append(
+            "  blind at the base, read at the head: "
+            + "; ".join(f"{b.reason} ({b.loc.at})" for b in r.base_blind)
+        )
+    return out
+
+
+def _release_lines(r: ReleaseChange) -> list[str]:
+    out = [_heading(r), *_blind_lines(r)]
     if r.empty and r.base:
         out.append("  selects nothing: no upload of the run reaches what it publishes")
-    elif r.empty and r.elsewhere:
-        out.append(
-            "  selects nothing at either commit: its files come from another run, which "
-            "stagegate does not follow (the download at "
-            + ", ".join(at.at for at in r.elsewhere)
-            + ")"
-        )
     elif r.empty and r.stranded:
         out.append(
             "  selects nothing at either commit: what its downloads take lands where its "
             "publish step does not read: " + ", ".join(_ctx(c) for c in r.stranded)
         )
-    elif r.empty:
+    elif r.empty and r.compared:
         out.append(
             "  selects nothing at either commit: no upload of the run reaches what it "
             "publishes (its files come from a script or another run stagegate does not read)"
         )
+    out += [f"  files from outside: {f.what} ({f.loc.at})" for f in r.new_foreign]
     out += [f"  lost: {_ctx(c)}" for c in r.lost]
     out += [f"  gained: {_ctx(c)}" for c in r.gained]
     out += [f"  renamed: {n.context.label()}: {n.before!r} -> {n.after!r}" for n in r.renamed]
+    out += [f"  accepted ({d}): {_ctx(c)}, declared by {where}" for d, c, where in r.accepted]
     return out
+
+
+def _unresolved_lines(result: Continuity) -> list[str]:
+    """What cannot be evaluated where artifacts flow to a release: one line per kind."""
+    kinds: dict[str, list[Any]] = {}
+    for u in result.unresolved:
+        kinds.setdefault(_kind(u.expression), []).append(u)
+    out = []
+    for kind, items in sorted(kinds.items()):
+        first = items[0]
+        more = f" and {len(items) - 1} more" if len(items) > 1 else ""
+        out.append(
+            f"unresolved where files flow to a release: {counted(len(items), kind)} "
+            f"({first.loc.at}: {first.expression}: {first.reason}{more})"
+        )
+    return out
+
+
+def _kind(expression: str) -> str:
+    if expression.startswith("the if: of"):
+        return "undecided if:"
+    if expression.startswith("$("):
+        return "command output"
+    if "${{" in expression or "$" in expression:
+        return "expression"
+    return "unread step"
 
 
 def text(result: Continuity) -> str:
     out: list[str] = []
-    for release in result.releases:
+    ordered = sorted(result.releases, key=lambda r: r.compared)  # the blind ones first
+    for release in ordered:
         out += _release_lines(release)
     out += [f"{f.loc.at}: {f.kind}: {f.message}" for f in result.findings]
     out += [f"{f.loc.at}: fixed at the head: {f.kind}: {f.message}" for f in result.resolved]
-    out += [f"{u.loc.at}: unresolved {u.expression}: {u.reason}" for u in result.unresolved]
+    out += _unresolved_lines(result)
     lost = sum(len(r.lost) for r in result.releases)
     gained = sum(len(r.gained) for r in result.releases)
     renamed = sum(len(r.renamed) for r in result.releases)
+    accepted = sum(len(r.accepted) for r in result.releases)
+    blind = sum(1 for r in result.releases if not r.compared)
     verdict = "ok" if result.ok else "FAILED"
     if not result.releases:
         out.append("no release job (tag push, release or workflow_dispatch) at either commit")
+    extra = f", {accepted} accepted" if accepted else ""
+    extra += f", {blind} not compared" if blind else ""
     out.append(
         f"continuity {_ref(result.base)} -> {_ref(result.head)}"
         f": {counted(len(result.releases), 'release job')}, {lost} lost, "
-        f"{gained} gained, {renamed} renamed, {counted(len(result.findings), 'new finding')}: "
-        f"{verdict}"
+        f"{gained} gained, {renamed} renamed{extra}, "
+        f"{counted(len(result.findings), 'new finding')}: {verdict}"
     )
     return "\n".join(out)
 
@@ -201,15 +265,27 @@ def workflow_commands(result: Continuity) -> str:
         )
         for f in result.findings
     ]
-    found += [
-        github.annotation(
-            "warning",
-            f"unresolved {u.expression}: {u.reason}",
-            u.loc,
-            "stagegate continuity: unresolved",
-        )
-        for u in result.unresolved
-    ]
+    for r in result.releases:
+        new = {b.key for b in r.newly_blind}
+        for b in r.blind:
+            found.append(
+                github.annotation(
+                    "error" if b.key in new or result.strict else "warning",
+                    f"release job {r.release.job} is not compared: {b.reason}",
+                    b.loc,
+                    "stagegate continuity: blind",
+                )
+            )
+        for f in r.new_foreign:
+            found.append(
+                github.annotation(
+                    "error",
+                    f"release job {r.release.job} publishes files from outside the runs it "
+                    f"reads: {f.what}",
+                    f.loc,
+                    "stagegate continuity: files from outside",
+                )
+            )
     return "\n".join(found)
 
 

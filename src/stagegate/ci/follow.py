@@ -1,0 +1,595 @@
+"""Following the files: from the uploads of a run to the publish steps of each release job.
+
+``ci.ships`` reads what every step does (``Flows``); ``follow`` then takes, for each job of
+a workflow that starts a run, the artifacts it can see (its own run's uploads that its
+``needs`` wait for, or the whole run of another workflow it downloads from), what its
+downloads select and where the files land, what its scripts move or remove, and which of
+them its publish steps read, in order, from where they run. A job that can run for a
+release and publishes is a **release job**; one whose publish step, source run or
+artifact-action version cannot be read is **blind** (not compared, with the reason).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from stagegate.ci import actions, publish
+from stagegate.ci.model import Workflow
+from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
+from stagegate.ci.shipped import (
+    Blind,
+    Context,
+    Fetch,
+    Fetched,
+    Finding,
+    Foreign,
+    Merge,
+    Moving,
+    Publisher,
+    Release,
+    Side,
+    Stranded,
+)
+from stagegate.ci.transfers import Unresolved
+from stagegate.errors import Loc
+from stagegate.records import field, record
+
+
+@record(kw_only=True, eq=False)
+class Flows:
+    """What a reading found every step do (``ci.ships.ShipReader``), as data."""
+
+    workflows: Mapping[str, Workflow]
+    contexts: Sequence[Context]
+    fetches: Sequence[Fetch]
+    merges: Sequence[Merge]
+    publishers: Sequence[Publisher]
+    moves: Sequence[Moving]
+    outside: Sequence[Fetched]
+    lookups: Mapping[str, set[str]]
+    """``PATH#JOB`` -> the workflows whose runs its scripts look up."""
+    unread: list[Unresolved]
+    unread_in: dict[tuple[Loc, str], set[str]]
+    unresolved: Sequence[Unresolved]
+    unresolved_in: Mapping[tuple[Loc, str], set[str]]
+    flow_jobs: set[str]
+    runs: Mapping[str, str] = field(default_factory=dict)
+    """``workflows.runs``: a release job -> the workflow file whose run it publishes."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def needs_closure(workflow: Workflow, job: str) -> set[str]:
+    """The jobs ``job`` waits for, directly or not."""
+    out: set[str] = set()
+    todo = [job]
+    while todo:
+        spec = workflow.jobs.get(todo.pop())
+        for name in spec.needs if spec is not None else ():
+            if name not in out:
+                out.add(name)
+                todo.append(name)
+    return out
+
+
+def _glob_name(name: str) -> bool:
+    return bool(publish.GLOB_CHARS & set(name))
+
+
+def pattern_matches(pattern: str, name: str) -> bool:
+    return any(
+        fnmatch.fnmatchcase(name, p.replace("**", "*")) for p in publish.expand_braces(pattern)
+    )
+
+
+def _same_backend(a: int | None, b: int | None) -> bool:
+    ba, bb = actions.backend(a), actions.backend(b)
+    return ba is None or bb is None or ba == bb
+
+
+def _where(loc: Loc) -> str:
+    return f"{loc.file}:{loc.line}"
+
+
+class Steps:
+    """The download, publish and file-moving steps of one job, in the order they run."""
+
+    def __init__(self) -> None:
+        self.fetches: list[Fetch] = []
+        self.publishers: list[Publisher] = []
+        self.moves: list[Moving] = []
+        self.outside: list[Fetched] = []
+
+    def add(self, item: Fetch | Publisher | Moving | Fetched) -> None:
+        if isinstance(item, Fetch):
+            self.fetches.append(item)
+        elif isinstance(item, Publisher):
+            self.publishers.append(item)
+        elif isinstance(item, Fetched):
+            self.outside.append(item)
+        else:
+            self.moves.append(item)
+
+
+class Run:
+    """The artifacts of one run of one workflow, and what its jobs do with them."""
+
+    def __init__(self, flows: Flows, workflow: Workflow, contexts: list[Context]) -> None:
+        self.flows = flows
+        self.workflow = workflow
+        self.root = workflow.file
+        self.contexts = contexts
+
+    def waits(self, top: str) -> set[str]:
+        return {f"{self.root}#{n}" for n in needs_closure(self.workflow, top.partition("#")[2])}
+
+    def visible(self, top: str | None) -> list[Context]:
+        """The upload contexts a job of this run can rely on: its own and its needs'
+        (``top`` None: a job of another run, which reads this run once it has ended)."""
+        if top is None:
+            return list(self.contexts)
+        waits = self.waits(top) | {top}
+        return [c for c in self.contexts if c.top in waits]
+
+    def artifacts(self, top: str | None) -> dict[str, list[tuple[Context, str]]]:
+        """Name -> (context, folder inside the artifact) of what ``top`` can download (None:
+        everything the run made); merges add their artifact (their sources, flat or one
+        folder each)."""
+        found: dict[str, list[tuple[Context, str]]] = {}
+        for ctx in self.visible(top):
+            found.setdefault(ctx.name, []).append((ctx, ""))
+        waits = self.waits(top) if top is not None else None
+        for merge in self.flows.merges:
+            where = merge.caller or merge.job
+            if where.partition("#")[0] != self.root or (waits is not None and where not in waits):
+                continue
+            merged = [
+                (ctx, ctx.name if merge.separate else "")
+                for ctx in self.visible(where)
+                if pattern_matches(merge.pattern, ctx.name)
+            ]
+            found.setdefault(merge.name, []).extend(merged)
+        return found
+
+
+def select(
+    fetch: Fetch, artifacts: Mapping[str, list[tuple[Context, str]]]
+) -> tuple[dict[str, list[tuple[Context, str]]], list[Context]]:
+    """The artifacts a download takes (same backend), and the contexts it names but
+    cannot see (the other backend)."""
+    if fetch.kind == "name":
+        names = [fetch.select] if fetch.select in artifacts else []
+    else:
+        names = [n for n in artifacts if pattern_matches(fetch.select, n)]
+    names = [n for n in names if not any(pattern_matches(x, n) for x in fetch.exclude)]
+    taken: dict[str, list[tuple[Context, str]]] = {}
+    hidden: list[Context] = []
+    for name in names:
+        for ctx, inner in artifacts[name]:
+            if _same_backend(ctx.version, fetch.version):
+                taken.setdefault(name, []).append((ctx, inner))
+            else:
+                hidden.append(ctx)
+    return taken, hidden
+
+
+def landed(
+    fetch: Fetch, taken: Mapping[str, list[tuple[Context, str]]]
+) -> list[tuple[Context, str]]:
+    """Where each taken context's files land: path globs from the workspace."""
+    version = fetch.version or 0
+    flat = (
+        fetch.kind == "name"
+        or (fetch.merge and version >= actions.NEW_BACKEND)
+        or (version >= actions.SINGLE_FLAT_SINCE and len(taken) == 1)
+    )
+    out: list[tuple[Context, str]] = []
+    for name, items in taken.items():
+        for ctx, inner in items:
+            for file in publish.artifact_files(ctx.path) or ("*",):
+                parts = [fetch.path, *([] if flat else [name]), *([inner] if inner else []), file]
+                out.append((ctx, publish.norm("/".join(parts))))
+    return out
+
+
+# --------------------------------------------------------------------------- another run
+
+
+def workflow_named(workflows: Mapping[str, Workflow], name: str) -> str | None:
+    """The workflow file ``name`` means: its path, its file name, or its ``name:`` (None:
+    none, or more than one)."""
+    text = name.strip().strip("'\"")
+    if text in workflows:
+        return text
+    by_file = [rel for rel in workflows if posixpath.basename(rel) == posixpath.basename(text)]
+    if len(by_file) == 1 and text.endswith((".yml", ".yaml")):
+        return by_file[0]
+    by_name = [rel for rel, wf in workflows.items() if _title(wf) == text]
+    return by_name[0] if len(by_name) == 1 else None
+
+
+def _title(workflow: Workflow) -> str | None:
+    data = workflow.data
+    title = data.get("name") if isinstance(data, dict) else None
+    return str(title).strip() if isinstance(title, str | int | float) else None
+
+
+def source_of(flows: Flows, run: Run, top: str, fetch: Fetch) -> tuple[str | None, str]:
+    """The workflow whose run the other-run download ``fetch`` of ``top`` reads, and how
+    it is known (or, with None, why it is not)."""
+    declared = flows.runs.get(top)
+    if declared is not None:
+        return (declared if declared in flows.workflows else None), (
+            f"workflows.runs names {declared}"
+            if declared in flows.workflows
+            else f"workflows.runs names {declared}, which is no workflow file read here"
+        )
+    if fetch.workflow:
+        found = workflow_named(flows.workflows, fetch.workflow)
+        return found, f"the step names workflow {fetch.workflow!r}"
+    triggered = run.workflow.on.get("workflow_run")
+    if "workflow_run" in fetch.run and isinstance(triggered, dict):
+        listed = triggered.get("workflows")
+        names = [listed] if isinstance(listed, str) else listed if isinstance(listed, list) else []
+        found_all = {workflow_named(flows.workflows, str(n)) for n in names}
+        if len(found_all) == 1 and None not in found_all:
+            return found_all.pop(), "the workflow_run that starts it"
+        return None, "the workflow_run that starts it names no one workflow read here"
+    jobs = {top} | run.waits(top)
+    looked = {name for job in sorted(jobs) for name in flows.lookups.get(job, ())}
+    found_all = {workflow_named(flows.workflows, n) for n in looked}
+    if len(found_all) == 1 and None not in found_all:
+        return (
+            found_all.pop(),
+            f"its run id comes from `gh run list --workflow {sorted(looked)[0]}`",
+        )
+    why = (
+        f"the run id is looked up for {', '.join(sorted(looked))}, not one workflow read here"
+        if looked
+        else "nothing read here says which workflow's run it is"
+    )
+    return None, why
+
+
+# --------------------------------------------------------------------------- releases
+
+
+def _blind_version(fetch: Fetch) -> Blind | None:
+    if fetch.via != "action" or fetch.version is not None:
+        return None
+    return Blind(
+        key=f"download-version {fetch.job} {fetch.select}",
+        loc=fetch.loc,
+        reason="the version of this download-artifact step cannot be read (pin a tag, or keep "
+        "it in a `# vN` comment after a commit pin): where its files land is not known",
+    )
+
+
+def _blind_uploads(contexts: Iterable[Context]) -> list[Blind]:
+    return [
+        Blind(
+            key=f"upload-version {c.file}#{c.job} {c.step}",
+            loc=c.step_loc or c.loc,
+            reason=f"the version of the upload-artifact step of job {c.job} cannot be read (pin "
+            "a tag, or keep it in a `# vN` comment after a commit pin): which downloads see "
+            "it is not known",
+        )
+        for c in contexts
+        if c.version is None and c.path
+    ]
+
+
+class _Release:
+    """One release job's files, followed: what reaches its publish steps."""
+
+    def __init__(self, flows: Flows, run: Run, runs: Mapping[str, Run], top: str) -> None:
+        self.flows = flows
+        self.run = run
+        self.runs = runs
+        self.top = top
+        self.blind: list[Blind] = []
+        self.foreign: list[Foreign] = []
+        self.sources: set[str] = {run.root}
+        self.selected: list[Context] = []
+
+    def taken(self, fetch: Fetch, findings: dict[str, Finding]) -> list[tuple[Context, str]]:
+        """Where the files ``fetch`` takes land (of this run, or of the run it reads)."""
+        if fetch.run == "this":
+            artifacts = self.run.artifacts(self.top)
+        else:
+            source, why = source_of(self.flows, self.run, self.top, fetch)
+            if source is None or source not in self.runs:
+                self.blind.append(
+                    Blind(
+                        key=f"run {fetch.job} {fetch.select}",
+                        loc=fetch.loc,
+                        reason=f"its files come from another run ({fetch.run}) and {why}; "
+                        "declare it under workflows.runs",
+                    )
+                )
+                return []
+            self.sources.add(source)
+            artifacts = self.runs[source].artifacts(None)
+        took, hidden = select(fetch, artifacts)
+        fetch_findings(fetch, self.top, hidden, findings, "release job")
+        self.selected += [ctx for items in took.values() for ctx, _ in items]
+        return landed(fetch, took)
+
+    def reached(
+        self, here: Steps, findings: dict[str, Finding]
+    ) -> tuple[dict[tuple[Any, ...], Context], list[Stranded]]:
+        reached: dict[tuple[Any, ...], Context] = {}
+        aside: list[Stranded] = []
+        for fetch in here.fetches:
+            blind = _blind_version(fetch)
+            if blind is not None:
+                self.blind.append(blind)
+            places = self.taken(fetch, findings)
+            if not fetch.lands:  # a declared action: its files count as reaching publishing
+                reached.update((ctx.key, ctx) for ctx, _ in places)
+                continue
+            for ctx, where in places:
+                meant: Publisher | None = None
+                for publisher in here.publishers:
+                    if publisher.order <= fetch.order:
+                        continue  # it publishes before the files are there
+                    after = _moved(where, here.moves, fetch.order, publisher.order)
+                    if any(publish.glob_meets(r, p) for r in publisher.reads for p in after):
+                        reached[ctx.key] = ctx
+                    elif any(
+                        publish.glob_meets(r, publish.norm(f"{fetch.path}/**"))
+                        for r in publisher.reads
+                    ):
+                        meant = meant or publisher
+                if meant is not None:
+                    aside.append(Stranded(context=ctx, fetch=fetch, lands=where, publisher=meant))
+        for fetched in here.outside:
+            for publisher in here.publishers:
+                after = _moved(fetched.path, here.moves, fetched.order, publisher.order)
+                if fetched.order < publisher.order and any(
+                    publish.glob_meets(r, p) for r in publisher.reads for p in after
+                ):
+                    self.foreign.append(
+                        Foreign(
+                            key=f"{fetched.what} {fetched.path}",
+                            loc=fetched.loc,
+                            what=f"{fetched.what} into {fetched.path}",
+                        )
+                    )
+                    break
+        self.blind += _blind_uploads(reached.values())
+        return reached, aside
+
+
+def _moved(place: str, moves: Sequence[Moving], after: int, before: int) -> list[str]:
+    places = [place]
+    for move in moves:
+        if after < move.order < before:
+            places = [p for here in places for p in publish.moved(here, move.move)]
+    return places
+
+
+def _unread_publish(flows: Flows, top: str) -> list[Blind]:
+    """The steps of ``top`` stagegate does not read, any of which may publish."""
+    return [
+        Blind(
+            key=f"publisher {what}",
+            loc=loc,
+            reason=f"its publish step is not read: {what}; declare what it publishes under "
+            "workflows.publishers",
+        )
+        for (loc, what), jobs in sorted(flows.unread_in.items(), key=lambda kv: kv[0])
+        if top in jobs and not what.startswith("the if: of") and not _known_action(what)
+    ]
+
+
+def _known_action(uses: str) -> bool:
+    """An action stagegate reads (only its version was not read): not a publisher."""
+    from stagegate.ci.handlers import HANDLERS
+
+    return uses.partition("@")[0].strip().lower() in HANDLERS
+
+
+def release(
+    flows: Flows,
+    run: Run,
+    runs: Mapping[str, Run],
+    top: str,
+    here: Steps,
+    kinds: set[str],
+    loc: Loc,
+    findings: dict[str, Finding],
+) -> Release | None:
+    """The release job ``top`` (None: not one): what reaches its publish steps."""
+    if not kinds & RELEASE_EVENTS:
+        return None
+    follow = _Release(flows, run, runs, top)
+    declared = any(f.via == "declared" for f in here.fetches)  # it publishes what it takes
+    if not here.publishers and not declared:
+        unread = _unread_publish(flows, top)
+        waited = any(c.top != top for c in run.visible(top))
+        if not unread or not (here.fetches or waited):
+            return None  # it publishes nothing stagegate can see, and takes nothing
+        follow.blind += unread  # a step it does not read may publish what the run made
+    reached, aside = follow.reached(here, findings)
+    file, _, job_id = top.partition("#")
+    flow = {top, *run.waits(top), *(c.top for c in follow.selected)}
+    return Release(
+        file=file,
+        job=job_id,
+        caller="",
+        loc=loc,
+        events=tuple(sorted(kinds)),
+        contexts=tuple(sorted(reached.values())),
+        publishes=bool(here.publishers),
+        stranded=tuple(s for s in aside if s.context.key not in reached),
+        tools=tuple(sorted({p.tool for p in here.publishers})),
+        blind=tuple(sorted({b.key: b for b in follow.blind}.values())),
+        foreign=tuple(sorted({f.key: f for f in follow.foreign}.values())),
+        sources=tuple(sorted(follow.sources)),
+        flow=frozenset(flow),
+    )
+
+
+# --------------------------------------------------------------------------- findings
+
+
+def collisions(run: Run, findings: dict[str, Finding]) -> None:
+    """Two upload contexts of one run making one name on the v4 backend."""
+    by_name: dict[str, list[Context]] = {}
+    for ctx in run.contexts:
+        if ctx.version is not None and ctx.version >= actions.NEW_BACKEND and not ctx.per_row:
+            by_name.setdefault(ctx.name, []).append(ctx)
+    for name, contexts in sorted(by_name.items()):
+        if len(contexts) < 2 or sum(c.maybe is None for c in contexts) < 2:
+            _maybe_collision(run, name, contexts)
+            continue
+        overwrite = any(c.overwrite for c in contexts)
+        kind = "upload-overwrite" if overwrite else "upload-collision"
+        what = (
+            "each upload deletes the one before (overwrite: true): the artifact keeps only the "
+            "last one's files"
+            if overwrite
+            else "upload-artifact v4+ refuses the second upload of a name (409 Conflict): "
+            "only one of them exists"
+        )
+        named = ", ".join(f"{c.label()} ({_where(c.loc)})" for c in contexts)
+        findings[f"{kind} {run.root} {name}"] = Finding(
+            kind=kind,
+            loc=contexts[-1].loc,
+            key=f"{kind} {run.root} {name}",
+            message=f"{len(contexts)} upload contexts make the artifact {name!r}: {named}; {what}",
+            contexts=tuple(contexts),
+        )
+
+
+def fetch_findings(
+    fetch: Fetch, top: str, hidden: list[Context], findings: dict[str, Finding], who: str
+) -> None:
+    """A download's own findings: an exact name holding glob characters, a backend the
+    uploads it names are not on. ``who``: "release job" or "job"."""
+    job = top.partition("#")[2]
+
+    def add(kind: str, message: str, contexts: tuple[Context, ...] = ()) -> None:
+        key = f"{kind} {top} {fetch.select}"
+        findings[key] = Finding(
+            kind=kind, loc=fetch.loc, key=key, select=fetch.select, message=message,
+            contexts=contexts,
+        )  # fmt: skip
+
+    if fetch.kind == "name" and _glob_name(fetch.select):
+        add(
+            "exact-name-glob",
+            f"{who} {job}: download name: {fetch.select!r} is an exact name and "
+            "artifact names cannot hold * or ?: it selects nothing; use pattern: (with "
+            "merge-multiple: true to land the files in one folder)",
+        )
+    if hidden:
+        named = ", ".join(sorted({f"{c.label()} ({_where(c.loc)}, v{c.version})" for c in hidden}))
+        add(
+            "backend-mismatch",
+            f"{who} {job}: download-artifact v{fetch.version} cannot see "
+            f"{fetch.select!r}, uploaded with the other artifact backend by {named} "
+            "(v4+ and v1-v3 do not see each other's artifacts); it receives none of their files",
+            tuple(hidden),
+        )
+
+
+def job_findings(run: Run, top: str, here: Steps, findings: dict[str, Finding]) -> None:
+    """The download findings of a job that is not a release job (``drift`` reads every job)."""
+    artifacts = run.artifacts(top)
+    for fetch in here.fetches:
+        if fetch.run == "this":
+            fetch_findings(fetch, top, select(fetch, artifacts)[1], findings, "job")
+
+
+def _maybe_collision(run: Run, name: str, contexts: list[Context]) -> None:
+    """Uploads of one name whose ``if:`` cannot be evaluated: whether two of them run is
+    not known, so it is reported as unresolved (never guessed), at each such ``if:``."""
+    if len(contexts) < 2:
+        return
+    flows = run.flows
+    for at in sorted({c.maybe for c in contexts if c.maybe is not None}):
+        key = (at, f"the if: of an upload of {name!r}")
+        if key not in flows.unread_in:
+            flows.unread.append(
+                Unresolved(
+                    at,
+                    key[1],
+                    f"whether this upload of {name!r} runs in more than one of its "
+                    f"{len(contexts)} contexts depends on an if: stagegate cannot evaluate "
+                    "(upload-artifact v4+ refuses a second upload of a name); bind what it reads",
+                )
+            )
+        flows.unread_in.setdefault(key, set()).update(c.top for c in contexts)
+
+
+# --------------------------------------------------------------------------- the side
+
+
+def follow(flows: Flows, *, every_job: bool = False) -> Side:
+    """What reaches each release job's publish steps; ``every_job``: the download findings
+    of every other job too."""
+    findings: dict[str, Finding] = {}
+    runs_on: dict[str, tuple[str, ...]] = {}
+    releases: list[Release] = []
+    by_root: dict[str, list[Context]] = {}
+    for ctx in flows.contexts:
+        by_root.setdefault(ctx.top.partition("#")[0], []).append(ctx)
+    steps: dict[str, Steps] = {}
+    items: list[Fetch | Publisher | Moving | Fetched] = [
+        *flows.fetches, *flows.publishers, *flows.moves, *flows.outside
+    ]  # fmt: skip
+    for item in items:
+        steps.setdefault(item.caller or item.job, Steps()).add(item)
+    for group in steps.values():
+        for seq in (group.fetches, group.publishers, group.moves, group.outside):
+            seq.sort(key=lambda item: item.order)
+    runs: dict[str, Run] = {}
+    for rel in sorted(flows.workflows):
+        workflow = flows.workflows[rel]
+        if workflow_events(workflow.data) <= {"workflow_call"}:
+            continue  # a reusable workflow: its jobs run in the callers' runs
+        runs[rel] = Run(flows, workflow, by_root.get(rel, []))
+    for run in runs.values():
+        events = workflow_events(run.workflow.data)
+        collisions(run, findings)
+        for job in run.workflow.jobs.values():
+            top = job.key
+            kinds = job_events(events, job.condition)
+            runs_on[top] = tuple(sorted(kinds))
+            here = steps.get(top, Steps())
+            found = release(flows, run, runs, top, here, kinds, job.loc, findings)
+            if found is not None:
+                releases.append(found)
+            elif every_job and top in steps:
+                job_findings(run, top, here, findings)
+    return Side(
+        releases=tuple(releases),
+        findings=tuple(findings.values()),
+        unresolved=tuple(
+            sorted(
+                {(u.loc, u.expression): u for u in [*flows.unresolved, *flows.unread]}.values(),
+                key=lambda u: (u.loc, u.expression),
+            )
+        ),
+        files=tuple(sorted(flows.workflows)),
+        contexts=tuple(sorted(flows.contexts)),
+        runs_on=runs_on,
+        flow=frozenset(
+            [c.top for c in flows.contexts]
+            + [f.caller or f.job for f in flows.fetches]
+            + [m.caller or m.job for m in flows.merges]
+            + [p.caller or p.job for p in flows.publishers]
+            + list(flows.flow_jobs)
+        ),
+        unread_in={k: frozenset(v) for k, v in flows.unread_in.items()},
+        unresolved_in={
+            **{k: frozenset(v) for k, v in flows.unresolved_in.items()},
+            **{k: frozenset(v) for k, v in flows.unread_in.items()},
+        },
+    )
