@@ -235,9 +235,7 @@ def read_commit(
 def _read(files: Files, commit: str, shown: str, reading: Reading) -> tuple[Side, dict[str, str]]:
     """What ships at the commit ``files`` reads, and the id of every file read."""
     try:
-        side = ships(
-            files, reading.settings, migration=reading.migration, stage=reading.stage
-        )
+        side = ships(files, reading.settings, migration=reading.migration, stage=reading.stage)
     except InvalidInput as exc:
         raise InvalidInput(
             [

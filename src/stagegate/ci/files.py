@@ -145,7 +145,9 @@ class Files:
     (``ci.model``), scripts and data files read within the read limit, nothing from
     outside the repository."""
 
-    def __init__(self, root: Path, *, shown: Path | None = None, source: Source | None = None) -> None:
+    def __init__(
+        self, root: Path, *, shown: Path | None = None, source: Source | None = None
+    ) -> None:
         """``root``: the top the files are named from (their names, ``rel``, are relative
         to it); ``shown``: that folder as locations name it (None: ``rel``); ``source``:
         where the bytes come from (default: the work tree under ``root``)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -305,7 +306,7 @@ class _Release:
             if source is None or source not in self.runs:
                 self.blind.append(
                     Blind(
-                        key=f"run {fetch.job} {fetch.select}",
+                        key=f"run {fetch.loc.at} {fetch.run}",
                         loc=fetch.loc,
                         reason=f"its files come from another run ({fetch.run}) and {why}; "
                         "declare it under workflows.runs",
@@ -337,13 +338,17 @@ class _Release:
                 for publisher in here.publishers:
                     if publisher.order <= fetch.order:
                         continue  # it publishes before the files are there
+                    unknown = _unknown_move(here.moves, fetch.order, publisher.order)
+                    if unknown is not None:
+                        self.blind.append(unknown)
+                        continue
                     after = _moved(where, here.moves, fetch.order, publisher.order)
                     if any(publish.glob_meets(r, p) for r in publisher.reads for p in after):
                         reached[ctx.key] = ctx
-                    elif any(
+                    elif after and any(
                         publish.glob_meets(r, publish.norm(f"{fetch.path}/**"))
                         for r in publisher.reads
-                    ):
+                    ):  # still there (not removed), where the step does not read them
                         meant = meant or publisher
                 if meant is not None:
                     aside.append(Stranded(context=ctx, fetch=fetch, lands=where, publisher=meant))
@@ -365,6 +370,20 @@ class _Release:
         return reached, aside
 
 
+def _unknown_move(moves: Sequence[Moving], after: int, before: int) -> Blind | None:
+    """A move between a download and a publish step that cannot be read."""
+    for move in moves:
+        if move.move.unknown and after < move.order < before and move.loc is not None:
+            return Blind(
+                key=f"move {move.loc.at}",
+                loc=move.loc,
+                reason="a script moves the downloaded files with words stagegate cannot work "
+                "out (an array, a command's output): whether they reach the publish step is "
+                "not known",
+            )
+    return None
+
+
 def _moved(place: str, moves: Sequence[Moving], after: int, before: int) -> list[str]:
     places = [place]
     for move in moves:
@@ -383,8 +402,20 @@ def _unread_publish(flows: Flows, top: str) -> list[Blind]:
             "workflows.publishers",
         )
         for (loc, what), jobs in sorted(flows.unread_in.items(), key=lambda kv: kv[0])
-        if top in jobs and not what.startswith("the if: of") and not _known_action(what)
+        if top in jobs and _may_publish(what)
     ]
+
+
+_PUBLISHING = re.compile(r"publish|release|upload|deploy|pypi|twine|artifact|push|ship", re.I)
+"""What the name of a step stagegate does not read says, where it may publish: an action
+or command named for publishing, releasing, uploading or deploying. Others (set-up,
+caches, proxies, linters) are listed as unread only."""
+
+
+def _may_publish(what: str) -> bool:
+    if what.startswith("the if: of") or _known_action(what):
+        return False
+    return what.endswith(" publish") or bool(_PUBLISHING.search(what.partition("@")[0]))
 
 
 def _known_action(uses: str) -> bool:
@@ -407,6 +438,8 @@ def release(
     """The release job ``top`` (None: not one): what reaches its publish steps."""
     if not kinds & RELEASE_EVENTS:
         return None
+    if here.publishers and not here.fetches and not any(p.reads for p in here.publishers):
+        return None  # it publishes what it builds itself (flit, pdm), or only a page
     follow = _Release(flows, run, runs, top)
     declared = any(f.via == "declared" for f in here.fetches)  # it publishes what it takes
     if not here.publishers and not declared:
@@ -426,7 +459,7 @@ def release(
         events=tuple(sorted(kinds)),
         contexts=tuple(sorted(reached.values())),
         publishes=bool(here.publishers),
-        stranded=tuple(s for s in aside if s.context.key not in reached),
+        stranded=tuple(s for s in aside if s.context.key not in reached and not follow.blind),
         tools=tuple(sorted({p.tool for p in here.publishers})),
         blind=tuple(sorted({b.key: b for b in follow.blind}.values())),
         foreign=tuple(sorted({f.key: f for f in follow.foreign}.values())),

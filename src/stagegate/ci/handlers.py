@@ -269,7 +269,7 @@ class Merge:
 
 
 def _run_of(use: Use, key: str) -> str:
-    """"this", or the text of the other run a download reads (``with.<key>``)."""
+    """ "this", or the text of the other run a download reads (``with.<key>``)."""
     if not use.has(key):
         return "this"
     value = use.value(key)
@@ -353,9 +353,7 @@ class PypiPublish:
 
     def effects(self, use: Use, axes: Mapping[str, Any]) -> Iterator[Effect]:
         folder = use.text("packages-dir") or use.text("packages_dir") or "dist"
-        yield Published(
-            tool=actions.PYPI, reads=(publish.norm(f"{folder}/*"),), loc=use.ref.loc
-        )
+        yield Published(tool=actions.PYPI, reads=(publish.norm(f"{folder}/*"),), loc=use.ref.loc)
 
 
 class GhRelease:
@@ -410,6 +408,41 @@ class MaturinAction:
                 yield Published(tool="maturin upload", reads=command.reads, loc=use.ref.loc)
 
 
+class PagesDeploy:
+    """A deploy of a folder to a branch (GitHub Pages): ``JamesIves/github-pages-deploy-action``
+    (``folder``), ``peaceiris/actions-gh-pages`` (``publish_dir``, default ``public``)."""
+
+    names: tuple[str, ...] = ("jamesives/github-pages-deploy-action", "peaceiris/actions-gh-pages")
+
+    def transfers(self, use: Use) -> Iterator[Transfer]:
+        return iter(())
+
+    def effects(self, use: Use, axes: Mapping[str, Any]) -> Iterator[Effect]:
+        if use.ref.name == "peaceiris/actions-gh-pages":
+            folder = use.text("publish_dir") or "public"
+        else:
+            folder = use.text("folder") or "."
+        yield Published(tool=use.ref.name, reads=(publish.norm(f"{folder}/**"),), loc=use.ref.loc)
+
+
+class DeployPages:
+    """``actions/deploy-pages``: deploys the run's artifact ``artifact_name`` (default
+    ``github-pages``), as a download of that name published whole."""
+
+    names: tuple[str, ...] = ("actions/deploy-pages",)
+
+    def transfers(self, use: Use) -> Iterator[Transfer]:
+        yield use.transfer("download", "artifact_name", "github-pages")
+
+    def effects(self, use: Use, axes: Mapping[str, Any]) -> Iterator[Effect]:
+        name = use.text("artifact_name") or "github-pages"
+        yield Taken(
+            select=name, kind="name", path=".deploy-pages", merge=False,
+            version=actions.NEW_BACKEND, loc=use.loc("artifact_name"),
+        )  # fmt: skip
+        yield Published(tool="actions/deploy-pages", reads=(".deploy-pages/**",), loc=use.ref.loc)
+
+
 HANDLERS: dict[str, Handler] = {
     name: handler
     for handler in (
@@ -422,6 +455,8 @@ HANDLERS: dict[str, Handler] = {
         GhRelease(),
         NcipolloRelease(),
         MaturinAction(),
+        PagesDeploy(),
+        DeployPages(),
     )
     for name in handler.names
 }

@@ -55,6 +55,9 @@ class Move:
     """``find ... -exec mv {} DEST``: each file lands in DEST itself, whatever its folder."""
     remove: bool = False
     """``rm SRC...``: the files under the sources are gone."""
+    unknown: bool = False
+    """A move whose sources or destination cannot be worked out: where files are after
+    it is not known."""
 
 
 # --------------------------------------------------------------------------- paths
@@ -374,8 +377,16 @@ def _words_defaults(script: str) -> dict[str, set[str]]:
 
 def _lookup(words: list[str], script: str) -> Lookup | None:
     """``gh run list ... --workflow X`` (``-w X``) and ``gh api .../workflows/X/runs``."""
-    if words[:3] == ["gh", "run", "list"]:
-        value = _option(words[3:], frozenset({"-w", "--workflow"}))
+    at = next(
+        (
+            i
+            for i, w in enumerate(words)
+            if (w == "gh" or w.endswith("$(gh")) and words[i + 1 : i + 3] == ["run", "list"]
+        ),
+        None,
+    )  # also inside a command substitution: RUN_ID=$(gh run list ...)
+    if at is not None:
+        value = _option(words[at + 3 :], frozenset({"-w", "--workflow"}))
     elif words[:2] == ["gh", "api"] and any("/actions/workflows/" in w for w in words):
         path = next(w for w in words if "/actions/workflows/" in w)
         value = path.split("/actions/workflows/", 1)[1].split("/", 1)[0]
@@ -450,6 +461,10 @@ def read_script(script: str, base: str) -> list[Command | Move | Outside | Looku
 def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Lookup, ...]:
     found: list[Command | Move | Outside | Lookup] = []
     for words in commands(script):
+        lookup = _lookup(words, script)
+        if lookup is not None:
+            found.append(lookup)
+            continue
         while words and ("=" in words[0] and not words[0].startswith("-")):
             words = words[1:]  # VAR=value prefixes
         if words[:1] == ["sudo"]:
@@ -460,7 +475,6 @@ def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Loo
             words = words[2:]
         found_one = (
             _publisher(words, base) or move_of(words, base) or _outside(words, base)
-            or _lookup(words, script)
         )  # fmt: skip
         if found_one is not None:
             found.append(found_one)
@@ -541,6 +555,8 @@ def expand_braces(glob: str) -> list[str]:
 def moved(landed: str, move: Move) -> list[str]:
     """Where a landed file glob is after ``move`` (itself, and/or its new place)."""
     parts = segments(landed)
+    if move.unknown:
+        return [landed]
     for source in move.sources:
         if move.remove:
             src = segments(source)

@@ -5,15 +5,17 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from stagegate.ci.files import triggers_of
+from stagegate.errors import LocatedError
+from stagegate.model import ghexpr
+from stagegate.model.ghexpr import Sym, Unknown, Value
 
-RELEASE_EVENTS = frozenset({"push-tag", "release", "workflow_dispatch"})
-"""A job that runs on one of these (and publishes, or downloads for nothing else) is a
-release job."""
+RELEASE_EVENTS = frozenset({"push-tag", "release", "workflow_dispatch", "create", "workflow_run"})
+"""The run kinds that can carry a tag ref: a job that can run on one of them and publishes
+is a release job, whatever else its ``if:`` admits."""
 
 
 def workflow_events(data: Mapping[str, Any]) -> set[str]:
@@ -38,40 +40,67 @@ def workflow_events(data: Mapping[str, Any]) -> set[str]:
     return out
 
 
-_EVENT_IS = re.compile(r"github\.event_name\s*==\s*['\"]([a-z_]+)['\"]")
-_EVENT_NOT = re.compile(r"github\.event_name\s*!=\s*['\"]([a-z_]+)['\"]")
-_TAG_REF = re.compile(
-    r"(?P<neg>!\s*)?(?:startsWith\(\s*github\.(?:event\.)?ref\s*,\s*['\"]refs/tags"
-    r"|contains\(\s*github\.ref\s*,\s*['\"]refs/tags"
-    r"|github\.ref_type\s*==\s*['\"]tag['\"])"
-)
+_EVENT_NAME = {"push-tag": "push", "push-branch": "push"}
+"""The ``github.event_name`` of a run kind (the kind itself where not listed)."""
+_TAG_REF = Sym(("refs/tags/", Unknown("github.ref", "the tag's name")))
+_BRANCH_REF = Sym(("refs/heads/", Unknown("github.ref", "the branch's name")))
+_PULL_REF = Sym(("refs/pull/", Unknown("github.ref", "the pull request's number")))
 
 
-def _event_names(name: str, events: set[str]) -> set[str]:
-    if name == "push":
-        return events & {"push-tag", "push-branch"}
-    if name == "pull_request_target":
-        return events & {"pull_request"}
-    return events & {name}
+def _github(kind: str, path: str) -> Value:
+    """What ``github.*`` is known to be on a run of ``kind``."""
+    name = path.lower()
+    if name == "github.event_name":
+        return _EVENT_NAME.get(kind, kind)
+    tag = kind in ("push-tag", "release")
+    branch = kind in ("push-branch", "schedule", "merge_group")
+    if name == "github.ref":
+        return (
+            _TAG_REF
+            if tag
+            else _BRANCH_REF
+            if branch
+            else _PULL_REF
+            if kind == "pull_request"
+            else Unknown(path, f"the ref of a {kind} run")
+        )
+    if name == "github.ref_type":
+        return (
+            "tag"
+            if tag
+            else "branch"
+            if branch or kind == "pull_request"
+            else Unknown(path, f"the ref type of a {kind} run")
+        )
+    return NotImplemented
+
+
+def can_run(kind: str, condition: Any) -> bool:
+    """Whether a job whose ``if:`` is ``condition`` may run on a run of ``kind``: False only
+    where the condition is decidedly false there (three-valued: what it reads that is
+    not known for the kind, a label, an output, leaves it possible)."""
+    if condition is None:
+        return True
+    if isinstance(condition, bool):
+        return condition
+    text = str(condition).strip()
+    if text.startswith("${{") and text.endswith("}}") and text.count("${{") == 1:
+        text = text[3:-2]
+    elif "${{" in text:
+        return True  # text around an expression: a non-empty string, true
+    try:
+        node = ghexpr.parse(text)
+    except LocatedError:
+        return True  # drift and the reader report it; here it decides nothing
+
+    def lookup(path: str) -> Value:
+        if path.lower().startswith("github."):
+            return _github(kind, path)
+        return Unknown(path, "not known when deciding the run kinds of a job")
+
+    return ghexpr.truth(ghexpr.Evaluator(lookup)(node)) is not False
 
 
 def job_events(events: set[str], condition: Any) -> set[str]:
-    """The run kinds a job runs on: its workflow's, narrowed by what its ``if:`` requires
-    of ``github.event_name`` and ``github.ref``."""
-    if not isinstance(condition, str):
-        return set(events) if condition is not False else set()
-    text = condition
-    named = _EVENT_IS.findall(text)
-    if named and "!" not in text.split("github.event_name")[0][-2:]:
-        kept: set[str] = set()
-        for name in named:
-            kept |= _event_names(name, events)
-        events = kept
-    for name in _EVENT_NOT.findall(text):
-        events = events - _event_names(name, events)
-    for found in _TAG_REF.finditer(text):
-        if found.group("neg"):
-            events = events - {"push-tag", "release"}
-        else:
-            events = events & {"push-tag", "release", "workflow_dispatch"}
-    return events
+    """The run kinds a job runs on: its workflow's, each kept where its ``if:`` may hold."""
+    return {kind for kind in events if can_run(kind, condition)}

@@ -108,6 +108,8 @@ class Moving:
     caller: str
     move: publish.Move
     order: int
+    loc: Loc | None = None
+    """Where the script moves them (for a move whose words cannot be read)."""
 
 
 @record(kw_only=True)

@@ -290,9 +290,13 @@ class ShipReader(Reader):
             for u in lost if fetch is not None or fetched else ():  # a move of fetched files
                 self.note_value(loc, u)
             if fetch is None:
-                move = None if lost else publish.move_of(texts, base)
+                move = publish.move_of(texts, base)
+                if move is not None and lost:
+                    move = publish.Move(copy=move.copy, sources=(), dest=".", unknown=True)
                 if move is not None:
-                    self.moves.append(Moving(job=site.job, caller=caller, move=move, order=order))
+                    self.moves.append(
+                        Moving(job=site.job, caller=caller, move=move, order=order, loc=loc)
+                    )
                 continue
             if lost or not fetch.resolved:
                 continue  # a folder or a selection not known: unresolved
@@ -336,13 +340,12 @@ class ShipReader(Reader):
         loc = site.doc.loc(step.at("run"))
         text = shown(scope.evaluate(step.run, step.at("run")))
         self._declared_commands(site, loc, text, base)
-        if script is None:
-            return
-        self._script(site, loc, shown(scope.evaluate(script, step.at("run"))), base, shell_read)
         for rel in self._called(step.run):
             called = self.files.script(rel)
-            if called is not None:
+            if called is not None and ("gh" in called or "rm" in called):
                 self._script(site, loc, called, base, True, lookups_only=True)
+        if script is not None:
+            self._script(site, loc, shown(scope.evaluate(script, step.at("run"))), base, shell_read)
 
     def _script(
         self,
@@ -362,8 +365,8 @@ class ShipReader(Reader):
         for found in publish.read_script(text, base):
             if isinstance(found, publish.Lookup):
                 self.lookups.setdefault(top, set()).add(found.workflow)
-            elif lookups_only:
-                continue
+            elif lookups_only and not (isinstance(found, publish.Move) and found.remove):
+                continue  # the shell reader followed the called script's moves
             elif isinstance(found, publish.Command):
                 self._publisher(site, loc, found.tool, found.reads)
             elif isinstance(found, publish.Outside):

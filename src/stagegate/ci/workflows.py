@@ -544,9 +544,7 @@ class Reader:
                 return "pwsh"
         return "bash"
 
-    def steps(
-        self, site: Site, steps: Sequence[Step], scope: Scope, shell: str = "bash"
-    ) -> None:
+    def steps(self, site: Site, steps: Sequence[Step], scope: Scope, shell: str = "bash") -> None:
         doc = site.doc
         for step in steps:
             self.charge(doc, step.path)

@@ -497,6 +497,10 @@ class Evaluator:
         if name in ("failure", "cancelled"):
             return False
         args = [self(a) for a in arg_nodes]
+        if name == "startswith" and len(args) == 2 and isinstance(args[0], Sym):
+            decided = _starts(args[0], args[1])
+            if decided is not None:
+                return decided
         for arg in args:
             if isinstance(arg, Unknown) or (isinstance(arg, Sym) and name != "format"):
                 return unknown_of(arg, node)
@@ -610,7 +614,33 @@ def _number(value: Value) -> float:
     return math.nan
 
 
+def known_prefix(value: Sym) -> str:
+    """The text a partly known value starts with (lower case, as comparisons read it)."""
+    out = []
+    for part in value.parts:
+        if not isinstance(part, str):
+            break
+        out.append(part)
+    return "".join(out).lower()
+
+
+def _starts(hay: Sym, needle: Value) -> bool | None:
+    """``startsWith`` of a partly known text: decided where its known start says it
+    (``refs/tags/`` + anything starts with ``refs/tags/``, never with ``refs/heads/``)."""
+    if isinstance(needle, Unknown | Sym):
+        return None
+    prefix, wanted = known_prefix(hay), to_text(needle).lower()
+    if len(prefix) >= len(wanted):
+        return prefix.startswith(wanted)
+    return None if wanted.startswith(prefix) else False
+
+
 def _equal(left: Value, right: Value) -> bool | None:
+    for one, other in ((left, right), (right, left)):
+        if isinstance(one, Sym) and isinstance(other, str):
+            prefix = known_prefix(one)
+            if not other.lower().startswith(prefix):
+                return False  # its known start differs
     if isinstance(left, Unknown | Sym) or isinstance(right, Unknown | Sym):
         return None
     if isinstance(left, str) and isinstance(right, str):
@@ -625,6 +655,8 @@ def _equal(left: Value, right: Value) -> bool | None:
 
 
 def _compare(op: str, left: Value, right: Value, node: Node) -> Value:
+    if op in ("==", "!=") and _equal(left, right) is False:
+        return op == "!="
     if isinstance(left, Unknown | Sym) or isinstance(right, Unknown | Sym):
         return Unknown(source(node), _why(left if unknowns(left) else right))
     if op in ("==", "!="):
