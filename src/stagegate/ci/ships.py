@@ -413,27 +413,37 @@ def _script_of(run: str) -> tuple[tuple[str, ...], str | None]:
 
 
 def bare_migration(root: Path, settings: WorkflowSettings | None = None) -> Migration:
-    """No model: no flags, no axes, no binds; the workflows as they are (and the remote
-    actions ``settings`` declares, where a migration file has them)."""
+    """No model: no flags, no items; the workflows as they are, with the run's commit
+    (``github.sha``) an open value ``{sha}`` (so a name holding it is the same name at both
+    commits), and the remote actions, publishers and runs ``settings`` declares, where a
+    migration file has them."""
+    from stagegate.model import Bind, Template
+    from stagegate.model.templates import Axis, split
+
     loc = Loc("migration.yaml", 1, 1)
+    sha = Bind(key="github.sha", text=Template(text="{sha}", parts=split("{sha}"), loc=loc), loc=loc)
+    workflows = WorkflowSettings(bind={"github.sha": sha})
+    if settings is not None:
+        workflows = WorkflowSettings(
+            bind={"github.sha": sha},
+            actions=settings.actions,
+            publishers=settings.publishers,
+            runs=settings.runs,
+        )
     return Migration(
         version=1,
         id="continuity",
         stage=0,
         stage_loc=loc,
         stages_dir="stages",
-        axes={},
+        axes={"sha": Axis("sha", pattern="[0-9a-f]{40}")},
         flags={},
         producers={},
         consumers={},
         releases={},
         file="migration.yaml",
         root=root,
-        workflows=WorkflowSettings(
-            actions=settings.actions, publishers=settings.publishers, runs=settings.runs
-        )
-        if settings
-        else WorkflowSettings(),
+        workflows=workflows,
     )
 
 
