@@ -375,6 +375,25 @@ def _words_defaults(script: str) -> dict[str, set[str]]:
     return out
 
 
+_RUN_LIST = re.compile(r"\bgh\s+run\s+list\b(?P<rest>[^\n|;)`]*)")
+
+
+def lookups(script: str) -> list[Lookup]:
+    """Every ``gh run list ... --workflow X`` of a script, wherever it is written (in a
+    command substitution, inside quotes): the workflows whose runs it looks up."""
+    joined = re.sub(r"\\\n", " ", script)
+    out: list[Lookup] = []
+    for found in _RUN_LIST.finditer(joined):
+        try:
+            words = shlex.split(found.group("rest").replace('"', " ").replace("'", " "))
+        except ValueError:
+            continue
+        one = _lookup(["gh", "run", "list", *words], script)
+        if one is not None and one not in out:
+            out.append(one)
+    return out
+
+
 def _lookup(words: list[str], script: str) -> Lookup | None:
     """``gh run list ... --workflow X`` (``-w X``) and ``gh api .../workflows/X/runs``."""
     at = next(
@@ -460,10 +479,9 @@ def read_script(script: str, base: str) -> list[Command | Move | Outside | Looku
 @functools.lru_cache(maxsize=4096)
 def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Lookup, ...]:
     found: list[Command | Move | Outside | Lookup] = []
+    found += lookups(script)
     for words in commands(script):
-        lookup = _lookup(words, script)
-        if lookup is not None:
-            found.append(lookup)
+        if _lookup(words, script) is not None:
             continue
         while words and ("=" in words[0] and not words[0].startswith("-")):
             words = words[1:]  # VAR=value prefixes

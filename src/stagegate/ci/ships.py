@@ -57,6 +57,7 @@ def _row(matrix: Value) -> tuple[tuple[str, str], ...]:
 
 _SCRIPT_WORDS = re.compile(r"\b(gh|twine|maturin|mv|cp|rm|uv|poetry|hatch|pdm|flit|curl|wget)\b")
 _OTHER_PUBLISHERS = re.compile(r"\b(npm|cargo)\s+publish\b")
+_NAMED_PUBLISHING = re.compile(r"publish|release|upload|deploy", re.IGNORECASE)
 _PATH_WORD = re.compile(r"(?<![\w/.$-])(?:\./)?[A-Za-z0-9_.][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)+")
 """Publish commands whose files are not read: listed as unread where they run."""
 """A script without one of these words publishes and moves nothing ``read_script`` reads."""
@@ -339,7 +340,8 @@ class ShipReader(Reader):
         self.order += 1
         loc = site.doc.loc(step.at("run"))
         text = shown(scope.evaluate(step.run, step.at("run")))
-        self._declared_commands(site, loc, text, base)
+        if not self._declared_commands(site, loc, text, base):
+            self._publishing_scripts(site, loc, text)
         for rel in self._called(step.run):
             called = self.files.script(rel)
             if called is not None and ("gh" in called or "rm" in called):
@@ -386,18 +388,34 @@ class ShipReader(Reader):
                 out.append(rel)
         return out[:20]
 
-    def _declared_commands(self, site: Site, loc: Loc, text: str, base: str) -> None:
-        """The commands ``workflows.publishers`` declares, where the script runs them."""
+    def _declared_commands(self, site: Site, loc: Loc, text: str, base: str) -> bool:
+        """The commands ``workflows.publishers`` declares, where the script runs them
+        (whether there was one)."""
         declared = [p for p in self.migration.workflows.publishers.values() if not p.is_action]
-        if not declared:
-            return
-        for words in publish.commands(text):
+        found = False
+        for words in publish.commands(text) if declared else ():
             line = " ".join(words).lower()
             for spec in declared:
                 prefix = spec.key.lower()
                 if line == prefix or line.startswith(prefix + " "):
                     reads = tuple(publish.norm(f, base) for f in spec.files)
                     self._publisher(site, loc, spec.key, reads)
+                    found = True
+        return found
+
+    def _publishing_scripts(self, site: Site, loc: Loc, text: str) -> None:
+        """A command named for publishing that stagegate does not read (``./publish.sh``,
+        ``make release``): unread, so that a job it may publish from is blind, not quiet."""
+        for words in publish.commands(text) if _NAMED_PUBLISHING.search(text) else ():
+            head = " ".join(words[:2]) if words[:1] == ["make"] else words[0] if words else ""
+            if _NAMED_PUBLISHING.search(head) and publish.read_script(" ".join(words), ".") == []:
+                self.unread(
+                    site,
+                    loc,
+                    head,
+                    "a publish step stagegate does not read: which files it publishes is not "
+                    "known; declare it under workflows.publishers",
+                )
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,0 +1,580 @@
+"""`stagegate continuity` on the shapes of an ordinary stream of pull requests: what ships is
+compared by what it is (name and files), every publisher is read, files from outside are
+named, blind spots are listed and fail where a pull request makes them, and a pull request
+can accept what it means to change. Each case is a base and a head tree, beside a control
+where one is needed; the shapes come from the real histories the issue measured (runner
+labels, renamed workflow files, `uv publish`, composite actions, another run's artifacts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Result
+from scratch import dedent, init, pin_git
+
+Sg = Callable[..., Result]
+WF = ".github/workflows/release.yml"
+
+BUILD = dedent(
+    """\
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      wheels:
+        runs-on: ${{ matrix.os }}
+        strategy:
+          matrix:
+            os: [ubuntu-latest, macos-13]
+        steps:
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.os }}
+              path: wheelhouse/*.whl
+      publish:
+        needs: wheels
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/download-artifact@v4
+            with:
+              pattern: wheels-*
+              path: dist
+              merge-multiple: true
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+"""Two wheel legs named by their runner, downloaded into dist/ and published."""
+
+PER_OS = BUILD.replace("wheels-${{ matrix.os }}", "wheels-${{ matrix.name }}").replace(
+    "os: [ubuntu-latest, macos-13]",
+    "include:\n          - {os: ubuntu-latest, name: linux}\n          - {os: macos-13, name: mac}",
+)
+"""The same, named by a matrix value that is not the runner label."""
+
+
+@pytest.fixture(autouse=True)
+def _git(monkeypatch: pytest.MonkeyPatch) -> None:
+    pin_git(monkeypatch)
+    for name in ("GITHUB_STEP_SUMMARY", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def compare(
+    sg: Sg,
+    root: Path,
+    base: Mapping[str, str],
+    head: Mapping[str, str | None],
+    *args: str,
+) -> tuple[int, dict[str, Any], list[str]]:
+    """continuity from a commit of ``base``'s files to one that applies ``head`` (None:
+    delete the file): exit code, the JSON, the text lines."""
+    repo = init(root)
+    for rel, text in base.items():
+        repo.write(rel, text)
+    first = repo.commit("base")
+    for rel, text in head.items():
+        if text is None:
+            (repo.root / rel).unlink()
+        else:
+            repo.write(rel, text)
+    repo.git("add", "-A")
+    repo.commit("head")
+    data = sg("continuity", "--base", first, "--format", "json", *args, cwd=repo.root)
+    text = sg("continuity", "--base", first, *args, cwd=repo.root)
+    assert data.code == text.code, (data.out, text.out)
+    return text.code, json.loads(data.out), text.out.splitlines()
+
+
+def names(data: dict[str, Any], key: str) -> list[list[str]]:
+    return [sorted(c["name"] for c in r[key]) for r in data["releases"]]
+
+
+# --------------------------------------------------------------------------- identity
+
+
+IDENTITY_SAME = {
+    # a runner label changes, the names stay: nothing ships differently
+    "runner-label": (PER_OS, PER_OS.replace("os: macos-13", "os: macos-15-intel")),
+    # macos-latest-xlarge -> macos-latest with the same names
+    "xlarge": (
+        PER_OS.replace("macos-13", "macos-latest-xlarge"),
+        PER_OS.replace("macos-13", "macos-latest"),
+    ),
+    # the matrix reordered
+    "reordered": (
+        PER_OS,
+        PER_OS.replace(
+            "- {os: ubuntu-latest, name: linux}\n          - {os: macos-13, name: mac}",
+            "- {os: macos-13, name: mac}\n          - {os: ubuntu-latest, name: linux}",
+        ),
+    ),
+    # the build job renamed, its uploads unchanged
+    "job-renamed": (
+        PER_OS,
+        PER_OS.replace("  wheels:\n", "  build_wheels:\n").replace(
+            "needs: wheels", "needs: build_wheels"
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IDENTITY_SAME))
+def test_what_ships_is_the_same_whatever_makes_it(sg: Sg, tmp_path: Path, case: str) -> None:
+    base, head = IDENTITY_SAME[case]
+    code, data, lines = compare(sg, tmp_path, {WF: base}, {WF: head})
+    assert code == 0, lines
+    assert (names(data, "lost"), names(data, "gained")) == ([[]], [[]])
+    assert names(data, "head") == [["wheels-linux", "wheels-mac"]]
+
+
+def test_a_renamed_workflow_file_changes_nothing(sg: Sg, tmp_path: Path) -> None:
+    code, data, lines = compare(
+        sg, tmp_path, {WF: PER_OS}, {WF: None, ".github/workflows/wheels.yml": PER_OS}
+    )
+    assert code == 0, lines
+    (release,) = data["releases"]
+    assert (release["file"], release["lost"], release["gained"]) == (
+        ".github/workflows/wheels.yml",
+        [],
+        [],
+    )
+
+
+def test_a_release_job_renamed_in_its_file_is_the_same_release(sg: Sg, tmp_path: Path) -> None:
+    head = PER_OS.replace("  publish:\n", "  release:\n")
+    code, data, lines = compare(sg, tmp_path, {WF: PER_OS}, {WF: head})
+    assert code == 0, lines
+    assert [r["job"] for r in data["releases"]] == ["release"]
+
+
+def test_a_job_and_its_artifact_renamed_at_once_is_a_rename(sg: Sg, tmp_path: Path) -> None:
+    """A fix that renames the build job and its artifacts together: each old name pairs
+    uniquely with a new one (the same matrix value in the name, the same files)."""
+    head = (
+        PER_OS.replace("  wheels:\n", "  dist:\n")
+        .replace("needs: wheels", "needs: dist")
+        .replace("name: wheels-${{ matrix.name }}", "name: dist-${{ matrix.name }}")
+        .replace("pattern: wheels-*", "pattern: dist-*")
+    )
+    code, data, lines = compare(sg, tmp_path, {WF: PER_OS}, {WF: head})
+    assert code == 0, lines
+    (release,) = data["releases"]
+    assert sorted((r["from"], r["to"]) for r in release["renamed"]) == [
+        ("wheels-linux", "dist-linux"),
+        ("wheels-mac", "dist-mac"),
+    ]
+
+
+def test_a_leg_dropped_is_lost_and_one_added_gained(sg: Sg, tmp_path: Path) -> None:
+    """The control of the identity cases: a row really gone, another really new."""
+    head = PER_OS.replace("{os: macos-13, name: mac}", "{os: windows-latest, name: win}")
+    code, data, lines = compare(sg, tmp_path, {WF: PER_OS}, {WF: head})
+    assert code == 1, lines
+    assert (names(data, "lost"), names(data, "gained")) == ([["wheels-mac"]], [["wheels-win"]])
+
+
+COMPOSITE = dedent(
+    """\
+    name: upload
+    inputs:
+      name: {required: true}
+    runs:
+      using: composite
+      steps:
+        - uses: actions/upload-artifact@v4
+          with:
+            name: ${{ inputs.name }}
+            path: wheelhouse/*.whl
+    """
+)
+
+
+def test_an_upload_moved_into_a_local_composite_action_changes_nothing(
+    sg: Sg, tmp_path: Path
+) -> None:
+    head = PER_OS.replace(
+        "      - uses: actions/upload-artifact@v4\n"
+        "        with:\n"
+        "          name: wheels-${{ matrix.name }}\n"
+        "          path: wheelhouse/*.whl\n",
+        "      - uses: ./.github/actions/upload\n"
+        "        with:\n"
+        "          name: wheels-${{ matrix.name }}\n",
+    )
+    assert head != PER_OS
+    code, data, lines = compare(
+        sg, tmp_path, {WF: PER_OS}, {WF: head, ".github/actions/upload/action.yml": COMPOSITE}
+    )
+    assert code == 0, lines
+    (release,) = data["releases"]
+    assert (release["lost"], release["gained"]) == ([], [])
+    assert sorted(c["matrix"]["name"] for c in release["head"]) == ["linux", "mac"]
+
+
+# --------------------------------------------------------------------------- publishers
+
+PUBLISH_STEP = "      - uses: pypa/gh-action-pypi-publish@release/v1\n"
+
+PUBLISHERS = {
+    "uv publish": "      - run: uv publish\n",
+    "uv publish --trusted-publishing always dist/*": "      - run: uv publish --trusted-publishing always dist/*\n",
+    "poetry publish": "      - run: poetry publish -u __token__ -p x\n",
+    "hatch publish": "      - run: hatch publish\n",
+    "pdm publish --no-build": "      - run: pdm publish --no-build\n",
+    "twine upload dist/*": "      - run: python -m twine upload --skip-existing dist/*\n",
+    "gh release create": '      - run: gh release create "$TAG" dist/*.whl --notes x\n',
+    "ncipollo": "      - uses: ncipollo/release-action@v1\n        with:\n          artifacts: dist/*.whl\n",
+}
+
+
+@pytest.mark.parametrize("tool", sorted(PUBLISHERS))
+def test_every_publisher_is_read(sg: Sg, tmp_path: Path, tool: str) -> None:
+    """Each publisher reads the wheels from dist/ as the pypa action does: dropping a leg is
+    lost, and the same tree compared with itself is ok (the control)."""
+    base = PER_OS.replace(PUBLISH_STEP, PUBLISHERS[tool])
+    head = base.replace("- {os: macos-13, name: mac}", "")
+    code, data, lines = compare(sg, tmp_path / "drop", {WF: base}, {WF: head})
+    assert code == 1, lines
+    assert names(data, "lost") == [["wheels-mac"]]
+    assert names(data, "base") == [["wheels-linux", "wheels-mac"]]
+
+
+def test_a_publisher_that_builds_what_it_publishes_ships_no_artifact(
+    sg: Sg, tmp_path: Path
+) -> None:
+    base = PER_OS.replace(PUBLISH_STEP, "      - run: flit publish\n")
+    head = base.replace("- {os: macos-13, name: mac}", "")
+    code, data, lines = compare(sg, tmp_path, {WF: base}, {WF: head})
+    assert code == 0, lines
+    (release,) = data["releases"]
+    assert (release["publishers"], release["base"], release["head"]) == (["flit publish"], [], [])
+
+
+DECLARED = dedent(
+    """\
+    version: 1
+    migration: declared
+    stage: 0
+    workflows:
+      publishers:
+        "./scripts/publish.sh": {files: ["dist/*.whl"]}
+        "example/upload-to-index@v3": {files: ["dist/*"]}
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "      - run: ./scripts/publish.sh --index prod\n",
+        "      - uses: example/upload-to-index@v3\n",
+    ],
+)
+def test_a_publisher_declared_in_one_line_is_read(sg: Sg, tmp_path: Path, step: str) -> None:
+    base = PER_OS.replace(PUBLISH_STEP, step)
+    head = base.replace("- {os: macos-13, name: mac}", "")
+    files = {WF: base, "migration.yaml": DECLARED, "scripts/publish.sh": "#!/bin/sh\n"}
+    code, data, lines = compare(sg, tmp_path / "declared", files, {WF: head})
+    assert code == 1, lines
+    assert names(data, "lost") == [["wheels-mac"]]
+    # without the declaration the step is not read: the release is blind at both commits
+    files.pop("migration.yaml")
+    code, data, lines = compare(sg, tmp_path / "bare", files, {WF: head})
+    assert code == 0, lines
+    (release,) = data["releases"]
+    assert release["compared"] is False and release["blind"][0]["reason"].startswith(
+        "its publish step is not read"
+    )
+
+
+# --------------------------------------------------------------------------- attacks
+
+
+NO_PUBLISH = {
+    "deleted": PER_OS.replace(PUBLISH_STEP, ""),
+    "if-false": PER_OS.replace(PUBLISH_STEP, PUBLISH_STEP + "        if: false\n"),
+    "before-download": PER_OS.replace(PUBLISH_STEP, "").replace(
+        "    steps:\n      - uses: actions/download-artifact@v4",
+        "    steps:\n" + PUBLISH_STEP + "      - uses: actions/download-artifact@v4",
+    ),
+    "rm-dist": PER_OS.replace(PUBLISH_STEP, "      - run: rm -rf dist\n" + PUBLISH_STEP),
+    "packages-dir-elsewhere": PER_OS.replace(
+        PUBLISH_STEP, PUBLISH_STEP + "        with:\n          packages-dir: build/\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NO_PUBLISH))
+def test_a_release_that_no_longer_publishes_its_downloads_loses_them(
+    sg: Sg, tmp_path: Path, case: str
+) -> None:
+    head = NO_PUBLISH[case]
+    assert head != PER_OS
+    code, data, lines = compare(sg, tmp_path, {WF: PER_OS}, {WF: head})
+    assert code == 1, lines
+    assert names(data, "lost") == [["wheels-linux", "wheels-mac"]]
+
+
+def test_the_publish_step_reading_from_where_it_runs(sg: Sg, tmp_path: Path) -> None:
+    """defaults.run.working-directory moves a run: publisher, not the download."""
+    base = PER_OS.replace(PUBLISH_STEP, "      - run: twine upload dist/*\n")
+    head = base.replace(
+        "  publish:\n", "  publish:\n    defaults:\n      run:\n        working-directory: pkg\n"
+    )
+    code, data, lines = compare(sg, tmp_path / "moved", {WF: base}, {WF: head})
+    assert code == 1, lines
+    assert names(data, "lost") == [["wheels-linux", "wheels-mac"]]
+    # control: the download lands in pkg/dist too
+    fixed = head.replace("path: dist", "path: pkg/dist")
+    code, data, lines = compare(sg, tmp_path / "fixed", {WF: base}, {WF: fixed})
+    assert code == 0, lines
+
+
+OUTSIDE = {
+    "curl": "      - run: curl -sSL -o dist/extra-1.0.whl https://example.com/extra.whl\n",
+    "wget": "      - run: wget -P dist https://example.com/extra.whl\n",
+    "another run": (
+        "      - run: gh run download 12345 -n more-wheels -D dist\n"
+        "        env: {GH_TOKEN: x}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUTSIDE))
+def test_files_from_outside_the_run_are_named_where_a_pull_request_adds_them(
+    sg: Sg, tmp_path: Path, case: str
+) -> None:
+    head = PER_OS.replace(PUBLISH_STEP, OUTSIDE[case] + PUBLISH_STEP)
+    code, data, lines = compare(sg, tmp_path / "added", {WF: PER_OS}, {WF: head})
+    assert code == 1, lines
+    (release,) = data["releases"]
+    assert release["foreign"] or release["blind"], lines
+    # control: already there at the base, it is listed but does not fail
+    code, data, lines = compare(sg, tmp_path / "kept", {WF: head}, {WF: head + "# x\n"})
+    assert code == 0, lines
+
+
+IFS = {
+    "label-or-tag": "github.event_name == 'pull_request' && contains(github.event.pull_request.labels.*.name, 'test-publish') || startsWith(github.ref, 'refs/tags/')",
+    "double-not": "!!startsWith(github.ref, 'refs/tags/')",
+    "ref-type": "${{ github.ref_type == 'tag' }}",
+}
+
+
+@pytest.mark.parametrize("case", sorted(IFS))
+def test_a_job_that_can_publish_on_a_tag_is_a_release_whatever_else_its_if_admits(
+    sg: Sg, tmp_path: Path, case: str
+) -> None:
+    base = PER_OS.replace(
+        'on:\n  push:\n    tags: ["v*"]\n', "on:\n  push:\n  pull_request:\n"
+    ).replace("  publish:\n", f'  publish:\n    if: "{IFS[case]}"\n' if "'" in IFS[case] else f"  publish:\n    if: {IFS[case]}\n")
+    head = base.replace("- {os: macos-13, name: mac}", "")
+    code, data, lines = compare(sg, tmp_path, {WF: base}, {WF: head})
+    assert code == 1, lines
+    assert names(data, "lost") == [["wheels-mac"]]
+
+
+def test_a_job_that_never_runs_on_a_tag_is_no_release(sg: Sg, tmp_path: Path) -> None:
+    """The control: a job only a pull request runs publishes no release."""
+    base = PER_OS.replace('on:\n  push:\n    tags: ["v*"]\n', "on:\n  push:\n  pull_request:\n")
+    base = base.replace("  publish:\n", "  publish:\n    if: github.event_name == 'pull_request'\n")
+    head = base.replace("- {os: macos-13, name: mac}", "")
+    code, data, lines = compare(sg, tmp_path, {WF: base}, {WF: head})
+    assert (code, data["releases"]) == (0, []), lines
+
+
+def test_a_workflow_on_create_releases(sg: Sg, tmp_path: Path) -> None:
+    base = PER_OS.replace('on:\n  push:\n    tags: ["v*"]\n', "on: create\n")
+    head = base.replace("- {os: macos-13, name: mac}", "")
+    code, data, lines = compare(sg, tmp_path, {WF: base}, {WF: head})
+    assert code == 1, lines
+    assert data["releases"][0]["events"] == ["create"]
+
+
+SHA = "0" * 39 + "1"
+
+
+def test_an_unversioned_commit_pin_on_the_release_path_fails_where_a_pull_request_adds_it(
+    sg: Sg, tmp_path: Path
+) -> None:
+    head = PER_OS.replace("actions/upload-artifact@v4", f"actions/upload-artifact@{SHA}")
+    code, data, lines = compare(sg, tmp_path / "added", {WF: PER_OS}, {WF: head})
+    assert code == 1, lines
+    assert lines[0].endswith("not compared")
+    for comment in ("# v4", "# v4.6.2", "# tag=v4.6.2", "# ratchet:actions/upload-artifact@v4", "# pin @v4"):
+        pinned = PER_OS.replace("actions/upload-artifact@v4", f"actions/upload-artifact@{SHA} {comment}")
+        code, data, lines = compare(sg, tmp_path / comment.replace(" ", "_").replace("/", "_").replace("@", "_").replace("#", "_"), {WF: PER_OS}, {WF: pinned})
+        assert code == 0, (comment, lines)
+
+
+# --------------------------------------------------------------------------- another run
+
+CI = dedent(
+    """\
+    name: CI
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      wheels:
+        runs-on: ${{ matrix.os }}
+        strategy:
+          matrix:
+            include:
+              - {os: ubuntu-latest, name: linux}
+              - {os: macos-13, name: mac}
+        steps:
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.name }}-${{ github.sha }}
+              path: wheelhouse/*.whl
+    """
+)
+FROM_RUN = {
+    "workflow_run": dedent(
+        """\
+        on:
+          workflow_run:
+            workflows: [CI]
+            types: [completed]
+        jobs:
+          publish:
+            runs-on: ubuntu-latest
+            steps:
+              - uses: actions/download-artifact@v4
+                with:
+                  run-id: ${{ github.event.workflow_run.id }}
+                  github-token: ${{ github.token }}
+                  pattern: wheels-*
+                  path: dist
+                  merge-multiple: true
+              - uses: pypa/gh-action-pypi-publish@release/v1
+        """
+    ),
+    "gh run list": dedent(
+        """\
+        on: workflow_dispatch
+        jobs:
+          find:
+            runs-on: ubuntu-latest
+            outputs:
+              run: ${{ steps.find.outputs.run }}
+            steps:
+              - id: find
+                run: echo "run=$(gh run list --workflow ci.yml -L 1 --json databaseId -q '.[0].databaseId')" >> "$GITHUB_OUTPUT"
+          publish:
+            needs: find
+            runs-on: ubuntu-latest
+            steps:
+              - run: gh run download "${{ needs.find.outputs.run }}" -p "wheels-*" -D dist
+              - run: mv dist/*/*.whl dist/
+              - uses: pypa/gh-action-pypi-publish@release/v1
+        """
+    ),
+    "dawidd6": dedent(
+        """\
+        on: workflow_dispatch
+        jobs:
+          publish:
+            runs-on: ubuntu-latest
+            steps:
+              - uses: dawidd6/action-download-artifact@v6
+                with:
+                  workflow: ci.yml
+                  name: wheels-.*
+                  name_is_regexp: true
+                  path: dist
+              - run: mv dist/*/*.whl dist/
+              - uses: pypa/gh-action-pypi-publish@release/v1
+        """
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FROM_RUN))
+def test_a_release_from_another_run_compares_that_runs_uploads(
+    sg: Sg, tmp_path: Path, case: str
+) -> None:
+    files = {".github/workflows/ci.yml": CI, WF: FROM_RUN[case]}
+    head = CI.replace("- {os: macos-13, name: mac}", "")
+    code, data, lines = compare(sg, tmp_path, files, {".github/workflows/ci.yml": head})
+    assert code == 1, lines
+    (release,) = data["releases"]
+    assert release["sources"] == [".github/workflows/ci.yml", WF]
+    assert [c["name"] for c in release["lost"]] == ["wheels-mac-{sha}"]
+
+
+def test_a_release_from_a_run_stagegate_cannot_name_is_declared_in_one_line(
+    sg: Sg, tmp_path: Path
+) -> None:
+    other = FROM_RUN["gh run list"].replace("--workflow ci.yml ", "")
+    files = {".github/workflows/ci.yml": CI, WF: other}
+    head = CI.replace("- {os: macos-13, name: mac}", "")
+    code, data, lines = compare(sg, tmp_path / "bare", files, {".github/workflows/ci.yml": head})
+    assert code == 0, lines  # blind at both commits: listed, not compared
+    assert data["releases"][0]["compared"] is False
+    declared = "version: 1\nmigration: m\nstage: 0\nworkflows:\n  runs:\n    \".github/workflows/release.yml#publish\": .github/workflows/ci.yml\n"
+    files["migration.yaml"] = declared
+    code, data, lines = compare(sg, tmp_path / "declared", files, {".github/workflows/ci.yml": head})
+    assert code == 1, lines
+    assert names(data, "lost") == [["wheels-mac-${{ github.sha }}"]]  # the model binds no sha
+
+
+# --------------------------------------------------------------------------- accepting
+
+
+def test_a_release_change_line_accepts_what_the_pull_request_means(
+    sg: Sg, tmp_path: Path
+) -> None:
+    head = PER_OS.replace("{os: macos-13, name: mac}", "{os: windows-latest, name: win}")
+    accept = tmp_path / "accept.txt"
+    accept.write_text("Dropping mac, adding Windows.\n\nRelease-Change: lost wheels-mac\nRelease-Change: gained wheels-win\n")
+    code, data, lines = compare(sg, tmp_path / "r", {WF: PER_OS}, {WF: head}, "--accept", str(accept))
+    assert code == 0, lines
+    (release,) = data["releases"]
+    assert sorted((a["change"], a["name"], a["declared"]) for a in release["accepted"]) == [
+        ("gained", "wheels-win", f"{accept}:4"),
+        ("lost", "wheels-mac", f"{accept}:3"),
+    ]
+    assert "  accepted (lost): mac ('wheels-mac', .github/workflows/release.yml:14), declared by " in "\n".join(lines) or any(line.startswith("  accepted (lost)") for line in lines)
+    # only what is declared: the gain alone still fails on the loss
+    accept.write_text("Release-Change: gained wheels-win\n")
+    code, data, lines = compare(sg, tmp_path / "half", {WF: PER_OS}, {WF: head}, "--accept", str(accept))
+    assert code == 1, lines
+    assert names(data, "lost") == [["wheels-mac"]]
+
+
+def test_the_pull_request_description_carries_release_change_lines(
+    sg: Sg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = PER_OS.replace("- {os: macos-13, name: mac}", "")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"body": "Drop the mac leg.\r\n\r\nRelease-Change: lost wheels-m*\r\n"}}))
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "push")  # not a pull request: the body is not read
+    code, _data, lines = compare(sg, tmp_path / "push", {WF: PER_OS}, {WF: head})
+    assert code == 1, lines
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request")
+    code, data, lines = compare(sg, tmp_path / "pr", {WF: PER_OS}, {WF: head})
+    assert code == 0, lines
+    assert data["releases"][0]["accepted"][0]["declared"] == "the pull request's description, line 3"
+
+
+def test_a_malformed_release_change_line_is_invalid_input(sg: Sg, tmp_path: Path) -> None:
+    accept = tmp_path / "accept.txt"
+    accept.write_text("Release-Change: moved wheels-*\n")
+    repo = init(tmp_path / "r")
+    repo.write(WF, PER_OS)
+    base = repo.commit("base")
+    result = sg("continuity", "--base", base, "--accept", str(accept), cwd=repo.root)
+    assert result.code == 2
+    assert result.err.startswith(f"{accept}:1:17: a Release-Change line says 'gained GLOB' or 'lost GLOB'"), result.err
+    assert "this one says 'moved wheels-*'" in result.err
+    missing = sg("continuity", "--base", base, "--accept", str(tmp_path / "none.txt"), cwd=repo.root)
+    assert missing.code == 2 and "cannot read it" in missing.err
