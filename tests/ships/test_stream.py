@@ -340,8 +340,7 @@ OUTSIDE = {
     "curl": "      - run: curl -sSL -o dist/extra-1.0.whl https://example.com/extra.whl\n",
     "wget": "      - run: wget -P dist https://example.com/extra.whl\n",
     "another run": (
-        "      - run: gh run download 12345 -n more-wheels -D dist\n"
-        "        env: {GH_TOKEN: x}\n"
+        "      - run: gh run download 12345 -n more-wheels -D dist\n        env: {GH_TOKEN: x}\n"
     ),
 }
 
@@ -373,7 +372,12 @@ def test_a_job_that_can_publish_on_a_tag_is_a_release_whatever_else_its_if_admit
 ) -> None:
     base = PER_OS.replace(
         'on:\n  push:\n    tags: ["v*"]\n', "on:\n  push:\n  pull_request:\n"
-    ).replace("  publish:\n", f'  publish:\n    if: "{IFS[case]}"\n' if "'" in IFS[case] else f"  publish:\n    if: {IFS[case]}\n")
+    ).replace(
+        "  publish:\n",
+        f'  publish:\n    if: "{IFS[case]}"\n'
+        if "'" in IFS[case]
+        else f"  publish:\n    if: {IFS[case]}\n",
+    )
     head = base.replace("- {os: macos-13, name: mac}", "")
     code, data, lines = compare(sg, tmp_path, {WF: base}, {WF: head})
     assert code == 1, lines
@@ -404,12 +408,21 @@ def test_an_unversioned_commit_pin_on_the_release_path_fails_where_a_pull_reques
     sg: Sg, tmp_path: Path
 ) -> None:
     head = PER_OS.replace("actions/upload-artifact@v4", f"actions/upload-artifact@{SHA}")
-    code, data, lines = compare(sg, tmp_path / "added", {WF: PER_OS}, {WF: head})
+    code, _data, lines = compare(sg, tmp_path / "added", {WF: PER_OS}, {WF: head})
     assert code == 1, lines
     assert lines[0].endswith("not compared")
-    for comment in ("# v4", "# v4.6.2", "# tag=v4.6.2", "# ratchet:actions/upload-artifact@v4", "# pin @v4"):
-        pinned = PER_OS.replace("actions/upload-artifact@v4", f"actions/upload-artifact@{SHA} {comment}")
-        code, data, lines = compare(sg, tmp_path / comment.replace(" ", "_").replace("/", "_").replace("@", "_").replace("#", "_"), {WF: PER_OS}, {WF: pinned})
+    comments = (
+        "# v4",
+        "# v4.6.2",
+        "# tag=v4.6.2",
+        "# ratchet:actions/upload-artifact@v4",
+        "# pin @v4",
+    )
+    for i, comment in enumerate(comments):  # the control: each pin comment form is read
+        pinned = PER_OS.replace(
+            "actions/upload-artifact@v4", f"actions/upload-artifact@{SHA} {comment}"
+        )
+        code, _data, lines = compare(sg, tmp_path / f"c{i}", {WF: PER_OS}, {WF: pinned})
         assert code == 0, (comment, lines)
 
 
@@ -519,9 +532,11 @@ def test_a_release_from_a_run_stagegate_cannot_name_is_declared_in_one_line(
     code, data, lines = compare(sg, tmp_path / "bare", files, {".github/workflows/ci.yml": head})
     assert code == 0, lines  # blind at both commits: listed, not compared
     assert data["releases"][0]["compared"] is False
-    declared = "version: 1\nmigration: m\nstage: 0\nworkflows:\n  runs:\n    \".github/workflows/release.yml#publish\": .github/workflows/ci.yml\n"
+    declared = 'version: 1\nmigration: m\nstage: 0\nworkflows:\n  runs:\n    ".github/workflows/release.yml#publish": .github/workflows/ci.yml\n'
     files["migration.yaml"] = declared
-    code, data, lines = compare(sg, tmp_path / "declared", files, {".github/workflows/ci.yml": head})
+    code, data, lines = compare(
+        sg, tmp_path / "declared", files, {".github/workflows/ci.yml": head}
+    )
     assert code == 1, lines
     assert names(data, "lost") == [["wheels-mac-${{ github.sha }}"]]  # the model binds no sha
 
@@ -529,23 +544,31 @@ def test_a_release_from_a_run_stagegate_cannot_name_is_declared_in_one_line(
 # --------------------------------------------------------------------------- accepting
 
 
-def test_a_release_change_line_accepts_what_the_pull_request_means(
-    sg: Sg, tmp_path: Path
-) -> None:
+def test_a_release_change_line_accepts_what_the_pull_request_means(sg: Sg, tmp_path: Path) -> None:
     head = PER_OS.replace("{os: macos-13, name: mac}", "{os: windows-latest, name: win}")
     accept = tmp_path / "accept.txt"
-    accept.write_text("Dropping mac, adding Windows.\n\nRelease-Change: lost wheels-mac\nRelease-Change: gained wheels-win\n")
-    code, data, lines = compare(sg, tmp_path / "r", {WF: PER_OS}, {WF: head}, "--accept", str(accept))
+    accept.write_text(
+        "Dropping mac, adding Windows.\n\nRelease-Change: lost wheels-mac\nRelease-Change: gained wheels-win\n"
+    )
+    code, data, lines = compare(
+        sg, tmp_path / "r", {WF: PER_OS}, {WF: head}, "--accept", str(accept)
+    )
     assert code == 0, lines
     (release,) = data["releases"]
     assert sorted((a["change"], a["name"], a["declared"]) for a in release["accepted"]) == [
         ("gained", "wheels-win", f"{accept}:4"),
         ("lost", "wheels-mac", f"{accept}:3"),
     ]
-    assert "  accepted (lost): mac ('wheels-mac', .github/workflows/release.yml:14), declared by " in "\n".join(lines) or any(line.startswith("  accepted (lost)") for line in lines)
+    assert (
+        "  accepted (lost): mac ('wheels-mac', .github/workflows/release.yml:14), declared by "
+        in "\n".join(lines)
+        or any(line.startswith("  accepted (lost)") for line in lines)
+    )
     # only what is declared: the gain alone still fails on the loss
     accept.write_text("Release-Change: gained wheels-win\n")
-    code, data, lines = compare(sg, tmp_path / "half", {WF: PER_OS}, {WF: head}, "--accept", str(accept))
+    code, data, lines = compare(
+        sg, tmp_path / "half", {WF: PER_OS}, {WF: head}, "--accept", str(accept)
+    )
     assert code == 1, lines
     assert names(data, "lost") == [["wheels-mac"]]
 
@@ -555,7 +578,15 @@ def test_the_pull_request_description_carries_release_change_lines(
 ) -> None:
     head = PER_OS.replace("- {os: macos-13, name: mac}", "")
     event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"body": "Drop the mac leg.\r\n\r\nRelease-Change: lost wheels-m*\r\n"}}))
+    event.write_text(
+        json.dumps(
+            {
+                "pull_request": {
+                    "body": "Drop the mac leg.\r\n\r\nRelease-Change: lost wheels-m*\r\n"
+                }
+            }
+        )
+    )
     monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
     monkeypatch.setenv("GITHUB_EVENT_NAME", "push")  # not a pull request: the body is not read
     code, _data, lines = compare(sg, tmp_path / "push", {WF: PER_OS}, {WF: head})
@@ -563,7 +594,9 @@ def test_the_pull_request_description_carries_release_change_lines(
     monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request")
     code, data, lines = compare(sg, tmp_path / "pr", {WF: PER_OS}, {WF: head})
     assert code == 0, lines
-    assert data["releases"][0]["accepted"][0]["declared"] == "the pull request's description, line 3"
+    assert (
+        data["releases"][0]["accepted"][0]["declared"] == "the pull request's description, line 3"
+    )
 
 
 def test_a_malformed_release_change_line_is_invalid_input(sg: Sg, tmp_path: Path) -> None:
@@ -574,7 +607,11 @@ def test_a_malformed_release_change_line_is_invalid_input(sg: Sg, tmp_path: Path
     base = repo.commit("base")
     result = sg("continuity", "--base", base, "--accept", str(accept), cwd=repo.root)
     assert result.code == 2
-    assert result.err.startswith(f"{accept}:1:17: a Release-Change line says 'gained GLOB' or 'lost GLOB'"), result.err
+    assert result.err.startswith(
+        f"{accept}:1:17: a Release-Change line says 'gained GLOB' or 'lost GLOB'"
+    ), result.err
     assert "this one says 'moved wheels-*'" in result.err
-    missing = sg("continuity", "--base", base, "--accept", str(tmp_path / "none.txt"), cwd=repo.root)
+    missing = sg(
+        "continuity", "--base", base, "--accept", str(tmp_path / "none.txt"), cwd=repo.root
+    )
     assert missing.code == 2 and "cannot read it" in missing.err
