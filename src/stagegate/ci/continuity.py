@@ -199,7 +199,7 @@ class Reading:
     def key(self) -> tuple[Any, ...]:
         """What the reading depends on besides the files."""
         if self.migration is not None:
-            return (id(self.migration), self.stage)
+            return (self.migration, self.stage)  # the record itself (equal by identity)
         settings = self.settings
         if settings is None:
             return ("bare",)
