@@ -574,6 +574,30 @@ class _Compare:
             runs = frozenset(p.run for p in self.plan.producers) - {"this"}
         return index(self.plan, runs)
 
+    def waited(self, download: Transfer) -> frozenset[str] | None:
+        """The jobs whose uploads a release's download of its own run can take: its job
+        (the top job of the run, for a job of a reusable workflow), those it waits for
+        (``needs``) and every job those call; None where the download reads another run.
+        A job of its workflow it does not wait for may not have finished (continuity, too,
+        takes only these)."""
+        if download.run != "this":
+            return None
+        top = self.reading.jobs.get(download.jobs()[-1])
+        if top is None:
+            return None
+        closure = top.waits | {top.id}
+        return frozenset(closure | {t.job for t in self.uploads if closure & set(t.jobs())})
+
+    def reaches(self, row: Row, waited: frozenset[str]) -> bool:
+        """Whether a producer row can reach a download that sees the uploads of ``waited``
+        (jobs of one workflow): its producer lists a job among them, or one of another
+        workflow (the model's run spans the files), or none (or a pattern) to tell."""
+        refs = self.jobs(self.migration.producers[row.producer])
+        files = {job.partition("#")[0] for job in waited}
+        return not refs or any(
+            "*" in ref or ref in waited or ref.partition("#")[0] not in files for ref in refs
+        )
+
     def differs(self, item: Consumer | Release, on: str = "") -> None:
         """``on``: compare only the downloads of the jobs that run on that run kind."""
         declared = self.declared(item)
@@ -590,11 +614,13 @@ class _Compare:
             if not download.resolved:
                 maybe += [(pool, lang) for lang, _ in self.langs(download, unknown=True)]
                 continue
+            waited = self.waited(download) if isinstance(item, Release) else None
             for lang, prefix, removed in selections_of(download, self.axes):
                 from stagegate.engine.match import Selector
 
                 for row in selected(Selector((), lang, prefix, download.text()), pool, removed):
-                    real.setdefault((row.producer, row.name), (row, download))
+                    if waited is None or self.reaches(row, waited):
+                        real.setdefault((row.producer, row.name), (row, download))
         only_declared = [
             row
             for key, row in declared.items()

@@ -33,7 +33,7 @@ from stagegate.ci.shipped import (
     Side,
     Stranded,
 )
-from stagegate.ci.transfers import PAGES, Reading, Site, Transfer, Unresolved, shown
+from stagegate.ci.transfers import PAGES, Reading, Site, Transfer, Unresolved, shown, waited_for
 from stagegate.ci.workflows import Reader, reading_of
 from stagegate.errors import Loc
 from stagegate.load.yamlsrc import Document
@@ -448,17 +448,7 @@ def _script_of(run: str) -> tuple[tuple[str, ...], str | None]:
 
 def _needs(jobs: Mapping[str, Any], job: str) -> set[str]:
     """The jobs ``job`` waits for, directly or not."""
-    out: set[str] = set()
-    todo = [job]
-    while todo:
-        spec = jobs.get(todo.pop())
-        raw = spec.get("needs") if isinstance(spec, dict) else None
-        names = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-        for name in names:
-            if isinstance(name, str) and name not in out:
-                out.add(name)
-                todo.append(name)
-    return out
+    return waited_for(jobs, job)
 
 
 def _glob_name(name: str) -> bool:

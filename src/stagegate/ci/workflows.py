@@ -54,6 +54,7 @@ from stagegate.ci.transfers import (
     Unresolved,
     shown,
     text_value,
+    waited_for,
 )
 from stagegate.engine.resolve import flag_table
 from stagegate.errors import Loc, LocatedError
@@ -261,7 +262,9 @@ class Reader:
             doc = self.files.get(rel)
             for job_id in as_mapping(doc, ("jobs",), doc.data.get("jobs"), "jobs"):
                 self.jobs[f"{rel}#{job_id}"] = Job(
-                    id=f"{rel}#{job_id}", loc=doc.key_loc(("jobs", job_id))
+                    id=f"{rel}#{job_id}",
+                    loc=doc.key_loc(("jobs", job_id)),
+                    waits=frozenset(f"{rel}#{j}" for j in waited_for(doc.data["jobs"], job_id)),
                 )
             triggers = triggers_of(doc.data)
             if rel not in called or triggers - {"workflow_call"}:
