@@ -309,14 +309,15 @@ class _Compare:
     # -- unknown-job
 
     def unknown_jobs(self) -> None:
-        """Each ``jobs`` entry names a job, but for an item retired at or before this stage:
-        removing its job is what retiring it means (the flip to that stage does it)."""
-        from stagegate.engine.resolve import retired_at
-
+        """Each ``jobs`` entry of an item active at this stage names a job. An inactive
+        item's job may be gone (retiring it removes it) or not there yet (the pull request
+        that flips to the stage turning it on adds it: a stage is defined in one pull
+        request and flipped in the next); at a stage ahead of the current one, a missing
+        job is what that flip must add, and is worded so."""
+        active = {(item.kind, item.id) for item in self.plan.items()}
         known = self.reading.jobs
         for item in self.migration.items():
-            gone = retired_at(self.migration, item.when)
-            if gone is not None and gone <= self.stage:
+            if (item.kind, item.id) not in active:
                 continue
             for ref in self.settings.jobs_of(item):
                 if "*" in ref.text:
@@ -333,14 +334,20 @@ class _Compare:
                     if len(self.reading.files) > 3
                     else ""
                 )
+                ahead = self.stage > self.migration.stage
                 self.found(
                     "unknown-job",
                     item.id,
                     ref.loc,
                     known[close].loc if close else None,
                     f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no "
-                    f"job of the workflows read ({read or 'none'}){hint}: fix the entry or "
-                    "workflows.paths.",
+                    f"job of the workflows read ({read or 'none'}){hint}: "
+                    + (
+                        f"the job does not exist yet; the pull request that flips to stage "
+                        f"{self.stage} must add it (or fix the entry, or workflows.paths)."
+                        if ahead
+                        else "fix the entry or workflows.paths."
+                    ),
                 )
             if isinstance(item, Release) and item.dispatch and self.settings.jobs_of(item):
                 self.unknown_dispatch(item)

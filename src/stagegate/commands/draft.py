@@ -1036,12 +1036,18 @@ def _invariant_lines(invariants: Sequence[Invariant]) -> list[str]:
 
 def render(draft: Draft) -> str:
     """The migration file a draft stands for, commented with where each entry comes from."""
+    files = f"{draft.files} workflow file{'s' if draft.files != 1 else ''}"
     lines = [
-        f"# Written by `stagegate init --from-workflows` from {draft.files} workflow "
-        f"file{'s' if draft.files != 1 else ''}: what they upload (producers), download "
-        "(consumers) and publish on a tag (releases), one item per job. Rename the items, add",
-        "# flags and `when:`, then stages (`stagegate new-stage TITLE`); `stagegate drift` keeps "
-        "this model and the workflows in step.",
+        f"# Written by `stagegate init --from-workflows` from {files}: what they upload",
+        "# (producers), download (consumers) and publish on a tag (releases), one item per job.",
+        "# Every key is described in stagegate's docs/file-format.md; docs/adopt.md walks from",
+        "# here to a gate in CI. Next:",
+        "# - rename the items, add flags and `when:`, then stages (`stagegate new-stage TITLE`);",
+        "#   `stagegate drift` keeps this model and the workflows in step;",
+        "# - give each producer `paths:` (the sources it builds from): without them",
+        "#   `stagegate affected` rebuilds every producer on every change;",
+        "# - give each item a stage retires `legacy:` (the files and strings it leaves",
+        "#   behind): without them `stagegate audit` has nothing to look for.",
         "version: 1",
         f"migration: {draft.name}",
         'summary: ""',

@@ -19,7 +19,9 @@ from stagegate.model import Migration
 
 
 def _skeleton(name: str) -> str:
-    return f"""# A staged migration, checked by stagegate (https://stagegate.dev; `stagegate --help`).
+    return f"""# A staged migration, checked by stagegate (`stagegate --help`). Every key is described
+# in stagegate's docs/file-format.md; docs/adopt.md walks from a repository's workflows to
+# a gate in CI (`stagegate init --from-workflows` writes this file from them).
 # Fill in what your CI builds (producers), takes (consumers) and publishes (releases),
 # then add stages with `stagegate new-stage "TITLE"` and check them with `stagegate check --all`.
 version: 1
@@ -40,6 +42,10 @@ producers: {{}}                 # jobs that make artifacts, e.g.
 #   wheels:
 #     artifacts: ["pkg-python{{py}}-{{sha}}"]
 #     jobs: [".github/workflows/build.yml#build"]
+#     paths: ["src/**"]         # what it builds from: `stagegate affected` rebuilds it only
+#                               # when a change touches one (without paths: on every change)
+#     legacy:                   # what it leaves behind once a stage retires it, for
+#       paths: [".github/workflows/old-build.yml"]   # `stagegate audit` to find
 
 consumers: {{}}                 # jobs that take artifacts, e.g.
 #   tests:
@@ -104,9 +110,23 @@ def _check_written(text: str, path: Path) -> None:
 # --------------------------------------------------------------------------- new-stage
 
 
+SLUG_LENGTH = 40
+"""How long a stage file's slug grows: whole words of the title while they fit."""
+
+
 def _slug(title: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
-    return slug[:40].strip("-") or "stage"
+    """The title's words, lower case, joined by ``-``: as many whole words as fit in
+    ``SLUG_LENGTH`` characters (at least the first, whole up to twice that), so that a
+    file name never ends in a cut word."""
+    words = re.sub(r"[^a-z0-9]+", " ", title.lower()).split()
+    if not words:
+        return "stage"
+    slug = words[0][: SLUG_LENGTH * 2]
+    for word in words[1:]:
+        if len(slug) + 1 + len(word) > SLUG_LENGTH:
+            break
+        slug += "-" + word
+    return slug
 
 
 def new_stage(

@@ -229,9 +229,20 @@ class Migration:
 
     def checks_at(self, number: int) -> tuple[Check, ...]:
         """The checks of stage ``number``: the invariants plus its own acceptance (stage 0
-        has only invariants)."""
+        has only invariants), each once: a check listed again with the same arguments (an
+        invariant a stage also lists) runs where it is first listed."""
         definition = self.stage_def(number)
-        return (*self.invariants, *(definition.acceptance if definition else ()))
+        listed = (*self.invariants, *(definition.acceptance if definition else ()))
+        if len(listed) < 2:
+            return listed
+        seen: list[tuple[str, dict[str, Any]]] = []
+        once = []
+        for check in listed:
+            key = (check.kind, dict(check.args))
+            if key not in seen:
+                seen.append(key)
+                once.append(check)
+        return tuple(once)
 
     def title(self, number: int) -> str:
         stage = self.stage_def(number)

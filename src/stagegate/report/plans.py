@@ -255,6 +255,12 @@ def status_text(status: Status) -> str:
         lines.append(
             f"  flip with: stagegate advance   (changes `stage: {stage}` in {migration.file})"
         )
+    elif migration.last == 0:
+        lines += [
+            "",
+            'no stages yet: add the first with `stagegate new-stage "TITLE"`, then check it '
+            "with `stagegate check --all`.",
+        ]
     else:
         lines += [
             "",
