@@ -165,11 +165,7 @@ def _readers(migration: Migration, flag: str) -> re.Pattern[str]:
     name, output = re.escape(flag), re.escape(output_name(flag))
     end = r"(?![A-Za-z0-9_-])"
     source = r"(?:(?:needs|steps)\.[A-Za-z0-9_-]+\.outputs|inputs)"
-    items = [
-        re.escape(item.id)
-        for item in migration.items()
-        if flag in item.when.names()
-    ]
+    items = [re.escape(item.id) for item in migration.items() if flag in item.when.names()]
     forms = [
         rf"fromJSON\(\s*{source}\.flags\s*\)\s*\[\s*(['\"]){name}\1\s*\]",
         rf"(?:needs|steps)\.[A-Za-z0-9_-]+\.outputs\.{output}{end}",

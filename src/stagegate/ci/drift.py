@@ -328,25 +328,35 @@ class _Compare:
                 elif ref.text in known:
                     continue
                 close = closest(ref.text, known)
-                hint = f"; did you mean {close!r} ({_where(known[close].loc)})?" if close else ""
+                ahead = self.stage > self.migration.stage
+                hint = (
+                    ""
+                    if not close
+                    else f" (or, if you meant {close!r} ({_where(known[close].loc)}), fix the entry)"
+                    if ahead
+                    else f"; did you mean {close!r} ({_where(known[close].loc)})?"
+                )
                 read = ", ".join(self.reading.files[:3]) + (
                     f" and {len(self.reading.files) - 3} more"
                     if len(self.reading.files) > 3
                     else ""
                 )
-                ahead = self.stage > self.migration.stage
+                said = (
+                    f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no "
+                )
                 self.found(
                     "unknown-job",
                     item.id,
                     ref.loc,
                     known[close].loc if close else None,
-                    f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no "
-                    f"job of the workflows read ({read or 'none'}){hint}: "
+                    said
                     + (
-                        f"the job does not exist yet; the pull request that flips to stage "
-                        f"{self.stage} must add it (or fix the entry, or workflows.paths)."
+                        f"job of the workflows read ({read or 'none'}) yet: the job does not "
+                        f"exist yet; the pull request that flips to stage {self.stage} adds it"
+                        f"{hint}."
                         if ahead
-                        else "fix the entry or workflows.paths."
+                        else f"job of the workflows read ({read or 'none'}){hint}: fix the entry "
+                        "or workflows.paths."
                     ),
                 )
             if isinstance(item, Release) and item.dispatch and self.settings.jobs_of(item):

@@ -228,9 +228,7 @@ def _literal(text: str, *, glob_escape: bool) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _render(
-    value: Value, names: Mapping[str, str], *, escape: bool, release: bool = False
-) -> str:
+def _render(value: Value, names: Mapping[str, str], *, escape: bool, release: bool = False) -> str:
     """A transfer's value as template or glob text: the tagged matrix pieces whose key
     ``names`` maps as ``{axis}``, the others as their values."""
     parts = value.parts if isinstance(value, Sym) else (value,)
@@ -631,9 +629,7 @@ class _Builder:
                 continue
             if job not in producers:
                 producers[job] = (_id(job.partition("#")[2], self.ids["p"]), [])
-            producers[job][1].extend(
-                _texts(known, self.axes, escape=False, rows_of=self.rows_of)
-            )
+            producers[job][1].extend(_texts(known, self.axes, escape=False, rows_of=self.rows_of))
         return producers
 
     def release_texts(self, job: str, known: Sequence[Transfer]) -> list[tuple[str, Transfer]]:
@@ -909,10 +905,7 @@ def _waited(
     drift compares it."""
     inside = {name for job in members for name in waits.get(job, ({}, {}))[0]}
     outside = [
-        name
-        for job in members
-        for name in waits.get(job, ({}, {}))[1]
-        if name not in inside
+        name for job in members for name in waits.get(job, ({}, {}))[1] if name not in inside
     ]
     outside = list(dict.fromkeys(outside))
     if not outside:

@@ -150,7 +150,10 @@ def new_stage(
         from stagegate.commands.insert import insert_stage
 
         return insert_stage(
-            migration, _slug(title), before, lambda number: _stage_text(number, title, example)
+            migration,
+            _slug(title),
+            before,
+            lambda number: _stage_text(number, title, example, migration),
         )
     number = migration.last + 1
     width = max([2, *(len(Path(s.file).name.split("-", 1)[0]) for s in migration.stages)])
@@ -162,7 +165,7 @@ def new_stage(
         return stage_from_workflows(migration, title, number, path)
     if path.exists():
         raise UsageError(f"{path} exists; remove it or choose another title.")
-    text = _stage_text(number, title, example)
+    text = _stage_text(number, title, example, migration)
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text.encode("utf-8"))
     try:
@@ -173,7 +176,29 @@ def new_stage(
     return path
 
 
-def _stage_text(number: int, title: str, example: str) -> str:
+EXAMPLE_CHECKS = (
+    ("flags-wired", "CI reads each flag this stage flips"),
+    ("retired", "what this stage retires is gone from the repository"),
+    ("workflows", "the model against the workflows (stagegate drift)"),
+    ("inputs-satisfied", "each consumer's inputs are made by an active producer"),
+)
+"""Checks the skeleton of a stage suggests, those the migration has as invariants left out
+(they run at every stage already)."""
+
+
+def _stage_text(number: int, title: str, example: str, migration: Migration | None = None) -> str:
+    kinds = {c.kind for c in migration.invariants} if migration is not None else set()
+    checks = [
+        f"{f'#   - check: {kind}':<31}# {why}" for kind, why in EXAMPLE_CHECKS if kind not in kinds
+    ]
+    tag = next(
+        (
+            str(c.args["tag"])
+            for c in (migration.invariants if migration is not None else ())
+            if c.kind == "release-continuity" and "tag" in c.args
+        ),
+        "v1.0.0",
+    )
     return f"""# Stage {number}: {_comment(title)}
 # Set the flags this stage changes, list its checks, then `stagegate check --stage {number}`;
 # flip to it with `stagegate advance` once the stage before it is current.
@@ -183,7 +208,8 @@ title: {_quote(title)}
 set: {{}}
 #   {example}: true
 # reversible: false            # rollback refuses to go below this stage
-acceptance: []
-#   - check: inputs-satisfied
-#   - check: workflows
-"""
+# release_changes:             # what this stage changes in a release's selection, on purpose
+{f"#   - tag: {_quote(tag)}":<30} # the release claiming this tag
+#     add: ["new-artifact-*"]  # names it selects from this stage on
+acceptance: []                 # this stage's checks, besides the invariants
+""" + "".join(line + "\n" for line in checks[:2])

@@ -51,9 +51,7 @@ def text(result: Drift) -> str:
             f"{counted(len(reading.unresolved), 'value')} cannot be evaluated (bind them under "
             "workflows.bind; --strict fails on them)"
         )
-        out += [
-            f"  {u.loc.at}: unresolved {u.expression}: {u.reason}" for u in reading.unresolved
-        ]
+        out += [f"  {u.loc.at}: unresolved {u.expression}: {u.reason}" for u in reading.unresolved]
     if result.unread:
         out.append(
             f"{counted(len(result.unread), 'step')} where artifacts flow "
