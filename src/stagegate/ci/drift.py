@@ -33,7 +33,7 @@ from stagegate.engine.globs import (
 from stagegate.engine.match import RowIndex, index, release_selection, selected
 from stagegate.engine.resolve import Plan, Row, resolve
 from stagegate.errors import Loc
-from stagegate.model import Consumer, Item, Migration, Producer, Release
+from stagegate.model import Consumer, Item, JobRef, Migration, Producer, Release
 from stagegate.model.ghexpr import Ph, Sym, Unknown, Value
 from stagegate.model.templates import Axis, finite_axes
 from stagegate.records import record
@@ -328,39 +328,33 @@ class _Compare:
                 elif ref.text in known:
                     continue
                 close = closest(ref.text, known)
-                ahead = self.stage > self.migration.stage
-                hint = (
-                    ""
-                    if not close
-                    else f" (or, if you meant {close!r} ({_where(known[close].loc)}), fix the entry)"
-                    if ahead
-                    else f"; did you mean {close!r} ({_where(known[close].loc)})?"
-                )
-                read = ", ".join(self.reading.files[:3]) + (
-                    f" and {len(self.reading.files) - 3} more"
-                    if len(self.reading.files) > 3
-                    else ""
-                )
-                said = (
-                    f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no "
-                )
                 self.found(
                     "unknown-job",
                     item.id,
                     ref.loc,
                     known[close].loc if close else None,
-                    said
-                    + (
-                        f"job of the workflows read ({read or 'none'}) yet: the job does not "
-                        f"exist yet; the pull request that flips to stage {self.stage} adds it"
-                        f"{hint}."
-                        if ahead
-                        else f"job of the workflows read ({read or 'none'}){hint}: fix the entry "
-                        "or workflows.paths."
-                    ),
+                    self.unknown_job(item, ref, close),
                 )
             if isinstance(item, Release) and item.dispatch and self.settings.jobs_of(item):
                 self.unknown_dispatch(item)
+
+    def unknown_job(self, item: Item, ref: JobRef, close: str | None) -> str:
+        """What an ``unknown-job`` finding says: at the current stage, an entry to fix;
+        ahead of it, the job the flip to that stage adds."""
+        files = self.reading.files
+        read = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        said = f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no job "
+        where = f"{close!r} ({_where(self.reading.jobs[close].loc)})" if close else ""
+        if self.stage > self.migration.stage:
+            return (
+                f"{said}of the workflows read ({read or 'none'}) yet: the job does not exist "
+                f"yet; the pull request that flips to stage {self.stage} adds it"
+                + (f" (or, if you meant {where}, fix the entry)." if close else ".")
+            )
+        return (
+            f"{said}of the workflows read ({read or 'none'}): fix the entry or workflows.paths"
+            + (f"; did you mean {where}?" if close else ".")
+        )
 
     def unknown_dispatch(self, item: Release) -> None:
         """Each `dispatch` value of a release is one the workflows starting its jobs offer."""

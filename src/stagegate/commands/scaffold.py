@@ -211,5 +211,5 @@ set: {{}}
 # release_changes:             # what this stage changes in a release's selection, on purpose
 {f"#   - tag: {_quote(tag)}":<30} # the release claiming this tag
 #     add: ["new-artifact-*"]  # names it selects from this stage on
-acceptance: []                 # this stage's checks, besides the invariants
+acceptance: []
 """ + "".join(line + "\n" for line in checks[:2])

@@ -460,18 +460,14 @@ class Builder:
     ) -> None:
         """One pair of an exclude or rows entry: a finite axis of the template, one of its values."""
         if axis not in names:
-            known = ", ".join(names) or "none"
+            known = f"its finite axes: {', '.join(names) or 'none'}"
             why = (
-                f"axis {axis!r} is open: exclude and rows name finite axes only"
+                f"axis {axis!r} is open: exclude and rows name finite axes only ({known})."
                 if axis in axes and axes[axis].is_open
-                else f"{axis!r} is not a finite axis of this template{suggest(axis, names)}"
+                else f"{axis!r} is not a finite axis of this template ({known})"
+                + (suggest(axis, names) or ".")
             )
-            self.problem(
-                self.doc,
-                (*at, axis),
-                f"{why} (its finite axes: {known}).",
-                self.doc.key_loc((*at, axis)),
-            )
+            self.problem(self.doc, (*at, axis), why, self.doc.key_loc((*at, axis)))
             return
         values = axes[axis].values or ()
         if value not in values:
