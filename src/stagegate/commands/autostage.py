@@ -26,6 +26,7 @@ from stagegate.commands.draft import (
     _id,
     _quote,
     entry_lines,
+    producer_items,
 )
 from stagegate.engine.resolve import Plan, Row
 from stagegate.errors import Refused, UsageError
@@ -111,15 +112,7 @@ def stage_from_workflows(migration: Migration, title: str, number: int, path: Pa
             build.axes.values[name] = tuple(axis.values or ())
     known_axes = dict(build.axes.values)
     build.ids = {"p": set(taken), "c": set(taken), "r": set(taken)}
-    producers = [
-        Item(
-            id=i,
-            summary=f"The uploads of {job}.",
-            entries=_entries(t, build.rows_of, build.axes.values),
-            jobs=(job,),
-        )
-        for job, (i, t) in build.producers().items()
-    ]
+    producers = producer_items(build)
     consumers = [
         Item(id=i, summary=f"The downloads of {job}.", entries=_entries(t), jobs=(job,))
         for job, (i, t) in build.downloads()[0].items()

@@ -713,18 +713,7 @@ def _draft(
     """What the workflows upload, download and publish, as the items of a migration."""
     jobs = release_jobs(root, shipping, reading)
     build = _Builder(reading, jobs, open_axes)
-    producers = _merged_v3(
-        [
-            Item(
-                id=i,
-                summary=f"The uploads of {job}.",
-                entries=_entries(t, build.rows_of, build.axes.values),
-                jobs=(job,),
-            )
-            for job, (i, t) in build.producers().items()
-        ],
-        shipping,
-    )
+    producers = _merged_v3(producer_items(build), shipping)
     consumers, releases = build.downloads()
     notes = [_comment(entry) for entry in build.skipped]
     for job, release in jobs.items():
@@ -764,6 +753,19 @@ def _draft(
         ),
         notes=tuple(notes),
     )
+
+
+def producer_items(build: _Builder) -> list[Item]:
+    """One producer per job that uploads, its templates as ``_texts`` writes them."""
+    return [
+        Item(
+            id=i,
+            summary=f"The uploads of {job}.",
+            entries=_entries(t, build.rows_of, build.axes.values),
+            jobs=(job,),
+        )
+        for job, (i, t) in build.producers().items()
+    ]
 
 
 def _merged_v3(items: Sequence[Item], shipping: Side) -> list[Item]:
