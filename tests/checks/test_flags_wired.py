@@ -139,29 +139,75 @@ def test_passes_when_every_reference_of_a_flipped_flag_is_read(tmp_path: Path, s
     )
 
 
-def test_a_reference_found_nowhere_fails_at_the_stage_line(tmp_path: Path, sg: Sg) -> None:
-    top = make(tmp_path, {".github/workflows/build.yml": WORKFLOW})
+NO_ENV = WORKFLOW.replace(
+    "    env:\n      BUILD_LOCAL: ${{ fromJSON(needs.gate.outputs.flags)['local'] }}\n", ""
+)
+"""The workflow without the job's `env:`: nothing in it reads the flag `local`."""
+
+
+def test_nothing_reading_a_flipped_flag_fails_at_the_stage_line(tmp_path: Path, sg: Sg) -> None:
+    top = make(tmp_path, {".github/workflows/build.yml": NO_ENV})
     code, findings = check(sg, top, "--stage", "1")
     assert code == 1
     assert findings == [
         {
-            "message": "flag local turns on at stage 1, but its reference 'USE_LOCAL' is in no "
-            "file git tracks (outside the migration's own files and audit.ignore): nothing reads "
-            "the flag, so the flip changes nothing; read it in CI, or drop it from the flag "
-            "(migration.yaml:5:3).",
+            "message": "flag local turns on at stage 1, but its reference 'USE_LOCAL' and env "
+            "'BUILD_LOCAL' are in no file git tracks (outside the migration's own files and "
+            "audit.ignore), and no workflow reads it as docs/ci.md shows (fromJSON(needs.JOB."
+            "outputs.flags)['local'], needs.JOB.outputs.local, `stagegate flag local`), so "
+            "nothing shows that CI reads it, and a flip nobody reads changes nothing: give it "
+            "`env: NAME` and read that variable in the workflows (or gate jobs on "
+            "fromJSON(needs.gate.outputs.flags)['local']).",
             "file": "stages/01-step.yaml",
             "line": 4,
         }
     ]
 
 
-def test_the_env_counts_as_a_reference(tmp_path: Path, sg: Sg) -> None:
+def test_a_reference_read_nowhere_is_a_note_where_the_env_is_read(tmp_path: Path, sg: Sg) -> None:
+    top = make(tmp_path, {".github/workflows/build.yml": WORKFLOW})
+    result = sg("check", "--stage", "1", cwd=top)
+    assert result.code == 0, result.output
+    assert (
+        "flags-wired: 1 flipped flag read in CI; no env: in 1 workflow contradicts a flag; "
+        "note: flag local's reference 'USE_LOCAL' is read nowhere: drop it from the flag "
+        "(migration.yaml:5:3) or read it" in result.out
+    )
+
+
+def test_an_env_read_nowhere_is_a_note_where_a_reference_is_read(tmp_path: Path, sg: Sg) -> None:
     top = make(tmp_path, {"ci/build.sh": "echo $USE_LOCAL\n"})
     code, findings = check(sg, top, "--stage", "1")
-    assert code == 1
-    assert [f["message"].split(", ", 1)[1][:50] for f in findings] == [
-        "but its env 'BUILD_LOCAL' is in no file git tracks"
-    ]
+    assert (code, findings) == (0, [])
+    result = sg("check", "--stage", "1", cwd=top)
+    assert "note: flag local's env 'BUILD_LOCAL' is read nowhere: drop it" in result.out
+
+
+@pytest.mark.parametrize(
+    "reader",
+    [
+        "if: fromJSON(needs.gate.outputs.flags)['local']",
+        "if: needs.gate.outputs.local == 'true'",
+        "if: contains(fromJSON(needs.gate.outputs.active).producers, 'local')",
+        "if: fromJSON(steps.flags.outputs.flags)['local']",
+    ],
+    ids=["json-index", "output", "active-producer", "step-output"],
+)
+def test_an_env_read_nowhere_is_a_note_where_ci_reads_the_flag_as_documented(
+    tmp_path: Path, sg: Sg, reader: str
+) -> None:
+    """The flag's `env` is declared and read nowhere, its reference neither; a job reads the
+    flag through the gate's outputs (or, for `active`, the producer the flag turns on)."""
+    workflow = NO_ENV.replace("    needs: gate\n", f"    needs: gate\n    {reader}\n")
+    top = make(tmp_path, {".github/workflows/build.yml": workflow})
+    result = sg("check", "--stage", "1", cwd=top)
+    assert result.code == 0, result.output
+    line = 1 + workflow.splitlines().index(f"    {reader}")
+    assert (
+        f"note: flag local's reference 'USE_LOCAL' is read nowhere (CI reads it at "
+        f".github/workflows/build.yml:{line}: " in result.out
+    )
+    assert "note: flag local's env 'BUILD_LOCAL' is read nowhere (CI reads it at" in result.out
 
 
 def test_a_flag_that_declares_no_reference_fails_when_flipped(tmp_path: Path, sg: Sg) -> None:
@@ -185,7 +231,7 @@ def test_references_only_in_ignored_untracked_or_own_files_do_not_count(
     tmp_path: Path, sg: Sg
 ) -> None:
     files = {
-        ".github/workflows/build.yml": WORKFLOW,
+        ".github/workflows/build.yml": NO_ENV,
         "notes/plan.md": "USE_LOCAL will be read by ci/build.sh\n",
         "stages/01-step/test_it.py": "USE_LOCAL = 1\n",
     }
@@ -194,7 +240,7 @@ def test_references_only_in_ignored_untracked_or_own_files_do_not_count(
     (top / "ci" / "build.sh").write_text("echo $USE_LOCAL\n")  # not committed, not added
     code, findings = check(sg, top, "--stage", "1")
     assert code == 1
-    assert "'USE_LOCAL' is in no file git tracks" in findings[0]["message"]
+    assert "'USE_LOCAL' and env 'BUILD_LOCAL' are in no file git tracks" in findings[0]["message"]
     git(top, "add", "ci/build.sh")
     assert check(sg, top, "--stage", "1") == (0, [])
 
@@ -426,18 +472,19 @@ def test_a_flip_the_migration_is_past_may_lose_its_readers_once_the_flag_is_sett
             (top / "stages" / f"{number:02d}-step.yaml").write_text(body)
         code, findings = check(sg, top, "--stage", "1")
         assert code == 1
-        assert "'USE_LOCAL' is in no file git tracks" in findings[0]["message"]
+        assert "'USE_LOCAL' and env 'BUILD_LOCAL' are in no file git tracks" in str(findings)
 
 
 def test_a_regex_reference_counts_where_it_matches(tmp_path: Path, sg: Sg) -> None:
     migration = MIGRATION.replace(
         "references: [USE_LOCAL]", "references: [{regex: 'USE_LOCAL(?!_OLD)'}]"
     )
-    top = make(tmp_path, {**WIRED, "ci/build.sh": "echo $USE_LOCAL_OLD\n"}, migration=migration)
+    files = {".github/workflows/build.yml": NO_ENV, "ci/build.sh": "echo $USE_LOCAL_OLD\n"}
+    top = make(tmp_path, files, migration=migration)
     code, findings = check(sg, top, "--stage", "1")
     assert code == 1
     assert (
-        "its reference {regex: USE_LOCAL(?!_OLD)} is in no file git tracks"
+        "its reference {regex: USE_LOCAL(?!_OLD)} and env 'BUILD_LOCAL' are in no file git tracks"
         in findings[0]["message"]
     )
     (top / "ci" / "build.sh").write_text("echo $USE_LOCAL\n")

@@ -12,6 +12,12 @@ left out. An HTML comment right above a block may say, one per comment:
     <!-- console: in: FOLDER -->       run in a copy of FOLDER (from the repository
                                        root) instead of the example
     <!-- console: skip: WHY -->        not run, for the reason given
+    <!-- console: continue -->         run on in the copy the block before it on the page
+                                       left (its setup, then its commands): a walk
+                                       through one repository, step by step (docs/adopt.md)
+
+A setup line sees `$FIXTURES`, the folder of the suite's fixtures (tests/fixtures), from
+which a walk copies the files each step changes.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from conftest import REPO
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BLOCK = re.compile(r"((?:<!-- console: [^\n]*-->\n)*)```console\n(.*?)```", re.DOTALL)
-DIRECTIVE = re.compile(r"<!-- console: (setup|in|skip): (.*?) -->")
+DIRECTIVE = re.compile(r"<!-- console: (setup|in|skip): (.*?) -->|<!-- console: (continue) -->")
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Ada Flipper",
     "GIT_AUTHOR_EMAIL": "ada@example.com",
@@ -50,6 +56,7 @@ IDENTITY = {
 class Command:
     line: str  # without the `$ `
     expected: list[str] = field(default_factory=list)
+    setup: bool = False  # a continued block's setup line: run, output not compared
 
 
 @dataclass
@@ -67,17 +74,29 @@ class Block:
 
 
 def blocks() -> list[Block]:
-    found = []
+    found: list[Block] = []
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
         for match in BLOCK.finditer(text):
-            directives = DIRECTIVE.findall(match.group(1))
+            directives = [
+                ("continue", "") if d[2] else (d[0], d[1])
+                for d in DIRECTIVE.findall(match.group(1))
+            ]
             commands: list[Command] = []
             for raw in match.group(2).splitlines():
                 if raw.startswith("$ "):
                     commands.append(Command(raw[2:]))
                 elif commands:
                     commands[-1].expected.append(raw)
+            if any(k == "continue" for k, _ in directives):
+                assert found and found[-1].doc == doc, (
+                    f"{doc.name}: `continue` with no block before"
+                )
+                found[-1].commands += [
+                    Command(v, setup=True) for k, v in directives if k == "setup"
+                ]
+                found[-1].commands += commands
+                continue
             found.append(
                 Block(
                     doc=doc,
@@ -217,6 +236,7 @@ def test_console_block(block: Block, tmp_path: Path) -> None:
         **IDENTITY,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "NO_COLOR": "1",
+        "FIXTURES": str(REPO / "tests" / "fixtures"),
     }
     for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "STAGEGATE_FILE", "GITHUB_BASE_REF"):
         env.pop(name, None)
@@ -228,6 +248,12 @@ def test_console_block(block: Block, tmp_path: Path) -> None:
         assert done.returncode == 0, f"{block.id}: setup {setup!r} failed:\n{done.stdout}"
     last, ran = 0, 0
     for command in block.commands:
+        if command.setup:
+            done = shell(command.line, root, env)
+            assert done.returncode == 0, (
+                f"{block.id}: setup {command.line!r} failed:\n{done.stdout}"
+            )
+            continue
         if command.line.split("#", 1)[0].strip() == "echo $?":
             assert command.expected[:1] == [str(last)], f"{block.id}: `{command.line}`"
             continue

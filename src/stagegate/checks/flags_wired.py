@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from stagegate.checks._base import Context, Finding, Result, result
@@ -154,24 +155,37 @@ def _settled(migration: Migration, flag: str, stage: int) -> bool:
     return migration.stage > stage and stale_since(migration, flag) <= migration.stage
 
 
-def _readers(flag: str) -> re.Pattern[str]:
-    """The ways docs/ci.md reads a flag in a workflow: the `flags` output's JSON indexed by
-    the flag's name, the flag's own output of the gate job, or `stagegate flag NAME`."""
+def _readers(migration: Migration, flag: str) -> re.Pattern[str]:
+    """The ways docs/ci.md and docs/drift.md read a flag in a workflow: the `flags` output's
+    JSON indexed by the flag's name (of the gate job, of a step of the same job, or passed
+    to a reusable workflow as `inputs.flags`), the flag's own output of the gate job or of
+    the step, `stagegate flag NAME`, and `contains(fromJSON(...outputs.active).KIND, 'ID')`
+    for an item whose `when` names the flag (the flag reaches CI as that item's state)."""
     name, output = re.escape(flag), re.escape(output_name(flag))
     end = r"(?![A-Za-z0-9_-])"
-    return re.compile(
-        rf"fromJSON\(\s*needs\.[A-Za-z0-9_-]+\.outputs\.flags\s*\)\s*\[\s*(['\"]){name}\1\s*\]"
-        rf"|needs\.[A-Za-z0-9_-]+\.outputs\.{output}{end}"
-        rf"|\bstagegate\b[^\n]*\bflag\s+(['\"]?){name}\2{end}"
-    )
+    source = r"(?:(?:needs|steps)\.[A-Za-z0-9_-]+\.outputs|inputs)"
+    items = [re.escape(item.id) for item in migration.items() if flag in item.when.names()]
+    forms = [
+        rf"fromJSON\(\s*{source}\.flags\s*\)\s*\[\s*(['\"]){name}\1\s*\]",
+        rf"(?:needs|steps)\.[A-Za-z0-9_-]+\.outputs\.{output}{end}",
+        rf"\bstagegate\b[^\n]*\bflag\s+(['\"]?){name}\2{end}",
+    ]
+    if items:
+        forms.append(
+            rf"contains\(\s*fromJSON\(\s*{source}\.active\s*\)\.(?:producers|consumers|"
+            rf"releases)\s*,\s*(['\"])(?:{'|'.join(items)})\3\s*\)"
+        )
+    return re.compile("|".join(forms))
 
 
-def read_in_workflows(files: Files, workflows: list[bytes], flag: str) -> bool:
-    """Whether a workflow file reads ``flag`` in one of the documented ways (a flag with
-    no `env` or `references` declared is wired when one does)."""
+def read_in_workflows(
+    migration: Migration, files: Files, workflows: list[bytes], flag: str
+) -> str | None:
+    """Where a workflow file reads ``flag`` in one of the documented ways (``_readers``):
+    ``FILE:LINE: the text``, the first found; None when none does."""
     from stagegate.audit import display
 
-    pattern = _readers(flag)
+    pattern = _readers(migration, flag)
     for raw in workflows:
         path = files.root / os.fsdecode(raw)
         if path.is_symlink() or not path.is_file():
@@ -180,9 +194,67 @@ def read_in_workflows(files: Files, workflows: list[bytes], flag: str) -> bool:
             doc = files.document(os.fsdecode(raw), name=files.shown(display(raw)))
         except (InvalidInput, OSError):
             continue  # hard_coded reports a file it cannot read
-        if any(pattern.search(line) for line in files.texts.get(doc.file, ())):
-            return True
-    return False
+        for number, line in enumerate(files.texts.get(doc.file, ()), 1):
+            found = pattern.search(line)
+            if found:
+                return f"{doc.file}:{number}: {found.group(0)}"
+    return None
+
+
+def _wiring(
+    migration: Migration,
+    flag: Flag,
+    turns: str,
+    found: Mapping[Ref, list[Any]],
+    reader: Callable[[], str | None],
+) -> tuple[str | None, list[str]]:
+    """Whether anything reads a flipped flag: its `env` or a `references` string in a file
+    git tracks, or a workflow reading it as the docs show. The failure's message when
+    nothing does; notes for a declared `env` or reference read nowhere while CI reads the
+    flag another way (they do no harm, but say nothing)."""
+
+    def shown(ref: Ref) -> str:
+        from stagegate.model.references import label
+
+        return repr(ref) if isinstance(ref, str) else label(ref)
+
+    from stagegate.audit import flag_references
+
+    references = flag_references(flag)
+    unread = [r for r in references if not found[r]]
+    if len(unread) < len(references):
+        where = None
+    else:
+        where = reader()
+        if where is None:
+            declared = (
+                "declares neither `env` nor `references`"
+                if not references
+                else f"its {_declared(flag, unread, shown)} {'is' if len(unread) == 1 else 'are'} "
+                "in no file git tracks (outside the migration's own files and audit.ignore)"
+            )
+            return (
+                f"{turns}, but {declared}, and no workflow reads it as docs/ci.md shows "
+                f"(fromJSON(needs.JOB.outputs.flags)['{flag.id}'], needs.JOB.outputs."
+                f"{output_name(flag.id)}, `stagegate flag {flag.id}`), so nothing shows that CI "
+                "reads it, and a flip nobody reads changes nothing: give it `env: NAME` and "
+                "read that variable in the workflows (or gate jobs on "
+                f"fromJSON(needs.gate.outputs.flags)['{flag.id}']).",
+                [],
+            )
+    how = f" (CI reads it at {where})" if where else ""
+    notes = [
+        f"flag {flag.id}'s {_declared(flag, [r], shown)} is read nowhere{how}: drop it from "
+        f"the flag ({flag.loc}) or read it"
+        for r in unread
+    ]
+    return None, notes
+
+
+def _declared(flag: Flag, refs: list[Ref], shown: Callable[[Ref], str]) -> str:
+    """``env X`` / ``reference 'y'`` / both, as the flag declares them."""
+    words = [f"{'env' if r == flag.env else 'reference'} {shown(r)}" for r in refs]
+    return " and ".join(words)
 
 
 def run(ctx: Context, check: Check) -> list[Result]:
@@ -194,10 +266,6 @@ def run(ctx: Context, check: Check) -> list[Result]:
     )
     from stagegate.git.run import Pending
     from stagegate.git.search import start_ls_files, start_worktree, text_hits
-    from stagegate.model.references import label
-
-    def shown(ref: Ref) -> str:
-        return repr(ref) if isinstance(ref, str) else label(ref)
 
     migration, stage = ctx.reference, ctx.stage  # verify-pr: the base's flags and references
     values = flag_table(migration)[stage]
@@ -230,37 +298,20 @@ def run(ctx: Context, check: Check) -> list[Result]:
     from stagegate.ci.files import Files, shown_top
 
     files = Files(tree.top, shown=shown_top(ctx.root, ctx.migration.root))
+    notes: list[str] = []
     for flag in flipped:
         loc = definition.set_locs.get(flag.id) if definition is not None else None
         turns = f"flag {flag.id} turns {'on' if values[flag.id] else 'off'} at stage {stage}"
-        references = flag_references(flag)
-        if not references and not read_in_workflows(files, workflows, flag.id):
-            findings.append(
-                Finding(
-                    f"{turns}, but declares neither `env` nor `references`, and no workflow "
-                    f"reads it as docs/ci.md shows (fromJSON(needs.JOB.outputs.flags)"
-                    f"['{flag.id}'], needs.JOB.outputs.{output_name(flag.id)}, `stagegate flag "
-                    f"{flag.id}`), so nothing shows "
-                    "that CI reads it, and a flip nobody reads changes nothing: give it "
-                    "`env: NAME` and read that variable in the workflows (or gate jobs on "
-                    f"fromJSON(needs.gate.outputs.flags)['{flag.id}'] and list that in "
-                    "`references`).",
-                    loc or flag.loc,
-                )
-            )
-        for reference in references:
-            if found[reference]:
-                continue
-            what = "env" if reference == flag.env else "reference"
-            findings.append(
-                Finding(
-                    f"{turns}, but its {what} {shown(reference)} is in no file git tracks (outside "
-                    "the migration's own files and audit.ignore): nothing reads the flag, so "
-                    f"the flip changes nothing; read it in CI, or drop it from the flag "
-                    f"({flag.loc}).",
-                    loc or flag.loc,
-                )
-            )
+        failure, more = _wiring(
+            migration,
+            flag,
+            turns,
+            found,
+            partial(read_in_workflows, migration, files, workflows, flag.id),
+        )
+        notes += more
+        if failure is not None:
+            findings.append(Finding(failure, loc or flag.loc))
     envs = {flag.env: flag for flag in migration.flags.values() if flag.env}
     if envs:
         for raw in workflows:
@@ -271,12 +322,13 @@ def run(ctx: Context, check: Check) -> list[Result]:
             f"{', '.join(f.id for f in settled)} settled (stage {migration.stage} is past this "
             "flip and the flag no longer changes, so what read it may be gone); "
         )
+    noted = "".join(f"; note: {n}" for n in notes)
     ok = (
         f"{counted(len(flipped), 'flipped flag')} read in CI; {note}"
-        f"no env: in {counted(len(workflows), 'workflow')} contradicts a flag"
+        f"no env: in {counted(len(workflows), 'workflow')} contradicts a flag{noted}"
     )
     failed = (
         f"{counted(len(findings), 'problem')}: a flip must reach CI, and CI must read flags "
-        "from stagegate"
+        f"from stagegate{noted}"
     )
     return [result(ctx, check, findings, ok, fail_message=failed)]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from stagegate.errors import InvalidInput, Problem, UsageError
 from stagegate.load.yamlsrc import json_path
 from stagegate.model import Flag, Migration, Producer
+from stagegate.model.templates import finite_axes
 from stagegate.records import record
 from stagegate.words import closest
 
@@ -294,11 +295,16 @@ def _axis_values(migration: Migration, producer: Producer, axis: str) -> tuple[s
 
 
 def matrix(migration: Migration, producer: str, stage: int) -> dict[str, list[dict[str, str]]]:
-    """``{"include": [...]}``: one object per distinct assignment of the producer's finite
-    axes (axis -> value, in declared order); no rows when it is inactive at ``stage``."""
+    """``{"include": [...]}``: one object per distinct assignment of the finite axes of the
+    producer's rows (axis -> value, in declared order; a template's ``exclude`` and
+    ``rows`` heeded), leaving out one whose pairs another object holds too (the job row
+    that makes the other name makes this one); no rows when it is inactive at ``stage``.
+
+    Where every template names the same finite axes and excludes nothing, that is every
+    combination of their values, in the axes' declared order."""
     import itertools
 
-    from stagegate.engine.resolve import resolve
+    from stagegate.engine.resolve import item_axes, resolve
 
     item = migration.producers.get(producer)
     if item is None:
@@ -306,10 +312,21 @@ def matrix(migration: Migration, producer: str, stage: int) -> dict[str, list[di
     if item not in resolve(migration, stage).producers:
         return {"include": []}
     names = matrix_axes(migration, item)
-    seen: dict[tuple[str, ...], None] = {}
-    for combo in itertools.product(*(_axis_values(migration, item, n) for n in names)):
-        seen.setdefault(combo, None)
-    return {"include": [dict(zip(names, combo, strict=True)) for combo in seen]}
+    axes = item_axes(migration, item)
+    if all(t.rows is None and not t.exclude for t in item.artifacts) and all(
+        set(finite_axes(t.parts, axes)) in (set(names), set()) for t in item.artifacts
+    ):
+        combos = itertools.product(*(_axis_values(migration, item, n) for n in names))
+        return {"include": [dict(zip(names, c, strict=True)) for c in dict.fromkeys(combos)]}
+    found: dict[frozenset[tuple[str, str]], None] = {}
+    for template in item.artifacts:
+        for assignment in template.assignments(axes):
+            found.setdefault(frozenset(assignment), None)
+    kept = [a for a in found if not any(a < other for other in found)]
+    order = {name: i for i, name in enumerate(names)}
+    position = {n: {v: i for i, v in enumerate(_axis_values(migration, item, n))} for n in names}
+    kept.sort(key=lambda a: [position[n].get(dict(a).get(n, ""), -1) for n in order])
+    return {"include": [{n: v for n, v in sorted(a, key=lambda p: order[p[0]])} for a in kept]}
 
 
 def matrices(

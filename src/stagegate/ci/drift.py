@@ -33,7 +33,7 @@ from stagegate.engine.globs import (
 from stagegate.engine.match import RowIndex, index, release_selection, selected
 from stagegate.engine.resolve import Plan, Row, resolve
 from stagegate.errors import Loc
-from stagegate.model import Consumer, Item, Migration, Producer, Release
+from stagegate.model import Consumer, Item, JobRef, Migration, Producer, Release
 from stagegate.model.ghexpr import Ph, Sym, Unknown, Value
 from stagegate.model.templates import Axis, finite_axes
 from stagegate.records import record
@@ -309,14 +309,15 @@ class _Compare:
     # -- unknown-job
 
     def unknown_jobs(self) -> None:
-        """Each ``jobs`` entry names a job, but for an item retired at or before this stage:
-        removing its job is what retiring it means (the flip to that stage does it)."""
-        from stagegate.engine.resolve import retired_at
-
+        """Each ``jobs`` entry of an item active at this stage names a job. An inactive
+        item's job may be gone (retiring it removes it) or not there yet (the pull request
+        that flips to the stage turning it on adds it: a stage is defined in one pull
+        request and flipped in the next); at a stage ahead of the current one, a missing
+        job is what that flip must add, and is worded so."""
+        active = {(item.kind, item.id) for item in self.plan.items()}
         known = self.reading.jobs
         for item in self.migration.items():
-            gone = retired_at(self.migration, item.when)
-            if gone is not None and gone <= self.stage:
+            if (item.kind, item.id) not in active:
                 continue
             for ref in self.settings.jobs_of(item):
                 if "*" in ref.text:
@@ -327,23 +328,33 @@ class _Compare:
                 elif ref.text in known:
                     continue
                 close = closest(ref.text, known)
-                hint = f"; did you mean {close!r} ({_where(known[close].loc)})?" if close else ""
-                read = ", ".join(self.reading.files[:3]) + (
-                    f" and {len(self.reading.files) - 3} more"
-                    if len(self.reading.files) > 3
-                    else ""
-                )
                 self.found(
                     "unknown-job",
                     item.id,
                     ref.loc,
                     known[close].loc if close else None,
-                    f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no "
-                    f"job of the workflows read ({read or 'none'}){hint}: fix the entry or "
-                    "workflows.paths.",
+                    self.unknown_job(item, ref, close),
                 )
             if isinstance(item, Release) and item.dispatch and self.settings.jobs_of(item):
                 self.unknown_dispatch(item)
+
+    def unknown_job(self, item: Item, ref: JobRef, close: str | None) -> str:
+        """What an ``unknown-job`` finding says: at the current stage, an entry to fix;
+        ahead of it, the job the flip to that stage adds."""
+        files = self.reading.files
+        read = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        said = f"{item.kind} {item.id}: jobs entry {ref.text!r} ({_where(ref.loc)}) names no job "
+        where = f"{close!r} ({_where(self.reading.jobs[close].loc)})" if close else ""
+        if self.stage > self.migration.stage:
+            return (
+                f"{said}of the workflows read ({read or 'none'}) yet: the job does not exist "
+                f"yet; the pull request that flips to stage {self.stage} adds it"
+                + (f" (or, if you meant {where}, fix the entry)." if close else ".")
+            )
+        return (
+            f"{said}of the workflows read ({read or 'none'}): fix the entry or workflows.paths"
+            + (f"; did you mean {where}?" if close else ".")
+        )
 
     def unknown_dispatch(self, item: Release) -> None:
         """Each `dispatch` value of a release is one the workflows starting its jobs offer."""
@@ -574,6 +585,30 @@ class _Compare:
             runs = frozenset(p.run for p in self.plan.producers) - {"this"}
         return index(self.plan, runs)
 
+    def waited(self, download: Transfer) -> frozenset[str] | None:
+        """The jobs whose uploads a release's download of its own run can take: its job
+        (the top job of the run, for a job of a reusable workflow), those it waits for
+        (``needs``) and every job those call; None where the download reads another run.
+        A job of its workflow it does not wait for may not have finished (continuity, too,
+        takes only these)."""
+        if download.run != "this":
+            return None
+        top = self.reading.jobs.get(download.jobs()[-1])
+        if top is None:
+            return None
+        closure = top.waits | {top.id}
+        return frozenset(closure | {t.job for t in self.uploads if closure & set(t.jobs())})
+
+    def reaches(self, row: Row, waited: frozenset[str]) -> bool:
+        """Whether a producer row can reach a download that sees the uploads of ``waited``
+        (jobs of one workflow): its producer lists a job among them, or one of another
+        workflow (the model's run spans the files), or none (or a pattern) to tell."""
+        refs = self.jobs(self.migration.producers[row.producer])
+        files = {job.partition("#")[0] for job in waited}
+        return not refs or any(
+            "*" in ref or ref in waited or ref.partition("#")[0] not in files for ref in refs
+        )
+
     def differs(self, item: Consumer | Release, on: str = "") -> None:
         """``on``: compare only the downloads of the jobs that run on that run kind."""
         declared = self.declared(item)
@@ -590,11 +625,13 @@ class _Compare:
             if not download.resolved:
                 maybe += [(pool, lang) for lang, _ in self.langs(download, unknown=True)]
                 continue
+            waited = self.waited(download) if isinstance(item, Release) else None
             for lang, prefix, removed in selections_of(download, self.axes):
                 from stagegate.engine.match import Selector
 
                 for row in selected(Selector((), lang, prefix, download.text()), pool, removed):
-                    real.setdefault((row.producer, row.name), (row, download))
+                    if waited is None or self.reaches(row, waited):
+                        real.setdefault((row.producer, row.name), (row, download))
         only_declared = [
             row
             for key, row in declared.items()

@@ -66,15 +66,7 @@ class Flows:
 
 def needs_closure(workflow: Workflow, job: str) -> set[str]:
     """The jobs ``job`` waits for, directly or not."""
-    out: set[str] = set()
-    todo = [job]
-    while todo:
-        spec = workflow.jobs.get(todo.pop())
-        for name in spec.needs if spec is not None else ():
-            if name not in out:
-                out.add(name)
-                todo.append(name)
-    return out
+    return workflow.waits(job)
 
 
 def _glob_name(name: str) -> bool:

@@ -229,6 +229,19 @@ class Workflow:
     def data(self) -> Any:
         return self.doc.data
 
+    def waits(self, job: str) -> set[str]:
+        """The jobs ``job`` waits for through ``needs:``, directly or not: a download sees
+        what they uploaded; a job it does not wait for may not have finished."""
+        out: set[str] = set()
+        todo = [job]
+        while todo:
+            spec = self.jobs.get(todo.pop())
+            for name in spec.needs if spec is not None else ():
+                if name not in out:
+                    out.add(name)
+                    todo.append(name)
+        return out
+
 
 @record(kw_only=True, eq=False)
 class Action:

@@ -87,10 +87,30 @@ class Unresolved:
     reason: str
 
 
+def waited_for(jobs: Mapping[str, Any], job: str) -> set[str]:
+    """The jobs of a workflow (its ``jobs:``) that ``job`` waits for through ``needs:``,
+    directly or not: a download sees what they uploaded; a job it does not wait for may
+    not have finished."""
+    out: set[str] = set()
+    todo = [job]
+    while todo:
+        spec = jobs.get(todo.pop())
+        raw = spec.get("needs") if isinstance(spec, dict) else None
+        names = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+        for name in names:
+            if isinstance(name, str) and name not in out:
+                out.add(name)
+                todo.append(name)
+    return out
+
+
 @record(kw_only=True)
 class Job:
     id: str  # PATH#JOB
     loc: Loc
+    waits: frozenset[str] = frozenset()
+    """The jobs of its workflow it waits for (``needs:``, directly or not), as ``PATH#JOB``:
+    a download of its run sees what they (and it) uploaded."""
 
 
 @record(kw_only=True, eq=False)

@@ -253,7 +253,11 @@ class Reader:
             )
         for workflow in workflows:
             for job in workflow.jobs.values():
-                self.jobs[job.key] = JobSeen(id=job.key, loc=job.loc)
+                self.jobs[job.key] = JobSeen(
+                    id=job.key,
+                    loc=job.loc,
+                    waits=frozenset(f"{workflow.file}#{j}" for j in workflow.waits(job.id)),
+                )
             if workflow.file not in called or workflow.triggers - {"workflow_call"}:
                 self.dispatched(workflow)
         for rel in sorted(actions):

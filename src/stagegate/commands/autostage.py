@@ -17,7 +17,17 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from stagegate.commands.draft import Item, _Axes, _Builder, _comment, _entries, _id, _quote
+from stagegate.commands.draft import (
+    Item,
+    _Axes,
+    _Builder,
+    _comment,
+    _entries,
+    _id,
+    _quote,
+    entry_lines,
+    producer_items,
+)
 from stagegate.engine.resolve import Plan, Row
 from stagegate.errors import Refused, UsageError
 from stagegate.model import Migration
@@ -54,9 +64,7 @@ def _item(item: Item, section: str, flag: str) -> list[str]:
     out = [f"  {item.id}:", f"    summary: {_quote(item.summary)}", f"    when: {flag}"]
     out.append("    artifacts:" if section == "producers" else "    inputs:")
     for entry in item.entries:
-        where = f"   # {entry.loc.file}:{entry.loc.line}"
-        prefix = "      - select: " if section == "consumers" else "      - "
-        out.append(f"{prefix}{_quote(entry.text)}{where}")
+        out += entry_lines(entry, section)
     out.append(f"    jobs: [{', '.join(_quote(j) for j in item.jobs)}]")
     return out
 
@@ -104,10 +112,7 @@ def stage_from_workflows(migration: Migration, title: str, number: int, path: Pa
             build.axes.values[name] = tuple(axis.values or ())
     known_axes = dict(build.axes.values)
     build.ids = {"p": set(taken), "c": set(taken), "r": set(taken)}
-    producers = [
-        Item(id=i, summary=f"The uploads of {job}.", entries=_entries(t), jobs=(job,))
-        for job, (i, t) in build.producers().items()
-    ]
+    producers = producer_items(build)
     consumers = [
         Item(id=i, summary=f"The downloads of {job}.", entries=_entries(t), jobs=(job,))
         for job, (i, t) in build.downloads()[0].items()

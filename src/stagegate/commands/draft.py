@@ -110,6 +110,8 @@ class ReleaseJob:
     ignore: tuple[str, ...]
     """``on.push.tags-ignore``: tags the trigger does not accept."""
     why: str
+    closure: frozenset[str] = frozenset()
+    """The jobs it waits for (``needs_closure``): the only ones whose uploads it can take."""
 
 
 _TAG_PREFIX = re.compile(
@@ -179,7 +181,14 @@ def release_jobs(root: Path, shipping: Side, reading: Reading) -> dict[str, Rele
         data = files.get(rel).data
         condition = _job_spec(data, job_id).get("if")
         tags, ignore, why = _trigger_tags(data, candidates[job], condition)
-        found[job] = ReleaseJob(job=job, events=candidates[job], tags=tags, ignore=ignore, why=why)
+        found[job] = ReleaseJob(
+            job=job,
+            events=candidates[job],
+            tags=tags,
+            ignore=ignore,
+            why=why,
+            closure=frozenset(needs_closure(data, job)),
+        )
     return found
 
 
@@ -219,23 +228,17 @@ def _literal(text: str, *, glob_escape: bool) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _render(
-    value: Value,
-    names: Mapping[str, str],
-    concrete: Mapping[str, str] | None,
-    *,
-    escape: bool,
-    release: bool = False,
-) -> str:
-    """A transfer's value as template or glob text: tagged matrix pieces as ``{axis}``."""
+def _render(value: Value, names: Mapping[str, str], *, escape: bool, release: bool = False) -> str:
+    """A transfer's value as template or glob text: the tagged matrix pieces whose key
+    ``names`` maps as ``{axis}``, the others as their values."""
     parts = value.parts if isinstance(value, Sym) else (value,)
     out = []
     for part in parts:
         if isinstance(part, Ph) and part.value is not None:
-            if concrete is not None:
-                out.append(_literal(part.value, glob_escape=escape))
-            else:
+            if part.axis in names:
                 out.append("{" + names[part.axis] + "}")
+            else:
+                out.append(_literal(part.value, glob_escape=escape))
         elif isinstance(part, Ph):
             if release:
                 out.append("[0-9a-f]" * 40 if part.axis == "sha" else "*")
@@ -251,48 +254,165 @@ def _tagged(value: Value) -> list[Ph]:
     return [p for p in parts if isinstance(p, Ph) and p.value is not None]
 
 
-def _texts(
-    transfers: Sequence[Transfer], axes: _Axes, *, escape: bool, release: bool = False
-) -> list[tuple[str, Transfer]]:
-    """Template (or glob) texts for one step's transfers across its contexts.
+def _row(t: Transfer) -> dict[str, str]:
+    """The matrix values a transfer's name is made of, by key."""
+    row: dict[str, str] = {}
+    for ph in _tagged(t.value):
+        assert ph.value is not None
+        row[ph.axis] = ph.value
+    return row
 
-    The contexts' tagged pieces form the step's assignments; when they are the full
-    product of each key's values, one text with placeholders covers them, else each
-    context's concrete text is written."""
-    by_shape: dict[str, list[Transfer]] = {}
+
+def _key_values(transfers: Sequence[Transfer]) -> dict[str, list[str]]:
+    """Each matrix key the names are made of, with its values in order of appearance."""
+    values: dict[str, list[str]] = {}
     for t in transfers:
-        by_shape.setdefault(shown(t.value), []).append(t)
+        for key, value in _row(t).items():
+            seen = values.setdefault(key, [])
+            if value not in seen:
+                seen.append(value)
+    return values
+
+
+Rows = dict[tuple[tuple[str, str], ...], None]
+"""A template's rows: assignments (axis name -> value, in the template's order), in order."""
+
+
+def _texts(
+    transfers: Sequence[Transfer],
+    axes: _Axes,
+    *,
+    escape: bool,
+    release: bool = False,
+    rows_of: dict[str, Rows] | None = None,
+) -> list[tuple[str, Transfer]]:
+    """Template (or glob) texts for one step's transfers across its contexts (matrix rows).
+
+    A matrix key with one value wherever the names use it is written as that value: no
+    axis has one value. A release's globs are concrete, one per context. Otherwise the
+    contexts are grouped by the shape of their names; a group whose rows are every
+    combination of its keys' values is one text with ``{axis}`` placeholders. For a
+    producer (``rows_of`` given) every key with several values is an axis of all the
+    step's values, and each text's rows are recorded in ``rows_of`` (written as the
+    template's ``exclude`` or ``rows``: ``_form``), so that each job row is a row of the
+    model, which ``stagegate matrix`` gives back; for a consumer a group that is not
+    every combination of its own values is written one concrete text per context."""
+    if release:
+        concrete: dict[str, Transfer] = {}
+        for t in transfers:
+            concrete.setdefault(_render(t.value, {}, escape=escape, release=True), t)
+        return list(concrete.items())
+    step = _key_values(transfers)
+    varying = {key for key, values in step.items() if len(values) > 1}
+    groups: dict[str, list[Transfer]] = {}
+    for t in transfers:
+        shape = _render(t.value, {k: "\0" + k for k in varying}, escape=escape)
+        groups.setdefault(shape, []).append(t)
     out: list[tuple[str, Transfer]] = []
-    for group in by_shape.values():
-        keys: list[str] = []
-        values: dict[str, list[str]] = {}
-        rows: set[tuple[tuple[str, str], ...]] = set()
-        for t in group:
-            row: dict[str, str] = {}
-            for ph in _tagged(t.value):
-                if ph.axis not in values:
-                    keys.append(ph.axis)
-                    values[ph.axis] = []
-                assert ph.value is not None
-                if ph.value not in values[ph.axis]:
-                    values[ph.axis].append(ph.value)
-                row[ph.axis] = ph.value
-            rows.add(tuple(sorted(row.items())))
+    for group in groups.values():
+        values = step if rows_of is not None else _key_values(group)
+        keys = [k for k in _key_values(group) if len(values[k]) > 1]
+        rows = {tuple((k, _row(t)[k]) for k in keys): t for t in group}
         product = 1
         for key in keys:
             product *= len(values[key])
-        full = all(len(r) == len(keys) for r in rows) and len(rows) == product
-        if keys and full and not release:
+        if keys and (len(rows) == product or rows_of is not None):
             names = {key: axes.name_for(key, tuple(values[key])) for key in keys}
-            out.append((_render(group[0].value, names, None, escape=escape), group[0]))
-        else:
-            seen: set[str] = set()
-            for t in group:
-                text = _render(t.value, {}, {}, escape=escape, release=release)
-                if text not in seen:
-                    seen.add(text)
-                    out.append((text, t))
+            text = _render(group[0].value, names, escape=escape)
+            out.append((text, group[0]))
+            if rows_of is not None and len(rows) < product:
+                recorded = rows_of.setdefault(text, {})
+                for row in rows:
+                    recorded.setdefault(tuple((names[k], v) for k, v in row), None)
+            continue
+        seen: set[str] = set()
+        for t in group:
+            text = _render(t.value, {}, escape=escape)
+            if text not in seen:
+                seen.add(text)
+                out.append((text, t))
     return out
+
+
+MAX_EXCLUDE_WORK = 200_000
+"""Most (candidate, row) pairs the search for a short ``exclude`` may weigh; beyond it,
+a template's rows are listed (``rows:``) instead."""
+
+
+def _agrees(row: Mapping[str, str], partial: Sequence[tuple[str, str]]) -> bool:
+    return all(row.get(k) == v for k, v in partial)
+
+
+def _exclusions(
+    names: Sequence[str], values: Mapping[str, Sequence[str]], rows: Rows
+) -> list[tuple[tuple[str, str], ...]] | None:
+    """A short ``exclude`` (partial assignments) that leaves exactly ``rows`` of every
+    combination of ``values``: chosen greedily, each entry the one that drops the most rows
+    still to drop (fewest axes first on a tie) without dropping a row that is kept. None
+    when the combinations are too many to weigh (``MAX_EXCLUDE_WORK``)."""
+    import itertools
+
+    kept = [dict(row) for row in rows]
+    every = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values.values())]
+    drop = [i for i, row in enumerate(every) if tuple(row.items()) not in rows]
+    candidates = 1
+    for name in names:
+        candidates *= len(values[name]) + 1
+    if candidates * max(len(drop), 1) > MAX_EXCLUDE_WORK:
+        return None
+    choices: list[tuple[tuple[tuple[str, str], ...], set[int]]] = []
+    for size in range(1, len(names) + 1):
+        for subset in itertools.combinations(names, size):
+            for combo in itertools.product(*(values[n] for n in subset)):
+                partial = tuple(zip(subset, combo, strict=True))
+                if any(_agrees(row, partial) for row in kept):
+                    continue
+                covered = {i for i in drop if _agrees(every[i], partial)}
+                if covered:
+                    choices.append((partial, covered))
+    left, chosen = set(drop), []
+    while left:
+        best, gain = choices[0], -1
+        for choice in choices:
+            count = len(choice[1] & left)
+            if count > gain:
+                best, gain = choice, count
+        chosen.append(best[0])
+        left -= best[1]
+    return chosen
+
+
+def _form(
+    text: str, rows: Rows, axes: Mapping[str, Sequence[str]]
+) -> tuple[tuple[tuple[tuple[str, str], ...], ...], tuple[tuple[tuple[str, str], ...], ...] | None]:
+    """How a template whose rows are not every combination is written: its ``exclude``
+    where that is no longer than listing them, else its ``rows``."""
+    names = [name for name, _ in next(iter(rows))]
+    values = {name: axes[name] for name in names}
+    exclude = _exclusions(names, values, rows)
+    if exclude is not None and len(exclude) <= len(rows):
+        return tuple(exclude), None
+    return (), tuple(rows)
+
+
+def _selected(
+    download: Transfer, uploads: Sequence[Transfer], axes: Mapping[str, Axis]
+) -> list[Transfer]:
+    """The uploads of this run a download selects (after its script's ``rm -rf``), decided
+    by drift's engine (``ci.drift.selections_of``, ``languages``)."""
+    from stagegate.ci.drift import languages, selections_of
+    from stagegate.engine.globs import intersects
+
+    found: list[Transfer] = []
+    wanted = selections_of(download, dict(axes))
+    for upload in uploads:
+        if not upload.resolved or upload.run != "this":
+            continue
+        for lang, _prefix in languages(upload, dict(axes)):
+            if any(intersects(d, lang, excluding=removed) for d, _p, removed in wanted):
+                found.append(upload)
+                break
+    return found
 
 
 def _kept(
@@ -302,19 +422,21 @@ def _kept(
 
     A select cannot say "this glob minus that one", so the rows it keeps are written one
     by one, each its own exact name: the same selection, decided by the same engine."""
-    from stagegate.ci.drift import languages, selections_of
-    from stagegate.engine.globs import intersects
+    return [
+        (_render(upload.value, {}, escape=True, release=release), download)
+        for upload in _selected(download, uploads, axes)
+    ]
 
-    kept: list[tuple[str, Transfer]] = []
-    wanted = selections_of(download, dict(axes))
-    for upload in uploads:
-        if not upload.resolved or upload.run != "this":
-            continue
-        for lang, _prefix in languages(upload, dict(axes)):
-            if any(intersects(d, lang, excluding=removed) for d, _p, removed in wanted):
-                kept.append((_render(upload.value, {}, {}, escape=True, release=release), download))
-                break
-    return kept
+
+def needs_closure(data: Mapping[str, Any], job: str) -> set[str]:
+    """The jobs of a workflow (``PATH#JOB``) whose artifacts ``job`` can rely on: itself
+    and, through ``needs:``, every job it waits for (``ci.transfers.waited_for``)."""
+    from stagegate.ci.transfers import waited_for
+
+    path, _, name = job.partition("#")
+    jobs = data.get("jobs")
+    found = waited_for(jobs, name) if isinstance(jobs, dict) else set()
+    return {f"{path}#{j}" for j in (name, *found)}
 
 
 def _by_step(transfers: Iterable[Transfer]) -> dict[tuple[Any, ...], list[Transfer]]:
@@ -391,6 +513,10 @@ class Entry:
     text: str
     loc: Loc
     note: str = ""
+    exclude: tuple[tuple[tuple[str, str], ...], ...] = ()
+    rows: tuple[tuple[tuple[str, str], ...], ...] | None = None
+    """An artifact template's ``exclude`` or ``rows`` (``_form``), where its rows are not
+    every combination of its axes' values."""
 
 
 @record(kw_only=True)
@@ -438,11 +564,19 @@ class Draft:
     """What is not declared: unresolved values, downloads from other runs (one line each)."""
 
 
-def _entries(texts: Iterable[tuple[str, Transfer]]) -> tuple[Entry, ...]:
-    """One entry per distinct text, in order, each with the step it first comes from."""
+def _entries(
+    texts: Iterable[tuple[str, Transfer]],
+    rows_of: Mapping[str, Rows] | None = None,
+    axes: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[Entry, ...]:
+    """One entry per distinct text, in order, each with the step it first comes from (and,
+    for a template whose rows ``rows_of`` records, its ``exclude`` or ``rows``)."""
     seen: dict[str, Entry] = {}
     for text, t in texts:
-        if text not in seen:
+        if text not in seen and rows_of and text in rows_of and axes is not None:
+            exclude, rows = _form(text, rows_of[text], axes)
+            seen[text] = Entry(text=text, loc=t.loc, exclude=exclude, rows=rows)
+        elif text not in seen:
             exact = t.direction == "download" and t.kind == "name"
             note = (
                 "an exact name (name:), not a glob: no artifact name holds * or ?, so it "
@@ -471,6 +605,12 @@ class _Builder:
         self.skipped: list[str] = []
         self.ids: dict[str, set[str]] = {"p": set(), "c": set(), "r": set()}
         self.uploads = [t for t in reading.uploads if t.active]
+        self.waits: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
+        """Each release job: the names its downloads select of uploads in the jobs it waits
+        for (or in other workflows), and of uploads in jobs of its workflow it does not wait
+        for."""
+        self.rows_of: dict[str, Rows] = {}
+        """Producer templates whose rows are not every combination: their rows."""
         self.kept: dict[int, list[tuple[str, Transfer]]] = {}
         """A release download with skips: the exact names of the uploads it keeps."""
 
@@ -489,15 +629,27 @@ class _Builder:
                 continue
             if job not in producers:
                 producers[job] = (_id(job.partition("#")[2], self.ids["p"]), [])
-            producers[job][1].extend(_texts(known, self.axes, escape=False))
+            producers[job][1].extend(_texts(known, self.axes, escape=False, rows_of=self.rows_of))
         return producers
 
-    def release_texts(self, known: Sequence[Transfer]) -> list[tuple[str, Transfer]]:
+    def release_texts(self, job: str, known: Sequence[Transfer]) -> list[tuple[str, Transfer]]:
+        """A release job's download globs; the names they select of uploads in jobs it does
+        not wait for are kept apart (``waits``), as continuity keeps them out."""
         texts: list[tuple[str, Transfer]] = []
+        closure = self.release_jobs[job].closure
+        inside, outside = self.waits.setdefault(job, ({}, {}))
         for t in known:
             if t.exclude:
                 self.kept[id(t)] = _kept(t, self.uploads, self.open_axes, release=True)
             texts.extend(_texts([t], self.axes, escape=t.kind == "name", release=True))
+            if t.run != "this":
+                continue
+            same = job.partition("#")[0]
+            for upload in _selected(t, self.uploads, self.open_axes):
+                name = _render(upload.value, {}, escape=True, release=True)
+                top = upload.jobs()[-1]
+                waited = closure & set(upload.jobs()) or top.partition("#")[0] != same
+                (inside if waited else outside).setdefault(name, None)
         return texts
 
     def consumer_texts(self, known: Sequence[Transfer]) -> list[tuple[str, Transfer]] | None:
@@ -539,7 +691,7 @@ class _Builder:
             release = self.release_of(group[0])
             if release is not None:
                 if known:
-                    releases.setdefault(release, []).extend(self.release_texts(known))
+                    releases.setdefault(release, []).extend(self.release_texts(release, known))
                 continue
             texts = self.consumer_texts(known)
             if texts is None:
@@ -561,13 +713,7 @@ def _draft(
     """What the workflows upload, download and publish, as the items of a migration."""
     jobs = release_jobs(root, shipping, reading)
     build = _Builder(reading, jobs, open_axes)
-    producers = _merged_v3(
-        [
-            Item(id=i, summary=f"The uploads of {job}.", entries=_entries(t), jobs=(job,))
-            for job, (i, t) in build.producers().items()
-        ],
-        shipping,
-    )
+    producers = _merged_v3(producer_items(build), shipping)
     consumers, releases = build.downloads()
     notes = [_comment(entry) for entry in build.skipped]
     for job, release in jobs.items():
@@ -580,7 +726,7 @@ def _draft(
         f"{u.loc.file}:{u.loc.line}: {_comment(u.expression)}: {_comment(u.reason)}"
         for u in reading.unresolved
     ]
-    items = _releases(releases, jobs, build.kept, reading.dispatch)
+    items = _releases(releases, jobs, build.kept, reading.dispatch, build.waits)
     continuity = _continuity(items, jobs, notes)
     return Draft(
         name=name,
@@ -607,6 +753,19 @@ def _draft(
         ),
         notes=tuple(notes),
     )
+
+
+def producer_items(build: _Builder) -> list[Item]:
+    """One producer per job that uploads, its templates as ``_texts`` writes them."""
+    return [
+        Item(
+            id=i,
+            summary=f"The uploads of {job}.",
+            entries=_entries(t, build.rows_of, build.axes.values),
+            jobs=(job,),
+        )
+        for job, (i, t) in build.producers().items()
+    ]
 
 
 def _merged_v3(items: Sequence[Item], shipping: Side) -> list[Item]:
@@ -658,7 +817,7 @@ def _merged_v3(items: Sequence[Item], shipping: Side) -> list[Item]:
 
 
 def _skips(t: Transfer) -> tuple[str, ...]:
-    return tuple(_render(v, {}, {}, escape=False, release=True) for v in t.exclude)
+    return tuple(_render(v, {}, escape=False, release=True) for v in t.exclude)
 
 
 def _release_entries(
@@ -679,6 +838,7 @@ def _releases(
     jobs: Mapping[str, ReleaseJob],
     kept: Mapping[int, list[tuple[str, Transfer]]],
     offered: Mapping[str, Mapping[str, tuple[str, ...]]],
+    waits: Mapping[str, tuple[Mapping[str, None], Mapping[str, None]]],
 ) -> list[Item]:
     """One release per set of tags and dispatch values: jobs whose triggers accept the
     same tags release together (a tag is claimed by exactly one release), selecting the
@@ -720,6 +880,7 @@ def _releases(
                 if dispatch_matches(dict(dispatch), pair[1].dispatch)
             ]
             entries, exclude = _release_entries(pairs, kept)
+            entries, exclude = _waited(members, entries, exclude, waits)
             items.append(
                 Item(
                     id=_id(ids, taken),
@@ -732,6 +893,29 @@ def _releases(
                 )
             )
     return items
+
+
+def _waited(
+    members: Sequence[str],
+    entries: tuple[Entry, ...],
+    exclude: tuple[str, ...],
+    waits: Mapping[str, tuple[Mapping[str, None], Mapping[str, None]]],
+) -> tuple[tuple[Entry, ...], tuple[str, ...]]:
+    """A release's select without the names its jobs' downloads match only in jobs of their
+    workflow they do not wait for (``needs``): those uploads may not have finished, so they
+    are excluded (or, where it lists exact names, left out), as continuity sees it and as
+    drift compares it."""
+    inside = {name for job in members for name in waits.get(job, ({}, {}))[0]}
+    outside = [
+        name for job in members for name in waits.get(job, ({}, {}))[1] if name not in inside
+    ]
+    outside = list(dict.fromkeys(outside))
+    if not outside:
+        return entries, exclude
+    kept = tuple(e for e in entries if e.text not in outside)
+    if len(kept) < len(entries):
+        return kept, exclude
+    return entries, (*exclude, *(n for n in outside if n not in exclude))
 
 
 _TAG_EXAMPLES = ("v0.0.0", "0.0.0", "v1.0.0", "release-0.0.0")
@@ -788,6 +972,23 @@ def _continuity(
     return out
 
 
+def entry_lines(entry: Entry, section: str) -> list[str]:
+    """One entry of an item's artifacts, inputs or select, with where it comes from; a
+    template with an ``exclude`` or ``rows`` in the mapping form, one pair a line."""
+    where = f"   # {entry.loc.file}:{entry.loc.line}"
+    where += f": {entry.note}" if entry.note else ""
+    if section == "consumers":
+        return [f"      - select: {_quote(entry.text)}{where}"]
+    if not entry.exclude and entry.rows is None:
+        return [f"      - {_quote(entry.text)}{where}"]
+    key, listed = ("rows", entry.rows) if entry.rows is not None else ("exclude", entry.exclude)
+    return [
+        f"      - name: {_quote(entry.text)}{where}",
+        f"        {key}:",
+        *(f"          - {_flow(pairs)}" for pairs in listed),
+    ]
+
+
 def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
     if not items:
         return [f"{section}: {{}}", ""]
@@ -805,12 +1006,7 @@ def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
         else:
             lines.append("    inputs:")
         for entry in item.entries:
-            where = f"   # {entry.loc.file}:{entry.loc.line}"
-            where += f": {entry.note}" if entry.note else ""
-            if section == "consumers":
-                lines.append(f"      - select: {_quote(entry.text)}{where}")
-            else:
-                lines.append(f"      - {_quote(entry.text)}{where}")
+            lines += entry_lines(entry, section)
         if item.exclude:
             lines.append(f"    exclude: [{', '.join(_quote(g) for g in item.exclude)}]")
         lines.append(f"    jobs: [{', '.join(_quote(job) for job in item.jobs)}]")
@@ -835,12 +1031,18 @@ def _invariant_lines(invariants: Sequence[Invariant]) -> list[str]:
 
 def render(draft: Draft) -> str:
     """The migration file a draft stands for, commented with where each entry comes from."""
+    files = f"{draft.files} workflow file{'s' if draft.files != 1 else ''}"
     lines = [
-        f"# Written by `stagegate init --from-workflows` from {draft.files} workflow "
-        f"file{'s' if draft.files != 1 else ''}: what they upload (producers), download "
-        "(consumers) and publish on a tag (releases), one item per job. Rename the items, add",
-        "# flags and `when:`, then stages (`stagegate new-stage TITLE`); `stagegate drift` keeps "
-        "this model and the workflows in step.",
+        f"# Written by `stagegate init --from-workflows` from {files}: what they upload",
+        "# (producers), download (consumers) and publish on a tag (releases), one item per job.",
+        "# Every key is described in stagegate's docs/file-format.md; docs/adopt.md walks from",
+        "# here to a gate in CI. Next:",
+        "# - rename the items, add flags and `when:`, then stages (`stagegate new-stage TITLE`);",
+        "#   `stagegate drift` keeps this model and the workflows in step;",
+        "# - give each producer `paths:` (the sources it builds from): without them",
+        "#   `stagegate affected` rebuilds every producer on every change;",
+        "# - give each item a stage retires `legacy:` (the files and strings it leaves",
+        "#   behind): without them `stagegate audit` has nothing to look for.",
         "version: 1",
         f"migration: {draft.name}",
         'summary: ""',

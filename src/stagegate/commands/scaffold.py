@@ -19,7 +19,9 @@ from stagegate.model import Migration
 
 
 def _skeleton(name: str) -> str:
-    return f"""# A staged migration, checked by stagegate (https://stagegate.dev; `stagegate --help`).
+    return f"""# A staged migration, checked by stagegate (`stagegate --help`). Every key is described
+# in stagegate's docs/file-format.md; docs/adopt.md walks from a repository's workflows to
+# a gate in CI (`stagegate init --from-workflows` writes this file from them).
 # Fill in what your CI builds (producers), takes (consumers) and publishes (releases),
 # then add stages with `stagegate new-stage "TITLE"` and check them with `stagegate check --all`.
 version: 1
@@ -40,6 +42,10 @@ producers: {{}}                 # jobs that make artifacts, e.g.
 #   wheels:
 #     artifacts: ["pkg-python{{py}}-{{sha}}"]
 #     jobs: [".github/workflows/build.yml#build"]
+#     paths: ["src/**"]         # what it builds from: `stagegate affected` rebuilds it only
+#                               # when a change touches one (without paths: on every change)
+#     legacy:                   # what it leaves behind once a stage retires it, for
+#       paths: [".github/workflows/old-build.yml"]   # `stagegate audit` to find
 
 consumers: {{}}                 # jobs that take artifacts, e.g.
 #   tests:
@@ -104,9 +110,23 @@ def _check_written(text: str, path: Path) -> None:
 # --------------------------------------------------------------------------- new-stage
 
 
+SLUG_LENGTH = 40
+"""How long a stage file's slug grows: whole words of the title while they fit."""
+
+
 def _slug(title: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
-    return slug[:40].strip("-") or "stage"
+    """The title's words, lower case, joined by ``-``: as many whole words as fit in
+    ``SLUG_LENGTH`` characters (at least the first, whole up to twice that), so that a
+    file name never ends in a cut word."""
+    words = re.sub(r"[^a-z0-9]+", " ", title.lower()).split()
+    if not words:
+        return "stage"
+    slug = words[0][: SLUG_LENGTH * 2]
+    for word in words[1:]:
+        if len(slug) + 1 + len(word) > SLUG_LENGTH:
+            break
+        slug += "-" + word
+    return slug
 
 
 def new_stage(
@@ -130,7 +150,10 @@ def new_stage(
         from stagegate.commands.insert import insert_stage
 
         return insert_stage(
-            migration, _slug(title), before, lambda number: _stage_text(number, title, example)
+            migration,
+            _slug(title),
+            before,
+            lambda number: _stage_text(number, title, example, migration),
         )
     number = migration.last + 1
     width = max([2, *(len(Path(s.file).name.split("-", 1)[0]) for s in migration.stages)])
@@ -142,7 +165,7 @@ def new_stage(
         return stage_from_workflows(migration, title, number, path)
     if path.exists():
         raise UsageError(f"{path} exists; remove it or choose another title.")
-    text = _stage_text(number, title, example)
+    text = _stage_text(number, title, example, migration)
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text.encode("utf-8"))
     try:
@@ -153,7 +176,29 @@ def new_stage(
     return path
 
 
-def _stage_text(number: int, title: str, example: str) -> str:
+EXAMPLE_CHECKS = (
+    ("flags-wired", "CI reads each flag this stage flips"),
+    ("retired", "what this stage retires is gone from the repository"),
+    ("workflows", "the model against the workflows (stagegate drift)"),
+    ("inputs-satisfied", "each consumer's inputs are made by an active producer"),
+)
+"""Checks the skeleton of a stage suggests, those the migration has as invariants left out
+(they run at every stage already)."""
+
+
+def _stage_text(number: int, title: str, example: str, migration: Migration | None = None) -> str:
+    kinds = {c.kind for c in migration.invariants} if migration is not None else set()
+    checks = [
+        f"{f'#   - check: {kind}':<31}# {why}" for kind, why in EXAMPLE_CHECKS if kind not in kinds
+    ]
+    tag = next(
+        (
+            str(c.args["tag"])
+            for c in (migration.invariants if migration is not None else ())
+            if c.kind == "release-continuity" and "tag" in c.args
+        ),
+        "v1.0.0",
+    )
     return f"""# Stage {number}: {_comment(title)}
 # Set the flags this stage changes, list its checks, then `stagegate check --stage {number}`;
 # flip to it with `stagegate advance` once the stage before it is current.
@@ -163,7 +208,8 @@ title: {_quote(title)}
 set: {{}}
 #   {example}: true
 # reversible: false            # rollback refuses to go below this stage
+# release_changes:             # what this stage changes in a release's selection, on purpose
+{f"#   - tag: {_quote(tag)}":<30} # the release claiming this tag
+#     add: ["new-artifact-*"]  # names it selects from this stage on
 acceptance: []
-#   - check: inputs-satisfied
-#   - check: workflows
-"""
+""" + "".join(line + "\n" for line in checks[:2])

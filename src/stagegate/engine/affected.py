@@ -38,14 +38,12 @@ from stagegate.engine.match import (
 from stagegate.engine.paths import Index, Links, never_matches, refused
 from stagegate.engine.resolve import Plan, Row, item_axes, resolve
 from stagegate.errors import Loc
-from stagegate.model import Consumer, Input, Migration, Producer, Release
+from stagegate.model import Consumer, Input, Migration, Producer, Release, Template
 from stagegate.model.templates import (
     Assignment,
     Axis,
     Part,
     Placeholder,
-    assignments,
-    row_count,
 )
 from stagegate.records import record
 
@@ -331,7 +329,7 @@ class _Planner:
         item_ = self.plan.migration.producers[producer]
         axes = item_axes(self.plan.migration, item_)
         for template in item_.artifacts:
-            lacking = names.lacks(template.parts, axes)
+            lacking = names.lacks(template, axes)
             if lacking is not None:
                 return next(
                     r
@@ -492,11 +490,12 @@ class _Names:
         start = "".join(prefix)
         return self._has(start, "".join(parts[len(prefix) :]) if open_axis else None)
 
-    def lacks(self, parts: Sequence[Part], axes: Mapping[str, Axis]) -> Assignment | None:
-        """The first row of template ``parts`` over ``axes`` (in ``assignments`` order)
+    def lacks(self, template: Template, axes: Mapping[str, Axis]) -> Assignment | None:
+        """The first row of ``template`` over ``axes`` (in ``assignments`` order)
         whose name is not among the names, as ``has`` would find it on the row's pieces,
         without making the rows: the template is read once into the fixed text before its
         first open axis (literals and finite values) and the regex after it."""
+        parts = template.parts
         head: list[str | Placeholder] = []
         tail: list[str | Placeholder] = []  # regex text, and finite values to escape
         for part in parts:
@@ -508,7 +507,7 @@ class _Names:
                 tail.append(re.escape(part) if isinstance(part, str) else part)
         regex = [x for x in tail if isinstance(x, str)]
         fixed = "".join(regex) if len(regex) == len(tail) else None
-        for assignment in assignments(parts, axes):
+        for assignment in template.assignments(axes):
             values = dict(assignment)
             start = "".join(x if isinstance(x, str) else values[x.axis] for x in head)
             if not tail:
@@ -568,7 +567,7 @@ def _ships_whole(migration: Migration, release: Release, producer: Producer) -> 
             fixed += part
         for start in starts:
             if fixed.startswith(start):
-                named = _has_names(template.parts, axes)
+                named = _has_names(template, axes)
                 if named is None or named:
                     return named
             elif len(fixed) < len(start) and start.startswith(fixed):
@@ -579,15 +578,15 @@ def _ships_whole(migration: Migration, release: Release, producer: Producer) -> 
 _NONEMPTY: dict[str, bool | None] = {}
 
 
-def _has_names(parts: Sequence[Part], axes: Mapping[str, Axis]) -> bool | None:
+def _has_names(template: Template, axes: Mapping[str, Axis]) -> bool | None:
     """Whether the rows of template ``parts`` have a name at all: some row (each finite
     axis has a value) and, for each open axis, a string its regex matches. None when the
     regex defeats the exact engine (the rows decide, and say so)."""
     from stagegate.engine.globs import PatternError, Rx, intersects, language
 
-    if row_count(parts, axes) == 0:
+    if template.row_count(axes) == 0:
         return False
-    for part in parts:
+    for part in template.parts:
         if isinstance(part, str) or not axes[part.axis].is_open:
             continue
         pattern = axes[part.axis].pattern or ""

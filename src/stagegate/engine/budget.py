@@ -41,7 +41,7 @@ def _rows(migration: Migration) -> int:
     from stagegate.engine.resolve import item_axes
 
     rows = sum(
-        row_count(t.parts, item_axes(migration, p))
+        t.row_count(item_axes(migration, p))
         for p in migration.producers.values()
         for t in p.artifacts
     )

@@ -25,7 +25,6 @@ from stagegate.model.templates import (
     Axis,
     Part,
     Placeholder,
-    assignments,
     format_assignment,
     render,
 )
@@ -148,7 +147,7 @@ def _rows(migration: Migration, producer: Producer) -> tuple[Row, ...]:
     rows = []
     axes = item_axes(migration, producer)
     for template in producer.artifacts:
-        for assignment in assignments(template.parts, axes):
+        for assignment in template.assignments(axes):
             values = dict(assignment)
             rows.append(
                 Row(

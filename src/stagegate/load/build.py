@@ -39,7 +39,16 @@ from stagegate.model import (
     WorkflowSettings,
 )
 from stagegate.model.expr import parse as parse_expr
-from stagegate.model.templates import MAX_ROWS, MAX_TOTAL_ROWS, Axis, Placeholder, row_count, split
+from stagegate.model.templates import (
+    MAX_ROWS,
+    MAX_TOTAL_ROWS,
+    Axis,
+    Placeholder,
+    assignments,
+    finite_axes,
+    row_count,
+    split,
+)
 from stagegate.records import replace
 from stagegate.words import suggest
 
@@ -386,7 +395,13 @@ class Builder:
                 artifacts.append(self._template(at, entry, kind="artifact", axes=own))
             else:
                 template = self._template((*at, "name"), entry["name"], kind="artifact", axes=own)
-                artifacts.append(replace(template, kind=entry.get("kind", "artifact")))
+                artifacts.append(
+                    replace(
+                        template,
+                        kind=entry.get("kind", "artifact"),
+                        **self._template_rows(at, entry, template, {**self.axes, **own}),
+                    )
+                )
         return Producer(
             **fields,
             **self._planning(path, spec),
@@ -394,6 +409,71 @@ class Builder:
             axes=tuple(own.values()),
             run=spec.get("run", "this"),
         )
+
+    def _template_rows(
+        self, path: DocPath, entry: dict[str, Any], template: Template, axes: dict[str, Axis]
+    ) -> dict[str, Any]:
+        """An artifact template's ``exclude`` and ``rows`` (finite axis -> value), each pair
+        checked against the template's finite axes and their values (the item's own, where
+        it narrows them); an exclude that leaves no row is a problem too."""
+        if any(isinstance(p, Placeholder) and p.axis not in axes for p in template.parts):
+            return {}  # an unknown axis: already a problem of the name
+        names = finite_axes(template.parts, axes)
+        before = len(self.problems)
+        found: dict[str, Any] = {}
+        for key in ("exclude", "rows"):
+            if key not in entry:
+                continue
+            made = []
+            for i, pairs in enumerate(entry[key]):
+                at: DocPath = (*path, key, i)
+                for axis, value in pairs.items():
+                    self._assigned(at, axis, value, names, axes)
+                missing = [n for n in names if n not in pairs]
+                if key == "rows" and missing:
+                    self.problem(
+                        self.doc,
+                        at,
+                        f"this row gives no value to {', '.join(missing)}: a row of "
+                        f"{template.text!r} gives one to each of its finite axes "
+                        f"({', '.join(names)}).",
+                    )
+                made.append(tuple((n, str(pairs[n])) for n in names if n in pairs))
+            found[key] = tuple(made)
+        if len(self.problems) > before:
+            return {}
+        if found and not any(
+            True
+            for _ in assignments(
+                template.parts, axes, exclude=found.get("exclude", ()), rows=found.get("rows")
+            )
+        ):
+            self.problem(
+                self.doc,
+                (*path, "exclude"),
+                f"the exclude of {template.text!r} leaves it no row: drop the template, or "
+                "narrow the exclude.",
+            )
+        return found
+
+    def _assigned(
+        self, at: DocPath, axis: str, value: str, names: list[str], axes: dict[str, Axis]
+    ) -> None:
+        """One pair of an exclude or rows entry: a finite axis of the template, one of its values."""
+        if axis not in names:
+            known = f"its finite axes: {', '.join(names) or 'none'}"
+            why = (
+                f"axis {axis!r} is open: exclude and rows name finite axes only ({known})."
+                if axis in axes and axes[axis].is_open
+                else f"{axis!r} is not a finite axis of this template ({known})"
+                + (suggest(axis, names) or ".")
+            )
+            self.problem(self.doc, (*at, axis), why, self.doc.key_loc((*at, axis)))
+            return
+        values = axes[axis].values or ()
+        if value not in values:
+            hint = suggest(value, values) or f"; its values: {', '.join(values)}"
+            self.problem(self.doc, (*at, axis), f"{value!r} is not a value of axis {axis}{hint}")
 
     def _planning(self, path: DocPath, spec: dict[str, Any]) -> dict[str, Any]:
         """What a producer and a consumer both say for `affected`: their own sources

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from stagegate.errors import Loc
 from stagegate.model.expr import Expr
-from stagegate.model.templates import Axis, Part
+from stagegate.model.templates import Assignment, Axis, Part, assignments, row_count
 from stagegate.records import field, record
 
 if TYPE_CHECKING:
@@ -60,6 +60,19 @@ class Template:
     parts: tuple[Part, ...]
     loc: Loc
     kind: str = "artifact"  # an artifact template's kind ({name: ..., kind: wheel}); else unused
+    exclude: tuple[Assignment, ...] = ()
+    """An artifact template's rows left out: partial assignments of its finite axes, each
+    dropping the rows that agree with it (a GitHub matrix's ``exclude``)."""
+    rows: tuple[Assignment, ...] | None = None
+    """An artifact template's rows where they are listed (``rows:``): these assignments of
+    its finite axes only, instead of every combination."""
+
+    def assignments(self, axes: Mapping[str, Axis]) -> Iterator[Assignment]:
+        """The assignments of the template's rows over ``axes`` (``templates.assignments``)."""
+        return assignments(self.parts, axes, exclude=self.exclude, rows=self.rows)
+
+    def row_count(self, axes: Mapping[str, Axis]) -> int:
+        return row_count(self.parts, axes, exclude=self.exclude, rows=self.rows)
 
 
 @record(kw_only=True)
@@ -216,9 +229,20 @@ class Migration:
 
     def checks_at(self, number: int) -> tuple[Check, ...]:
         """The checks of stage ``number``: the invariants plus its own acceptance (stage 0
-        has only invariants)."""
+        has only invariants), each once: a check listed again with the same arguments (an
+        invariant a stage also lists) runs where it is first listed."""
         definition = self.stage_def(number)
-        return (*self.invariants, *(definition.acceptance if definition else ()))
+        listed = (*self.invariants, *(definition.acceptance if definition else ()))
+        if len(listed) < 2:
+            return listed
+        seen: list[tuple[str, dict[str, Any]]] = []
+        once = []
+        for check in listed:
+            key = (check.kind, dict(check.args))
+            if key not in seen:
+                seen.append(key)
+                once.append(check)
+        return tuple(once)
 
     def title(self, number: int) -> str:
         stage = self.stage_def(number)

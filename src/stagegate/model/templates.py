@@ -90,22 +90,58 @@ def finite_axes(parts: Sequence[Part], axes: Mapping[str, Axis]) -> list[str]:
     return seen
 
 
-def row_count(parts: Sequence[Part], axes: Mapping[str, Axis]) -> int:
-    count = 1
-    for name in finite_axes(parts, axes):
-        count *= len(axes[name].values or ())
-    return count
-
-
 Assignment = tuple[tuple[str, str], ...]
 
 
-def assignments(parts: Sequence[Part], axes: Mapping[str, Axis]) -> Iterator[Assignment]:
-    """Every combination of the finite axes of ``parts`` (one if there are none)."""
+def row_count(
+    parts: Sequence[Part],
+    axes: Mapping[str, Axis],
+    *,
+    exclude: Sequence[Assignment] = (),
+    rows: Sequence[Assignment] | None = None,
+) -> int:
+    """How many rows ``assignments`` gives (the product counted without making it, where
+    nothing is excluded)."""
+    if rows is None and not exclude:
+        count = 1
+        for name in finite_axes(parts, axes):
+            count *= len(axes[name].values or ())
+        return count
+    return sum(1 for _ in assignments(parts, axes, exclude=exclude, rows=rows))
+
+
+def excluded(assignment: Assignment, exclude: Sequence[Assignment]) -> bool:
+    """Whether an entry of ``exclude`` (a partial assignment, as a GitHub matrix's
+    ``exclude``) agrees with every pair it names."""
+    if not exclude:
+        return False
+    values = dict(assignment)
+    return any(all(values.get(k) == v for k, v in entry) for entry in exclude)
+
+
+def assignments(
+    parts: Sequence[Part],
+    axes: Mapping[str, Axis],
+    *,
+    exclude: Sequence[Assignment] = (),
+    rows: Sequence[Assignment] | None = None,
+) -> Iterator[Assignment]:
+    """Every combination of the finite axes of ``parts`` (one if there are none), or the
+    ``rows`` given (each in the axes' order of first appearance), without those an
+    ``exclude`` entry agrees with."""
     names = finite_axes(parts, axes)
+    if rows is not None:
+        for row in rows:
+            values = dict(row)
+            ordered = tuple((name, values[name]) for name in names if name in values)
+            if not excluded(ordered, exclude):
+                yield ordered
+        return
     value_lists = [axes[name].values or () for name in names]
     for combo in itertools.product(*value_lists):
-        yield tuple(zip(names, combo, strict=True))
+        assignment = tuple(zip(names, combo, strict=True))
+        if not excluded(assignment, exclude):
+            yield assignment
 
 
 def render(parts: Sequence[Part], assignment: Mapping[str, str]) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from stagegate.audit import Leftover, Place, Report, flag_references
@@ -79,9 +81,20 @@ def _grouped(leftovers: Sequence[Leftover]) -> list[tuple[Place, list[Leftover]]
     return list(groups.values())
 
 
+def _folder(top: Path) -> str:
+    """The work tree as a path from the current folder (``./``, ``../``): what a reader
+    can type, never an absolute path (in CI, the runner's)."""
+    try:
+        relative = os.path.relpath(top)
+    except ValueError:  # another drive (Windows)
+        return str(top)
+    return "./" if relative == "." else relative.replace(os.sep, "/") + "/"
+
+
 def _searched(report: Report) -> str:
     ignore = report.migration.audit_ignore
-    return f"searched the files git tracks in {report.top}, except the migration's own files" + (
+    where = _folder(report.top)
+    return f"searched the files git tracks in {where}, except the migration's own files" + (
         f" and {counted(len(ignore), 'audit.ignore glob')}" if ignore else ""
     )
 

@@ -49,21 +49,24 @@ def text(result: Drift) -> str:
     if reading.unresolved:
         out.append(
             f"{counted(len(reading.unresolved), 'value')} cannot be evaluated (bind them under "
-            "workflows.bind"
-            + (", --strict fails on them)" if result.strict else "; --strict fails on them)")
+            "workflows.bind; --strict fails on them)"
         )
-        out += [
-            f"  {u.loc.at}: unresolved {u.expression}: {u.reason}" for u in reading.unresolved
-        ]
+        out += [f"  {u.loc.at}: unresolved {u.expression}: {u.reason}" for u in reading.unresolved]
     if result.unread:
         out.append(
             f"{counted(len(result.unread), 'step')} where artifacts flow "
             + ("is" if len(result.unread) == 1 else "are")
-            + " not read (declare remote actions under workflows.actions, bind what an if: reads"
-            + (", --strict fails on them)" if result.strict else "; --strict fails on them)")
+            + " not read (declare remote actions under workflows.actions, bind what an if: "
+            "reads; --strict fails on them)"
         )
         out += [f"  {u.loc.at}: unread {u.expression}: {u.reason}" for u in result.unread]
-    verdict = "no drift" if result.ok else counted(len(result.findings), "finding")
+    verdict = "no drift" if not result.findings else counted(len(result.findings), "finding")
+    blind = [
+        f"{counted(len(reading.unresolved), 'value')} not evaluated" if reading.unresolved else "",
+        f"{counted(len(result.unread), 'step')} not read" if result.unread else "",
+    ]
+    if result.strict and any(blind):
+        verdict += f"; --strict fails on the {' and the '.join(b for b in blind if b)}"
     out.append(
         f"drift at stage {result.stage}: {counted(len(reading.files), 'workflow file')}, "
         f"{counted(len(uploads_json(reading)), 'upload')}, "

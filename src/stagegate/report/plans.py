@@ -41,12 +41,12 @@ def _axis_summary(migration: Migration, producer: Producer) -> list[str]:
     axes = item_axes(migration, producer)
     for template in producer.artifacts:
         names = finite_axes(template.parts, axes)
-        count = 1
-        domains = []
-        for name in names:
-            values = axes[name].values or ()
-            count *= len(values)
-            domains.append(f"{name}={','.join(values)}")
+        domains = [f"{name}={','.join(axes[name].values or ())}" for name in names]
+        if template.rows is not None:
+            domains = ["listed"]
+        elif template.exclude:
+            domains[-1] += f" minus {counted(len(template.exclude), 'exclude')}"
+        count = template.row_count(axes)
         suffix = f"  [{counted(count, 'row')}: {' x '.join(domains)}]" if names else ""
         out.append(f"{template.text}{suffix}")
     return out
@@ -255,6 +255,12 @@ def status_text(status: Status) -> str:
         lines.append(
             f"  flip with: stagegate advance   (changes `stage: {stage}` in {migration.file})"
         )
+    elif migration.last == 0:
+        lines += [
+            "",
+            'no stages yet: add the first with `stagegate new-stage "TITLE"`, then check it '
+            "with `stagegate check --all`.",
+        ]
     else:
         lines += [
             "",
