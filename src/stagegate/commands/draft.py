@@ -160,22 +160,12 @@ def _trigger_tags(
 
 def release_jobs(root: Path, shipping: Side, reading: Reading) -> dict[str, ReleaseJob]:
     """The release jobs of the workflows under ``root``, found as ``continuity`` finds them
-    (``ci.ships``: on a tag push, a release event, a dispatch or an ``if:`` on a tag ref,
-    and publishing or downloading artifacts), downloads in scripts (``gh run download``)
-    counted as downloads: such a job is a release where it runs for releases alone."""
+    (``ci.ships``: a job that can run where a tag is the ref, and publishes)."""
     from stagegate.ci.files import Files
-    from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
 
     files = Files(root)
     found: dict[str, ReleaseJob] = {}
     candidates = {f"{r.file}#{r.job}": r.events for r in shipping.releases}
-    tops = {job for t in reading.downloads if t.active for job in t.jobs()}
-    for top in sorted(tops - set(candidates)):
-        data = files.get(top.partition("#")[0]).data
-        spec = _job_spec(data, top.partition("#")[2])
-        events = job_events(workflow_events(data), spec.get("if"))
-        if events and events <= RELEASE_EVENTS:
-            candidates[top] = tuple(sorted(events))
     for job in sorted(candidates):
         rel, _, job_id = job.partition("#")
         data = files.get(rel).data
