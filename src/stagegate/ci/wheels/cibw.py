@@ -1,0 +1,385 @@
+"""cibuildwheel: the build identifiers one step builds, computed as cibuildwheel computes
+them (``--print-build-identifiers``) from every setting that decides them.
+
+``deciders`` gathers the settings a step's identifiers depend on (the pin, the runner,
+``CIBW_*`` variables, the command line or the action's inputs, ``[tool.cibuildwheel]``,
+``requires-python``), each where it is written; ``resolve`` turns them into identifiers
+with the table of the pinned release (``table``), or with the installed cibuildwheel
+where it is that very release (``tool``). Both are pure in their inputs, so that
+``compare`` can ask what a single setting's old value would have given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from stagegate.ci.transfers import Unresolved
+from stagegate.ci.wheels import project, table
+from stagegate.ci.wheels.model import CIBUILDWHEEL, BuildStep, Files, Setting, Wheels, Word
+from stagegate.ci.wheels.patterns import Selector, TooLong
+from stagegate.ci.wheels.runners import platform_of
+from stagegate.errors import Loc
+
+_VALUED = {"--platform": "platform", "--archs": "archs", "--only": "only", "--enable": "enable",
+           "--config-file": "config-file", "--output-dir": "output-dir"}
+_FLAGS = {"--prerelease-pythons": "prerelease-pythons", "--allow-empty": "", "--debug-traceback": "",
+          "--clean-cache": "", "--print-build-identifiers": "print"}
+_INPUTS = ("package-dir", "config-file", "only")
+
+
+class Stop(Exception):
+    """Resolution cannot go on: the setting at fault and why."""
+
+    def __init__(self, loc: Loc, expression: str, reason: str) -> None:
+        super().__init__(reason)
+        self.unresolved = Unresolved(loc=loc, expression=expression, reason=reason)
+
+
+def _cli(args: tuple[Word, ...], out: dict[str, Setting]) -> None:
+    """The command line's options as ``cli.NAME`` settings (``--enable`` may repeat)."""
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word.text is None:
+            out["cli"] = Setting(name="cibuildwheel's command line", value=None, loc=word.loc, why=word.why)
+            return
+        name, eq, given = word.text.partition("=")
+        if name in _VALUED:
+            if not eq:
+                i += 1
+                nxt = args[i] if i < len(args) else None
+                if nxt is None or nxt.text is None:
+                    out["cli"] = Setting(
+                        name=name, value=None, loc=word.loc,
+                        why=nxt.why if nxt is not None else f"{name} without a value",
+                    )
+                    return
+                given = nxt.text
+            key = f"cli.{_VALUED[name]}"
+            if key == "cli.enable" and key in out:
+                given = f"{out[key].value} {given}"
+            out[key] = Setting(name=name, value=given, loc=word.loc)
+        elif word.text in _FLAGS:
+            if _FLAGS[word.text]:
+                out[f"cli.{_FLAGS[word.text]}"] = Setting(name=word.text, value="true", loc=word.loc)
+        elif word.text.startswith("-"):
+            out["cli"] = Setting(
+                name=word.text, value=None, loc=word.loc,
+                why=f"{word.text} is not a cibuildwheel option stagegate knows",
+            )
+            return
+        else:
+            out["cli.package-dir"] = Setting(name="package dir", value=word.text, loc=word.loc)
+        i += 1
+
+
+def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
+    """Every setting the identifiers of ``step`` depend on, by key."""
+    out: dict[str, Setting] = {"runner": step.runner}
+    out["version"] = step.version or Setting(
+        name="cibuildwheel version", value=None, loc=step.loc,
+        why="cibuildwheel is not pinned: the release installed at run time decides",
+    )
+    for name, setting in step.env.items():
+        if name.startswith("CIBW_"):
+            out[f"env.{name}"] = setting
+    for name in _INPUTS:
+        if name in step.inputs:
+            out[f"with.{name}"] = step.inputs[name]
+    _cli(step.args, out)
+    package = out.get("cli.package-dir") or out.get("with.package-dir")
+    if package is not None and package.value is None:
+        out["files"] = package
+        return out
+    directory = project.join(step.directory, package.value if package and package.value else ".")
+    pyproject_path = project.join(directory, "pyproject.toml")
+    pyproject = project.load_toml(files, pyproject_path)
+    config = out.get("cli.config-file") or out.get("with.config-file")
+    config_path = pyproject_path
+    if config is not None:
+        if config.value is None:
+            out["files"] = config
+            return out
+        config_path = project.join(step.directory, config.value.replace("{package}", directory))
+    loaded = pyproject if config_path == pyproject_path else project.load_toml(files, config_path)
+    for found in (pyproject, loaded):
+        if isinstance(found, Setting):
+            out["files"] = found
+            return out
+    if isinstance(loaded, tuple):
+        out.update(project.cibuildwheel_options(config_path, *loaded))
+    requires = project.requires_python(files, directory, pyproject)
+    if requires is not None:
+        out["requires-python"] = requires
+    return out
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+class Options:
+    """The deciders read as one release of cibuildwheel reads its options."""
+
+    def __init__(self, found: Mapping[str, Setting], version: table.Version, platform: str) -> None:
+        self.found = found
+        self.version = version
+        self.platform = platform
+
+    def value(self, key: str) -> str | None:
+        setting = self.found.get(key)
+        if setting is None:
+            return None
+        if setting.value is None:
+            raise Stop(setting.loc, setting.name, setting.why or f"{setting.name} is not known")
+        return setting.value
+
+    def cascade(self, option: str, *, plat_env: bool, ignore_empty: bool = False) -> tuple[str | None, str | None]:
+        """The value cibuildwheel reads for ``option`` (defaults aside) and its key:
+        the config file, its platform table, ``CIBW_OPTION``, then ``CIBW_OPTION_PLATFORM``."""
+        env = "env.CIBW_" + option.upper().replace("-", "_")
+        keys = [f"toml.{option}", f"toml.{self.platform}.{option}", env]
+        if plat_env:
+            keys.append(f"{env}_{self.platform.upper()}")
+        result: tuple[str | None, str | None] = (None, None)
+        for key in keys:
+            value = self.value(key)
+            if value is None or (ignore_empty and not value):
+                continue
+            result = (value, key)
+        return result
+
+    def where(self, key: str | None) -> tuple[Loc, str]:
+        setting = self.found.get(key) if key else None
+        if setting is None:
+            step = self.found["version"]
+            return step.loc, "cibuildwheel's defaults"
+        return setting.loc, setting.name
+
+
+def _truthy(text: str) -> bool:
+    return text.strip().lower() in ("y", "yes", "t", "true", "on", "1")
+
+
+def _enabled(opts: Options) -> set[str]:
+    """The ``enable`` groups (and the older switches that stand for them)."""
+    version, groups = opts.version, set[str]()
+    if table.reads(version, "enable"):
+        plain = opts.value("toml.enable")
+        per_platform = opts.value(f"toml.{opts.platform}.enable")
+        base = per_platform if per_platform is not None else plain
+        appended = opts.value("env.CIBW_ENABLE")
+        cli = opts.value("cli.enable") if table.reads(version, "--enable") else None
+        text = " ".join(t for t in (base, appended, cli) if t)
+        known = {name for name, when in table.ENABLE_GROUPS if table._in(version, when)}
+        for word in text.split():
+            if word == "all" and table._in(version, table.ENABLE_ALL):
+                groups |= known
+                if table._in(version, table.ALL_WITHOUT_RISCV):
+                    groups.discard("cpython-experimental-riscv64")
+            elif word in known:
+                groups.add(word)
+            else:
+                loc, name = opts.where("env.CIBW_ENABLE" if appended and word in appended.split() else "toml.enable")
+                raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on the unknown enable group {word!r}")
+    return groups | _legacy(opts, bool(groups))
+
+
+def _legacy(opts: Options, with_enable: bool) -> set[str]:
+    version, groups = opts.version, set[str]()
+    threaded, key = opts.cascade("free-threaded-support", plat_env=False, ignore_empty=True)
+    if threaded is not None and not table.reads(version, "free-threaded-support"):
+        if key and key.startswith("toml."):
+            loc, name = opts.where(key)
+            raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on free-threaded-support in its config file (use enable)")
+        threaded = None
+    prerelease = table.reads(version, "CIBW_PRERELEASE_PYTHONS") and (
+        _truthy(opts.value("env.CIBW_PRERELEASE_PYTHONS") or "0") or opts.value("cli.prerelease-pythons") is not None
+    )
+    if threaded is not None and _truthy(threaded):
+        groups.add("cpython-freethreading")
+    if prerelease:
+        groups.add("cpython-prerelease")
+    if groups and with_enable and table.reads(version, "enable"):
+        loc, name = opts.where(key or "env.CIBW_PRERELEASE_PYTHONS")
+        raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops when {name} and enable are both set")
+    for group, when in table.ALWAYS_ENABLED:
+        if table._in(version, when):
+            groups.add(group)
+    return groups
+
+
+def _archs(opts: Options, native: str) -> frozenset[str]:
+    version, platform = opts.version, opts.platform
+    key: str | None = "cli.archs"
+    text = opts.value("cli.archs")
+    if text is None:
+        text, key = opts.cascade("archs", plat_env=True)
+    text = text or "auto"
+    allowed = table.all_archs(version, platform)
+    out: set[str] = set()
+    for word in re.split(r"[\s,]+", text.strip()):
+        if word == "auto":
+            out |= table.auto_archs(version, platform, native)
+        elif word == "native":
+            out.add(native)
+        elif word == "all":
+            out |= allowed
+        elif word in ("auto64", "auto32"):
+            found = table.bitness_archs(version, platform, native, word[4:])
+            if isinstance(found, str):
+                loc, name = opts.where(key)
+                raise Stop(loc, name, found)
+            out |= found
+        elif word:
+            out.add(word)
+    if not out or not out <= allowed:
+        loc, name = opts.where(key)
+        bad = ", ".join(sorted(out - allowed)) or "no architecture"
+        raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on archs {bad} for {platform}")
+    return frozenset(out)
+
+
+def _dotted(version: table.Version) -> str:
+    return ".".join(map(str, version))
+
+
+def pinned(found: Mapping[str, Setting]) -> table.Version:
+    """The exact release the step runs; ``Stop`` where it is not one the table knows."""
+    setting = found["version"]
+    if setting.value is None:
+        raise Stop(setting.loc, setting.name, setting.why or "the cibuildwheel version is not known")
+    text = setting.value.strip().removeprefix("v")
+    if not re.fullmatch(r"\d+\.\d+\.\d+", text):
+        raise Stop(
+            setting.loc, setting.name,
+            f"cibuildwheel {setting.value} is not one release (a moving tag or range): "
+            "pin an exact version, or a commit with a `# vX.Y.Z` comment",
+        )
+    version = table.v(text)
+    if version not in table.KNOWN:
+        raise Stop(
+            setting.loc, setting.name,
+            f"cibuildwheel {text} is not a release stagegate knows the defaults of "
+            f"(2.0.0 to {_dotted(table.NEWEST)}); install it with stagegate[wheels] to compute its identifiers",
+        )
+    return version
+
+
+def host(found: Mapping[str, Setting]) -> tuple[str, str]:
+    """The platform the step builds for and the runner's architecture."""
+    runner = found["runner"]
+    if runner.value is None:
+        raise Stop(runner.loc, runner.name, runner.why or "the runner is not known")
+    known = platform_of(runner.value)
+    if isinstance(known, str):
+        raise Stop(runner.loc, runner.name, known)
+    platform, native = known
+    for key in ("cli.platform", "env.CIBW_PLATFORM"):
+        setting = found.get(key)
+        if setting is None:
+            continue
+        if setting.value is None:
+            raise Stop(setting.loc, setting.name, setting.why)
+        wanted = setting.value.strip() or "auto"
+        if wanted not in ("auto", platform):
+            raise Stop(
+                setting.loc, setting.name,
+                f"building {wanted} wheels on a {platform} runner is not computed by stagegate",
+            )
+        break
+    return platform, native
+
+
+def _python(identifier: str) -> tuple[int, int]:
+    tag = identifier.split("-")[0].split("_")[0].removesuffix("t")
+    return int(tag[2]), int(tag[3:])
+
+
+def _requires(opts: Options) -> object | None:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    key = "env.CIBW_PROJECT_REQUIRES_PYTHON"
+    text = opts.value(key) or None
+    if text is None:
+        key, text = "requires-python", opts.value("requires-python")
+    if text is None:
+        return None
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        loc, name = opts.where(key)
+        raise Stop(loc, name, f"{text!r} is not a version specifier; cibuildwheel stops on it") from None
+
+
+def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
+    """The identifiers the deciders select, by the pinned release's table."""
+    from packaging.version import Version
+
+    version = pinned(found)
+    platform, native = host(found)
+    opts = Options(found, version, platform)
+    only_key = "cli.only" if "cli.only" in found else "with.only"
+    only = opts.value(only_key) if table.reads(version, "--only") else None
+    requires = _requires(opts)
+    fold = platform == "windows"
+    try:
+        if only:
+            build, skip = Selector(only, fold_case=fold), Selector("")
+            archs = table.all_archs(version, platform)
+            enabled = {name for name, _ in table.ENABLE_GROUPS}
+        else:
+            build_text, _ = opts.cascade("build", plat_env=False)
+            skip_text, _ = opts.cascade("skip", plat_env=False)
+            build = Selector(build_text or "*", fold_case=fold)
+            skip = Selector(skip_text or "", fold_case=fold)
+            archs = _archs(opts, native)
+            enabled = _enabled(opts)
+    except TooLong as error:
+        raise Stop(found["version"].loc, "CIBW_BUILD/CIBW_SKIP", f"a selector's braces expand too far: {error}") from None
+    gates = table.gates(version)
+    out: set[str] = set()
+    for identifier, arch in table.identifiers(version, platform):
+        if arch not in archs or table.host_drops(version, platform, native, identifier):
+            continue
+        if requires is not None:
+            major, minor = _python(identifier)
+            if not requires.contains(Version(f"{major}.{minor}.99")):  # type: ignore[attr-defined]
+                continue
+        if any(group not in enabled and Selector(glob)(identifier) for group, glob in gates):
+            continue
+        if build(identifier) and not skip(identifier):
+            out.add(identifier)
+    return frozenset(out), f"the table of cibuildwheel {_dotted(version)}"
+
+
+def resolve(found: Mapping[str, Setting], *, tool: bool = True) -> Wheels:
+    """``Wheels`` from deciders: the installed cibuildwheel where it is the pinned release
+    (``tool``), else the table, else unresolved."""
+    step = found["version"].loc if "version" in found else Loc("", 0, 0)
+    try:
+        broken = found.get("files") or found.get("cli")
+        if broken is not None:
+            raise Stop(broken.loc, broken.name, broken.why)
+        if tool:
+            from stagegate.ci.wheels import tool as installed
+
+            answer = installed.select(found)
+            if answer is not None:
+                return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=answer[0], how=answer[1])
+        ids, how = select(found)
+        return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=ids, how=how)
+    except Stop as stop:
+        return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=None, unresolved=stop.unresolved)
+
+
+def shipped(step: BuildStep, files: Files, *, tool: bool = True) -> Wheels:
+    """What one cibuildwheel step ships."""
+    found = deciders(step, files)
+    wheels = resolve(found, tool=tool)
+    if "cli.print" in found and wheels.identifiers is not None:
+        return Wheels(tool=CIBUILDWHEEL, step=step.loc, deciders=found, identifiers=frozenset(), how=wheels.how)
+    return Wheels(
+        tool=CIBUILDWHEEL, step=step.loc, deciders=found, identifiers=wheels.identifiers,
+        unresolved=wheels.unresolved, how=wheels.how,
+    )
