@@ -31,7 +31,7 @@ from stagegate.ci.workflows import Reader
 from stagegate.errors import Loc
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model import Migration, ghexpr
-from stagegate.records import record
+from stagegate.records import record, replace
 
 UNKNOWN = "\ue010"
 _SEPARATORS = {"&&", "||", ";", "|", "&", "\n"}
@@ -48,6 +48,8 @@ class Upload:
     name: str
     path: str
     steps: tuple[BuildStep, ...]
+    place: tuple[Any, ...] = ()
+    """Where it runs apart from its values: the matrix row's index, the upload's order."""
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -86,12 +88,14 @@ class WheelsReader(Reader):
         self.pins: dict[tuple[Any, ...], Setting] = {}
         self.runner: Setting = Setting(name="runs-on", value=None, loc=Loc("", 1, 1))
         self.where: tuple[Any, ...] = ()
+        self.row = -1
         self.lines: dict[str, list[str]] = {}
 
     # -- hooks
 
     def job_steps(self, site: Site, jpath: DocPath, job: Mapping[str, Any], scope: Scope) -> None:
         self.where = (site.job, site.callers, _row(scope.matrix))
+        self.row = scope.strategy[0] if scope.strategy is not None else -1
         raw = job.get("runs-on")
         loc = site.doc.loc((*jpath, "runs-on"))
         value = scope.evaluate(raw, (*jpath, "runs-on")) if raw is not None else None
@@ -141,10 +145,12 @@ class WheelsReader(Reader):
     def _upload(self, site: Site, loc: Loc, inputs: Mapping[str, Setting]) -> None:
         name = inputs.get("name")
         path = inputs.get("path")
-        self.events.setdefault(self.where, []).append(Upload(
+        events = self.events.setdefault(self.where, [])
+        order = sum(isinstance(e, Upload) for e in events)
+        events.append(Upload(
             loc=loc, job=site.job, callers=site.callers, matrix=self.where[2],
             name=(name.value if name else "artifact") or "", path=(path.value if path else "") or "",
-            steps=(),
+            steps=(), place=(site.job, site.callers, self.row, order),
         ))
 
     def _line(self, loc: Loc) -> str:
@@ -289,8 +295,7 @@ def uploads(root: Path, paths: Sequence[str] | None = None) -> list[Upload]:
                 built.append(event)
             else:
                 carried = tuple(b for b in built if takes(event.path, b))
-                out.append(Upload(loc=event.loc, job=event.job, callers=event.callers, matrix=event.matrix,
-                                  name=event.name, path=event.path, steps=carried))
+                out.append(replace(event, steps=carried))
     return out
 
 
@@ -300,14 +305,29 @@ def shipped(root: Path, *, tool: bool = True) -> dict[tuple[Any, ...], tuple[Upl
     return {u.key: (u, [wheels.shipped(s, files, tool=tool) for s in u.steps]) for u in uploads(root) if u.steps}
 
 
+def pairs(
+    before: Mapping[tuple[Any, ...], tuple[Upload, list[Wheels]]],
+    after: Mapping[tuple[Any, ...], tuple[Upload, list[Wheels]]],
+) -> list[tuple[tuple[Any, ...], list[Wheels], list[Wheels]]]:
+    """Base and head uploads paired by job, matrix row and name; what is left, by where
+    it runs (a runner label in the row or the name changes neither's place)."""
+    out = [(key, before[key][1], after[key][1]) for key in before.keys() & after.keys()]
+    rest_before = {v[0].place: k for k, v in before.items() if k not in after}
+    rest_after = {v[0].place: k for k, v in after.items() if k not in before}
+    for place in rest_before.keys() | rest_after.keys():
+        b, a = rest_before.get(place), rest_after.get(place)
+        key = a if a is not None else b
+        assert key is not None
+        out.append((key, before[b][1] if b is not None else [], after[a][1] if a is not None else []))
+    return out
+
+
 def changes(base: Path, head: Path, *, tool: bool = True) -> dict[tuple[Any, ...], wheels_compare.Change]:
-    """The upload contexts whose wheels differ between two trees (or cannot be compared)."""
-    before, after = shipped(base, tool=tool), shipped(head, tool=tool)
+    """The upload contexts whose wheels differ between two trees (or cannot be compared),
+    by the head's key (the base's where the head has none)."""
     out: dict[tuple[Any, ...], wheels_compare.Change] = {}
-    for key in before.keys() | after.keys():
-        change = wheels_compare.compare(
-            before[key][1] if key in before else [], after[key][1] if key in after else [], tool=tool
-        )
+    for key, b, h in pairs(shipped(base, tool=tool), shipped(head, tool=tool)):
+        change = wheels_compare.compare(b, h, tool=tool)
         if change.changed or change.unresolved:
             out[key] = change
     return out
