@@ -61,12 +61,15 @@ class TreeFiles:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.read: dict[str, str | None] = {}
 
     def text(self, path: str) -> str | None:
-        try:
-            return (self.root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+        if path not in self.read:
+            try:
+                self.read[path] = (self.root / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                self.read[path] = None
+        return self.read[path]
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -28,3 +28,12 @@ def shipped(step: BuildStep, files: Files, *, tool: bool = True) -> Wheels:
     if step.tool == CIBUILDWHEEL:
         return cibw.shipped(step, files, tool=tool)
     return maturin.shipped(step, files)
+
+
+def forget() -> None:
+    """Empty the caches of parsed texts and compiled selectors (a benchmark's cold run)."""
+    from stagegate.ci.wheels import cibw, maturin, patterns, project, table
+
+    for cached in (table.identifiers, table.gated, patterns._compiled, cibw._specifier,
+                   cibw._admits, project._parsed, maturin._split):
+        cached.cache_clear()

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
 
 from stagegate.ci.transfers import Unresolved
 from stagegate.ci.wheels import project, table
@@ -296,26 +298,41 @@ def _python(identifier: str) -> tuple[int, int]:
     return int(tag[2]), int(tag[3:])
 
 
-def _requires(opts: Options) -> object | None:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
+def _requires(opts: Options) -> str | None:
     key = "env.CIBW_PROJECT_REQUIRES_PYTHON"
     text = opts.value(key) or None
     if text is None:
         key, text = "requires-python", opts.value("requires-python")
     if text is None:
         return None
+    if _specifier(text) is None:
+        loc, name = opts.where(key)
+        raise Stop(loc, name, f"{text!r} is not a version specifier; cibuildwheel stops on it")
+    return text
+
+
+@lru_cache(maxsize=256)
+def _specifier(text: str) -> Any:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         return SpecifierSet(text)
     except InvalidSpecifier:
-        loc, name = opts.where(key)
-        raise Stop(loc, name, f"{text!r} is not a version specifier; cibuildwheel stops on it") from None
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _admits(requires: str, identifier: str) -> bool:
+    """Whether a project that requires ``requires`` is built for ``identifier``: as
+    cibuildwheel asks it, of the interpreter's version X.Y.99."""
+    from packaging.version import Version
+
+    major, minor = _python(identifier)
+    return bool(_specifier(requires).contains(Version(f"{major}.{minor}.99")))
 
 
 def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
     """The identifiers the deciders select, by the pinned release's table."""
-    from packaging.version import Version
-
     version = pinned(found)
     platform, native = host(found)
     opts = Options(found, version, platform)
@@ -337,16 +354,14 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
             enabled = _enabled(opts)
     except TooLong as error:
         raise Stop(found["version"].loc, "CIBW_BUILD/CIBW_SKIP", f"a selector's braces expand too far: {error}") from None
-    gates = table.gates(version)
+    gated = table.gated(version, frozenset(enabled))
     out: set[str] = set()
     for identifier, arch in table.identifiers(version, platform):
         if arch not in archs or table.host_drops(version, platform, native, identifier):
             continue
-        if requires is not None:
-            major, minor = _python(identifier)
-            if not requires.contains(Version(f"{major}.{minor}.99")):  # type: ignore[attr-defined]
-                continue
-        if any(group not in enabled and Selector(glob)(identifier) for group, glob in gates):
+        if requires is not None and not _admits(requires, identifier):
+            continue
+        if gated is not None and gated.match(identifier):
             continue
         if build(identifier) and not skip(identifier):
             out.add(identifier)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from functools import lru_cache
 
 from stagegate.ci.wheels import project
 from stagegate.ci.wheels.cibw import Stop
@@ -47,7 +48,7 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
             out["cli"] = given
             return out
         try:
-            words += [Word(text=w, loc=given.loc) for w in shlex.split(given.value)]
+            words += [Word(text=w, loc=given.loc) for w in _split(given.value)]
         except ValueError as error:
             out["cli"] = Setting(name="args", value=None, loc=given.loc, why=f"args cannot be split into words: {error}")
             return out
@@ -65,6 +66,11 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
     return out
 
 
+@lru_cache(maxsize=256)
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(shlex.split(text))
+
+
 def _cli(words: list[Word], out: dict[str, Setting]) -> None:
     i, interpreters = 0, list[str]()
     while i < len(words):
@@ -77,7 +83,7 @@ def _cli(words: list[Word], out: dict[str, Setting]) -> None:
             at = word.loc
             if eq:
                 interpreters.append(value)
-            while i + 1 < len(words) and (words[i + 1].text or "-").startswith("-") is False:
+            while i + 1 < len(words) and not (words[i + 1].text or "-").startswith("-"):
                 i += 1
                 interpreters.append(words[i].text or "")
             out["cli.interpreter"] = Setting(name="--interpreter", value=" ".join(interpreters), loc=at)

@@ -4,8 +4,9 @@ the runner (case-insensitively on Windows, where ``fnmatch`` folds case)."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
-from fnmatch import fnmatchcase
+from functools import lru_cache
 
 MAX_EXPANSION = 4_096
 """Most globs one selector may expand to (a selector is a few words in practice)."""
@@ -80,9 +81,18 @@ class Selector:
 
     def __init__(self, text: str, *, fold_case: bool = False) -> None:
         self.fold = fold_case
-        globs = [g for word in text.split() for g in expand(word)]
-        self.globs = [g.lower() for g in globs] if fold_case else globs
+        self.pattern = _compiled(text, fold_case)
 
     def __call__(self, identifier: str) -> bool:
-        name = identifier.lower() if self.fold else identifier
-        return any(fnmatchcase(name, glob) for glob in self.globs)
+        if self.pattern is None:
+            return False
+        return self.pattern.match(identifier.lower() if self.fold else identifier) is not None
+
+
+@lru_cache(maxsize=512)
+def _compiled(text: str, fold: bool) -> re.Pattern[str] | None:
+    """The globs of a selector as one expression, as ``fnmatchcase`` reads each."""
+    globs = [g for word in text.split() for g in expand(word)]
+    if not globs:
+        return None
+    return re.compile("|".join(fnmatch.translate(g.lower() if fold else g) for g in globs))

@@ -14,6 +14,7 @@ import configparser
 import re
 import tomllib
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from stagegate.ci.wheels.model import Files, Setting
@@ -60,12 +61,18 @@ def load_toml(files: Files, path: str) -> tuple[str, dict[str, Any]] | Setting |
     if text is None:
         return None
     try:
-        return text, tomllib.loads(text)
+        return text, _parsed(text)
     except tomllib.TOMLDecodeError as error:
         line = int(m[1]) if (m := re.search(r"line (\d+)", str(error))) else 1
         return Setting(
             name=path, value=None, loc=Loc(path, line, 1), why=f"{path} is not valid TOML: {error}"
         )
+
+
+@lru_cache(maxsize=64)
+def _parsed(text: str) -> dict[str, Any]:
+    """A TOML text's data, parsed once per text (read, never changed, by the callers)."""
+    return tomllib.loads(text)
 
 
 def cibuildwheel_options(path: str, text: str, data: Mapping[str, Any]) -> dict[str, Setting]:

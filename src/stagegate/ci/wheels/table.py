@@ -12,8 +12,11 @@ outside ``KNOWN`` (a release this table does not list) has no facts: whoever ask
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
+from functools import cache
 
 Version = tuple[int, ...]
 
@@ -158,9 +161,14 @@ def _carries(version: Version, python: str, tag: str) -> bool:
     )
 
 
-def identifiers(version: Version, platform: str) -> Iterator[tuple[str, str]]:
+@cache
+def identifiers(version: Version, platform: str) -> tuple[tuple[str, str], ...]:
     """Every identifier cibuildwheel ``version`` knows on ``platform`` (linux, macos,
     windows), with the architecture it is built for."""
+    return tuple(_identifiers(version, platform))
+
+
+def _identifiers(version: Version, platform: str) -> Iterator[tuple[str, str]]:
     pythons = [tag for tag, when in PYTHONS if _in(version, when)]
     for tag, arch, when in PLATFORM_TAGS[platform]:
         if not _in(version, when):
@@ -231,6 +239,14 @@ def gates(version: Version) -> tuple[tuple[str, str], ...]:
         if _in(version, when):
             return pairs
     return ()
+
+
+@cache
+def gated(version: Version, enabled: frozenset[str]) -> re.Pattern[str] | None:
+    """One expression for every identifier ``version`` leaves out without the groups
+    ``enabled`` (None: none is)."""
+    globs = [glob for group, glob in gates(version) if group not in enabled]
+    return re.compile("|".join(fnmatch.translate(g) for g in globs)) if globs else None
 
 
 ENABLE_GROUPS: tuple[tuple[str, Range], ...] = tuple(
