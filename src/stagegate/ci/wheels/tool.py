@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import platform as host_platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
-from stagegate.ci.wheels import cibw
+from stagegate.ci.wheels import cibw, table
 from stagegate.ci.wheels.model import Setting
 
 TIMEOUT = 60.0
@@ -49,11 +50,30 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str] | None:
     if any(s.value is None for s in found.values()):
         return None  # the table's reading names the setting that is not known
     platform, native = cibw.host(found)
-    if platform == "macos" and native == "arm64" and host_platform.machine() == "x86_64":
-        return None  # it would drop PyPy/GraalPy arm64 builds an arm64 Mac makes
     numeric = tuple(int(p) for p in version.split(".")[:3] if p.isdigit())
-    opts = cibw.Options(found, numeric, platform)
-    archs = ",".join(sorted(cibw._archs(opts, native))) if not _only(found) else ""
+    covered = numeric in table.KNOWN
+    here = host_platform.machine()
+    if platform == "macos" and native == "arm64" and here == "x86_64" and not covered:
+        raise cibw.Stop(
+            setting.loc, setting.name,
+            f"the installed cibuildwheel {version} runs on this x86_64 machine, where it leaves out "
+            "the PyPy and GraalPy arm64 builds an arm64 Mac makes",
+        )
+    if platform == "macos" and native == "arm64" and here == "x86_64":
+        return None  # the table knows this release: it answers for the runner
+    archs = ""
+    if not _only(found):
+        opts = cibw.Options(found, numeric, platform)
+        text = opts.value("cli.archs") or opts.cascade("archs", plat_env=True)[0] or "auto"
+        keywords = {"auto", "auto64", "auto32", "native", "all"} & set(re.split(r"[\s,]+", text))
+        same_host = platform == "linux" and native == here
+        if keywords and not same_host and not covered:
+            raise cibw.Stop(
+                setting.loc, setting.name,
+                f"cibuildwheel {version} resolves archs {text!r} on the runner ({platform} {native}); "
+                f"stagegate knows how releases 2.0.0 to {'.'.join(map(str, table.NEWEST))} do, not this one",
+            )
+        archs = "" if same_host else ",".join(sorted(cibw._archs(opts, native)))
     env = tuple(sorted((k[4:], s.value or "") for k, s in found.items() if k.startswith("env.CIBW_")))
     return _run(platform, archs, env, _sources(found), _argv(found), version)
 
