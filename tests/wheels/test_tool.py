@@ -7,9 +7,9 @@ from __future__ import annotations
 import platform
 
 import pytest
+from test_deciders import WF, Tree, step
 
 from stagegate.ci.wheels import cibw, tool
-from test_deciders import WF, Tree, step
 
 pytest.importorskip("cibuildwheel")
 
