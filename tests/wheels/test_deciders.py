@@ -310,7 +310,7 @@ def test_package_dir_and_config_file() -> None:
 def test_a_release_the_table_does_not_know_is_unresolved() -> None:
     assert problem(step("4.3.5")) == (
         f"{WF}:10: cibuildwheel 4.3.5 is not a release stagegate knows the defaults of (2.0.0 to 4.2.0); "
-        "install it with stagegate[wheels] to compute its identifiers"
+        "install it with stagegate-ci[wheels] to compute its identifiers"
     )
 
 

@@ -263,7 +263,7 @@ def pinned(found: Mapping[str, Setting]) -> table.Version:
         raise Stop(
             setting.loc, setting.name,
             f"cibuildwheel {text} is not a release stagegate knows the defaults of "
-            f"(2.0.0 to {_dotted(table.NEWEST)}); install it with stagegate[wheels] to compute its identifiers",
+            f"(2.0.0 to {_dotted(table.NEWEST)}); install it with stagegate-ci[wheels] to compute its identifiers",
         )
     return version
 

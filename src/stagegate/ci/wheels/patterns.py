@@ -8,72 +8,19 @@ import fnmatch
 import re
 from functools import lru_cache
 
-MAX_EXPANSION = 4_096
-"""Most globs one selector may expand to (a selector is a few words in practice)."""
+from stagegate.model import identifiers
 
-_RANGE = re.compile(r"(-?\d+)\.\.(-?\d+)")
+
+def expand(word: str) -> list[str]:
+    """The globs a brace word stands for, in order (``model.identifiers.expand``)."""
+    try:
+        return identifiers.expand(word)
+    except identifiers.TooLong as error:
+        raise TooLong(str(error)) from None
 
 
 class TooLong(ValueError):
     """A selector whose braces expand to more than ``MAX_EXPANSION`` globs."""
-
-
-def _close(text: str, start: int) -> tuple[int, list[str]] | None:
-    """The ``}`` matching the ``{`` at ``start`` and the top-level pieces between them."""
-    depth, pieces, piece_start = 0, [], start + 1
-    i = start
-    while i < len(text):
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                pieces.append(text[piece_start:i])
-                return i, pieces
-        elif char == "," and depth == 1:
-            pieces.append(text[piece_start:i])
-            piece_start = i + 1
-        i += 1
-    return None
-
-
-def expand(word: str) -> list[str]:
-    """The globs a brace word stands for, in order."""
-    i = 0
-    while i < len(word):
-        if word[i] == "\\":
-            i += 2
-            continue
-        if word[i] == "{":
-            found = _close(word, i)
-            if found is not None:
-                end, pieces = found
-                options = _options(pieces)
-                if options is not None:
-                    head, tail = word[:i], expand(word[end + 1 :])
-                    out = [head + o + t for option in options for o in expand(option) for t in tail]
-                    if len(out) > MAX_EXPANSION:
-                        raise TooLong(word)
-                    return out
-        i += 1
-    return [word]
-
-
-def _options(pieces: list[str]) -> list[str] | None:
-    if len(pieces) > 1:
-        return pieces
-    matched = _RANGE.fullmatch(pieces[0])
-    if matched is None:
-        return None  # `{x}` is literal text, as in the shell
-    first, last = int(matched[1]), int(matched[2])
-    if abs(last - first) >= MAX_EXPANSION:
-        raise TooLong(pieces[0])
-    step = 1 if last >= first else -1
-    return [str(n) for n in range(first, last + step, step)]
 
 
 class Selector:
