@@ -45,14 +45,14 @@ def step(
 
 
 def ids(build: BuildStep, files: dict[str, str] | None = None) -> list[str]:
-    wheels = cibw.shipped(build, Tree(files), tool=False)
+    wheels = cibw.shipped(build, Tree(files))
     assert wheels.unresolved is None, wheels.unresolved
     assert wheels.identifiers is not None
     return sorted(wheels.identifiers)
 
 
 def problem(build: BuildStep, files: dict[str, str] | None = None) -> str:
-    wheels = cibw.shipped(build, Tree(files), tool=False)
+    wheels = cibw.shipped(build, Tree(files))
     assert wheels.identifiers is None and wheels.unresolved is not None
     return f"{wheels.unresolved.loc.at}: {wheels.unresolved.reason}"
 

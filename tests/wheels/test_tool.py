@@ -9,7 +9,7 @@ import platform
 import pytest
 from test_deciders import WF, Tree, step
 
-from stagegate.ci.wheels import cibw, tool
+from stagegate.ci.wheels import shipped, tool
 
 pytest.importorskip("cibuildwheel")
 
@@ -22,19 +22,19 @@ RUNNER = {"x86_64": "ubuntu-latest", "aarch64": "ubuntu-24.04-arm"}.get(NATIVE, 
 def test_the_installed_release_answers_for_its_own_pin() -> None:
     files = Tree({"pyproject.toml": '[project]\nname = "x"\nrequires-python = ">=3.12"\n\n'
                   '[tool.cibuildwheel]\nbuild = "cp31[123]-*"\nskip = "*-musllinux_*"\n'})
-    wheels = cibw.shipped(step(VERSION, runner=RUNNER, env={"CIBW_ARCHS": "native"}), files)
+    wheels = shipped(step(VERSION, runner=RUNNER, env={"CIBW_ARCHS": "native"}), files)
     assert wheels.how == f"cibuildwheel {VERSION} (installed)"
     assert sorted(wheels.identifiers or ()) == [f"cp312-manylinux_{NATIVE}", f"cp313-manylinux_{NATIVE}"]
 
 
 def test_another_release_is_not_asked() -> None:
-    wheels = cibw.shipped(step("3.1.4", env={"CIBW_BUILD": "cp312-manylinux*", "CIBW_ARCHS": "x86_64"}), Tree())
+    wheels = shipped(step("3.1.4", env={"CIBW_BUILD": "cp312-manylinux*", "CIBW_ARCHS": "x86_64"}), Tree())
     assert (wheels.how, sorted(wheels.identifiers or ())) == ("the table of cibuildwheel 3.1.4", ["cp312-manylinux_x86_64"])
 
 
 def test_what_the_runner_decides_is_not_asked_of_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tool, "installed", lambda: "9.0.0")
-    windows = cibw.shipped(step("9.0.0", runner="windows-latest"), Tree())
+    windows = shipped(step("9.0.0", runner="windows-latest"), Tree())
     assert windows.unresolved is not None
     assert f"{windows.unresolved.loc.at}: {windows.unresolved.reason}" == (
         f"{WF}:10: cibuildwheel 9.0.0 resolves archs 'auto' on the runner (windows AMD64); "
@@ -42,7 +42,7 @@ def test_what_the_runner_decides_is_not_asked_of_this_machine(monkeypatch: pytes
     )
     if NATIVE != "x86_64":
         return  # an arm64 machine answers for an arm64 Mac as the Mac would
-    mac = cibw.shipped(step("9.0.0", runner="macos-14", env={"CIBW_ARCHS": "arm64"}), Tree())
+    mac = shipped(step("9.0.0", runner="macos-14", env={"CIBW_ARCHS": "arm64"}), Tree())
     assert mac.unresolved is not None
     assert mac.unresolved.reason == (
         "the installed cibuildwheel 9.0.0 runs on this x86_64 machine, where it leaves out the "

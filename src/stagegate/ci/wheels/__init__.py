@@ -23,10 +23,11 @@ def shipped(step: BuildStep, files: Files, *, tool: bool = True) -> Wheels:
     repository at the commit read; ``tool``: ask the installed cibuildwheel where it is
     the pinned release (``stagegate-ci[wheels]``)."""
     from stagegate.ci.wheels import cibw, maturin
+    from stagegate.ci.wheels import tool as installed
     from stagegate.ci.wheels.model import CIBUILDWHEEL
 
     if step.tool == CIBUILDWHEEL:
-        return cibw.shipped(step, files, tool=tool)
+        return cibw.shipped(step, files, ask=installed.select if tool else None)
     return maturin.shipped(step, files)
 
 

@@ -12,7 +12,7 @@ where it is that very release (``tool``). Both are pure in their inputs, so that
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -368,30 +368,29 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
     return frozenset(out), f"the table of cibuildwheel {_dotted(version)}"
 
 
-def resolve(found: Mapping[str, Setting], *, tool: bool = True) -> Wheels:
-    """``Wheels`` from deciders: the installed cibuildwheel where it is the pinned release
-    (``tool``), else the table, else unresolved."""
+Ask = Callable[[Mapping[str, Setting]], "tuple[frozenset[str], str] | None"]
+"""A second source of identifiers tried first (``tool.select``: the installed release)."""
+
+
+def resolve(found: Mapping[str, Setting], *, ask: Ask | None = None) -> Wheels:
+    """``Wheels`` from deciders: ``ask``'s answer where it has one, else the table of the
+    pinned release, else unresolved."""
     step = found["version"].loc if "version" in found else Loc("", 0, 0)
     try:
         broken = found.get("files") or found.get("cli")
         if broken is not None:
             raise Stop(broken.loc, broken.name, broken.why)
-        if tool:
-            from stagegate.ci.wheels import tool as installed
-
-            answer = installed.select(found)
-            if answer is not None:
-                return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=answer[0], how=answer[1])
-        ids, how = select(found)
+        answer = ask(found) if ask is not None else None
+        ids, how = answer if answer is not None else select(found)
         return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=ids, how=how)
     except Stop as stop:
         return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=None, unresolved=stop.unresolved)
 
 
-def shipped(step: BuildStep, files: Files, *, tool: bool = True) -> Wheels:
+def shipped(step: BuildStep, files: Files, *, ask: Ask | None = None) -> Wheels:
     """What one cibuildwheel step ships."""
     found = deciders(step, files)
-    wheels = resolve(found, tool=tool)
+    wheels = resolve(found, ask=ask)
     if "cli.print" in found and wheels.identifiers is not None:
         return Wheels(tool=CIBUILDWHEEL, step=step.loc, deciders=found, identifiers=frozenset(), how=wheels.how)
     return Wheels(

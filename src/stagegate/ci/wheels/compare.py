@@ -60,8 +60,9 @@ def identifiers(steps: Sequence[Wheels]) -> frozenset[str] | None:
 def _resolve(kind: str, found: Mapping[str, Setting], tool: bool) -> frozenset[str] | None:
     if kind == CIBUILDWHEEL:
         from stagegate.ci.wheels import cibw
+        from stagegate.ci.wheels import tool as installed
 
-        return cibw.resolve(found, tool=tool).identifiers
+        return cibw.resolve(found, ask=installed.select if tool else None).identifiers
     from stagegate.ci.wheels import maturin
 
     return maturin.resolve(found).identifiers
