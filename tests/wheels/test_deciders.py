@@ -68,6 +68,7 @@ def problem(build: BuildStep, files: dict[str, str] | None = None) -> str:
         ("ubuntu-24.04-arm", ("linux", "aarch64")),
         ("ubuntu-22.04-arm", ("linux", "aarch64")),
         ("macos-13", ("macos", "x86_64")),
+        ("macos-10.15", ("macos", "x86_64")),
         ("macos-14", ("macos", "arm64")),
         ("macos-15", ("macos", "arm64")),
         ("macos-latest", ("macos", "arm64")),
@@ -403,3 +404,17 @@ def test_maturin_find_interpreter_is_unresolved() -> None:
         f"{WF}:30: --find-interpreter builds for every Python on the runner or in the manylinux container; "
         "name them with --interpreter"
     )
+
+
+def test_an_sdist_as_package_dir_reads_the_repository_root() -> None:
+    files = {"pyproject.toml": '[project]\nname = "x"\nrequires-python = ">=3.13"\n\n[tool.cibuildwheel]\nskip = "*t-* *musl*"\n'}
+    assert ids(step("3.1.4", inputs={"package-dir": "dist/*.tar.gz"}), files) == [
+        "cp313-manylinux_x86_64", "cp314-manylinux_x86_64",
+    ]
+
+
+def test_a_package_dir_not_known_is_unresolved() -> None:
+    build = step("3.1.4")
+    unknown = Setting(name="package-dir", value=None, loc=at(33), why="needs.dists.outputs.sdist is not known from the YAML")
+    build = BuildStep(tool=build.tool, loc=build.loc, version=build.version, runner=build.runner, inputs={"package-dir": unknown})
+    assert problem(build) == f"{WF}:33: needs.dists.outputs.sdist is not known from the YAML"

@@ -325,6 +325,13 @@ def pairs(
     return out
 
 
+def overall(base: Path, head: Path, *, tool: bool = True) -> wheels_compare.Change:
+    """What every upload of the workflows ships together, base against head (a release
+    that takes every upload: ``compare.release``)."""
+    found = pairs(shipped(base, tool=tool), shipped(head, tool=tool))
+    return wheels_compare.release([(b, h) for _key, b, h in found], tool=tool)
+
+
 def changes(base: Path, head: Path, *, tool: bool = True) -> dict[tuple[Any, ...], wheels_compare.Change]:
     """The upload contexts whose wheels differ between two trees (or cannot be compared),
     by the head's key (the base's where the head has none)."""

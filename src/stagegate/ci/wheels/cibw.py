@@ -94,7 +94,13 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
     if package is not None and package.value is None:
         out["files"] = package
         return out
-    directory = project.join(step.directory, package.value if package and package.value else ".")
+    given = package.value.strip() if package and package.value else "."
+    if given.endswith((".tar.gz", ".zip")):
+        # an sdist: cibuildwheel reads the project files packed into it, which are those of
+        # the folder it was built from; a package dir of an sdist made in the run is the
+        # repository's root, where `python -m build --sdist` makes it
+        given = "."
+    directory = project.join(step.directory, given)
     pyproject_path = project.join(directory, "pyproject.toml")
     pyproject = project.load_toml(files, pyproject_path)
     config = out.get("cli.config-file") or out.get("with.config-file")

@@ -27,10 +27,12 @@ class Cause:
     settings: tuple[Setting, ...]
     lost: tuple[str, ...]
     gained: tuple[str, ...]
+    steps: str = ""
+    """Where no setting differs: what happened to the build steps themselves."""
 
     @property
     def label(self) -> str:
-        return ", ".join(s.label for s in self.settings) if self.settings else "the build steps"
+        return ", ".join(s.label for s in self.settings) if self.settings else self.steps
 
 
 @record(kw_only=True)
@@ -120,10 +122,54 @@ def compare(base: Sequence[Wheels], head: Sequence[Wheels], *, tool: bool = True
             for b, h in zip(base, head, strict=False)
             for k in sorted(b.deciders.keys() | h.deciders.keys())
             if _differs(b.deciders.get(k), h.deciders.get(k))
-        )
+        ) if len(base) == len(head) else ()
         causes.append(Cause(settings=together, lost=tuple(sorted(lost, key=_order)),
-                            gained=tuple(sorted(gained, key=_order))))
+                            gained=tuple(sorted(gained, key=_order)), steps=_steps(base, head)))
     return Change(lost=all_lost, gained=all_gained, causes=tuple(causes))
+
+
+def _steps(base: Sequence[Wheels], head: Sequence[Wheels]) -> str:
+    if not base:
+        return "built by " + ", ".join(f"the step at {w.step.at}" for w in head)
+    if not head:
+        return "no step builds them (was " + ", ".join(f"{w.step.at}" for w in base) + ")"
+    return f"{len(base)} build steps before, {len(head)} now ({', '.join(w.step.at for w in head)})"
+
+
+def release(pairs: Sequence[tuple[Sequence[Wheels], Sequence[Wheels]]], *, tool: bool = True) -> Change:
+    """The change of what a release ships: the identifiers of every upload context that
+    reaches it, base against head (``pairs``: each context's build steps at both commits,
+    paired as continuity pairs the contexts; a context at one commit only has ``[]`` at the
+    other). A wheel built by another context than before is no change; each identifier
+    lost or gained is put down to the causes the contexts that lost or gained it give."""
+    before: set[str] = set()
+    after: set[str] = set()
+    problems: list[Unresolved] = []
+    changes: list[Change] = []
+    for base, head in pairs:
+        change = compare(base, head, tool=tool)
+        problems += change.unresolved
+        b, h = identifiers(base), identifiers(head)
+        before |= b or set()
+        after |= h or set()
+        changes.append(change)
+    if problems:
+        return Change(lost=(), gained=(), causes=(), unresolved=tuple(problems))
+    lost, gained = before - after, after - before
+    causes: dict[str, tuple[set[str], set[str], Cause]] = {}
+    for change in changes:
+        for cause in change.causes:
+            mine = causes.setdefault(cause.label, (set(), set(), cause))
+            mine[0].update(i for i in cause.lost if i in lost)
+            mine[1].update(i for i in cause.gained if i in gained)
+    return Change(
+        lost=tuple(sorted(lost, key=_order)),
+        gained=tuple(sorted(gained, key=_order)),
+        causes=tuple(
+            Cause(settings=c.settings, lost=tuple(sorted(lo, key=_order)), gained=tuple(sorted(ga, key=_order)), steps=c.steps)
+            for lo, ga, c in causes.values() if lo or ga
+        ),
+    )
 
 
 def _order(identifier: str) -> tuple[Any, ...]:

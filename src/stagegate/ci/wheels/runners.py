@@ -12,7 +12,7 @@ _LABELS: tuple[tuple[str, str, str], ...] = (
     # regex over the label, platform, the architecture as cibuildwheel names it there
     (r"ubuntu-(?:latest|\d\d\.\d\d)-arm", "linux", "aarch64"),
     (r"ubuntu-(?:latest|slim|\d\d\.\d\d)", "linux", "x86_64"),
-    (r"macos-1[0-3]", "macos", "x86_64"),
+    (r"macos-1[0-3]|macos-10\.\d+", "macos", "x86_64"),
     (r"macos-1[3-9]-xlarge|macos-latest-xlarge", "macos", "arm64"),
     (r"macos-1[3-9]-large|macos-latest-large|macos-1[5-9]-intel", "macos", "x86_64"),
     (r"macos-(?:1[4-9]|2\d|latest)", "macos", "arm64"),
