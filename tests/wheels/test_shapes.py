@@ -165,3 +165,25 @@ def test_a_moving_pin_at_the_head_is_unresolved_not_guessed(tmp_path: Path) -> N
     reasons = {c.unresolved[0].reason for c in changes.values()}
     assert reasons == {"pypa/cibuildwheel@v3 names a moving ref, not one release: pin vX.Y.Z"}
     assert all(not c.changed for c in changes.values())
+
+
+def test_wheels_moved_to_another_job_are_no_change_for_the_release(tmp_path: Path) -> None:
+    """aarch64 wheels built under QEMU on ubuntu-latest move to a native arm runner: each
+    context changes, the release ships the same identifiers."""
+    qemu = '          CIBW_ARCHS_LINUX: "{arch}"'
+    base = tree(tmp_path / "base", runners="ubuntu-latest", extra=qemu.format(arch="x86_64 aarch64"))
+    head = tree(tmp_path / "head", runners="ubuntu-latest, ubuntu-24.04-arm", extra=qemu.format(arch="native"))
+    assert set(wheelsteps.changes(base, head, tool=False)) == {
+        (".github/workflows/wheels.yml#build_wheels", (), (("os", "ubuntu-latest"),), "wheels-ubuntu-latest"),
+        (".github/workflows/wheels.yml#build_wheels", (), (("os", "ubuntu-24.04-arm"),), "wheels-ubuntu-24.04-arm"),
+    }
+    release = wheelsteps.overall(base, head, tool=False)
+    assert (release.lost, release.gained, release.unresolved) == ((), (), ())
+
+
+def test_a_release_names_the_new_step_that_builds_its_new_wheels(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base", runners="ubuntu-latest", extra='          CIBW_BUILD: "cp312-*"')
+    head = tree(tmp_path / "head", runners="ubuntu-latest, windows-11-arm", extra='          CIBW_BUILD: "cp312-*"')
+    assert compare.describe(wheelsteps.overall(base, head, tool=False)) == [
+        f"gains cp312-win_arm64 (built by the step at {WF}:19)"
+    ]

@@ -32,6 +32,7 @@ _ARCH = {  # what targets are called -> (linux/rust arch, macOS arch, Windows ta
     "armv7": "armv7l", "armv7l": "armv7l",
     "ppc64le": "ppc64le", "powerpc64le": "ppc64le",
     "s390x": "s390x", "universal2": "universal2",
+    "riscv64": "riscv64", "riscv64gc": "riscv64",
 }
 _NATIVE = {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64", "AMD64": "x86_64", "ARM64": "aarch64"}
 
