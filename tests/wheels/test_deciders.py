@@ -391,6 +391,9 @@ def test_maturin_interpreters_and_targets() -> None:
     assert mat(target="x86_64", manylinux="musllinux_1_2", args="-i python3.13t") == ["cp313t-musllinux_x86_64"]
     assert mat(runner="macos-14", args="-i 3.12") == ["cp312-macosx_arm64"]
     assert mat(runner="windows-latest", target="i686", args="-i 3.12") == ["cp312-win32"]
+    assert mat(target="riscv64gc-unknown-linux-gnu", args="-i 3.13 graalpy3.11") == [
+        "cp313-manylinux_riscv64", "gp311-manylinux_riscv64",
+    ]
 
 
 def test_maturin_abi3_from_cargo_toml() -> None:

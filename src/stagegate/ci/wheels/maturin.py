@@ -151,7 +151,7 @@ def _family(found: Mapping[str, Setting], target: str) -> str:
     return "manylinux"
 
 
-_INTERPRETER = re.compile(r"(?:.*/)?(?:python|cpython|(pypy))?(3)\.?(\d+)(t?)(?:\.exe)?")
+_INTERPRETER = re.compile(r"(?:.*/)?(?:python|cpython|(pypy|graalpy))?(3)\.?(\d+)(t?)(?:\.exe)?")
 
 
 def _pythons(found: Mapping[str, Setting]) -> list[str]:
@@ -166,7 +166,7 @@ def _pythons(found: Mapping[str, Setting]) -> list[str]:
         matched = _INTERPRETER.fullmatch(word)
         if matched is None:
             raise Stop(given.loc, given.name, f"interpreter {word!r} does not say its Python version")
-        kind = "pp" if matched[1] else "cp"
+        kind = {"pypy": "pp", "graalpy": "gp"}.get(matched[1] or "", "cp")
         out.append(f"{kind}{matched[2]}{matched[3]}{matched[4]}")
     return out
 
