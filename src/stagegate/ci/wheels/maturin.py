@@ -5,7 +5,9 @@ names them; pyo3's ``abi3-pyXY`` feature makes one ``cpXY-abi3`` wheel serve eve
 CPython from XY on. The target (``target:``, ``--target``, else the runner's own) and
 the ``manylinux`` setting give the platform tag. Identifiers are written as
 cibuildwheel writes its own (``cp312-manylinux_x86_64``), with ``-abi3`` before the
-platform for an abi3 wheel (``cp38-abi3-manylinux_x86_64``). ``--find-interpreter`` and
+platform for an abi3 wheel (``cp38-abi3-manylinux_x86_64``); a GraalPy one is ``gpXY``
+(cibuildwheel's ``gp311_242`` names the GraalPy release too, which ``graalpy3.11`` leaves
+to the container). ``--find-interpreter`` and
 a build without either are unresolved: they build for whatever Pythons the runner or the
 manylinux container has, which the workflow does not say.
 """
