@@ -421,3 +421,16 @@ def test_a_package_dir_not_known_is_unresolved() -> None:
     unknown = Setting(name="package-dir", value=None, loc=at(33), why="needs.dists.outputs.sdist is not known from the YAML")
     build = BuildStep(tool=build.tool, loc=build.loc, version=build.version, runner=build.runner, inputs={"package-dir": unknown})
     assert problem(build) == f"{WF}:33: needs.dists.outputs.sdist is not known from the YAML"
+
+
+def test_free_threaded_support_in_the_environment_stops_3_1_2_on() -> None:
+    env = {"CIBW_BUILD": "cp313t-manylinux*", "CIBW_ARCHS": "x86_64", "CIBW_FREE_THREADED_SUPPORT": "1"}
+    assert ids(step("3.1.1", env=env)) == []  # read by no 3.x release: no free-threaded builds
+    assert problem(step("3.1.2", env=env)) == (
+        f"{WF}:22: cibuildwheel 3.1.2 stops when CIBW_FREE_THREADED_SUPPORT is set (use enable)"
+    )
+
+
+def test_variables_that_decide_nothing_are_not_deciders() -> None:
+    found = cibw.deciders(step(env={"CIBW_TEST_COMMAND": "pytest", "CIBW_SKIP": "pp*"}), Tree())
+    assert sorted(found) == ["env.CIBW_SKIP", "runner", "version"]

@@ -28,6 +28,12 @@ _VALUED = {"--platform": "platform", "--archs": "archs", "--only": "only", "--en
 _FLAGS = {"--prerelease-pythons": "prerelease-pythons", "--allow-empty": "", "--debug-traceback": "",
           "--clean-cache": "", "--print-build-identifiers": "print"}
 _INPUTS = ("package-dir", "config-file", "only")
+ENV = frozenset({
+    "CIBW_BUILD", "CIBW_SKIP", "CIBW_ARCHS", "CIBW_ARCHS_LINUX", "CIBW_ARCHS_MACOS",
+    "CIBW_ARCHS_WINDOWS", "CIBW_ENABLE", "CIBW_PROJECT_REQUIRES_PYTHON",
+    "CIBW_FREE_THREADED_SUPPORT", "CIBW_PRERELEASE_PYTHONS", "CIBW_PLATFORM",
+})
+"""The variables that decide which identifiers are built (any release)."""
 
 
 class Stop(Exception):
@@ -84,7 +90,7 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
         why="cibuildwheel is not pinned: the release installed at run time decides",
     )
     for name, setting in step.env.items():
-        if name.startswith("CIBW_"):
+        if name in ENV:
             out[f"env.{name}"] = setting
     for name in _INPUTS:
         if name in step.inputs:
@@ -252,6 +258,20 @@ def _dotted(version: table.Version) -> str:
     return ".".join(map(str, version))
 
 
+def refused(found: Mapping[str, Setting]) -> None:
+    """``Stop`` where a variable the pinned release refuses is set: the build stops after
+    choosing its identifiers, so ``--print-build-identifiers`` does not show it."""
+    setting = found.get("version")
+    text = (setting.value or "").strip().removeprefix("v") if setting else ""
+    if not re.fullmatch(r"\d+\.\d+\.\d+", text) or table.v(text) not in table.KNOWN:
+        return
+    version = table.v(text)
+    for name, when in table.REFUSED_ENV.items():
+        env = found.get(f"env.{name}")
+        if env is not None and table._in(version, when):
+            raise Stop(env.loc, env.name, f"cibuildwheel {_dotted(version)} stops when {name} is set (use enable)")
+
+
 def pinned(found: Mapping[str, Setting]) -> table.Version:
     """The exact release the step runs; ``Stop`` where it is not one the table knows."""
     setting = found["version"]
@@ -386,6 +406,7 @@ def resolve(found: Mapping[str, Setting], *, ask: Ask | None = None) -> Wheels:
         broken = found.get("files") or found.get("cli")
         if broken is not None:
             raise Stop(broken.loc, broken.name, broken.why)
+        refused(found)
         answer = ask(found) if ask is not None else None
         ids, how = answer if answer is not None else select(found)
         return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=ids, how=how)

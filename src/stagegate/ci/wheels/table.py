@@ -278,6 +278,10 @@ OPTION_SINCE: dict[str, Range] = {
     "--only": span("2.10.0-"),
     "--enable": span("3.0.0-"),
 }
+
+REFUSED_ENV: dict[str, Range] = {"CIBW_FREE_THREADED_SUPPORT": span("3.1.2-")}
+"""Variables whose mere presence stops a build (checked after the identifiers are chosen,
+so ``--print-build-identifiers`` does not show it)."""
 """The options that decide the selection, and the releases that read them."""
 
 
