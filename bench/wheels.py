@@ -17,7 +17,9 @@ Figures (medians of ROUNDS, default 15, the sides alternating in each round):
   same workflow files with PyYAML's C loader;
 - continuity with identifiers / without: ``ci.ships.ships`` at both commits (what
   continuity reads), with the identifiers added as they would be in the same reading
-  (target: at most 3x), and with the adapter's separate reading (``ci.wheelsteps``) too.
+  (target: at most 3x; the exit code), and with the adapter's separate reading
+  (``ci.wheelsteps``, until continuity's own reading makes the build steps) for
+  information.
 """
 
 from __future__ import annotations
@@ -247,7 +249,7 @@ def main() -> int:
     print(f"  + identifiers, in the same reading:     {(cont + ids) * 1e3:8.2f} ms  ({(cont + ids) / cont:.2f}x, target 3x)")
     print(f"  + identifiers, adapter's own reading:   {(cont + ids + times['adapter']) * 1e3:8.2f} ms  "
           f"({(cont + ids + times['adapter']) / cont:.2f}x)")
-    return 0 if (cont + ids + times["adapter"]) / cont <= 3 else 1
+    return 0 if (cont + ids) / cont <= 3 else 1
 
 
 if __name__ == "__main__":
