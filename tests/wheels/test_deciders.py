@@ -434,3 +434,19 @@ def test_free_threaded_support_in_the_environment_stops_3_1_2_on() -> None:
 def test_variables_that_decide_nothing_are_not_deciders() -> None:
     found = cibw.deciders(step(env={"CIBW_TEST_COMMAND": "pytest", "CIBW_SKIP": "pp*"}), Tree())
     assert sorted(found) == ["env.CIBW_SKIP", "runner", "version"]
+
+
+def test_a_maturin_word_not_known_is_unresolved_only_where_it_decides() -> None:
+    runner = Setting(name="runs-on", value="ubuntu-latest", loc=at(5))
+    unknown = Word(text=None, loc=at(12), why="$OUT is a shell variable")
+
+    def built(*extra: Word) -> list[str] | str:
+        args = (*words("--release -i 3.12 --out"), *extra)
+        build = BuildStep(tool="maturin", loc=at(12), version=None, runner=runner, args=args)
+        wheels = maturin.shipped(build, Tree())
+        if wheels.unresolved is not None:
+            return f"{wheels.unresolved.loc.at}: {wheels.unresolved.reason}"
+        return sorted(wheels.identifiers or ())
+
+    assert built(unknown) == ["cp312-manylinux_x86_64"]  # where the wheels go is not which
+    assert built(Word(text="dist", loc=at(12)), *words("--target"), unknown) == f"{WF}:7: $OUT is a shell variable"

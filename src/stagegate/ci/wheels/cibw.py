@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from stagegate.ci.transfers import Unresolved
-from stagegate.ci.wheels import project, table
+from stagegate.ci.wheels import argv, project, table
 from stagegate.ci.wheels.model import CIBUILDWHEEL, BuildStep, Files, Setting, Wheels, Word
 from stagegate.ci.wheels.patterns import Selector, TooLong
 from stagegate.ci.wheels.runners import platform_of
@@ -46,40 +46,26 @@ class Stop(Exception):
 
 def _cli(args: tuple[Word, ...], out: dict[str, Setting]) -> None:
     """The command line's options as ``cli.NAME`` settings (``--enable`` may repeat)."""
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word.text is None:
-            out["cli"] = Setting(name="cibuildwheel's command line", value=None, loc=word.loc, why=word.why)
+    for option in argv.options(args, _VALUED):
+        if option.why and option.name in _VALUED:
+            out[f"cli.{_VALUED[option.name]}"] = Setting(name=option.name, value=None, loc=option.loc, why=option.why)
+        elif option.why:
+            out["cli"] = Setting(name="cibuildwheel's command line", value=None, loc=option.loc, why=option.why)
             return
-        name, eq, given = word.text.partition("=")
-        if name in _VALUED:
-            if not eq:
-                i += 1
-                nxt = args[i] if i < len(args) else None
-                if nxt is None or nxt.text is None:
-                    out["cli"] = Setting(
-                        name=name, value=None, loc=word.loc,
-                        why=nxt.why if nxt is not None else f"{name} without a value",
-                    )
-                    return
-                given = nxt.text
-            key = f"cli.{_VALUED[name]}"
+        elif option.name in _VALUED:
+            key, given = f"cli.{_VALUED[option.name]}", option.values[0]
             if key == "cli.enable" and key in out:
                 given = f"{out[key].value} {given}"
-            out[key] = Setting(name=name, value=given, loc=word.loc)
-        elif word.text in _FLAGS:
-            if _FLAGS[word.text]:
-                out[f"cli.{_FLAGS[word.text]}"] = Setting(name=word.text, value="true", loc=word.loc)
-        elif word.text.startswith("-"):
-            out["cli"] = Setting(
-                name=word.text, value=None, loc=word.loc,
-                why=f"{word.text} is not a cibuildwheel option stagegate knows",
-            )
+            out[key] = Setting(name=option.name, value=given, loc=option.loc)
+        elif option.name in _FLAGS:
+            if _FLAGS[option.name]:
+                out[f"cli.{_FLAGS[option.name]}"] = Setting(name=option.name, value="true", loc=option.loc)
+        elif option.name:
+            why = f"{option.name} is not a cibuildwheel option stagegate knows"
+            out["cli"] = Setting(name=option.name, value=None, loc=option.loc, why=why)
             return
         else:
-            out["cli.package-dir"] = Setting(name="package dir", value=word.text, loc=word.loc)
-        i += 1
+            out["cli.package-dir"] = Setting(name="package dir", value=option.values[0], loc=option.loc)
 
 
 def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Mapping
 from functools import lru_cache
 
-from stagegate.ci.wheels import project
+from stagegate.ci.wheels import argv, project
 from stagegate.ci.wheels.cibw import Stop
 from stagegate.ci.wheels.model import MATURIN, BuildStep, Files, Setting, Wheels, Word
 from stagegate.ci.wheels.runners import platform_of
@@ -56,11 +56,16 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
             out["cli"] = Setting(name="args", value=None, loc=given.loc, why=f"args cannot be split into words: {error}")
             return out
     _cli(words, out)
-    directory = project.join(step.directory, (out.get("with.working-directory") or Setting(name="", value="", loc=step.loc)).value or "")
+    folder = out.get("with.working-directory")
     manifest = out.get("cli.manifest-path")
-    path = project.join(directory, manifest.value if manifest and manifest.value else "Cargo.toml")
     features = out.get("cli.features")
-    if features is not None and features.value is not None and (m := re.search(r"abi3-py(\d)(\d+)", features.value)):
+    for unknown in (folder, manifest, features):
+        if unknown is not None and unknown.value is None:
+            out["abi3"] = unknown  # where pyo3's features are read from is not known
+            return out
+    directory = project.join(step.directory, folder.value if folder and folder.value else "")
+    path = project.join(directory, manifest.value if manifest and manifest.value else "Cargo.toml")
+    if features is not None and features.value and (m := re.search(r"abi3-py(\d)(\d+)", features.value)):
         out["abi3"] = Setting(name="--features", value=f"cp{m[1]}{m[2]}", loc=features.loc)
     else:
         found = project.abi3(files, directory, path)
@@ -74,34 +79,24 @@ def _split(text: str) -> tuple[str, ...]:
     return tuple(shlex.split(text))
 
 
+_KEYS = {"-o": "out", "-m": "manifest-path", "-F": "features", "--manylinux": "compatibility"}
+
+
 def _cli(words: list[Word], out: dict[str, Setting]) -> None:
-    i, interpreters = 0, list[str]()
-    while i < len(words):
-        word = words[i]
-        if word.text is None:
-            out["cli"] = Setting(name="maturin's command line", value=None, loc=word.loc, why=word.why)
+    for option in argv.options(words, _VALUED, many=("-i", "--interpreter")):
+        if option.why and option.name in _VALUED:
+            key = _KEYS.get(option.name, option.name.lstrip("-"))
+            out[f"cli.{key}"] = Setting(name=option.name, value=None, loc=option.loc, why=option.why)
+        elif option.why:
+            out["cli"] = Setting(name="maturin's command line", value=None, loc=option.loc, why=option.why)
             return
-        name, eq, value = word.text.partition("=")
-        if name in ("-i", "--interpreter"):
-            at = word.loc
-            if eq:
-                interpreters.append(value)
-            while i + 1 < len(words) and not (words[i + 1].text or "-").startswith("-"):
-                i += 1
-                interpreters.append(words[i].text or "")
-            out["cli.interpreter"] = Setting(name="--interpreter", value=" ".join(interpreters), loc=at)
-        elif name in ("-f", "--find-interpreter"):
-            out["cli.find-interpreter"] = Setting(name=name, value="true", loc=word.loc)
-        elif name in _VALUED:
-            given: str | None = value
-            if not eq:
-                i += 1
-                given = words[i].text if i < len(words) else None
-            key = {"-o": "out", "-m": "manifest-path", "-F": "features", "--manylinux": "compatibility"}.get(name, name.lstrip("-"))
-            out[f"cli.{key}"] = Setting(
-                name=name, value=given, loc=word.loc, why="" if given is not None else f"{name} is not known"
-            )
-        i += 1
+        elif option.name in ("-i", "--interpreter"):
+            out["cli.interpreter"] = Setting(name="--interpreter", value=" ".join(option.values), loc=option.loc)
+        elif option.name in ("-f", "--find-interpreter"):
+            out["cli.find-interpreter"] = Setting(name=option.name, value="true", loc=option.loc)
+        elif option.name in _VALUED:
+            key = _KEYS.get(option.name, option.name.lstrip("-"))
+            out[f"cli.{key}"] = Setting(name=option.name, value=option.values[0], loc=option.loc)
 
 
 def _platform_tags(found: Mapping[str, Setting]) -> list[str]:
