@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from stagegate.ci.wheels import cibw, table  # noqa: E402
 from stagegate.ci.wheels.model import Setting  # noqa: E402
+from stagegate.ci.wheels.settings import Stop  # noqa: E402
 from stagegate.errors import Loc  # noqa: E402
 
 AT = Loc("grid", 1, 1)
@@ -55,7 +56,7 @@ def ours(version: str, platform: str, env: dict[str, str]) -> set[str] | str:
     }
     try:
         return set(cibw.select(found)[0])
-    except cibw.Stop as stop:
+    except Stop as stop:
         return f"unresolved: {stop.unresolved.reason}"
 
 

@@ -16,11 +16,10 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from stagegate.ci.transfers import Unresolved
 from stagegate.ci.wheels import argv, project, table
 from stagegate.ci.wheels.model import CIBUILDWHEEL, BuildStep, Files, Setting, Wheels, Word
 from stagegate.ci.wheels.patterns import Selector, TooLong
-from stagegate.ci.wheels.runners import platform_of
+from stagegate.ci.wheels.settings import Stop, first, runner
 from stagegate.errors import Loc
 
 _VALUED = {"--platform": "platform", "--archs": "archs", "--only": "only", "--enable": "enable",
@@ -34,14 +33,6 @@ ENV = frozenset({
     "CIBW_FREE_THREADED_SUPPORT", "CIBW_PRERELEASE_PYTHONS", "CIBW_PLATFORM",
 })
 """The variables that decide which identifiers are built (any release)."""
-
-
-class Stop(Exception):
-    """Resolution cannot go on: the setting at fault and why."""
-
-    def __init__(self, loc: Loc, expression: str, reason: str) -> None:
-        super().__init__(reason)
-        self.unresolved = Unresolved(loc=loc, expression=expression, reason=reason)
 
 
 def _cli(args: tuple[Word, ...], out: dict[str, Setting]) -> None:
@@ -282,26 +273,13 @@ def pinned(found: Mapping[str, Setting]) -> table.Version:
 
 def host(found: Mapping[str, Setting]) -> tuple[str, str]:
     """The platform the step builds for and the runner's architecture."""
-    runner = found["runner"]
-    if runner.value is None:
-        raise Stop(runner.loc, runner.name, runner.why or "the runner is not known")
-    known = platform_of(runner.value)
-    if isinstance(known, str):
-        raise Stop(runner.loc, runner.name, known)
-    platform, native = known
-    for key in ("cli.platform", "env.CIBW_PLATFORM"):
-        setting = found.get(key)
-        if setting is None:
-            continue
-        if setting.value is None:
-            raise Stop(setting.loc, setting.name, setting.why)
-        wanted = setting.value.strip() or "auto"
-        if wanted not in ("auto", platform):
-            raise Stop(
-                setting.loc, setting.name,
-                f"building {wanted} wheels on a {platform} runner is not computed by stagegate",
-            )
-        break
+    platform, native = runner(found)
+    asked = first(found, "cli.platform", "env.CIBW_PLATFORM")
+    if asked is not None and (asked[1] or "auto") not in ("auto", platform):
+        raise Stop(
+            asked[0].loc, asked[0].name,
+            f"building {asked[1]} wheels on a {platform} runner is not computed by stagegate",
+        )
     return platform, native
 
 

@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from stagegate.ci.wheels import argv, project
-from stagegate.ci.wheels.cibw import Stop
 from stagegate.ci.wheels.model import MATURIN, BuildStep, Files, Setting, Wheels, Word
-from stagegate.ci.wheels.runners import platform_of
+from stagegate.ci.wheels.settings import Stop, first, runner
 from stagegate.errors import Loc
 
 _VALUED = {"-o", "--out", "-m", "--manifest-path", "--target", "-F", "--features", "--compatibility",
@@ -100,13 +99,8 @@ def _cli(words: list[Word], out: dict[str, Setting]) -> None:
 
 
 def _platform_tags(found: Mapping[str, Setting]) -> list[str]:
-    runner = found["runner"]
-    if runner.value is None:
-        raise Stop(runner.loc, runner.name, runner.why)
-    known = platform_of(runner.value)
-    if isinstance(known, str):
-        raise Stop(runner.loc, runner.name, known)
-    platform, native = known
+    platform, native = runner(found)
+    at = found["runner"]
     target_setting = found.get("cli.target") or found.get("with.target")
     target = _NATIVE[native]
     if target_setting is not None:
@@ -116,16 +110,16 @@ def _platform_tags(found: Mapping[str, Setting]) -> list[str]:
     arch_word = target.split("-")[0].lower()
     arch = _ARCH.get(arch_word)
     if arch is None:
-        raise Stop((target_setting or runner).loc, "target", f"target {target!r} is not one stagegate reads")
+        raise Stop((target_setting or at).loc, "target", f"target {target!r} is not one stagegate reads")
     if platform == "macos":
         mac = {"x86_64": "x86_64", "aarch64": "arm64", "universal2": "universal2"}.get(arch)
         if mac is None:
-            raise Stop((target_setting or runner).loc, "target", f"target {target!r} is not a macOS target")
+            raise Stop((target_setting or at).loc, "target", f"target {target!r} is not a macOS target")
         return [f"macosx_{mac}"]
     if platform == "windows":
         tag = {"x86_64": "win_amd64", "i686": "win32", "aarch64": "win_arm64"}.get(arch)
         if tag is None:
-            raise Stop((target_setting or runner).loc, "target", f"target {target!r} is not a Windows target")
+            raise Stop((target_setting or at).loc, "target", f"target {target!r} is not a Windows target")
         return [tag]
     return [f"{_family(found, target)}_{arch}"]
 
@@ -133,19 +127,11 @@ def _platform_tags(found: Mapping[str, Setting]) -> list[str]:
 def _family(found: Mapping[str, Setting], target: str) -> str:
     if "musl" in target:
         return "musllinux"
-    for key in ("cli.compatibility", "with.manylinux"):
-        setting = found.get(key)
-        if setting is None:
-            continue
-        if setting.value is None:
-            raise Stop(setting.loc, setting.name, setting.why)
-        text = setting.value.strip().lower()
-        if text.startswith("musllinux"):
-            return "musllinux"
-        if text in ("off", "linux"):
-            return "linux"
-        return "manylinux"
-    return "manylinux"
+    given = first(found, "cli.compatibility", "with.manylinux")
+    text = given[1].lower() if given is not None else ""
+    if text.startswith("musllinux"):
+        return "musllinux"
+    return "linux" if text in ("off", "linux") else "manylinux"
 
 
 _INTERPRETER = re.compile(r"(?:.*/)?(?:python|cpython|(pypy|graalpy))?(3)\.?(\d+)(t?)(?:\.exe)?")

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from stagegate.ci.wheels import cibw, table
 from stagegate.ci.wheels.model import Setting
+from stagegate.ci.wheels.settings import Stop
 
 TIMEOUT = 60.0
 
@@ -54,7 +55,7 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str] | None:
     covered = numeric in table.KNOWN
     here = host_platform.machine()
     if platform == "macos" and native == "arm64" and here == "x86_64" and not covered:
-        raise cibw.Stop(
+        raise Stop(
             setting.loc, setting.name,
             f"the installed cibuildwheel {version} runs on this x86_64 machine, where it leaves out "
             "the PyPy and GraalPy arm64 builds an arm64 Mac makes",
@@ -68,7 +69,7 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str] | None:
         keywords = {"auto", "auto64", "auto32", "native", "all"} & set(re.split(r"[\s,]+", text))
         same_host = platform == "linux" and native == here
         if keywords and not same_host and not covered:
-            raise cibw.Stop(
+            raise Stop(
                 setting.loc, setting.name,
                 f"cibuildwheel {version} resolves archs {text!r} on the runner ({platform} {native}); "
                 f"stagegate knows how releases 2.0.0 to {'.'.join(map(str, table.NEWEST))} do, not this one",
