@@ -187,3 +187,25 @@ def test_a_release_names_the_new_step_that_builds_its_new_wheels(tmp_path: Path)
     assert compare.describe(wheelsteps.overall(base, head, tool=False)) == [
         f"gains cp312-win_arm64 (built by the step at {WF}:19)"
     ]
+
+
+def test_a_build_in_a_composite_action_reads_the_callers_env(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / ".github/workflows").mkdir(parents=True)
+    (root / ".github/actions/build").mkdir(parents=True)
+    (root / ".github/workflows/w.yml").write_text(
+        'on: {push: {tags: ["v*"]}}\nenv:\n  CIBW_SKIP: "*musllinux*"\njobs:\n  build:\n'
+        "    runs-on: ubuntu-latest\n    env:\n      CIBW_BUILD: cp312-*\n    steps:\n"
+        "      - uses: ./.github/actions/build\n"
+        "      - uses: actions/upload-artifact@v4\n        with: {name: w, path: wheelhouse}\n"
+    )
+    (root / ".github/actions/build/action.yml").write_text(
+        "name: build\nruns:\n  using: composite\n  steps:\n"
+        "    - run: pipx run cibuildwheel==3.1.4 --archs x86_64\n      shell: bash\n"
+        "      env:\n        CIBW_ARCHS_LINUX: aarch64\n"
+    )
+    [(upload, [wheels])] = wheelsteps.shipped(root, tool=False).values()
+    assert (upload.name, sorted(wheels.identifiers or ())) == ("w", ["cp312-manylinux_x86_64"])
+    assert wheels.deciders["env.CIBW_BUILD"].label == (
+        "CIBW_BUILD (the env of the job using this action) at .github/actions/build/action.yml:5"
+    )

@@ -177,21 +177,23 @@ class WheelsReader(Reader):
         step_env = _mapping(step.get("env"))
         names |= {str(k) for k in step_env}
         out: dict[str, Setting] = {}
-        job_path = path[: path.index("steps")] if "steps" in path else ()
+        job_path = path[:2] if path[:1] == ("jobs",) else ()  # () in an action's steps
         for name in sorted(names):
             if not name.startswith("CIBW_"):
                 continue
-            value = scope.env_value(name)
+            value, shown = scope.env_value(name), name
             if name in step_env:
                 where = doc.loc((*path, "env", name))
                 value = scope.evaluate(step_env[name], (*path, "env", name))
             elif name in site.written:
-                where = doc.loc(path)
-            elif job_path and name in (doc.data.get("jobs", {}).get(job_path[1], {}).get("env") or {}):
+                where, shown = doc.loc(path), f"{name} (written to $GITHUB_ENV before this step)"
+            elif not job_path:
+                where, shown = doc.loc(path), f"{name} (the env of the job using this action)"
+            elif name in _mapping(_mapping(_mapping(doc.data.get("jobs")).get(str(job_path[1]))).get("env")):
                 where = doc.loc((*job_path, "env", name))
             else:
                 where = doc.loc(("env", name))
-            out[name] = Setting.of(name, text_value(value), where)
+            out[name] = Setting.of(shown, text_value(value), where)
         return out
 
     def _commands(self, run: Any, scope: Scope, path: DocPath, loc: Loc) -> list[list[Word]]:
