@@ -7,7 +7,7 @@ from __future__ import annotations
 import platform
 
 import pytest
-from test_deciders import WF, Tree, step
+from test_wheels_deciders import WF, Tree, step
 
 from stagegate.ci.wheels import shipped, tool
 
