@@ -225,8 +225,18 @@ def test_free_threaded_support_before_enable() -> None:
 def test_free_threaded_support_in_the_config_file_stops_3_x() -> None:
     files = {"pyproject.toml": "[project]\nname = 'x'\n\n[tool.cibuildwheel]\nfree-threaded-support = true\n"}
     assert problem(step("3.0.0"), files) == (
-        "pyproject.toml:5: cibuildwheel 3.0.0 stops on free-threaded-support in its config file (use enable)"
+        "pyproject.toml:5: cibuildwheel 3.0.0 stops on free-threaded-support in its config file: "
+        "an option it does not know"
     )
+
+
+def test_enable_in_the_config_file_stops_releases_before_2_22() -> None:
+    files = {"pyproject.toml": '[tool.cibuildwheel.linux]\nenable = ["pypy"]\n'}
+    assert problem(step("2.21.3"), files) == (
+        "pyproject.toml:2: cibuildwheel 2.21.3 stops on enable in its config file: an option it does not know"
+    )
+    windows = step("2.21.3", runner="windows-latest", env={"CIBW_BUILD": "cp312-*"})
+    assert ids(windows, files) == ["cp312-win32", "cp312-win_amd64"]  # it reads its own table only
 
 
 def test_an_unknown_enable_group_stops_cibuildwheel() -> None:

@@ -152,8 +152,19 @@ def _truthy(text: str) -> bool:
     return text.strip().lower() in ("y", "yes", "t", "true", "on", "1")
 
 
+def _unknown_options(opts: Options) -> None:
+    """A config-file option the pinned release does not know stops it (it checks its
+    own platform's table and the plain one)."""
+    for option in ("enable", "free-threaded-support"):
+        for key in (f"toml.{option}", f"toml.{opts.platform}.{option}"):
+            if key in opts.found and not table.reads(opts.version, option):
+                loc, name = opts.where(key)
+                raise Stop(loc, name, f"cibuildwheel {_dotted(opts.version)} stops on {option} in its config file: an option it does not know")
+
+
 def _enabled(opts: Options) -> set[str]:
     """The ``enable`` groups (and the older switches that stand for them)."""
+    _unknown_options(opts)
     version, groups = opts.version, set[str]()
     if table.reads(version, "enable"):
         plain = opts.value("toml.enable")
@@ -179,11 +190,8 @@ def _enabled(opts: Options) -> set[str]:
 def _legacy(opts: Options, with_enable: bool) -> set[str]:
     version, groups = opts.version, set[str]()
     threaded, key = opts.cascade("free-threaded-support", plat_env=False, ignore_empty=True)
-    if threaded is not None and not table.reads(version, "free-threaded-support"):
-        if key and key.startswith("toml."):
-            loc, name = opts.where(key)
-            raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on free-threaded-support in its config file (use enable)")
-        threaded = None
+    if not table.reads(version, "free-threaded-support"):
+        threaded = None  # an environment variable it does not read (the file is checked first)
     prerelease = table.reads(version, "CIBW_PRERELEASE_PYTHONS") and (
         _truthy(opts.value("env.CIBW_PRERELEASE_PYTHONS") or "0") or opts.value("cli.prerelease-pythons") is not None
     )
