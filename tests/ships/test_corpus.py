@@ -133,7 +133,9 @@ CASES: list[tuple[str, str, int, Expected, list[str]]] = [
         [],
     ),
     ("r05-ada-overwrite", "after", 1, {"upload_all": ([], [], 0)}, ["upload-overwrite"]),
-    ("r05-ada-overwrite", "fix", 0, {"upload_all": ([], [], 4)}, []),
+    # the fix also bumps cibuildwheel 2.16.5 -> 2.20.0, whose defaults build CPython 3.13:
+    # every context still reaches the release, which now ships seven cp313 wheels more
+    ("r05-ada-overwrite", "fix", 1, {"upload_all": ([], [], 4)}, []),
     ("r06-tsl-overwrite", "after", 1, {"upload": ([], [], 0)}, ["upload-overwrite"]),
     (
         "r06-tsl-overwrite",
@@ -369,6 +371,13 @@ def test_corpus_pair(
     }
     assert found == releases
     assert sorted(f["kind"] for f in data["findings"]) == findings
+    if (case, head) == ("r05-ada-overwrite", "fix"):
+        (release,) = data["releases"]
+        assert (release["wheels"]["lost"], release["wheels"]["gained"]) == (
+            [],
+            [f"cp313-{p}" for p in ("macosx_arm64", "manylinux_i686", "manylinux_x86_64",
+                                    "musllinux_i686", "musllinux_x86_64", "win32", "win_amd64")],
+        )  # fmt: skip
 
 
 def test_every_corpus_tree_is_in_the_table() -> None:

@@ -615,3 +615,91 @@ def test_a_malformed_release_change_line_is_invalid_input(sg: Sg, tmp_path: Path
         "continuity", "--base", base, "--accept", str(tmp_path / "none.txt"), cwd=repo.root
     )
     assert missing.code == 2 and "cannot read it" in missing.err
+
+
+# --------------------------------------------------------------------------- wheels
+
+CIBW = dedent(
+    """\
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      build_wheels:
+        runs-on: ${{ matrix.os }}
+        strategy:
+          matrix:
+            os: [ubuntu-latest, windows-latest]
+        steps:
+          - uses: pypa/cibuildwheel@v2.23.3
+            env:
+              CIBW_SKIP: "pp* cp38-macosx_*"
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.os }}
+              path: wheelhouse
+      publish:
+        needs: build_wheels
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/download-artifact@v4
+            with:
+              pattern: wheels-*
+              path: dist
+              merge-multiple: true
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+PROJECT = {
+    "setup.cfg": "[metadata]\nname = pkg\n\n[options]\npython_requires = >=3.8\n",
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n',
+}
+
+
+def test_a_release_that_loses_wheels_under_the_same_names_says_which_and_why(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """CIBW_SKIP widened from cp38 on macOS to every cp38: every artifact name stays, the
+    cp38 Linux and Windows wheels are gone, and the setting is named."""
+    head = CIBW.replace('"pp* cp38-macosx_*"', '"pp* cp38-*"')
+    code, data, lines = compare(sg, tmp_path / "skip", {WF: CIBW, **PROJECT}, {WF: head})
+    assert code == 1, lines
+    (release,) = data["releases"]
+    assert (release["lost"], release["gained"]) == ([], [])
+    assert release["wheels"]["lost"] == [
+        "cp38-manylinux_i686",
+        "cp38-manylinux_x86_64",
+        "cp38-musllinux_i686",
+        "cp38-musllinux_x86_64",
+        "cp38-win32",
+        "cp38-win_amd64",
+    ]
+    assert (
+        "  wheels: loses cp38-manylinux_i686, cp38-manylinux_x86_64, cp38-musllinux_i686, "
+        "cp38-musllinux_x86_64, cp38-win32, cp38-win_amd64 (CIBW_SKIP at "
+        ".github/workflows/release.yml:13)"
+    ) in lines
+    # the pull request says it means it: accepted, identifiers matched by a glob
+    accept = tmp_path / "accept.txt"
+    accept.write_text("Release-Change: lost cp38-*\n")
+    code, data, lines = compare(
+        sg, tmp_path / "meant", {WF: CIBW, **PROJECT}, {WF: head}, "--accept", str(accept)
+    )
+    assert code == 0, lines
+    assert len(data["releases"][0]["wheels"]["accepted"]) == 6
+
+
+def test_a_runner_label_or_a_bump_that_builds_the_same_wheels_changes_nothing(
+    sg: Sg, tmp_path: Path
+) -> None:
+    head = CIBW.replace("ubuntu-latest, windows-latest", "ubuntu-24.04, windows-2022")
+    code, data, lines = compare(sg, tmp_path / "label", {WF: CIBW, **PROJECT}, {WF: head})
+    (release,) = data["releases"]
+    assert (release["wheels"]["lost"], release["wheels"]["gained"]) == ([], [])
+    assert sorted((r["from"], r["to"]) for r in release["renamed"]) == [
+        ("wheels-ubuntu-latest", "wheels-ubuntu-24.04"),
+        ("wheels-windows-latest", "wheels-windows-2022"),
+    ]
+    bump = CIBW.replace("v2.23.3", "v2.23.2")
+    code, data, lines = compare(sg, tmp_path / "bump", {WF: CIBW, **PROJECT}, {WF: bump})
+    assert code == 0, lines

@@ -35,7 +35,7 @@ from stagegate.engine.match import (
 )
 from stagegate.engine.resolve import Plan, Row
 from stagegate.errors import Problem
-from stagegate.model import Check, Migration, Release
+from stagegate.model import Check, Migration, Release, ReleaseChange
 from stagegate.records import record
 from stagegate.words import counted
 
@@ -497,6 +497,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     found.add(course.idle)
     found.add(_against_plan(ctx, subject, course))
     found.add(_expected_producers(ctx, subject))
+    found.add(_wheels(ctx, subject))
     _older_runs(ctx, subject, course, found)
     _tagged_trees(ctx, check, subject, course, found)
     return [result(ctx, check, found.items, _ok(subject.release, course, baseline, ctx.stage))]
@@ -675,6 +676,94 @@ def _tagged_trees(ctx: Context, check: Check, s: Subject, course: Course, found:
             prefix,
         )
         found.kinds(_kinds(ctx, tagged, rows, stage), prefix)
+
+
+def _carried(migration: Migration, rows: Iterable[Row]) -> dict[str, list[str]]:
+    """Identifier -> the producers of ``rows`` that declare they carry it (``wheels``)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for pid in sorted({row.producer for row in rows}):
+        for identifier in migration.producers[pid].wheels or ():
+            out[identifier].append(pid)
+    return out
+
+
+def _wheels(ctx: Context, s: Subject) -> list[Finding]:
+    """The wheels the release ships (the declared ``wheels`` of the producers it selects
+    from) are those of `since`, changed only by the stages' release_changes ``wheels``."""
+    before = _carried(ctx.baseline_plan(s.baseline).migration, s.base_rows)
+    now = _carried(ctx.plan.migration, s.current)
+    expected, findings = set(before), list[Finding]()
+    for stage in range(s.baseline + 1, ctx.stage + 1):
+        for change in changes_at(ctx, stage, s.tag):
+            findings += _wheel_change(ctx, s, stage, change, expected)
+    if not (before or now or findings):
+        return []
+    lost, gained = sorted(expected - now.keys(), key=_wheel_order), sorted(now.keys() - expected, key=_wheel_order)
+    label = f"release {s.release.id} {where(s.release)}"
+    if lost:
+        findings.append(Finding(
+            f"{label} no longer ships {counted(len(lost), 'wheel')} {', '.join(lost)}, which it "
+            f"shipped at stage {s.baseline}{_from(ctx, before, lost)}: declare it in the "
+            "release_changes (wheels: drop) of the stage that changes it, or build them again.",
+            s.release.loc,
+        ))
+    if gained:
+        findings.append(Finding(
+            f"{label} now ships {counted(len(gained), 'wheel')} {', '.join(gained)}"
+            f"{_from(ctx, now, gained)}, which it did not ship at stage {s.baseline} and no "
+            f"release_changes (wheels: add) of stages {s.baseline + 1}..{ctx.stage} adds: "
+            "declare them, or stop building them.",
+            s.release.loc,
+        ))
+    return findings
+
+
+def _wheel_change(ctx: Context, s: Subject, stage: int, change: ReleaseChange, expected: set[str]) -> list[Finding]:
+    """One entry's ``wheels`` applied to ``expected`` (in place); a glob that changes
+    nothing is a finding."""
+    from fnmatch import fnmatchcase
+
+    idle: list[tuple[str, str]] = []
+    for glob in change.wheels_drop:
+        gone = {i for i in expected if fnmatchcase(i, glob)}
+        expected -= gone
+        if not gone:
+            idle.append(("drop", glob))
+    own = _tag_tooling(ctx, s.tag, stage)
+    there = _carried(ctx.plan_at(stage).migration, own[1]) if own else {}
+    for glob in change.wheels_add:
+        fresh = {i for i in there if fnmatchcase(i, glob)} - expected
+        expected |= fresh
+        if not fresh:
+            idle.append(("add", glob))
+    definition = ctx.reference.stage_def(stage) or ctx.migration.stage_def(stage)
+    file = definition.file if definition else "?"
+    return [
+        Finding(
+            f"stage {stage} ({file}:{change.loc.line}) release_changes for {change.tag}: wheels "
+            f"{verb} {glob!r} {verb}s nothing: "
+            + ("no wheel planned at the stage before matches it" if verb == "drop"
+               else "no producer the release selects at that stage declares a new wheel it matches")
+            + "; a planned change must change what ships: fix the glob, or remove it.",
+            change.loc,
+        )
+        for verb, glob in idle
+    ]
+
+
+def _from(ctx: Context, carried: dict[str, list[str]], ids: list[str]) -> str:
+    producers = sorted({p for i in ids for p in carried.get(i, ())})
+    if not producers:
+        return ""
+    shown = ", ".join(f"{p} {where(ctx.migration.producers[p])}" if p in ctx.migration.producers else p for p in producers)
+    return f" from producer{'s' if len(producers) > 1 else ''} {shown}"
+
+
+def _wheel_order(identifier: str) -> tuple[object, ...]:
+    """cp38 before cp310, then the platform."""
+    python, _, rest = identifier.partition("-")
+    digits = "".join(c for c in python[2:].split("_")[0] if c.isdigit())
+    return (python[:2], int(digits or 0), python, rest)
 
 
 def _ok(release: Release, course: Course, baseline: int, stage: int) -> str:

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from stagegate.ci import publish
@@ -54,10 +53,15 @@ class Acceptance:
     releases: frozenset[str] = frozenset()
 
     def covers(self, direction: str, release: Release, context: Context) -> bool:
+        return self.covers_name(direction, release, context.name)
+
+    def covers_name(self, direction: str, release: Release, name: str) -> bool:
+        """Whether it declares ``direction`` of ``name`` (an artifact's name, or a wheel's
+        build identifier) for ``release``."""
         return (
             direction == self.direction
             and (not self.releases or f"{release.file}#{release.job}" in self.releases)
-            and fnmatch.fnmatchcase(context.name, self.glob)
+            and fnmatch.fnmatchcase(name, self.glob)
         )
 
 
@@ -74,6 +78,13 @@ class ReleaseChange:
     renamed: tuple[Renamed, ...]
     accepted: tuple[tuple[str, Context, str], ...] = ()
     """(direction, context, where it was declared) of each change declared."""
+    wheels: Any = None
+    """What the wheels it ships lose and gain (``ci.wheels.compare.Change``; None: no
+    upload reaching it is made by a build tool stagegate reads)."""
+    wheels_accepted: tuple[tuple[str, str, str], ...] = ()
+    """(direction, identifier, where it was declared) of each wheel change declared."""
+    wheels_blind: bool = False
+    """The base's wheels could be computed and the head's cannot."""
 
     @property
     def release(self) -> Release:
@@ -137,12 +148,25 @@ class ReleaseChange:
         return self.in_head and not self.head and not self.blind
 
     @property
+    def wheels_lost(self) -> tuple[str, ...]:
+        declared = {i for d, i, _ in self.wheels_accepted if d == "lost"}
+        return tuple(i for i in (self.wheels.lost if self.wheels else ()) if i not in declared)
+
+    @property
+    def wheels_gained(self) -> tuple[str, ...]:
+        declared = {i for d, i, _ in self.wheels_accepted if d == "gained"}
+        return tuple(i for i in (self.wheels.gained if self.wheels else ()) if i not in declared)
+
+    @property
     def failed(self) -> bool:
-        """Lost or gained a context no one declared; selecting nothing where the base
-        selected something; a flow made unreadable; files from outside new at the head."""
+        """Lost or gained a context or a wheel no one declared; selecting nothing where the
+        base selected something; a flow made unreadable; files from outside new at the head."""
         return bool(
             self.lost
             or self.gained
+            or self.wheels_lost
+            or self.wheels_gained
+            or self.wheels_blind
             or (self.empty and self.base and self.compared)
             or self.newly_blind
             or self.new_foreign
@@ -321,24 +345,35 @@ def pair_releases(
     return pairs
 
 
-def identity(ctx: Context) -> tuple[str, tuple[str, ...]]:
-    """What an upload context puts in a release: the artifact's name and the files its
-    ``path`` takes (not where it is made)."""
-    return (ctx.name, publish.artifact_files(ctx.path))
+def identity(ctx: Context) -> tuple[Any, ...]:
+    """What an upload context puts in a release: the wheels it carries, where a build tool
+    stagegate reads makes them (their build identifiers: the artifact's name is
+    bookkeeping then), else the artifact's name; and the files its ``path`` takes. Not
+    where it is made."""
+    files = publish.artifact_files(ctx.path)
+    if ctx.wheels and all(w.identifiers for w in ctx.wheels):
+        return ("wheels", frozenset(i for w in ctx.wheels for i in w.identifiers), files)
+    return (ctx.name, files)
 
 
-def _difference(one: Iterable[Context], other: Iterable[Context]) -> list[Context]:
-    """The contexts of ``one`` that ``other`` has no counterpart for (as multisets of
-    identities: two uploads of one name are two)."""
-    left = Counter(identity(c) for c in other)
-    out = []
-    for ctx in one:
-        key = identity(ctx)
-        if left[key]:
-            left[key] -= 1
+def _match(
+    was: Sequence[Context], now: Sequence[Context]
+) -> tuple[list[tuple[Context, Context]], list[Context], list[Context]]:
+    """The base's and the head's contexts paired by identity (as multisets: two uploads of
+    one name are two), and those of each side left over."""
+    left: dict[tuple[Any, ...], list[Context]] = {}
+    for ctx in now:
+        left.setdefault(identity(ctx), []).append(ctx)
+    pairs: list[tuple[Context, Context]] = []
+    lost: list[Context] = []
+    for ctx in was:
+        same = left.get(identity(ctx))
+        if same:
+            pairs.append((ctx, same.pop(0)))
         else:
-            out.append(ctx)
-    return out
+            lost.append(ctx)
+    gained = [c for c in now if any(c is g for rest in left.values() for g in rest)]
+    return pairs, lost, gained
 
 
 def _reaching(ctx: Context) -> tuple[Any, ...]:
@@ -363,7 +398,8 @@ def _renames(
         for k, group in olds.items():
             if len(group) == 1 and len(news.get(k, ())) == 1:
                 old, new = group[0], news[k][0]
-                renamed.append(Renamed(context=new, before=old.name, after=new.name))
+                if old.name != new.name:  # else the same upload, its wheels changed
+                    renamed.append(Renamed(context=new, before=old.name, after=new.name))
                 lost.remove(old)
                 gained.remove(new)
     return lost, gained, renamed
@@ -376,7 +412,13 @@ def _change(
         return ReleaseChange(before=old, after=new, lost=(), gained=(), renamed=())
     was = list(old.contexts) if old else []
     now = list(new.contexts) if new else []
-    lost, gained, renamed = _renames(_difference(was, now), _difference(now, was))
+    pairs, missing, extra = _match(was, now)
+    lost, gained, renamed = _renames(missing, extra)
+    renamed = [
+        Renamed(context=new_ctx, before=old_ctx.name, after=new_ctx.name)
+        for old_ctx, new_ctx in pairs
+        if old_ctx.name != new_ctx.name  # the same wheels under another name
+    ] + renamed
     release = new or old
     assert release is not None
     accepted: list[tuple[str, Context, str]] = []
@@ -386,6 +428,16 @@ def _change(
             if said is not None:
                 contexts.remove(ctx)
                 accepted.append((direction, ctx, said.where))
+    wheels = _wheels(was, now)
+    wheels_accepted: list[tuple[str, str, str]] = []
+    for direction, ids in (
+        ("lost", wheels.lost if wheels else ()),
+        ("gained", wheels.gained if wheels else ()),
+    ):
+        for identifier in ids:
+            said = next((a for a in accept if a.covers_name(direction, release, identifier)), None)
+            if said is not None:
+                wheels_accepted.append((direction, identifier, said.where))
     return ReleaseChange(
         before=old,
         after=new,
@@ -393,7 +445,32 @@ def _change(
         gained=tuple(gained),
         renamed=tuple(renamed),
         accepted=tuple(accepted),
+        wheels=wheels,
+        wheels_accepted=tuple(wheels_accepted),
+        wheels_blind=wheels is not None and _computed(was) and not _computed(now),
     )
+
+
+def _computed(contexts: Sequence[Context]) -> bool:
+    return all(w.identifiers is not None for c in contexts for w in c.wheels)
+
+
+def _wheels(was: Sequence[Context], now: Sequence[Context]) -> Any:
+    """What the wheels of a release's contexts lose and gain (None: no context carries a
+    build tool's wheels): each base context paired with the head context of its identity
+    or place; what ships the same wheels from another context is no change."""
+    if not any(c.wheels for c in (*was, *now)):
+        return None
+    from stagegate.ci.wheels import compare as wheels_compare
+
+    pairs, lost, gained = _match(was, now)
+    by_place = {c.key: c for c in gained}
+    found: list[tuple[Sequence[Any], Sequence[Any]]] = [(b.wheels, h.wheels) for b, h in pairs]
+    for ctx in lost:
+        other = by_place.pop(ctx.key, None)
+        found.append((ctx.wheels, other.wheels if other is not None else ()))
+    found += [((), ctx.wheels) for ctx in by_place.values()]
+    return wheels_compare.release(found)
 
 
 def _with_consequence(finding: Finding, releases: tuple[Release, ...]) -> Finding:

@@ -36,6 +36,9 @@ class Context:
     maybe: Loc | None = field(default=None, compare=False)
     """The step's ``if:``, where it cannot be evaluated: whether it runs in this row is
     not known (``strategy.job-index == 0``), so it takes part in no collision."""
+    wheels: tuple[Any, ...] = field(default=(), compare=False)
+    """The wheels of the build steps before it whose output its ``path`` takes
+    (``ci.wheels.model.Wheels``, one per step)."""
 
     @property
     def key(self) -> tuple[Any, ...]:

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from stagegate.ci import actions, handlers, publish
+from stagegate.ci.builds import Builds
 from stagegate.ci.files import Files, discover, nothing_found
 from stagegate.ci.follow import Flows, follow
-from stagegate.ci.model import Step
+from stagegate.ci.model import Job, Step, Workflow
 from stagegate.ci.scopes import Scope
 from stagegate.ci.shipped import (
     Context,
@@ -87,11 +88,17 @@ class ShipReader(Reader):
         """``PATH#JOB`` -> the workflows whose runs its scripts look up (a name or file)."""
         self.outside: list[Fetched] = []
         """Files scripts fetch from outside the run (a URL)."""
+        self.builds = Builds(files)
+        """The steps that build wheels, per context (what each upload carries)."""
         self.unresolved_in: dict[tuple[Loc, str], set[str]] = {}
         """Each unresolved item -> the jobs of the run (``PATH#JOB``) it is noted in."""
         self.script_files: list[tuple[int, Loc, list[Value], Transfer | None]] = []
         """What the scripts of the step being read download and move (``on_files``), in
         order: made ``Fetch``/``Moving`` once the step's working directory is known."""
+
+    def job_steps(self, site: Site, workflow: Workflow, job: Job, scope: Scope) -> None:
+        self.builds.job(site, job, scope)
+        super().job_steps(site, workflow, job, scope)
 
     def flows(self) -> Flows:
         """What the reading found, as data for ``ci.follow``."""
@@ -194,6 +201,7 @@ class ShipReader(Reader):
 
     def on_uses(self, use: handlers.Use) -> None:
         site, ref = use.site, use.ref
+        self.builds.uses(use, self.files.workflows.get(site.rel))
         declared = self.migration.workflows.actions.get(ref.uses.lower())
         if declared is not None:
             self._declared(use, declared)
@@ -229,6 +237,7 @@ class ShipReader(Reader):
                 use.scope,
                 name=effect.name,
                 path=effect.path,
+                wheels=self.builds.carried(site, effect.path),
                 loc=effect.loc,
                 version=effect.version,
                 overwrite=effect.overwrite,
@@ -321,6 +330,7 @@ class ShipReader(Reader):
 
     def on_run(self, site: Site, step: Step, scope: Scope) -> None:
         assert step.run is not None
+        self.builds.run(site, step, scope, self.files.workflows.get(site.rel))
         base = publish.norm(step.working_directory or site.folder)
         shell_read = self._script_files(site, base)
         others, script = _script_of(step.run)

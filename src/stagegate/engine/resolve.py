@@ -233,6 +233,8 @@ class PlannedChange:
     def describe(self) -> str:
         claimed = ", ".join(self.releases) or "no active release"
         parts = [f"+ {g.text}" for g in self.change.add] + [f"- {g.text}" for g in self.change.drop]
+        parts += [f"+ wheels {g}" for g in self.change.wheels_add]
+        parts += [f"- wheels {g}" for g in self.change.wheels_drop]
         if self.undone:
             parts = [("- " if p.startswith("+") else "+ ") + p[2:] for p in parts]
         verb = "undoes" if self.undone else "changes"

@@ -408,6 +408,7 @@ class Builder:
             artifacts=tuple(artifacts),
             axes=tuple(own.values()),
             run=spec.get("run", "this"),
+            **self._wheels(path, spec),
         )
 
     def _template_rows(
@@ -474,6 +475,21 @@ class Builder:
         if value not in values:
             hint = suggest(value, values) or f"; its values: {', '.join(values)}"
             self.problem(self.doc, (*at, axis), f"{value!r} is not a value of axis {axis}{hint}")
+
+    def _wheels(self, path: DocPath, spec: dict[str, Any]) -> dict[str, Any]:
+        """A producer's ``wheels``: each pattern's exact identifiers."""
+        if "wheels" not in spec:
+            return {}
+        from stagegate.model import identifiers
+
+        found: set[str] = set()
+        for i, pattern in enumerate(spec["wheels"]):
+            at: DocPath = (*path, "wheels", i)
+            try:
+                found.update(identifiers.identifiers(pattern))
+            except LocatedError as exc:
+                self.problem(self.doc, at, f"wheels: {exc.message}", self.doc.text_loc(at, exc.column))
+        return {"wheels": frozenset(found), "wheels_loc": self.doc.loc((*path, "wheels"))}
 
     def _planning(self, path: DocPath, spec: dict[str, Any]) -> dict[str, Any]:
         """What a producer and a consumer both say for `affected`: their own sources
@@ -791,13 +807,16 @@ class Builder:
         out = []
         for i, spec in enumerate(doc.data.get("release_changes", ())):
             path: DocPath = ("release_changes", i)
+            wheels = spec.get("wheels", {})
             change = ReleaseChange(
                 tag=spec["tag"],
                 add=self._change_globs(doc, path, spec, "add"),
                 drop=self._change_globs(doc, path, spec, "drop"),
                 loc=doc.loc(path),
+                wheels_add=tuple(wheels.get("add", ())),
+                wheels_drop=tuple(wheels.get("drop", ())),
             )
-            if not change.add and not change.drop:
+            if not (change.add or change.drop or change.wheels_add or change.wheels_drop):
                 self.problem(
                     doc,
                     path,

@@ -97,6 +97,9 @@ class Producer(_Item):
     kind: ItemKind = "producer"
     axes: tuple[Axis, ...] = ()
     """Finite axes this producer narrows or replaces for its own templates (``axes: {py: [...]}``)."""
+    wheels: frozenset[str] | None = None
+    """The build identifiers its rows carry (``wheels:``, braces expanded); None: not declared."""
+    wheels_loc: Loc | None = None
 
 
 @record(kw_only=True)
@@ -170,6 +173,8 @@ class ReleaseChange:
     add: tuple[Template, ...] = ()  # plain globs: names the stage adds to the selection
     drop: tuple[Template, ...] = ()  # plain globs: names it removes from it
     loc: Loc
+    wheels_add: tuple[str, ...] = ()  # globs over build identifiers the stage adds
+    wheels_drop: tuple[str, ...] = ()  # and removes
 
 
 @record(kw_only=True)

@@ -61,6 +61,7 @@ def as_json(result: Continuity) -> dict[str, Any]:
                     for direction, c, where in r.accepted
                 ],
                 "selects_nothing": r.empty,
+                "wheels": _wheels_json(r),
             }
             for r in result.releases
         ],
@@ -77,6 +78,38 @@ def as_json(result: Continuity) -> dict[str, Any]:
             for u in result.unresolved
         ],
     }
+
+
+def _wheels_json(r: ReleaseChange) -> dict[str, Any] | None:
+    if r.wheels is None:
+        return None
+    from stagegate.ci.wheels import compare
+
+    return {
+        **compare.as_json(r.wheels),
+        "accepted": [
+            {"change": direction, "identifier": identifier, "declared": where}
+            for direction, identifier, where in r.wheels_accepted
+        ],
+    }
+
+
+def _wheel_lines(r: ReleaseChange) -> list[str]:
+    """``  wheels: loses cp38-win32, cp38-win_amd64 (CIBW_SKIP at .github/...:31)``."""
+    if r.wheels is None:
+        return []
+    from stagegate.ci.wheels import compare
+
+    out = [f"  wheels: {line}" for line in compare.describe(r.wheels)]
+    out += [
+        f"  wheels accepted ({direction}): {identifier}, declared by {where}"
+        for direction, identifier, where in r.wheels_accepted
+    ]
+    if r.wheels_blind:
+        out += [
+            f"  wheels newly not computed: {u.reason} ({u.loc.at})" for u in r.wheels.unresolved
+        ]
+    return out
 
 
 def _ctx(ctx: Context) -> str:
@@ -133,7 +166,7 @@ def _release_lines(r: ReleaseChange) -> list[str]:
     out += [f"  gained: {_ctx(c)}" for c in r.gained]
     out += [f"  renamed: {n.context.label()}: {n.before!r} -> {n.after!r}" for n in r.renamed]
     out += [f"  accepted ({d}): {_ctx(c)}, declared by {where}" for d, c, where in r.accepted]
-    return out
+    return out + _wheel_lines(r)
 
 
 def _unresolved_lines(result: Continuity) -> list[str]:
@@ -173,12 +206,14 @@ def text(result: Continuity) -> str:
     lost = sum(len(r.lost) for r in result.releases)
     gained = sum(len(r.gained) for r in result.releases)
     renamed = sum(len(r.renamed) for r in result.releases)
-    accepted = sum(len(r.accepted) for r in result.releases)
+    accepted = sum(len(r.accepted) + len(r.wheels_accepted) for r in result.releases)
+    wheels = sum(len(r.wheels_lost) + len(r.wheels_gained) for r in result.releases)
     blind = sum(1 for r in result.releases if not r.compared)
     verdict = "ok" if result.ok else "FAILED"
     if not result.releases:
         out.append("no release job (tag push, release or workflow_dispatch) at either commit")
-    extra = f", {accepted} accepted" if accepted else ""
+    extra = f", {wheels} wheels lost or gained" if wheels else ""
+    extra += f", {accepted} accepted" if accepted else ""
     extra += f", {blind} not compared" if blind else ""
     out.append(
         f"continuity {_ref(result.base)} -> {_ref(result.head)}"
@@ -276,6 +311,22 @@ def workflow_commands(result: Continuity) -> str:
                     "stagegate continuity: blind",
                 )
             )
+        if r.wheels is not None and (r.wheels_lost or r.wheels_gained):
+            for cause in r.wheels.causes:
+                at = cause.settings[0].loc if cause.settings else r.release.loc
+                said = "; ".join(
+                    f"{verb} {', '.join(ids)}"
+                    for verb, ids in (("loses", cause.lost), ("gains", cause.gained))
+                    if ids
+                )
+                found.append(
+                    github.annotation(
+                        "error",
+                        f"release job {r.release.job} {said} ({cause.label})",
+                        _placed(result, at),
+                        "stagegate continuity: wheels",
+                    )
+                )
         for f in r.new_foreign:
             found.append(
                 github.annotation(

@@ -59,12 +59,14 @@ def changes(change: Change) -> list[str]:
         for planned in change.release_changes:
             releases = ", ".join(_code(r) for r in planned.releases) or "no active release"
             verb = "undoes" if planned.undone else "changes"
-            adds = [f"adds {_code(g.text)}" for g in planned.change.add]
-            drops = [f"drops {_code(g.text)}" for g in planned.change.drop]
+            add = [g.text for g in planned.change.add] + [f"wheels {g}" for g in planned.change.wheels_add]
+            drop = [g.text for g in planned.change.drop] + [f"wheels {g}" for g in planned.change.wheels_drop]
+            adds = [f"adds {_code(g)}" for g in add]
+            drops = [f"drops {_code(g)}" for g in drop]
             if planned.undone:
                 adds, drops = (
-                    [f"puts back {_code(g.text)}" for g in planned.change.drop],
-                    [f"takes out {_code(g.text)}" for g in planned.change.add],
+                    [f"puts back {_code(g)}" for g in drop],
+                    [f"takes out {_code(g)}" for g in add],
                 )
             lines.append(
                 f"- stage {planned.stage} {verb} release {releases} "

@@ -200,7 +200,7 @@ def change_text(migration: Migration, change: Change) -> str:
 
 
 def planned_json(planned: PlannedChange) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "stage": planned.stage,
         "tag": planned.change.tag,
         "releases": list(planned.releases),
@@ -208,6 +208,9 @@ def planned_json(planned: PlannedChange) -> dict[str, Any]:
         "drop": [g.text for g in planned.change.drop],
         "undone": planned.undone,
     }
+    if planned.change.wheels_add or planned.change.wheels_drop:
+        out["wheels"] = {"add": list(planned.change.wheels_add), "drop": list(planned.change.wheels_drop)}
+    return out
 
 
 def change_json(change: Change) -> dict[str, Any]:

@@ -1,0 +1,398 @@
+"""cibuildwheel: the build identifiers one step builds, computed as cibuildwheel computes
+them (``--print-build-identifiers``) from every setting that decides them.
+
+``deciders`` gathers the settings a step's identifiers depend on (the pin, the runner,
+``CIBW_*`` variables, the command line or the action's inputs, ``[tool.cibuildwheel]``,
+``requires-python``), each where it is written; ``resolve`` turns them into identifiers
+with the table of the pinned release (``table``), or with the installed cibuildwheel
+where it is that very release (``tool``). Both are pure in their inputs, so that
+``compare`` can ask what a single setting's old value would have given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from stagegate.ci.wheels import argv, project, table
+from stagegate.ci.wheels.model import CIBUILDWHEEL, BuildStep, Files, Setting, Wheels, Word
+from stagegate.ci.wheels.patterns import Selector, TooLong
+from stagegate.ci.wheels.settings import Stop, first, runner
+from stagegate.errors import Loc
+
+_VALUED = {"--platform": "platform", "--archs": "archs", "--only": "only", "--enable": "enable",
+           "--config-file": "config-file", "--output-dir": "output-dir"}
+_FLAGS = {"--prerelease-pythons": "prerelease-pythons", "--allow-empty": "", "--debug-traceback": "",
+          "--clean-cache": "", "--print-build-identifiers": "print"}
+_INPUTS = ("package-dir", "config-file", "only")
+ENV = frozenset({
+    "CIBW_BUILD", "CIBW_SKIP", "CIBW_ARCHS", "CIBW_ARCHS_LINUX", "CIBW_ARCHS_MACOS",
+    "CIBW_ARCHS_WINDOWS", "CIBW_ENABLE", "CIBW_PROJECT_REQUIRES_PYTHON",
+    "CIBW_FREE_THREADED_SUPPORT", "CIBW_PRERELEASE_PYTHONS", "CIBW_PLATFORM",
+})
+"""The variables that decide which identifiers are built (any release)."""
+
+
+def _cli(args: tuple[Word, ...], out: dict[str, Setting]) -> None:
+    """The command line's options as ``cli.NAME`` settings (``--enable`` may repeat)."""
+    for option in argv.options(args, _VALUED):
+        if option.why and option.name in _VALUED:
+            out[f"cli.{_VALUED[option.name]}"] = Setting(name=option.name, value=None, loc=option.loc, why=option.why)
+        elif option.why:
+            out["cli"] = Setting(name="cibuildwheel's command line", value=None, loc=option.loc, why=option.why)
+            return
+        elif option.name in _VALUED:
+            key, given = f"cli.{_VALUED[option.name]}", option.values[0]
+            if key == "cli.enable" and key in out:
+                given = f"{out[key].value} {given}"
+            out[key] = Setting(name=option.name, value=given, loc=option.loc)
+        elif option.name in _FLAGS:
+            if _FLAGS[option.name]:
+                out[f"cli.{_FLAGS[option.name]}"] = Setting(name=option.name, value="true", loc=option.loc)
+        elif option.name:
+            why = f"{option.name} is not a cibuildwheel option stagegate knows"
+            out["cli"] = Setting(name=option.name, value=None, loc=option.loc, why=why)
+            return
+        else:
+            out["cli.package-dir"] = Setting(name="package dir", value=option.values[0], loc=option.loc)
+
+
+def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
+    """Every setting the identifiers of ``step`` depend on, by key."""
+    out: dict[str, Setting] = {"runner": step.runner}
+    out["version"] = step.version or Setting(
+        name="cibuildwheel version", value=None, loc=step.loc,
+        why="cibuildwheel is not pinned: the release installed at run time decides",
+    )
+    for name, setting in step.env.items():
+        if name in ENV:
+            out[f"env.{name}"] = setting
+    for name in _INPUTS:
+        if name in step.inputs:
+            out[f"with.{name}"] = step.inputs[name]
+    _cli(step.args, out)
+    package = out.get("cli.package-dir") or out.get("with.package-dir")
+    if package is not None and package.value is None:
+        out["files"] = package
+        return out
+    given = package.value.strip() if package and package.value else "."
+    if given.endswith((".tar.gz", ".zip")):
+        # an sdist: cibuildwheel reads the project files packed into it, which are those of
+        # the folder it was built from; a package dir of an sdist made in the run is the
+        # repository's root, where `python -m build --sdist` makes it
+        given = "."
+    directory = project.join(step.directory, given)
+    pyproject_path = project.join(directory, "pyproject.toml")
+    pyproject = project.load_toml(files, pyproject_path)
+    config = out.get("cli.config-file") or out.get("with.config-file")
+    config_path = pyproject_path
+    if config is not None:
+        if config.value is None:
+            out["files"] = config
+            return out
+        config_path = project.join(step.directory, config.value.replace("{package}", directory))
+    loaded = pyproject if config_path == pyproject_path else project.load_toml(files, config_path)
+    for found in (pyproject, loaded):
+        if isinstance(found, Setting):
+            out["files"] = found
+            return out
+    if isinstance(loaded, tuple):
+        out.update(project.cibuildwheel_options(config_path, *loaded))
+    requires = project.requires_python(files, directory, pyproject)
+    if requires is not None:
+        out["requires-python"] = requires
+    return out
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+class Options:
+    """The deciders read as one release of cibuildwheel reads its options."""
+
+    def __init__(self, found: Mapping[str, Setting], version: table.Version, platform: str) -> None:
+        self.found = found
+        self.version = version
+        self.platform = platform
+
+    def value(self, key: str) -> str | None:
+        setting = self.found.get(key)
+        if setting is None:
+            return None
+        if setting.value is None:
+            raise Stop(setting.loc, setting.name, setting.why or f"{setting.name} is not known")
+        return setting.value
+
+    def cascade(self, option: str, *, plat_env: bool, ignore_empty: bool = False) -> tuple[str | None, str | None]:
+        """The value cibuildwheel reads for ``option`` (defaults aside) and its key:
+        the config file, its platform table, ``CIBW_OPTION``, then ``CIBW_OPTION_PLATFORM``."""
+        env = "env.CIBW_" + option.upper().replace("-", "_")
+        keys = [f"toml.{option}", f"toml.{self.platform}.{option}", env]
+        if plat_env:
+            keys.append(f"{env}_{self.platform.upper()}")
+        result: tuple[str | None, str | None] = (None, None)
+        for key in keys:
+            value = self.value(key)
+            if value is None or (ignore_empty and not value):
+                continue
+            result = (value, key)
+        return result
+
+    def where(self, key: str | None) -> tuple[Loc, str]:
+        setting = self.found.get(key) if key else None
+        if setting is None:
+            step = self.found["version"]
+            return step.loc, "cibuildwheel's defaults"
+        return setting.loc, setting.name
+
+
+def _truthy(text: str) -> bool:
+    return text.strip().lower() in ("y", "yes", "t", "true", "on", "1")
+
+
+def _unknown_options(opts: Options) -> None:
+    """A config-file option the pinned release does not know stops it (it checks its
+    own platform's table and the plain one)."""
+    for option in ("enable", "free-threaded-support"):
+        for key in (f"toml.{option}", f"toml.{opts.platform}.{option}"):
+            if key in opts.found and not table.reads(opts.version, option):
+                loc, name = opts.where(key)
+                raise Stop(loc, name, f"cibuildwheel {_dotted(opts.version)} stops on {option} in its config file: an option it does not know")
+
+
+def _enabled(opts: Options) -> set[str]:
+    """The ``enable`` groups (and the older switches that stand for them)."""
+    _unknown_options(opts)
+    version, groups = opts.version, set[str]()
+    if table.reads(version, "enable"):
+        plain = opts.value("toml.enable")
+        per_platform = opts.value(f"toml.{opts.platform}.enable")
+        base = per_platform if per_platform is not None else plain
+        appended = opts.value("env.CIBW_ENABLE")
+        cli = opts.value("cli.enable") if table.reads(version, "--enable") else None
+        text = " ".join(t for t in (base, appended, cli) if t)
+        known = {name for name, when in table.ENABLE_GROUPS if table._in(version, when)}
+        for word in text.split():
+            if word == "all" and table._in(version, table.ENABLE_ALL):
+                groups |= known
+                if table._in(version, table.ALL_WITHOUT_RISCV):
+                    groups.discard("cpython-experimental-riscv64")
+            elif word in known:
+                groups.add(word)
+            else:
+                loc, name = opts.where("env.CIBW_ENABLE" if appended and word in appended.split() else "toml.enable")
+                raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on the unknown enable group {word!r}")
+    return groups | _legacy(opts, bool(groups))
+
+
+def _legacy(opts: Options, with_enable: bool) -> set[str]:
+    version, groups = opts.version, set[str]()
+    threaded, key = opts.cascade("free-threaded-support", plat_env=False, ignore_empty=True)
+    if not table.reads(version, "free-threaded-support"):
+        threaded = None  # an environment variable it does not read (the file is checked first)
+    prerelease = table.reads(version, "CIBW_PRERELEASE_PYTHONS") and (
+        _truthy(opts.value("env.CIBW_PRERELEASE_PYTHONS") or "0") or opts.value("cli.prerelease-pythons") is not None
+    )
+    if threaded is not None and _truthy(threaded):
+        groups.add("cpython-freethreading")
+    if prerelease:
+        groups.add("cpython-prerelease")
+    if groups and with_enable and table.reads(version, "enable"):
+        loc, name = opts.where(key or "env.CIBW_PRERELEASE_PYTHONS")
+        raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops when {name} and enable are both set")
+    for group, when in table.ALWAYS_ENABLED:
+        if table._in(version, when):
+            groups.add(group)
+    return groups
+
+
+def _archs(opts: Options, native: str) -> frozenset[str]:
+    version, platform = opts.version, opts.platform
+    key: str | None = "cli.archs"
+    text = opts.value("cli.archs")
+    if text is None:
+        text, key = opts.cascade("archs", plat_env=True)
+    text = text or "auto"
+    allowed = table.all_archs(version, platform)
+    out: set[str] = set()
+    for word in re.split(r"[\s,]+", text.strip()):
+        if word == "auto":
+            out |= table.auto_archs(version, platform, native)
+        elif word == "native":
+            out.add(native)
+        elif word == "all":
+            out |= allowed
+        elif word in ("auto64", "auto32"):
+            found = table.bitness_archs(version, platform, native, word[4:])
+            if isinstance(found, str):
+                loc, name = opts.where(key)
+                raise Stop(loc, name, found)
+            out |= found
+        elif word:
+            out.add(word)
+    if not out or not out <= allowed:
+        loc, name = opts.where(key)
+        bad = ", ".join(sorted(out - allowed)) or "no architecture"
+        raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on archs {bad} for {platform}")
+    return frozenset(out)
+
+
+def _dotted(version: table.Version) -> str:
+    return ".".join(map(str, version))
+
+
+def refused(found: Mapping[str, Setting]) -> None:
+    """``Stop`` where a variable the pinned release refuses is set: the build stops after
+    choosing its identifiers, so ``--print-build-identifiers`` does not show it."""
+    setting = found.get("version")
+    text = (setting.value or "").strip().removeprefix("v") if setting else ""
+    if not re.fullmatch(r"\d+\.\d+\.\d+", text) or table.v(text) not in table.KNOWN:
+        return
+    version = table.v(text)
+    for name, when in table.REFUSED_ENV.items():
+        env = found.get(f"env.{name}")
+        if env is not None and table._in(version, when):
+            raise Stop(env.loc, env.name, f"cibuildwheel {_dotted(version)} stops when {name} is set (use enable)")
+
+
+def pinned(found: Mapping[str, Setting]) -> table.Version:
+    """The exact release the step runs; ``Stop`` where it is not one the table knows."""
+    setting = found["version"]
+    if setting.value is None:
+        raise Stop(setting.loc, setting.name, setting.why or "the cibuildwheel version is not known")
+    text = setting.value.strip().removeprefix("v")
+    if not re.fullmatch(r"\d+\.\d+\.\d+", text):
+        raise Stop(
+            setting.loc, setting.name,
+            f"cibuildwheel {setting.value} is not one release (a moving tag or range): "
+            "pin an exact version, or a commit with a `# vX.Y.Z` comment",
+        )
+    version = table.v(text)
+    if version not in table.KNOWN:
+        raise Stop(
+            setting.loc, setting.name,
+            f"cibuildwheel {text} is not a release stagegate knows the defaults of "
+            f"(2.0.0 to {_dotted(table.NEWEST)}); install it with stagegate-ci[wheels] to compute its identifiers",
+        )
+    return version
+
+
+def host(found: Mapping[str, Setting]) -> tuple[str, str]:
+    """The platform the step builds for and the runner's architecture."""
+    platform, native = runner(found)
+    asked = first(found, "cli.platform", "env.CIBW_PLATFORM")
+    if asked is not None and (asked[1] or "auto") not in ("auto", platform):
+        raise Stop(
+            asked[0].loc, asked[0].name,
+            f"building {asked[1]} wheels on a {platform} runner is not computed by stagegate",
+        )
+    return platform, native
+
+
+def _python(identifier: str) -> tuple[int, int]:
+    tag = identifier.split("-")[0].split("_")[0].removesuffix("t")
+    return int(tag[2]), int(tag[3:])
+
+
+def _requires(opts: Options) -> str | None:
+    key = "env.CIBW_PROJECT_REQUIRES_PYTHON"
+    text = opts.value(key) or None
+    if text is None:
+        key, text = "requires-python", opts.value("requires-python")
+    if text is None:
+        return None
+    if _specifier(text) is None:
+        loc, name = opts.where(key)
+        raise Stop(loc, name, f"{text!r} is not a version specifier; cibuildwheel stops on it")
+    return text
+
+
+@lru_cache(maxsize=256)
+def _specifier(text: str) -> Any:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _admits(requires: str, identifier: str) -> bool:
+    """Whether a project that requires ``requires`` is built for ``identifier``: as
+    cibuildwheel asks it, of the interpreter's version X.Y.99."""
+    from packaging.version import Version
+
+    major, minor = _python(identifier)
+    return bool(_specifier(requires).contains(Version(f"{major}.{minor}.99")))
+
+
+def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
+    """The identifiers the deciders select, by the pinned release's table."""
+    version = pinned(found)
+    platform, native = host(found)
+    opts = Options(found, version, platform)
+    only_key = "cli.only" if "cli.only" in found else "with.only"
+    only = opts.value(only_key) if table.reads(version, "--only") else None
+    requires = _requires(opts)
+    fold = platform == "windows"
+    try:
+        if only:
+            build, skip = Selector(only, fold_case=fold), Selector("")
+            archs = table.all_archs(version, platform)
+            enabled = {name for name, _ in table.ENABLE_GROUPS}
+        else:
+            build_text, _ = opts.cascade("build", plat_env=False)
+            skip_text, _ = opts.cascade("skip", plat_env=False)
+            build = Selector(build_text or "*", fold_case=fold)
+            skip = Selector(skip_text or "", fold_case=fold)
+            archs = _archs(opts, native)
+            enabled = _enabled(opts)
+    except TooLong as error:
+        raise Stop(found["version"].loc, "CIBW_BUILD/CIBW_SKIP", f"a selector's braces expand too far: {error}") from None
+    gated = table.gated(version, frozenset(enabled))
+    out: set[str] = set()
+    for identifier, arch in table.identifiers(version, platform):
+        if arch not in archs or table.host_drops(version, platform, native, identifier):
+            continue
+        if requires is not None and not _admits(requires, identifier):
+            continue
+        if gated is not None and gated.match(identifier):
+            continue
+        if build(identifier) and not skip(identifier):
+            out.add(identifier)
+    return frozenset(out), f"the table of cibuildwheel {_dotted(version)}"
+
+
+Ask = Callable[[Mapping[str, Setting]], "tuple[frozenset[str], str] | None"]
+"""A second source of identifiers tried first (``tool.select``: the installed release)."""
+
+
+def resolve(found: Mapping[str, Setting], *, ask: Ask | None = None) -> Wheels:
+    """``Wheels`` from deciders: ``ask``'s answer where it has one, else the table of the
+    pinned release, else unresolved."""
+    step = found["version"].loc if "version" in found else Loc("", 0, 0)
+    try:
+        broken = found.get("files") or found.get("cli")
+        if broken is not None:
+            raise Stop(broken.loc, broken.name, broken.why)
+        refused(found)
+        answer = ask(found) if ask is not None else None
+        ids, how = answer if answer is not None else select(found)
+        return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=ids, how=how)
+    except Stop as stop:
+        return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=None, unresolved=stop.unresolved)
+
+
+def shipped(step: BuildStep, files: Files, *, ask: Ask | None = None) -> Wheels:
+    """What one cibuildwheel step ships."""
+    found = deciders(step, files)
+    wheels = resolve(found, ask=ask)
+    if "cli.print" in found and wheels.identifiers is not None:
+        return Wheels(tool=CIBUILDWHEEL, step=step.loc, deciders=found, identifiers=frozenset(), how=wheels.how)
+    return Wheels(
+        tool=CIBUILDWHEEL, step=step.loc, deciders=found, identifiers=wheels.identifiers,
+        unresolved=wheels.unresolved, how=wheels.how,
+    )

@@ -1,0 +1,221 @@
+"""What the project's own files say about its wheels: ``[tool.cibuildwheel]`` and
+``requires-python`` in pyproject.toml, ``python_requires`` in setup.cfg or setup.py, and
+pyo3's ``abi3-pyXY`` feature in Cargo.toml or ``[tool.maturin]``.
+
+Each value comes back as a ``Setting`` at its file and line, so that a change of wheels can
+name the line that made it. A file that cannot be read the way the build tool reads it
+gives a setting with no value and the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import tomllib
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from stagegate.ci.wheels.model import Files, Setting
+from stagegate.errors import Loc
+
+PLATFORMS = ("linux", "macos", "windows")
+CIBW_OPTIONS = ("build", "skip", "archs", "enable", "free-threaded-support")
+"""The ``[tool.cibuildwheel]`` options that decide which identifiers are built."""
+
+
+def join(directory: str, name: str) -> str:
+    directory = directory.strip().strip("/").removeprefix("./")
+    return name if directory in ("", ".") else f"{directory}/{name}"
+
+
+def _key_line(text: str, table: str, key: str) -> int:
+    """The line of ``key = ...`` in ``[table]`` (the header's line where the key is written
+    another way, 1 where the table is not found)."""
+    current, header_line = "", 0
+    key_re = re.compile(rf"""^\s*(?:"{re.escape(key)}"|'{re.escape(key)}'|{re.escape(key)})\s*=""")
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            current = stripped.strip("[] \t").replace('"', "").replace(" ", "")
+            if current == table:
+                header_line = number
+            continue
+        if current == table and key_re.match(line):
+            return number
+    return header_line or 1
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " ".join(_text(item) for item in value)
+    return str(value)
+
+
+def load_toml(files: Files, path: str) -> tuple[str, dict[str, Any]] | Setting | None:
+    """A TOML file's text and data; a value-less setting where it is not valid TOML."""
+    text = files.text(path)
+    if text is None:
+        return None
+    try:
+        return text, _parsed(text)
+    except tomllib.TOMLDecodeError as error:
+        line = int(m[1]) if (m := re.search(r"line (\d+)", str(error))) else 1
+        return Setting(
+            name=path, value=None, loc=Loc(path, line, 1), why=f"{path} is not valid TOML: {error}"
+        )
+
+
+@lru_cache(maxsize=64)
+def _parsed(text: str) -> dict[str, Any]:
+    """A TOML text's data, parsed once per text (read, never changed, by the callers)."""
+    return tomllib.loads(text)
+
+
+def cibuildwheel_options(path: str, text: str, data: Mapping[str, Any]) -> dict[str, Setting]:
+    """``toml.OPTION`` and ``toml.PLATFORM.OPTION`` for the options that select builds."""
+    out: dict[str, Setting] = {}
+    tool = data.get("tool")
+    section = tool.get("cibuildwheel") if isinstance(tool, dict) else None
+    if not isinstance(section, dict):
+        return out
+    for where, table in [("", section)] + [
+        (f"{p}.", section[p]) for p in PLATFORMS if isinstance(section.get(p), dict)
+    ]:
+        name = "tool.cibuildwheel" + (f".{where[:-1]}" if where else "")
+        for option in CIBW_OPTIONS:
+            if option in table:
+                line = _key_line(text, name, option)
+                out[f"toml.{where}{option}"] = Setting(
+                    name=f"[{name}] {option}", value=_text(table[option]), loc=Loc(path, line, 1)
+                )
+    return out
+
+
+def requires_python(files: Files, directory: str, pyproject: Any) -> Setting | None:
+    """The project's supported Pythons, read as cibuildwheel reads them: pyproject.toml's
+    ``project.requires-python``, else setup.cfg's ``options.python_requires``, else a
+    literal ``python_requires=`` in a top-level ``setup(...)`` call in setup.py."""
+    path = join(directory, "pyproject.toml")
+    if isinstance(pyproject, tuple):
+        text, data = pyproject
+        project = data.get("project")
+        if isinstance(project, dict) and "requires-python" in project:
+            return Setting(
+                name="requires-python",
+                value=str(project["requires-python"]),
+                loc=Loc(path, _key_line(text, "project", "requires-python"), 1),
+            )
+    found = _setup_cfg(files, join(directory, "setup.cfg"))
+    if found is not None:
+        return found
+    return _setup_py(files, join(directory, "setup.py"))
+
+
+def _setup_cfg(files: Files, path: str) -> Setting | None:
+    text = files.text(path)
+    if text is None:
+        return None
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(text, source=path)
+    except configparser.Error as error:
+        return Setting(
+            name="python_requires", value=None, loc=Loc(path, 1, 1),
+            why=f"{path} cannot be read as cibuildwheel reads it: {error}",
+        )
+    if parser.has_option("options", "python_requires"):
+        value = parser.get("options", "python_requires", raw=True)
+        return Setting(
+            name="python_requires", value=value, loc=Loc(path, _key_line(text, "options", "python_requires"), 1)
+        )
+    return None
+
+
+def _setup_py(files: Files, path: str) -> Setting | None:
+    text = files.text(path)
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None  # cibuildwheel then reads no requirement either
+    found: Setting | None = None
+    for call in _top_calls(tree.body):
+        for keyword in call.keywords:
+            if (
+                keyword.arg == "python_requires"
+                and isinstance(keyword.value, ast.Constant)
+                and isinstance(keyword.value.value, str)
+                and keyword.value.value
+            ):
+                found = Setting(
+                    name="python_requires", value=keyword.value.value,
+                    loc=Loc(path, keyword.value.lineno, keyword.value.col_offset + 1),
+                )
+    return found
+
+
+def _top_calls(body: list[ast.stmt], *, top: bool = True) -> list[ast.Call]:
+    """The calls written as statements at the top of the file or directly under a top
+    ``if __name__ == "__main__":`` (where cibuildwheel looks)."""
+    calls: list[ast.Call] = []
+    for statement in body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            calls.append(statement.value)
+        elif top and isinstance(statement, ast.If) and _is_main(statement.test):
+            calls.extend(_top_calls(statement.body, top=False))
+    return calls
+
+
+def _is_main(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, *test.comparators]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    mains = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(mains) == 1
+
+
+_ABI3 = re.compile(r"(?:^|/)abi3(?:-py(\d)(\d+))?$")
+
+
+def abi3(files: Files, directory: str, manifest: str) -> Setting | None:
+    """pyo3's ``abi3-pyXY`` feature, from Cargo.toml's pyo3 dependency or ``[tool.maturin]
+    features``: one ``cpXY-abi3`` wheel serves every later CPython. ``abi3`` without a
+    version leaves the minimum to pyo3's own version: unresolved."""
+    pyproject = load_toml(files, join(directory, "pyproject.toml"))
+    candidates: list[tuple[str, str, Any, str]] = []
+    if isinstance(pyproject, tuple):
+        text, data = pyproject
+        tool = data.get("tool", {})
+        maturin = tool.get("maturin") if isinstance(tool, dict) else None
+        if isinstance(maturin, dict) and isinstance(maturin.get("features"), list):
+            candidates.append((join(directory, "pyproject.toml"), text, maturin["features"], "tool.maturin"))
+    cargo = load_toml(files, manifest)
+    if isinstance(cargo, Setting):
+        return cargo
+    if isinstance(cargo, tuple):
+        text, data = cargo
+        deps = data.get("dependencies", {})
+        pyo3 = deps.get("pyo3") if isinstance(deps, dict) else None
+        if isinstance(pyo3, dict) and isinstance(pyo3.get("features"), list):
+            table = "dependencies.pyo3" if "[dependencies.pyo3]" in text else "dependencies"
+            candidates.append((manifest, text, pyo3["features"], table))
+    for path, text, features, table in candidates:
+        for feature in features:
+            matched = _ABI3.search(str(feature))
+            if matched is None:
+                continue
+            key = "features" if table != "dependencies" else "pyo3"
+            loc = Loc(path, _key_line(text, table, key), 1)
+            if matched[1] is None:
+                return Setting(
+                    name="pyo3 abi3", value=None, loc=loc,
+                    why="pyo3's abi3 feature without a version: its minimum Python is pyo3's own",
+                )
+            return Setting(name="pyo3 abi3", value=f"cp{matched[1]}{matched[2]}", loc=loc)
+    return None

@@ -1,0 +1,462 @@
+"""Each decider of a cibuildwheel or maturin step's identifiers, alone, in a table: the
+runner, the pin, CIBW_BUILD/SKIP/ARCHS/ENABLE, [tool.cibuildwheel], requires-python and
+its sources, the command line and the action's inputs; and what is unresolved, where."""
+
+from __future__ import annotations
+
+import pytest
+
+from stagegate.ci.wheels import cibw, maturin, patterns, project, runners, steps, table
+from stagegate.ci.wheels.model import BuildStep, Setting, Word
+from stagegate.errors import Loc
+
+WF = ".github/workflows/wheels.yml"
+
+
+class Tree:
+    def __init__(self, files: dict[str, str] | None = None) -> None:
+        self.files = files or {}
+
+    def text(self, path: str) -> str | None:
+        return self.files.get(path)
+
+
+def at(line: int) -> Loc:
+    return Loc(WF, line, 1)
+
+
+def step(
+    version: str | None = "3.1.4",
+    runner: str = "ubuntu-latest",
+    env: dict[str, str] | None = None,
+    args: str = "",
+    inputs: dict[str, str] | None = None,
+    tool: str = "cibuildwheel",
+) -> BuildStep:
+    return BuildStep(
+        tool=tool,
+        loc=at(10),
+        version=None if version is None else Setting(name="cibuildwheel version", value=version, loc=at(10)),
+        runner=Setting(name="runs-on", value=runner, loc=at(5)),
+        env={k: Setting(name=k, value=v, loc=at(20 + i)) for i, (k, v) in enumerate((env or {}).items())},
+        inputs={k: Setting(name=k, value=v, loc=at(30 + i)) for i, (k, v) in enumerate((inputs or {}).items())},
+        args=tuple(Word(text=w, loc=at(12)) for w in args.split()),
+    )
+
+
+def ids(build: BuildStep, files: dict[str, str] | None = None) -> list[str]:
+    wheels = cibw.shipped(build, Tree(files))
+    assert wheels.unresolved is None, wheels.unresolved
+    assert wheels.identifiers is not None
+    return sorted(wheels.identifiers)
+
+
+def problem(build: BuildStep, files: dict[str, str] | None = None) -> str:
+    wheels = cibw.shipped(build, Tree(files))
+    assert wheels.identifiers is None and wheels.unresolved is not None
+    return f"{wheels.unresolved.loc.at}: {wheels.unresolved.reason}"
+
+
+# --------------------------------------------------------------------------- runners
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("ubuntu-latest", ("linux", "x86_64")),
+        ("ubuntu-24.04", ("linux", "x86_64")),
+        ("ubuntu-24.04-arm", ("linux", "aarch64")),
+        ("ubuntu-22.04-arm", ("linux", "aarch64")),
+        ("macos-13", ("macos", "x86_64")),
+        ("macos-10.15", ("macos", "x86_64")),
+        ("macos-14", ("macos", "arm64")),
+        ("macos-15", ("macos", "arm64")),
+        ("macos-latest", ("macos", "arm64")),
+        ("macos-15-intel", ("macos", "x86_64")),
+        ("macos-13-xlarge", ("macos", "arm64")),
+        ("macos-14-large", ("macos", "x86_64")),
+        ("windows-latest", ("windows", "AMD64")),
+        ("windows-2022", ("windows", "AMD64")),
+        ("windows-11-arm", ("windows", "ARM64")),
+    ],
+)
+def test_runner_labels(label: str, expected: tuple[str, str]) -> None:
+    assert runners.platform_of(label) == expected
+
+
+def test_a_self_hosted_label_is_not_guessed() -> None:
+    assert problem(step(runner="self-hosted-gpu")) == (
+        f"{WF}:5: runs-on 'self-hosted-gpu' is not a GitHub-hosted runner label stagegate knows; "
+        "its platform and architecture decide the wheels"
+    )
+
+
+# --------------------------------------------------------------------------- defaults by release
+
+
+def test_defaults_of_2_23_3_on_linux_build_32_bit_too() -> None:
+    got = ids(step("2.23.3", env={"CIBW_SKIP": "pp* cp36-* cp37-* *musllinux*"}))
+    assert got == sorted(
+        f"cp3{m}-manylinux_{a}" for m in range(8, 14) for a in ("x86_64", "i686")
+    )
+
+
+def test_defaults_of_3_0_0_on_linux_do_not() -> None:
+    got = ids(step("3.0.0", env={"CIBW_SKIP": "*musllinux*"}))
+    assert got == sorted(f"cp3{m}-manylinux_x86_64" for m in range(8, 14))
+
+
+def test_3_1_4_adds_cp314_and_cp314t_but_not_cp313t() -> None:
+    got = ids(step("3.1.4", runner="macos-14", env={"CIBW_BUILD": "cp31[34]*"}))
+    assert got == ["cp313-macosx_arm64", "cp314-macosx_arm64", "cp314t-macosx_arm64"]
+
+
+def test_windows_auto_keeps_32_bit_in_3_x() -> None:
+    assert ids(step("3.1.4", runner="windows-latest", env={"CIBW_BUILD": "cp312-*"})) == [
+        "cp312-win32", "cp312-win_amd64",
+    ]
+
+
+def test_windows_arm_runner_builds_arm64() -> None:
+    assert ids(step("3.1.4", runner="windows-11-arm", env={"CIBW_BUILD": "cp312-*"})) == ["cp312-win_arm64"]
+
+
+def test_macos_arm_runner_built_universal2_by_default_before_2_9() -> None:
+    build = {"CIBW_BUILD": "cp310-*"}
+    assert ids(step("2.8.1", runner="macos-14", env=build)) == ["cp310-macosx_arm64", "cp310-macosx_universal2"]
+    assert ids(step("2.9.0", runner="macos-14", env=build)) == ["cp310-macosx_arm64"]
+
+
+def test_pypy_arm64_is_not_built_on_an_intel_mac() -> None:
+    env = {"CIBW_BUILD": "pp310-*", "CIBW_ARCHS_MACOS": "x86_64 arm64", "CIBW_ENABLE": "pypy"}
+    assert ids(step("3.1.4", runner="macos-13", env=env)) == ["pp310-macosx_x86_64"]
+    assert ids(step("3.1.4", runner="macos-14", env=env)) == ["pp310-macosx_arm64", "pp310-macosx_x86_64"]
+
+
+# --------------------------------------------------------------------------- selectors
+
+
+@pytest.mark.parametrize(
+    ("word", "expanded"),
+    [
+        ("cp{38,39}-*", ["cp38-*", "cp39-*"]),
+        ("cp3{8..10}-*", ["cp38-*", "cp39-*", "cp310-*"]),
+        ("{cp,pp}3{9,10}-*", ["cp39-*", "cp310-*", "pp39-*", "pp310-*"]),
+        ("cp{38}-*", ["cp{38}-*"]),
+        ("*", ["*"]),
+    ],
+)
+def test_braces(word: str, expanded: list[str]) -> None:
+    assert patterns.expand(word) == expanded
+
+
+def test_build_and_skip_with_braces() -> None:
+    env = {"CIBW_BUILD": "cp3{11,12}-*", "CIBW_SKIP": "*-musllinux_* *i686"}
+    assert ids(step("2.23.3", env=env)) == ["cp311-manylinux_x86_64", "cp312-manylinux_x86_64"]
+
+
+def test_windows_matches_selectors_without_case() -> None:
+    assert ids(step("3.1.4", runner="windows-latest", env={"CIBW_BUILD": "CP312-*"})) == [
+        "cp312-win32", "cp312-win_amd64",
+    ]
+    assert ids(step("3.1.4", env={"CIBW_BUILD": "CP312-*"})) == []
+
+
+def test_an_empty_cibw_build_means_every_identifier() -> None:
+    assert ids(step("3.1.4", env={"CIBW_BUILD": "", "CIBW_SKIP": "cp3{8,9,10,11,12,13}* cp314t* *musl*"})) == [
+        "cp314-manylinux_x86_64",
+    ]
+
+
+# --------------------------------------------------------------------------- archs
+
+
+@pytest.mark.parametrize(
+    ("version", "archs", "expected"),
+    [
+        ("2.23.3", "auto64", ["x86_64"]),
+        ("2.23.3", "auto32", ["i686"]),
+        ("3.1.4", "auto32", ["i686"]),
+        ("3.1.4", "native", ["x86_64"]),
+        ("3.1.4", "x86_64,aarch64", ["aarch64", "x86_64"]),
+        ("2.22.0", "all", ["aarch64", "armv7l", "i686", "ppc64le", "s390x", "x86_64"]),
+        ("2.21.2", "all", ["aarch64", "i686", "ppc64le", "s390x", "x86_64"]),
+        ("3.1.4", "all", ["aarch64", "armv7l", "i686", "ppc64le", "riscv64", "s390x", "x86_64"]),
+    ],
+)
+def test_archs(version: str, archs: str, expected: list[str]) -> None:
+    got = ids(step(version, env={"CIBW_BUILD": "cp312-manylinux*", "CIBW_ARCHS": archs}))
+    assert got == [f"cp312-manylinux_{a}" for a in expected]
+
+
+def test_platform_archs_win_over_plain_archs_and_the_command_line_over_both() -> None:
+    env = {"CIBW_BUILD": "cp312-manylinux*", "CIBW_ARCHS": "i686", "CIBW_ARCHS_LINUX": "aarch64"}
+    assert ids(step(env=env)) == ["cp312-manylinux_aarch64"]
+    assert ids(step(env=env, args="--archs ppc64le")) == ["cp312-manylinux_ppc64le"]
+
+
+def test_auto32_on_an_arm_runner_depends_on_its_kernel() -> None:
+    assert problem(step(runner="ubuntu-24.04-arm", env={"CIBW_ARCHS": "auto32"})) == (
+        f"{WF}:20: auto32 on an aarch64 runner builds armv7l only where its kernel runs 32-bit code"
+    )
+
+
+def test_an_arch_the_platform_has_not_stops_cibuildwheel() -> None:
+    assert problem(step(runner="macos-14", env={"CIBW_ARCHS_MACOS": "aarch64"})) == (
+        f"{WF}:20: cibuildwheel 3.1.4 stops on archs aarch64 for macos"
+    )
+
+
+# --------------------------------------------------------------------------- enable and older switches
+
+
+def test_enable_from_env_is_added_to_the_config_file() -> None:
+    files = {"pyproject.toml": '[tool.cibuildwheel]\nenable = ["pypy"]\n'}
+    build = step("3.1.4", env={"CIBW_BUILD": "cp313t-manylinux* pp311-manylinux*", "CIBW_ENABLE": "cpython-freethreading", "CIBW_ARCHS": "x86_64"})
+    assert ids(build, files) == ["cp313t-manylinux_x86_64", "pp311-manylinux_x86_64"]
+
+
+def test_free_threaded_support_before_enable() -> None:
+    env = {"CIBW_BUILD": "cp313t-manylinux*", "CIBW_ARCHS": "x86_64", "CIBW_FREE_THREADED_SUPPORT": "1"}
+    assert ids(step("2.21.3", env=env)) == ["cp313t-manylinux_x86_64"]
+    assert ids(step("2.20.0", env={**env, "CIBW_FREE_THREADED_SUPPORT": ""})) == []
+
+
+def test_free_threaded_support_in_the_config_file_stops_3_x() -> None:
+    files = {"pyproject.toml": "[project]\nname = 'x'\n\n[tool.cibuildwheel]\nfree-threaded-support = true\n"}
+    assert problem(step("3.0.0"), files) == (
+        "pyproject.toml:5: cibuildwheel 3.0.0 stops on free-threaded-support in its config file: "
+        "an option it does not know"
+    )
+
+
+def test_enable_in_the_config_file_stops_releases_before_2_22() -> None:
+    files = {"pyproject.toml": '[tool.cibuildwheel.linux]\nenable = ["pypy"]\n'}
+    assert problem(step("2.21.3"), files) == (
+        "pyproject.toml:2: cibuildwheel 2.21.3 stops on enable in its config file: an option it does not know"
+    )
+    windows = step("2.21.3", runner="windows-latest", env={"CIBW_BUILD": "cp312-*"})
+    assert ids(windows, files) == ["cp312-win32", "cp312-win_amd64"]  # it reads its own table only
+
+
+def test_an_unknown_enable_group_stops_cibuildwheel() -> None:
+    assert problem(step("2.23.3", env={"CIBW_ENABLE": "graalpy"})) == (
+        f"{WF}:20: cibuildwheel 2.23.3 stops on the unknown enable group 'graalpy'"
+    )
+
+
+def test_enable_all() -> None:
+    env = {"CIBW_BUILD": "gp* cp315-*", "CIBW_ARCHS": "x86_64", "CIBW_ENABLE": "all"}
+    assert ids(step("4.0.0", env=env)) == ["cp315-manylinux_x86_64", "cp315-musllinux_x86_64", "gp312_250-manylinux_x86_64"]
+
+
+def test_prerelease_pythons_in_2_x() -> None:
+    env = {"CIBW_BUILD": "cp313-manylinux*", "CIBW_ARCHS": "x86_64"}
+    assert ids(step("2.18.0", env=env)) == []
+    assert ids(step("2.18.0", env={**env, "CIBW_PRERELEASE_PYTHONS": "1"})) == ["cp313-manylinux_x86_64"]
+
+
+def test_only_builds_one_identifier_whatever_the_groups() -> None:
+    assert ids(step("3.1.4", inputs={"only": "cp313t-manylinux_aarch64"})) == ["cp313t-manylinux_aarch64"]
+
+
+# --------------------------------------------------------------------------- requires-python
+
+
+def test_requires_python_sources_in_cibuildwheel_order() -> None:
+    build = step("3.1.4", env={"CIBW_BUILD": "cp3*-manylinux_x86_64", "CIBW_SKIP": "*t-*"})
+    setup_py = 'from setuptools import setup\nsetup(name="x", python_requires=">=3.12")\n'
+    setup_cfg = "[options]\npython_requires = >=3.11\n"
+    pyproject = '[project]\nname = "x"\nrequires-python = ">=3.13"\n'
+    assert ids(build, {"setup.py": setup_py}) == ["cp312-manylinux_x86_64", "cp313-manylinux_x86_64", "cp314-manylinux_x86_64"]
+    assert len(ids(build, {"setup.py": setup_py, "setup.cfg": setup_cfg})) == 4
+    assert ids(build, {"setup.py": setup_py, "setup.cfg": setup_cfg, "pyproject.toml": pyproject}) == [
+        "cp313-manylinux_x86_64", "cp314-manylinux_x86_64",
+    ]
+    env = {"CIBW_BUILD": "cp3*-manylinux_x86_64", "CIBW_SKIP": "*t-*", "CIBW_PROJECT_REQUIRES_PYTHON": ">=3.14"}
+    assert ids(step("3.1.4", env=env), {"pyproject.toml": pyproject}) == ["cp314-manylinux_x86_64"]
+
+
+def test_requires_python_is_located() -> None:
+    found = project.requires_python(Tree({"setup.cfg": "[metadata]\nname = x\n\n[options]\npython_requires = >=3.9\n"}), "", None)
+    assert found == Setting(name="python_requires", value=">=3.9", loc=Loc("setup.cfg", 5, 1))
+
+
+def test_setup_py_nested_or_computed_python_requires_is_not_read() -> None:
+    text = 'import setuptools\nREQ = ">=3.12"\ndef main():\n    setuptools.setup(python_requires=">=3.12")\nsetuptools.setup(python_requires=REQ)\n'
+    assert project.requires_python(Tree({"setup.py": text}), "", None) is None
+
+
+def test_a_bad_specifier_stops_cibuildwheel() -> None:
+    assert problem(step(), {"setup.cfg": "[options]\npython_requires = 3.9+\n"}) == (
+        "setup.cfg:2: '3.9+' is not a version specifier; cibuildwheel stops on it"
+    )
+
+
+def test_invalid_pyproject_is_unresolved_at_its_line() -> None:
+    assert problem(step(), {"pyproject.toml": "[project]\nname = \n"}).startswith(
+        "pyproject.toml:2: pyproject.toml is not valid TOML"
+    )
+
+
+# --------------------------------------------------------------------------- [tool.cibuildwheel]
+
+
+def test_platform_table_overrides_the_plain_one() -> None:
+    files = {"pyproject.toml": '[tool.cibuildwheel]\nbuild = "cp311-*"\narchs = ["x86_64"]\n\n[tool.cibuildwheel.linux]\nbuild = "cp312-*"\n'}
+    assert ids(step(), files) == ["cp312-manylinux_x86_64", "cp312-musllinux_x86_64"]
+    assert ids(step(env={"CIBW_BUILD": "cp313-*"}), files) == ["cp313-manylinux_x86_64", "cp313-musllinux_x86_64"]
+
+
+def test_package_dir_and_config_file() -> None:
+    files = {"py/pyproject.toml": '[tool.cibuildwheel]\nbuild = "cp311-manylinux_x86_64"\n',
+             "ci/cibw.toml": '[tool.cibuildwheel]\nbuild = "cp312-manylinux_x86_64"\n'}
+    assert ids(step(args="py"), files) == ["cp311-manylinux_x86_64"]
+    assert ids(step(inputs={"package-dir": "py", "config-file": "ci/cibw.toml"}), files) == ["cp312-manylinux_x86_64"]
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def test_a_release_the_table_does_not_know_is_unresolved() -> None:
+    assert problem(step("4.3.5")) == (
+        f"{WF}:10: cibuildwheel 4.3.5 is not a release stagegate knows the defaults of (2.0.0 to 4.2.0); "
+        "install it with stagegate-ci[wheels] to compute its identifiers"
+    )
+
+
+def test_a_moving_pin_is_unresolved() -> None:
+    assert problem(step("v3")) == (
+        f"{WF}:10: cibuildwheel v3 is not one release (a moving tag or range): pin an exact version, "
+        "or a commit with a `# vX.Y.Z` comment"
+    )
+
+
+def test_unpinned_is_unresolved() -> None:
+    assert problem(step(None)) == f"{WF}:10: cibuildwheel is not pinned: the release installed at run time decides"
+
+
+def test_table_covers_exactly_its_releases() -> None:
+    assert min(table.KNOWN) == (2, 0, 0) and table.NEWEST == (4, 2, 0) and len(table.KNOWN) == 75
+
+
+@pytest.mark.parametrize(
+    ("uses", "line", "expected"),
+    [
+        ("pypa/cibuildwheel@v2.23.3", "      - uses: pypa/cibuildwheel@v2.23.3", "2.23.3"),
+        ("pypa/cibuildwheel@" + "a" * 40, "  uses: pypa/cibuildwheel@" + "a" * 40 + "  # v3.1.4", "3.1.4"),
+        ("pypa/cibuildwheel@" + "a" * 40, "  uses: pypa/cibuildwheel@" + "a" * 40, None),
+        ("pypa/cibuildwheel@v3", "  uses: pypa/cibuildwheel@v3  # v3.1.4", None),
+    ],
+)
+def test_action_pins(uses: str, line: str, expected: str | None) -> None:
+    assert steps.action_version(uses, line, at(3), "cibuildwheel version").value == expected
+
+
+def words(text: str) -> list[Word]:
+    return [Word(text=w, loc=at(7)) for w in text.split()]
+
+
+@pytest.mark.parametrize(
+    ("command", "version", "args"),
+    [
+        ("pipx run cibuildwheel==2.16.2 --output-dir wheelhouse", "2.16.2", ["--output-dir", "wheelhouse"]),
+        ("uvx cibuildwheel@3.1.4 --platform linux", "3.1.4", ["--platform", "linux"]),
+        ("uvx --from cibuildwheel==3.0.0 cibuildwheel", "3.0.0", []),
+        ("pipx run cibuildwheel --archs x86_64", None, ["--archs", "x86_64"]),
+        ("python -m cibuildwheel --output-dir out", "2.23.3", ["--output-dir", "out"]),
+        ("cibuildwheel", "2.23.3", []),
+    ],
+)
+def test_commands_that_build(command: str, version: str | None, args: list[str]) -> None:
+    installed = steps.install_pin(words("python -m pip install cibuildwheel==2.23.3"))
+    runner = Setting(name="runs-on", value="ubuntu-latest", loc=at(5))
+    found = steps.from_command(words(command), runner=runner, env={}, installed=installed)
+    assert found is not None and found.version is not None
+    assert (found.version.value, [w.text for w in found.args]) == (version, args)
+
+
+def test_an_unpinned_install_is_a_pin_without_value() -> None:
+    pin = steps.install_pin(words("pip install -U cibuildwheel"))
+    assert pin is not None and pin.value is None and pin.why == "cibuildwheel is installed without an exact version (==X.Y.Z)"
+    assert steps.install_pin(words("pip install build")) is None
+
+
+# --------------------------------------------------------------------------- maturin
+
+
+def mat(files: dict[str, str] | None = None, **inputs: str) -> list[str] | str:
+    build = step(None, runner=inputs.pop("runner", "ubuntu-latest"), inputs=inputs, tool="maturin")
+    wheels = maturin.shipped(build, Tree(files))
+    if wheels.identifiers is None:
+        assert wheels.unresolved is not None
+        return f"{wheels.unresolved.loc.at}: {wheels.unresolved.reason}"
+    return sorted(wheels.identifiers)
+
+
+def test_maturin_interpreters_and_targets() -> None:
+    assert mat(target="aarch64", manylinux="auto", args="--release --out dist --interpreter 3.9 3.10 pypy3.10") == [
+        "cp310-manylinux_aarch64", "cp39-manylinux_aarch64", "pp310-manylinux_aarch64",
+    ]
+    assert mat(target="x86_64", manylinux="musllinux_1_2", args="-i python3.13t") == ["cp313t-musllinux_x86_64"]
+    assert mat(runner="macos-14", args="-i 3.12") == ["cp312-macosx_arm64"]
+    assert mat(runner="windows-latest", target="i686", args="-i 3.12") == ["cp312-win32"]
+    assert mat(target="riscv64gc-unknown-linux-gnu", args="-i 3.13 graalpy3.11") == [
+        "cp313-manylinux_riscv64", "gp311-manylinux_riscv64",
+    ]
+
+
+def test_maturin_abi3_from_cargo_toml() -> None:
+    cargo = {"Cargo.toml": '[package]\nname = "x"\n\n[dependencies]\npyo3 = { version = "0.22", features = ["abi3-py38"] }\n'}
+    assert mat(cargo, target="x86_64", args="--release") == ["cp38-abi3-manylinux_x86_64"]
+    assert mat(cargo, target="x86_64", args="-i 3.9 3.12 pypy3.10") == ["cp38-abi3-manylinux_x86_64", "pp310-manylinux_x86_64"]
+
+
+def test_maturin_find_interpreter_is_unresolved() -> None:
+    assert mat(args="--release --find-interpreter") == (
+        f"{WF}:30: --find-interpreter builds for every Python on the runner or in the manylinux container; "
+        "name them with --interpreter"
+    )
+
+
+def test_an_sdist_as_package_dir_reads_the_repository_root() -> None:
+    files = {"pyproject.toml": '[project]\nname = "x"\nrequires-python = ">=3.13"\n\n[tool.cibuildwheel]\nskip = "*t-* *musl*"\n'}
+    assert ids(step("3.1.4", inputs={"package-dir": "dist/*.tar.gz"}), files) == [
+        "cp313-manylinux_x86_64", "cp314-manylinux_x86_64",
+    ]
+
+
+def test_a_package_dir_not_known_is_unresolved() -> None:
+    build = step("3.1.4")
+    unknown = Setting(name="package-dir", value=None, loc=at(33), why="needs.dists.outputs.sdist is not known from the YAML")
+    build = BuildStep(tool=build.tool, loc=build.loc, version=build.version, runner=build.runner, inputs={"package-dir": unknown})
+    assert problem(build) == f"{WF}:33: needs.dists.outputs.sdist is not known from the YAML"
+
+
+def test_free_threaded_support_in_the_environment_stops_3_1_2_on() -> None:
+    env = {"CIBW_BUILD": "cp313t-manylinux*", "CIBW_ARCHS": "x86_64", "CIBW_FREE_THREADED_SUPPORT": "1"}
+    assert ids(step("3.1.1", env=env)) == []  # read by no 3.x release: no free-threaded builds
+    assert problem(step("3.1.2", env=env)) == (
+        f"{WF}:22: cibuildwheel 3.1.2 stops when CIBW_FREE_THREADED_SUPPORT is set (use enable)"
+    )
+
+
+def test_variables_that_decide_nothing_are_not_deciders() -> None:
+    found = cibw.deciders(step(env={"CIBW_TEST_COMMAND": "pytest", "CIBW_SKIP": "pp*"}), Tree())
+    assert sorted(found) == ["env.CIBW_SKIP", "runner", "version"]
+
+
+def test_a_maturin_word_not_known_is_unresolved_only_where_it_decides() -> None:
+    runner = Setting(name="runs-on", value="ubuntu-latest", loc=at(5))
+    unknown = Word(text=None, loc=at(12), why="$OUT is a shell variable")
+
+    def built(*extra: Word) -> list[str] | str:
+        args = (*words("--release -i 3.12 --out"), *extra)
+        build = BuildStep(tool="maturin", loc=at(12), version=None, runner=runner, args=args)
+        wheels = maturin.shipped(build, Tree())
+        if wheels.unresolved is not None:
+            return f"{wheels.unresolved.loc.at}: {wheels.unresolved.reason}"
+        return sorted(wheels.identifiers or ())
+
+    assert built(unknown) == ["cp312-manylinux_x86_64"]  # where the wheels go is not which
+    assert built(Word(text="dist", loc=at(12)), *words("--target"), unknown) == f"{WF}:7: $OUT is a shell variable"
