@@ -18,15 +18,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stagegate.commands.draft import (
+    Axes,
+    Builder,
     Item,
-    _Axes,
-    _Builder,
-    _comment,
-    _entries,
-    _id,
-    _quote,
+    comment,
+    entries_of,
     entry_lines,
+    new_id,
     producer_items,
+    quote,
 )
 from stagegate.engine.resolve import Plan, Row
 from stagegate.errors import Refused, UsageError
@@ -61,11 +61,11 @@ def _block(lines: list[str], key: str, entries: Sequence[str], file: str) -> lis
 
 
 def _item(item: Item, section: str, flag: str) -> list[str]:
-    out = [f"  {item.id}:", f"    summary: {_quote(item.summary)}", f"    when: {flag}"]
+    out = [f"  {item.id}:", f"    summary: {quote(item.summary)}", f"    when: {flag}"]
     out.append("    artifacts:" if section == "producers" else "    inputs:")
     for entry in item.entries:
         out += entry_lines(entry, section)
-    out.append(f"    jobs: [{', '.join(_quote(j) for j in item.jobs)}]")
+    out.append(f"    jobs: [{', '.join(quote(j) for j in item.jobs)}]")
     return out
 
 
@@ -102,9 +102,9 @@ def stage_from_workflows(migration: Migration, title: str, number: int, path: Pa
             "workflows do; add a stage by hand with new-stage TITLE."
         )
     taken = {*migration.flags, *migration.producers, *migration.consumers}
-    flag = _id(title, set(taken))
-    build = _Builder(replace(reading, transfers=(*uploads, *downloads)), {}, {})
-    build.axes = _Axes()
+    flag = new_id(title, set(taken))
+    build = Builder(replace(reading, transfers=(*uploads, *downloads)), {}, {})
+    build.axes = Axes()
     for name, axis in migration.axes.items():
         if axis.pattern is not None:
             build.axes.open[name] = axis.pattern
@@ -114,11 +114,11 @@ def stage_from_workflows(migration: Migration, title: str, number: int, path: Pa
     build.ids = {"p": set(taken), "c": set(taken), "r": set(taken)}
     producers = producer_items(build)
     consumers = [
-        Item(id=i, summary=f"The downloads of {job}.", entries=_entries(t), jobs=(job,))
+        Item(id=i, summary=f"The downloads of {job}.", entries=entries_of(t), jobs=(job,))
         for job, (i, t) in build.downloads()[0].items()
     ]
     new_axes = [
-        f"  {name}: [{', '.join(_quote(v) for v in values)}]"
+        f"  {name}: [{', '.join(quote(v) for v in values)}]"
         for name, values in build.axes.values.items()
         if name not in known_axes
     ]
@@ -128,12 +128,12 @@ def stage_from_workflows(migration: Migration, title: str, number: int, path: Pa
     trailing = lines[-1] == ""
     lines = lines[:-1] if trailing else lines
     summary = (
-        f"Stage {number} ({_comment(title)}): what the workflows do that the model did not say."
+        f"Stage {number} ({comment(title)}): what the workflows do that the model did not say."
     )
     for key in ("axes", "flags", "producers", "consumers"):
         _block(lines, key, ["-"], migration.file)  # a flow-style section: refused, as written
     lines = _block(lines, "axes", new_axes, migration.file)
-    flag_lines = [f"  {flag}:", f"    summary: {_quote(summary)}", "    default: false"]
+    flag_lines = [f"  {flag}:", f"    summary: {quote(summary)}", "    default: false"]
     lines = _block(lines, "flags", flag_lines, migration.file)
     lines = _block(
         lines,
@@ -149,17 +149,17 @@ def stage_from_workflows(migration: Migration, title: str, number: int, path: Pa
     )
     text = "\n".join(lines) + ("\n" if trailing else "")
     notes = [
-        f"#   {_comment(f.message)} ({f.loc.file}:{f.loc.line}): declare it under "
+        f"#   {comment(f.message)} ({f.loc.file}:{f.loc.line}): declare it under "
         "release_changes (tag, add, drop) or change the release's select"
         for f in differs
     ]
     stage = "\n".join(
         [
-            f"# Stage {number}: {_comment(title)}",
+            f"# Stage {number}: {comment(title)}",
             "# Written by `stagegate new-stage --from-workflows` from what drift finds at stage "
             f"{last}: the flag {flag} turns on what the workflows now do.",
             f"stage: {number}",
-            f"title: {_quote(title)}",
+            f"title: {quote(title)}",
             "set:",
             f"  {flag}: true",
             "acceptance:",
@@ -216,8 +216,8 @@ def release_changes(migration: Migration, last: int, number: int) -> str:
             )
             continue
         out += [
-            f"  - tag: {_quote(tag)}   # release {release.id}: the new producers' rows",
-            f"    add: [{', '.join(_quote(g) for g in globs)}]",
+            f"  - tag: {quote(tag)}   # release {release.id}: the new producers' rows",
+            f"    add: [{', '.join(quote(g) for g in globs)}]",
         ]
     if not out:
         return ""

@@ -37,21 +37,21 @@ GENERATED_PATTERN = "[A-Za-z0-9._-]+"
 """The open axis that stands for a generated matrix key's values (unknown until listed)."""
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
     """A YAML double-quoted scalar (JSON's string syntax is valid YAML)."""
     return json.dumps(text, ensure_ascii=False)
 
 
 def _flow(pairs: Iterable[tuple[str, str]]) -> str:
     """A YAML flow mapping of (key, text) pairs, each text quoted."""
-    return "{" + ", ".join(f"{k}: {_quote(v)}" for k, v in pairs) + "}"
+    return "{" + ", ".join(f"{k}: {quote(v)}" for k, v in pairs) + "}"
 
 
-def _comment(text: str) -> str:
+def comment(text: str) -> str:
     return " ".join(text.split())
 
 
-def _id(text: str, taken: set[str]) -> str:
+def new_id(text: str, taken: set[str]) -> str:
     base = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._") or "item"
     if not re.match(r"[a-z0-9]", base):
         base = "x" + base
@@ -191,7 +191,7 @@ def _job_spec(data: Mapping[str, Any], job: str) -> Mapping[str, Any]:
 # --------------------------------------------------------------------------- templates
 
 
-class _Axes:
+class Axes:
     """Matrix keys become axes; one key with two different value lists becomes two axes."""
 
     def __init__(self) -> None:
@@ -270,7 +270,7 @@ Rows = dict[tuple[tuple[str, str], ...], None]
 
 def _texts(
     transfers: Sequence[Transfer],
-    axes: _Axes,
+    axes: Axes,
     *,
     escape: bool,
     release: bool = False,
@@ -484,7 +484,7 @@ def _checked(draft: Draft, text: str, path: Path) -> Draft:
     for result in run_checks(migration, 0, checks):
         if result.fails and result.label not in failed:
             first = result.findings[0].message if result.findings else result.message
-            failed[result.label] = _comment(first)
+            failed[result.label] = comment(first)
     failed.update(selecting_nothing(migration, checks, failed))
     if not failed:
         return draft
@@ -554,7 +554,7 @@ class Draft:
     """What is not declared: unresolved values, downloads from other runs (one line each)."""
 
 
-def _entries(
+def entries_of(
     texts: Iterable[tuple[str, Transfer]],
     rows_of: Mapping[str, Rows] | None = None,
     axes: Mapping[str, Sequence[str]] | None = None,
@@ -578,7 +578,7 @@ def _entries(
     return tuple(seen.values())
 
 
-class _Builder:
+class Builder:
     """Reads a ``Reading`` into the items of a ``Draft``, one job at a time."""
 
     def __init__(
@@ -590,7 +590,7 @@ class _Builder:
         self.reading = reading
         self.release_jobs = releases
         self.open_axes = open_axes
-        self.axes = _Axes()
+        self.axes = Axes()
         self.axes.open = {k: v.pattern or "" for k, v in open_axes.items()}
         self.skipped: list[str] = []
         self.ids: dict[str, set[str]] = {"p": set(), "c": set(), "r": set()}
@@ -618,7 +618,7 @@ class _Builder:
             if not known:
                 continue
             if job not in producers:
-                producers[job] = (_id(job.partition("#")[2], self.ids["p"]), [])
+                producers[job] = (new_id(job.partition("#")[2], self.ids["p"]), [])
             producers[job][1].extend(_texts(known, self.axes, escape=False, rows_of=self.rows_of))
         return producers
 
@@ -687,7 +687,7 @@ class _Builder:
             if texts is None:
                 continue
             if job not in consumers:
-                consumers[job] = (_id(job.partition("#")[2], self.ids["c"]), [])
+                consumers[job] = (new_id(job.partition("#")[2], self.ids["c"]), [])
             consumers[job][1].extend(texts)
         return consumers, releases
 
@@ -702,10 +702,10 @@ def _draft(
 ) -> Draft:
     """What the workflows upload, download and publish, as the items of a migration."""
     jobs = release_jobs(root, shipping, reading)
-    build = _Builder(reading, jobs, open_axes)
+    build = Builder(reading, jobs, open_axes)
     producers = _merged_v3(producer_items(build), shipping)
     consumers, releases = build.downloads()
-    notes = [_comment(entry) for entry in build.skipped]
+    notes = [comment(entry) for entry in build.skipped]
     for job, release in jobs.items():
         if job not in releases:
             notes.append(
@@ -713,7 +713,7 @@ def _draft(
                 "(a script, or none): declare its release by hand (tags, select)"
             )
     notes += [
-        f"{u.loc.file}:{u.loc.line}: {_comment(u.expression)}: {_comment(u.reason)}"
+        f"{u.loc.file}:{u.loc.line}: {comment(u.expression)}: {comment(u.reason)}"
         for u in reading.unresolved
     ]
     items = _releases(releases, jobs, build.kept, reading.dispatch, build.waits)
@@ -726,7 +726,7 @@ def _draft(
         generated=tuple(generated.items()),
         producers=tuple(producers),
         consumers=tuple(
-            Item(id=i, summary=f"The downloads of {job}.", entries=_entries(t), jobs=(job,))
+            Item(id=i, summary=f"The downloads of {job}.", entries=entries_of(t), jobs=(job,))
             for job, (i, t) in consumers.items()
         ),
         releases=tuple(items),
@@ -745,13 +745,13 @@ def _draft(
     )
 
 
-def producer_items(build: _Builder) -> list[Item]:
+def producer_items(build: Builder) -> list[Item]:
     """One producer per job that uploads, its templates as ``_texts`` writes them."""
     return [
         Item(
             id=i,
             summary=f"The uploads of {job}.",
-            entries=_entries(t, build.rows_of, build.axes.values),
+            entries=entries_of(t, build.rows_of, build.axes.values),
             jobs=(job,),
         )
         for job, (i, t) in build.producers().items()
@@ -817,8 +817,8 @@ def _release_entries(
     share; where they skip differently, the exact names each one keeps (``_kept``)."""
     skips = {_skips(t) for _, t in pairs}
     if len(skips) == 1:
-        return _entries(pairs), next(iter(skips))
-    return _entries(
+        return entries_of(pairs), next(iter(skips))
+    return entries_of(
         pair for text, t in pairs for pair in (kept.get(id(t), []) if t.exclude else [(text, t)])
     ), ()
 
@@ -873,7 +873,7 @@ def _releases(
             entries, exclude = _waited(members, entries, exclude, waits)
             items.append(
                 Item(
-                    id=_id(ids, taken),
+                    id=new_id(ids, taken),
                     summary=summary + ".",
                     entries=entries,
                     jobs=tuple(members),
@@ -968,12 +968,12 @@ def entry_lines(entry: Entry, section: str) -> list[str]:
     where = f"   # {entry.loc.file}:{entry.loc.line}"
     where += f": {entry.note}" if entry.note else ""
     if section == "consumers":
-        return [f"      - select: {_quote(entry.text)}{where}"]
+        return [f"      - select: {quote(entry.text)}{where}"]
     if not entry.exclude and entry.rows is None:
-        return [f"      - {_quote(entry.text)}{where}"]
+        return [f"      - {quote(entry.text)}{where}"]
     key, listed = ("rows", entry.rows) if entry.rows is not None else ("exclude", entry.exclude)
     return [
-        f"      - name: {_quote(entry.text)}{where}",
+        f"      - name: {quote(entry.text)}{where}",
         f"        {key}:",
         *(f"          - {_flow(pairs)}" for pairs in listed),
     ]
@@ -985,9 +985,9 @@ def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
     lines = [f"{section}:"]
     for item in items:
         lines.append(f"  {item.id}:")
-        lines.append(f"    summary: {_quote(item.summary)}")
+        lines.append(f"    summary: {quote(item.summary)}")
         if section == "releases":
-            lines.append(f"    tags: [{', '.join(_quote(t) for t in item.tags)}]")
+            lines.append(f"    tags: [{', '.join(quote(t) for t in item.tags)}]")
             if item.dispatch:
                 lines.append(f"    dispatch: {_flow(item.dispatch)}")
             lines.append("    select:")
@@ -998,8 +998,8 @@ def _item_lines(section: str, items: Sequence[Item]) -> list[str]:
         for entry in item.entries:
             lines += entry_lines(entry, section)
         if item.exclude:
-            lines.append(f"    exclude: [{', '.join(_quote(g) for g in item.exclude)}]")
-        lines.append(f"    jobs: [{', '.join(_quote(job) for job in item.jobs)}]")
+            lines.append(f"    exclude: [{', '.join(quote(g) for g in item.exclude)}]")
+        lines.append(f"    jobs: [{', '.join(quote(job) for job in item.jobs)}]")
     lines.append("")
     return lines
 
@@ -1008,7 +1008,7 @@ def _invariant_lines(invariants: Sequence[Invariant]) -> list[str]:
     lines = ["invariants:"]
     for inv in invariants:
         comment = f"   # {inv.comment}" if inv.comment else ""
-        args = [f"{key}: {_quote(value)}" for key, value in inv.args]
+        args = [f"{key}: {quote(value)}" for key, value in inv.args]
         args += [f"dispatch: {_flow(inv.dispatch)}"] if inv.dispatch else []
         if inv.fails:
             lines.append(f"# - check: {inv.check}   # fails at stage 0, so left out: {inv.fails}")
@@ -1041,20 +1041,20 @@ def render(draft: Draft) -> str:
         "axes:",
     ]
     for axis, values in draft.axes:
-        lines.append(f"  {axis}: [{', '.join(_quote(v) for v in values)}]")
+        lines.append(f"  {axis}: [{', '.join(quote(v) for v in values)}]")
     for axis, pattern in draft.open_axes:
         note = (
             "   # the run's commit (github.sha)"
             if axis == "sha"
             else "   # a generated matrix's values: list them (a finite axis) to check rows exactly"
         )
-        lines.append(f"  {axis}: {{pattern: {_quote(pattern)}}}{note}")
+        lines.append(f"  {axis}: {{pattern: {quote(pattern)}}}{note}")
     lines += ["", "flags: {}", ""]
     if draft.generated:
         lines += ["workflows:", "  bind:"]
         for key, axis in draft.generated:
             lines.append(
-                f"    matrix.{key}: {_quote('{' + axis + '}')}   # the matrix is generated"
+                f"    matrix.{key}: {quote('{' + axis + '}')}   # the matrix is generated"
             )
         lines.append("")
     lines += _item_lines("producers", draft.producers)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from stagegate.ci.files import discover
 from stagegate.commands import draft
-from stagegate.commands.draft import _comment, _id, _loaded, _quote
+from stagegate.commands.draft import _loaded, comment, new_id, quote
 from stagegate.errors import InvalidInput, UsageError
 from stagegate.model import Migration
 
@@ -82,7 +82,7 @@ def init(file: str, *, from_workflows: bool, force: bool) -> list[Path]:
             f"{stages} already holds stage files, which a new migration at stage 0 would not "
             "match; move them away first."
         )
-    name = _id(root.resolve().name, set())
+    name = new_id(root.resolve().name, set())
     if from_workflows:
         from stagegate.ci.files import workflow_root
         from stagegate.model import DEFAULT_WORKFLOW_PATHS
@@ -199,17 +199,17 @@ def _stage_text(number: int, title: str, example: str, migration: Migration | No
         ),
         "v1.0.0",
     )
-    return f"""# Stage {number}: {_comment(title)}
+    return f"""# Stage {number}: {comment(title)}
 # Set the flags this stage changes, list its checks, then `stagegate check --stage {number}`;
 # flip to it with `stagegate advance` once the stage before it is current.
 stage: {number}
-title: {_quote(title)}
+title: {quote(title)}
 # outcome: The useful state once this stage is merged.
 set: {{}}
 #   {example}: true
 # reversible: false            # rollback refuses to go below this stage
 # release_changes:             # what this stage changes in a release's selection, on purpose
-{f"#   - tag: {_quote(tag)}":<30} # the release claiming this tag
+{f"#   - tag: {quote(tag)}":<30} # the release claiming this tag
 #     add: ["new-artifact-*"]  # names it selects from this stage on
 acceptance: []
 """ + "".join(line + "\n" for line in checks[:2])
