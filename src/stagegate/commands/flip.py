@@ -18,11 +18,12 @@ from stagegate.checks import runner
 from stagegate.checks._base import Result
 from stagegate.errors import InvalidInput, Problem, Refused, UsageError
 from stagegate.fs import write_atomic
-from stagegate.load.sources import FileSource, Source, read_limited
+from stagegate.load.sources import STAGE_FILE, FileSource, Source, read_limited
 from stagegate.load.yamlsrc import read, whole_number
 from stagegate.model import Migration
 from stagegate.records import record
 from stagegate.validation import load
+from stagegate.words import one_line
 
 MAX_SHOWN = 10
 """Changed stage files named when a flip is refused for them, at the most."""
@@ -76,7 +77,7 @@ class Recorded:
         except FileNotFoundError:
             self.lists[rel] = None
             raise
-        self.lists[rel] = frozenset(entries)
+        self.lists[rel] = _stage_files(entries)
         return entries
 
     def escapes(self, rel: str) -> bool:
@@ -87,7 +88,7 @@ class Recorded:
         out: list[str] = []
         for rel, listed in self.lists.items():
             try:
-                now: frozenset[tuple[str, bool]] | None = frozenset(self.files.listdir(rel))
+                now: frozenset[tuple[str, bool]] | None = _stage_files(self.files.listdir(rel))
             except OSError:
                 now = None
             if now != listed:
@@ -96,15 +97,21 @@ class Recorded:
                 parts = ([f"gone: {', '.join(gone)}"] if gone else []) + (
                     [f"new: {', '.join(new)}"] if new else []
                 )
-                out.append(f"{rel or '.'}/ ({'; '.join(parts) or 'changed'})")
+                out.append(one_line(f"{rel or '.'}/ ({'; '.join(parts) or 'changed'})"))
         for rel, data in self.reads.items():
             try:
                 now_data: bytes | None = self.files.read(rel)
             except OSError:
                 now_data = None
             if now_data != data:
-                out.append(f"{rel} ({'gone' if now_data is None else 'changed'})")
+                out.append(one_line(f"{rel} ({'gone' if now_data is None else 'changed'})"))
         return out
+
+
+def _stage_files(entries: list[tuple[str, bool]]) -> frozenset[tuple[str, bool]]:
+    """The entries of a listing that are stage files (``NN-slug.yaml``): what a check
+    leaves beside them (pytest's ``__pycache__``) is no change of the stages."""
+    return frozenset(e for e in entries if STAGE_FILE.fullmatch(e[0]))
 
 
 def read_recorded(path: str | Path) -> tuple[Migration, bytes, Recorded]:
