@@ -156,7 +156,9 @@ def held(
         releases = tied(migration, prefix, change)
         entries = named(migration, target, prefix, change)
         if releases or entries:
-            _hold(tally, change, (migration, target, stage_file), releases, entries, (before, after))
+            _hold(
+                tally, change, (migration, target, stage_file), releases, entries, (before, after)
+            )
         elif not change.in_base and change.gained:
             _new_job(tally, change, target, stage_file)
         elif listed:
