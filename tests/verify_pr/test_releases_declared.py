@@ -284,6 +284,8 @@ def test_a_flip_that_adds_a_whole_release_job_is_refused(tmp_path: Path, sg: Sg)
     data = json.loads(sg("verify-pr", "--base", at, "--format", "json", cwd=repo.root).out)
     (found,) = [r for r in data["rules"] if r["rule"] == "releases-as-declared"]
     assert found["locations"] == [{"file": EXTRA_WF, "line": 10}]
+    shipped = sg("continuity", "--base", at, cwd=repo.root)  # continuity agrees
+    assert shipped.code == 1, shipped.out
 
 
 def test_a_new_release_job_is_refused_also_where_no_release_lists_jobs(
@@ -310,6 +312,9 @@ def test_the_same_new_release_job_declared_is_accepted(tmp_path: Path, sg: Sg) -
         "  ok    releases-as-declared: 1 upload context lost or gained, each declared by stage "
         "1's release_changes (stages/01-step.yaml)"
     ]
+    shipped = sg("continuity", "--base", at, cwd=repo.root)  # continuity agrees
+    assert shipped.code == 0, shipped.out
+    assert "stages/01-step.yaml (release_changes of stage 1, job " in shipped.out
 
 
 def test_a_declared_new_job_that_publishes_more_is_refused(tmp_path: Path, sg: Sg) -> None:
