@@ -11,7 +11,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 from stagegate.errors import Refused, UsageError
@@ -203,15 +203,36 @@ def _write_new(target: Path, data: bytes, mode: int | None, owner: tuple[int, in
     return Path(temp)
 
 
-def write_atomic(path: Path, data: bytes, *, expected: bytes | None = None) -> Path:
+@contextlib.contextmanager
+def holding(path: Path, check: Callable[[bytes | None], None]) -> Iterator[None]:
+    """The exclusive lock ``write_atomic`` takes on ``path``, held for the block: a
+    change of other files that must not interleave with a write of ``path`` (stages
+    renumbered while a flip swaps the stage line) runs under it. ``check`` is handed the
+    file's bytes under the lock (None: there is no file) and raises to refuse; the
+    block may replace the file (by rename), never write it in place."""
+    target = Path(os.path.realpath(path))
+    with _locked(path, target) as held:
+        check(_read_fd(held.fd) if held is not None else None)
+        yield
+
+
+def write_atomic(
+    path: Path,
+    data: bytes,
+    *,
+    expected: bytes | None = None,
+    verify: Callable[[], None] | None = None,
+) -> Path:
     """Replace the regular file at ``path`` (its target, if a symbolic link) with ``data``.
 
     A compare-and-swap: under an exclusive lock on the file, it must still hold
     ``expected`` (when given) before the new bytes are written to a temporary file
     and when that file is swapped in, else Refused and nothing is written; an edit
-    made meanwhile by anyone is never lost. Anything but a regular file (a folder, a
-    named pipe, a device) is refused (exit 2) and left alone. Mode (and, where
-    permitted, owner) of an existing file are kept."""
+    made meanwhile by anyone is never lost. ``verify`` runs under the lock too, after
+    that comparison, and raises to refuse: what else must still be as it was read (the
+    stage files a flip checked; ``holding`` takes the same lock to change them). Anything
+    but a regular file (a folder, a named pipe, a device) is refused (exit 2) and left
+    alone. Mode (and, where permitted, owner) of an existing file are kept."""
     target = Path(os.path.realpath(path))
     try:
         info = os.stat(target)
@@ -231,6 +252,8 @@ def write_atomic(path: Path, data: bytes, *, expected: bytes | None = None) -> P
                 "(its bytes differ from those that were read and checked); nothing was written. "
                 "Run the command again on the new content."
             )
+        if verify is not None:
+            verify()
         mode = owner = None
         if held is not None:
             mine = os.fstat(held.fd)

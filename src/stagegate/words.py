@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 
@@ -33,3 +34,19 @@ def quoted(text: str) -> str:
     if '"' not in text:
         return f'"{text}"'
     return repr(text)
+
+
+_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_SHOWN = {"\n": "\\n", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: each line break in it (those of ``str.splitlines``, which
+    include the terminal's and the GitHub runner's) shown as an escape: ``\\n`` for a line
+    feed, ``\\u2028`` and ``\\u2029`` for the Unicode separators, ``\\xNN`` for the
+    control characters (as ``report.printable`` shows them). A value from the user's files
+    printed on a line of a report stays on that line, so it cannot add a line of its own
+    (a forged ``ok``)."""
+    if text.isprintable():
+        return text
+    return _BREAK.sub(lambda m: _SHOWN.get(m.group(), f"\\x{ord(m.group()):02x}"), text)

@@ -10,11 +10,14 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import CASES, REPO
+from scratch import SMALL, write_small
 from stagegate import checks
 from stagegate.checks import runner
 from stagegate.errors import Loc
@@ -44,28 +47,24 @@ def test_every_kind_declares_what_it_reads_and_the_docs_table_agrees() -> None:
 def test_what_status_knows_of_each_kind_is_what_its_module_declares(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``declared()`` is derived from the modules and kept in the cache folder; a process
-    that finds it stored reads it back whole, and one that finds a broken file, or one that
-    names a module the package does not have, derives it again and replaces the file."""
+    """``declared()`` is read from each module's source, exactly what the module declares
+    when imported, and is not stored: nothing is written to the cache folder for it."""
     modules = checks.kinds()
     expected = {
         kind: (m.__name__.rpartition(".")[2], m.READS, getattr(m, "VALIDATE_EVERY_LOAD", False))
         for kind, m in modules.items()
     }
     monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(tmp_path))
-    seen = []
-    for stored in (None, "the one derived", "{not json", '{"pytest": ["os", "model", true]}', "[]"):
-        files = list((tmp_path / "kinds").glob("*.json"))
-        if stored is not None and stored != "the one derived":
-            files[0].write_text(stored)
-        checks.declared.cache_clear()
+    checks.declared.cache_clear()
+    try:
         found = checks.declared()
-        seen.append({k: (d.module, d.reads, d.every_load) for k, d in found.items()})
-        assert len(list((tmp_path / "kinds").glob("*.json"))) == 1
-    assert seen == [expected] * 5
+    finally:
+        checks.declared.cache_clear()
+    assert {k: (d.module, d.reads, d.every_load) for k, d in found.items()} == expected
+    assert checks._scanned() == checks._declared()  # the source answered, not an import
     assert expected["pytest"] == ("pytest_check", "commands", True)
     assert expected["retired"] == ("retired", "repository", False)
-    checks.declared.cache_clear()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_without_a_cache_folder_the_modules_answer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,10 +185,10 @@ def test_where_check_all_holds_each_check(
 
 
 def test_status_with_no_repository_check_ahead_imports_no_other_kind(tmp_path: Path) -> None:
-    """On the example at stage 0 (stage 1 reads only the model), a second ``status`` finds
-    what it needs in the stored declarations: of the kinds, it imports only ``pytest``'s
-    module, whose ``validate`` runs on every load. The first derives them from every
-    module."""
+    """On the example at stage 0 (stage 1 reads only the model), ``status`` reads what it
+    needs of the kinds from their modules' source: of the kinds, it imports only
+    ``pytest``'s module, whose ``validate`` runs on every load, the first time as the
+    second (when the validation cache knows the files)."""
     script = (
         "import sys; from stagegate.cli import run; code = run(['status']); "
         "print(sorted(m for m in sys.modules if m.startswith('stagegate.checks.')), "
@@ -204,26 +203,95 @@ def test_status_with_no_repository_check_ahead_imports_no_other_kind(tmp_path: P
         assert done.returncode == 0, done.stderr
         assert "readiness: stage 1 has no check that reads the repository" in done.stdout
         imported.append(set(ast.literal_eval(done.stderr.strip().splitlines()[-1])))
-    assert {f"stagegate.checks.{d.module}" for d in checks.declared().values()} <= imported[0]
     assert imported[1] == {"stagegate.checks._base", "stagegate.checks.pytest_check"}
+    assert not (tmp_path / "cache" / "kinds").exists()
 
 
-def test_processes_deriving_the_declarations_at_once_all_read_them_whole(tmp_path: Path) -> None:
-    """Six processes start on an empty cache folder together: each derives and stores the
-    declarations (a temporary file, then a rename), and each answers the same; one file is
-    left, no temporary one."""
+ODD = """\
+KIND = "odd" + "-one"
+SUMMARY = "Declares its kind through an expression."
+ARGS: dict = {}
+REQUIRED: list = []
+READS = "repository"
+
+
+def run(ctx, check):
+    return []
+"""
+
+
+def test_a_module_that_declares_otherwise_is_asked_by_importing_it(tmp_path: Path) -> None:
+    """A kind whose module writes its declarations other than as plain literals cannot be
+    read from its source: then every module is imported, and the answer is exact."""
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "odd_one.py").write_text(ODD)
     script = (
-        "import json; from stagegate import checks; "
-        "print(json.dumps({k: [d.module, d.reads, d.every_load] "
-        "for k, d in checks.declared().items()}, sort_keys=True))"
+        "import sys, json, stagegate.checks as c; c.__path__.append(sys.argv[1]); "
+        "print(json.dumps([c._scanned() is None, "
+        "{k: [d.module, d.reads, d.every_load] for k, d in c.declared().items()}]))"
     )
-    env = {**os.environ, "STAGEGATE_CACHE_DIR": str(tmp_path / "cache")}
-    racers = [
-        subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
-        for _ in range(6)
-    ]
-    answers = {racer.communicate()[0] for racer in racers}
-    assert all(racer.returncode == 0 for racer in racers)
-    assert len(answers) == 1
-    assert json.loads(answers.pop())["retired"] == ["retired", "repository", False]
-    assert [p.suffix for p in (tmp_path / "cache" / "kinds").iterdir()] == [".json"]
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(extra)], capture_output=True, text=True, check=True
+    )
+    unread, found = json.loads(done.stdout)
+    assert unread is True
+    assert found["odd-one"] == ["odd_one", "repository", False]
+    assert found["pytest"] == ["pytest_check", "commands", True]
+
+
+def _link_case(root: Path) -> None:
+    """The small migration with a pytest check whose `path` is a link inside the
+    repository (valid), as the validation cache will know it."""
+    write_small(root)
+    (root / "checks").mkdir()
+    (root / "checks" / "test_x.py").write_text("def test_x():\n    pass\n")
+    (root / "tests_link").symlink_to("checks")
+    (root / "migration.yaml").write_text(SMALL + "  - check: pytest\n    path: tests_link\n")
+
+
+def _forge_declarations(cache: Path) -> None:
+    """What a hostile pull request writes into the cache folder: the kinds' declarations,
+    with the real module names, where stagegate kept them, but pytest's validation no
+    longer run on every load (and every check said to read only the model)."""
+    from stagegate.load.cache import fingerprint
+    from stagegate.load.digest import blake2b
+
+    forged = {k: [d.module, "model", False] for k, d in checks._declared().items()}
+    key = blake2b(f"{fingerprint()}\0{list(checks.__path__)}".encode()).hexdigest()
+    folder = cache / "kinds"
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in {folder / f"{key}.json", *folder.glob("*.json")}:
+        path.write_text(json.dumps(forged))
+
+
+@pytest.mark.parametrize("pointed", ["outside", "inside"])
+def test_a_tampered_cache_cannot_turn_off_a_validation(
+    pointed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sg: Callable[..., Any]
+) -> None:
+    """The pytest path is a link the validation cache knew valid; a forged declarations
+    entry says pytest's validation need not run on every load; the link now leads outside
+    the repository: `validate` still refuses it (control: the link still inside passes,
+    tampered cache and all)."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(cache))
+    root = tmp_path / "m"
+    _link_case(root)
+    assert sg("validate", cwd=root).code == 0  # validated, and remembered as valid
+    _forge_declarations(cache)
+    checks.declared.cache_clear()  # as a new process would start
+    if pointed == "outside":
+        (tmp_path / "outside").mkdir()
+        (root / "tests_link").unlink()
+        (root / "tests_link").symlink_to(tmp_path / "outside")
+    try:
+        result = sg("validate", cwd=root)
+        forged_view = checks.declared()
+    finally:
+        checks.declared.cache_clear()
+    if pointed == "outside":
+        assert result.code == 2, result.output
+        assert "pytest path 'tests_link' leads outside the repository" in result.err
+    else:
+        assert result.code == 0, result.output
+    assert forged_view == checks._declared()  # the modules' own declarations

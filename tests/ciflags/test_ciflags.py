@@ -690,7 +690,7 @@ def test_a_hostile_stage_title_stays_on_its_line(
         assert result.code == 0, result.output
         assert not any(line.startswith("::") for line in result.out.splitlines())
     summary = files["GITHUB_STEP_SUMMARY"].read_text().splitlines()
-    assert summary[1] == "### stagegate flags: stage 1 of 2: Local ::error::pwned ## heading"
+    assert summary[1] == "### stagegate flags: stage 1 of 2: Local ::error::pwned \\#\\# heading"
 
 
 # --------------------------------------------------------------------------- mutated inputs

@@ -375,7 +375,8 @@ def test_text_from_the_files_cannot_pose_as_a_workflow_command(
     repo: Path, sg: Callable[..., Result]
 ) -> None:
     """A stage title holding a line break and ``::warning``/``::stop-commands``: shown as
-    text, never run; stagegate's own annotations still are commands."""
+    text on its own line (the line break escaped), never run; stagegate's own annotations
+    still are commands."""
     stage = repo / "stages" / "01-switch.yaml"
     replace(
         stage,
@@ -398,7 +399,7 @@ def test_text_from_the_files_cannot_pose_as_a_workflow_command(
         assert all(line.startswith("::error file=migration.yaml,") for line in lines), lines
         if command[0] == "check":
             assert lines, "the failing check's own annotation must stay a command"
-            assert ":\u2236warning file=x::injected" in result.out
+            assert "Switch\\n::warning file=x::injected\\n::stop-commands::token" in result.out
 
 
 def test_a_file_name_from_the_repository_cannot_pose_as_a_workflow_command(

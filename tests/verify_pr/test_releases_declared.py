@@ -216,3 +216,142 @@ def test_a_release_job_no_release_lists_is_information(tmp_path: Path, sg: Sg) -
         "'wheels-windows-latest') (information: no release of the model lists "
         ".github/workflows/release.yml#publish in `jobs`)",
     ]
+
+
+EXTRA_WF = ".github/workflows/docs-release.yml"
+EXTRA = dedent(
+    """\
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      docs:
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/upload-artifact@v4
+            with:
+              name: docs-html
+              path: site/*.tar.gz
+      ship-docs:
+        needs: docs
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/download-artifact@v4
+            with:
+              name: docs-html
+              path: dist
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+"""A whole release job of its own, in another workflow file, publishing a new artifact."""
+
+
+def flip_adding(repo: Repo) -> None:
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.write(EXTRA_WF, EXTRA)
+    repo.commit("Flip to stage 1, and publish the docs from a new release job")
+
+
+NEW_JOB = (
+    "        - release job ship-docs (.github/workflows/docs-release.yml:12) is new at the head "
+    "and gains the upload context docs (.github/workflows/docs-release.yml:10, artifact "
+    "'docs-html'), which no entry of stage 1's release_changes (stages/01-step.yaml) "
+    "declares: a new release job is declared by an entry "
+    "`job: .github/workflows/docs-release.yml#ship-docs` with an `add` of each name it "
+    "publishes"
+)
+DOCS_DECLARED = (
+    QUIET + "release_changes:\n"
+    "  - job: .github/workflows/docs-release.yml#ship-docs\n    add: ['docs-*']\n"
+)
+
+
+def test_a_flip_that_adds_a_whole_release_job_is_refused(tmp_path: Path, sg: Sg) -> None:
+    """The flip adds a release job of its own (another workflow file, a new artifact),
+    which no release of the model lists: not information, an undeclared release."""
+    repo, at = base(tmp_path / "repo", QUIET)
+    flip_adding(repo)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 1, result.out
+    assert rule(result) == [
+        "  FAIL  releases-as-declared: this pull request flips to stage 1, and the real "
+        "release jobs change beyond what stage 1's release_changes (stages/01-step.yaml, the "
+        "base's) declare: declare each change there in a pull request of its own (a `drop` of "
+        "a lost name, an `add` of a gained one), then flip; or keep the workflows as they were.",
+        NEW_JOB,
+    ]
+    assert result.out.endswith("verify-pr: refused (rule releases-as-declared).\n")
+    data = json.loads(sg("verify-pr", "--base", at, "--format", "json", cwd=repo.root).out)
+    (found,) = [r for r in data["rules"] if r["rule"] == "releases-as-declared"]
+    assert found["locations"] == [{"file": EXTRA_WF, "line": 10}]
+    shipped = sg("continuity", "--base", at, cwd=repo.root)  # continuity agrees
+    assert shipped.code == 1, shipped.out
+
+
+def test_a_new_release_job_is_refused_also_where_no_release_lists_jobs(
+    tmp_path: Path, sg: Sg
+) -> None:
+    """Without `jobs` in the model, changes of the existing jobs stay information (above);
+    a release job the flip adds is still one nobody declared."""
+    untied = MIGRATION.replace('    jobs: [".github/workflows/release.yml#publish"]\n', "")
+    repo, at = base(tmp_path / "repo", QUIET, untied)
+    flip_adding(repo)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 1, result.out
+    assert rule(result)[1] == NEW_JOB
+
+
+def test_the_same_new_release_job_declared_is_accepted(tmp_path: Path, sg: Sg) -> None:
+    """Control: the base's stage 1 declares the job and what it publishes."""
+    repo, at = base(tmp_path / "repo", DOCS_DECLARED)
+    assert sg("validate", cwd=repo.root).code == 0
+    flip_adding(repo)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert rule(result) == [
+        "  ok    releases-as-declared: 1 upload context lost or gained, each declared by stage "
+        "1's release_changes (stages/01-step.yaml)"
+    ]
+    shipped = sg("continuity", "--base", at, cwd=repo.root)  # continuity agrees
+    assert shipped.code == 0, shipped.out
+    assert "stages/01-step.yaml (release_changes of stage 1, job " in shipped.out
+
+
+def test_a_declared_new_job_that_publishes_more_is_refused(tmp_path: Path, sg: Sg) -> None:
+    """The entry names the job, but its `add` does not cover what it also publishes."""
+    repo, at = base(tmp_path / "repo", DOCS_DECLARED)
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.write(EXTRA_WF, EXTRA.replace("name: docs-html", "name: sources-tarball"))
+    repo.commit("Flip to stage 1, and publish the sources under the docs' entry")
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 1, result.out
+    assert rule(result)[1] == (
+        "        - release job ship-docs (.github/workflows/docs-release.yml:12, release job "
+        ".github/workflows/docs-release.yml#ship-docs) gains the upload context docs "
+        "(.github/workflows/docs-release.yml:10, artifact 'sources-tarball'), which no `add` "
+        "of stage 1's release_changes (stages/01-step.yaml) declares"
+    )
+
+
+def test_a_job_entry_written_in_the_flip_itself_declares_nothing(tmp_path: Path, sg: Sg) -> None:
+    repo, at = base(tmp_path / "repo", QUIET)
+    repo.write("stages/01-step.yaml", DOCS_DECLARED)
+    flip_adding(repo)
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 1
+    assert rule(result)[1] == NEW_JOB
+    assert rule(result, "target-unchanged")[0].startswith("  FAIL  target-unchanged: ")
+
+
+def test_a_new_release_job_without_a_flip_is_for_continuity(tmp_path: Path, sg: Sg) -> None:
+    """Control: a pull request that does not flip is not held to a stage's declarations;
+    `continuity`, the gate of the workflows, refuses the new release it ships."""
+    repo, at = base(tmp_path / "repo", QUIET)
+    repo.write(EXTRA_WF, EXTRA)
+    repo.commit("Publish the docs from a new release job (no flip)")
+    result = sg("verify-pr", "--base", at, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert "releases-as-declared" not in result.out
+    shipped = sg("continuity", "--base", at, cwd=repo.root)
+    assert shipped.code == 1, shipped.out
+    assert "ship-docs" in shipped.out

@@ -18,13 +18,14 @@ A check module in this package defines:
   every load, also of a migration the validation cache knows valid.
 
 Adding a kind is adding a module: the schema, the loader, ``status`` and ``check`` find it
-here (``declared()`` is derived from the modules, never written by hand).
+here (``declared()`` is read from the modules' source, never written by hand nor stored).
 A module without ``KIND`` is not a kind: ``runner`` (which checks apply at a stage, and
 running them) and the private helpers.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -61,43 +62,77 @@ class Declared:
 def declared() -> dict[str, Declared]:
     """Each kind's declarations, known without importing the check modules: ``status``
     asks what the next stage's checks read, and a cached load which kinds validate on every
-    load, and both must start fast. Derived from the modules (``kinds()``) once per
-    stagegate (its modules' names, sizes and times, as the validation cache is keyed) and
-    kept in the cache folder; a module added, changed or removed makes it derived afresh.
-    Without a cache folder, it is the modules themselves."""
-    from stagegate.load.cache import cache_directory, fingerprint, read_json, store_json
-    from stagegate.load.digest import blake2b
-
-    folder = cache_directory()
-    if folder is None:
-        return _declared()
-    key = blake2b(f"{fingerprint()}\0{list(__path__)}".encode()).hexdigest()
-    path = folder / "kinds" / f"{key}.json"
-    stored = _restored(read_json(path))
-    if stored is not None:
-        return stored
-    found = _declared()  # not stored yet, or not what this stagegate stores
-    store_json(path, {kind: [d.module, d.reads, d.every_load] for kind, d in found.items()})
-    return found
+    load, and both must start fast. Read from the modules' source (``_scanned``), where a
+    kind writes them as plain assignments of literals; where a module writes them any other
+    way, from the modules themselves (imported). Never stored: what decides whether a check
+    validates, or where ``check --all`` and ``status`` hold it, comes from stagegate's own
+    modules, never from a file a user or a pull request could write (the cache folder)."""
+    scanned = _scanned()
+    return scanned if scanned is not None else _declared()
 
 
-def _restored(stored: Any) -> dict[str, Declared] | None:
-    """The declarations a cache file holds; None unless it holds exactly their shape."""
-    if not isinstance(stored, dict):
-        return None
+_NAMES = (b"KIND", b"READS", b"VALIDATE_EVERY_LOAD")
+_DECLARATION = re.compile(
+    rb'(?:(KIND|READS) = "([a-z0-9-]+)"|(VALIDATE_EVERY_LOAD) = (True|False))[ \t]*(?:#.*)?'
+)
+
+
+def _written(text: bytes) -> dict[str, str] | None:
+    """The declarations a module's source writes at the start of a line, as plain
+    literals; None where it names one of them at the start of a line in any other form, or
+    twice. (Lines found with ``bytes.find``: a regular expression tried at every line of
+    every module costs milliseconds at each start.)"""
+    padded = b"\n" + text
+    written: dict[str, str] = {}
+    for name in _NAMES:
+        at = padded.find(b"\n" + name)
+        while at != -1:
+            end = padded.find(b"\n", at + 1)
+            line = padded[at + 1 : end if end != -1 else None].rstrip(b"\r")
+            after = line[len(name) : len(name) + 1]
+            if not (after.isalnum() or after == b"_"):  # not a longer name (READS_OF)
+                found = _DECLARATION.fullmatch(line)
+                if found is None or name.decode() in written:
+                    return None
+                written[name.decode()] = (found[2] or found[4]).decode()
+            at = padded.find(b"\n" + name, at + 1)
+    return written
+
+
+def _scanned() -> dict[str, Declared] | None:
+    """The declarations as each module's source writes them: ``KIND = "..."``, ``READS =
+    "..."`` and ``VALIDATE_EVERY_LOAD = True`` at the start of a line. None (ask the
+    modules) where a module names one of them in any other form, names one twice, or
+    declares a ``KIND`` without a ``READS`` among ``READS``: the source is read only where it
+    answers exactly (tests/checks/test_reads.py holds every module of the package to it)."""
     import os
 
-    modules = {name for folder in __path__ for name in os.listdir(folder)}
     found: dict[str, Declared] = {}
-    for kind, fields in stored.items():
-        match fields:
-            case [str(module), str(reads), bool(every_load)] if (
-                f"{module}.py" in modules and reads in READS
-            ):
-                found[kind] = Declared(module, reads, every_load)
-            case _:
+    for folder in __path__:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return None
+        for name in names:
+            if not name.endswith(".py") or name.startswith("_"):
+                continue
+            try:
+                with open(os.path.join(folder, name), "rb") as handle:
+                    written = _written(handle.read())
+            except OSError:
                 return None
-    return found
+            if written is None:
+                return None  # written some other way: only an import can say
+            if "KIND" not in written:
+                continue  # not a kind (a helper)
+            if written.get("READS") not in READS or written["KIND"] in found:
+                return None
+            found[written["KIND"]] = Declared(
+                name.removesuffix(".py"),
+                written["READS"],
+                written.get("VALIDATE_EVERY_LOAD") == "True",
+            )
+    return dict(sorted(found.items()))
 
 
 def _declared() -> dict[str, Declared]:

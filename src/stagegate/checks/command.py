@@ -13,6 +13,7 @@ from pathlib import Path
 
 from stagegate.checks._base import Context, Finding, Result, result
 from stagegate.model import Check
+from stagegate.words import one_line
 
 KIND = "command"
 SUMMARY = "Runs `run` (an argv list, no shell) in the migration's folder; passes when it exits 0."
@@ -112,7 +113,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 def run(ctx: Context, check: Check) -> list[Result]:
     argv = [str(a) for a in check.args["run"]]
     timeout = float(check.args.get("timeout", ctx.timeout))
-    shown = shlex.join(argv)  # pasteable back into a shell
+    shown = one_line(shlex.join(argv))  # pasteable back into a shell; on one line
     env = None
     if ctx.baseline is not None:  # verify-pr: nothing of the head tree may stand in for it
         from stagegate.git.overlay import safe_path_env

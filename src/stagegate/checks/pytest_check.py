@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from stagegate.errors import Problem
 from stagegate.fs import escapes
 from stagegate.model import Check, Migration
+from stagegate.words import one_line
 
 if TYPE_CHECKING:
     from stagegate.checks._base import Context, Result
@@ -83,6 +84,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     rel = target(ctx, check)
     if rel is None:
         return [result(ctx, check, [], "stage 0 has no stage folder; nothing to run")]
+    name = one_line(rel)  # as messages show it
     files = ctx.tests if ctx.tests is not None else ctx.root
     if escapes(files, rel):
         finding = Finding(f"pytest path {rel!r} leads outside the repository; refused.", check.loc)
@@ -90,7 +92,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if not (files / rel).exists():
         where = " at the base" if ctx.tests is not None else ""
         finding = Finding(
-            f"{rel}/ does not exist{where}; create it with the stage's tests (test_*.py) or "
+            f"{name}/ does not exist{where}; create it with the stage's tests (test_*.py) or "
             "give `path`.",
             check.loc,
         )
@@ -99,14 +101,14 @@ def run(ctx: Context, check: Check) -> list[Result]:
     if missing:
         finding = Finding(
             f"{' and '.join(missing)} not installed beside stagegate ({sys.executable}), so "
-            f"{rel}/ cannot run: reinstall stagegate (pip install stagegate-ci brings both), "
+            f"{name}/ cannot run: reinstall stagegate (pip install stagegate-ci brings both), "
             "or pip install pytest pytest-snapshot into that Python.",
             check.loc,
         )
         return [result(ctx, check, [finding], "")]
     shared = shared_summary(ctx, rel)  # check --all: passed in the stages' one session
     if shared is not None:
-        return [result(ctx, check, [], f"pytest {rel}: {shared}")]
+        return [result(ctx, check, [], f"pytest {name}: {shared}")]
     timeout = float(check.args.get("timeout", ctx.timeout))
     env = dict(os.environ)
     if ctx.tests is not None:
@@ -122,13 +124,13 @@ def run(ctx: Context, check: Check) -> list[Result]:
     code, output = bounded(_argv(rel, ctx.tests, isolate), cwd=ctx.root, env=env, timeout=timeout)
     if code is None:
         finding = Finding(
-            f"pytest {rel} did not finish within {timeout:g} s; it was stopped:\n{tail(output)}",
+            f"pytest {name} did not finish within {timeout:g} s; it was stopped:\n{tail(output)}",
             check.loc,
         )
         return [result(ctx, check, [finding], "")]
     summary = tail(output, 1) or f"exit {code}"
     if code == 0:
-        return [result(ctx, check, [], f"pytest {rel}: {summary}")]
+        return [result(ctx, check, [], f"pytest {name}: {summary}")]
     reason = "no tests were collected" if code == 5 else summary
-    finding = Finding(f"pytest {rel} failed ({reason}):\n{tail(output)}", check.loc)
+    finding = Finding(f"pytest {name} failed ({reason}):\n{tail(output)}", check.loc)
     return [result(ctx, check, [finding], "")]

@@ -56,7 +56,8 @@ def continuity(
 def flip_acceptances(migration: Migration, target: int, prefix: PurePosixPath) -> list[Acceptance]:
     """What a flip to ``target`` may change in the real releases: each ``add`` (gained) and
     ``drop`` (lost) of its ``release_changes`` (the base's), for the release jobs the
-    releases claiming the entry's tag list in `jobs` (any release job where none does)."""
+    releases claiming the entry's tag list in `jobs` (any release job where none does), or
+    for the release job an entry names (`job: PATH#JOB`)."""
     from stagegate.commands.releases_declared import job_text
     from stagegate.engine.resolve import tag_claimed
 
@@ -75,6 +76,14 @@ def flip_acceptances(migration: Migration, target: int, prefix: PurePosixPath) -
         for direction, globs in (("gained", entry.add), ("lost", entry.drop)):
             out += [
                 Acceptance(direction=direction, glob=g.text, where=where, releases=jobs)
+                for g in globs
+            ]
+    for job_entry in definition.job_changes:  # a real release job named (`job: PATH#JOB`)
+        named = frozenset({job_text(prefix, job_entry.job.path, job_entry.job.job)})
+        where = f"{definition.file} (release_changes of stage {target}, job {job_entry.job.text})"
+        for direction, globs in (("gained", job_entry.add), ("lost", job_entry.drop)):
+            out += [
+                Acceptance(direction=direction, glob=g.text, where=where, releases=named)
                 for g in globs
             ]
     return out

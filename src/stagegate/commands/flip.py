@@ -18,11 +18,15 @@ from stagegate.checks import runner
 from stagegate.checks._base import Result
 from stagegate.errors import InvalidInput, Problem, Refused, UsageError
 from stagegate.fs import write_atomic
-from stagegate.load.sources import FileSource, Source, read_limited
+from stagegate.load.sources import STAGE_FILE, FileSource, Source, read_limited
 from stagegate.load.yamlsrc import read, whole_number
 from stagegate.model import Migration
 from stagegate.records import record
 from stagegate.validation import load
+from stagegate.words import one_line
+
+MAX_SHOWN = 10
+"""Changed stage files named when a flip is refused for them, at the most."""
 
 
 @record
@@ -47,8 +51,72 @@ class Pinned:
         return self.files.escapes(rel)
 
 
-def read_migration(path: str | Path) -> tuple[Migration, bytes]:
-    """Load the migration and keep the exact bytes it was loaded from."""
+class Recorded:
+    """The work tree's files as ``load`` reads them, remembered: the stage files and the
+    stages folder's listing that a flip's checks judged. ``changed`` reads them again, so
+    that the flip is written only if they are still what was checked (a stage inserted
+    or renumbered meanwhile would otherwise take the place of the one checked)."""
+
+    def __init__(self, files: FileSource) -> None:
+        self.files = files
+        self.reads: dict[str, bytes | None] = {}
+        self.lists: dict[str, frozenset[tuple[str, bool]] | None] = {}
+
+    def read(self, rel: str) -> bytes:
+        try:
+            data = self.files.read(rel)
+        except FileNotFoundError:
+            self.reads[rel] = None
+            raise
+        self.reads[rel] = data
+        return data
+
+    def listdir(self, rel: str) -> list[tuple[str, bool]]:
+        try:
+            entries = self.files.listdir(rel)
+        except FileNotFoundError:
+            self.lists[rel] = None
+            raise
+        self.lists[rel] = _stage_files(entries)
+        return entries
+
+    def escapes(self, rel: str) -> bool:
+        return self.files.escapes(rel)
+
+    def changed(self) -> list[str]:
+        """What differs now from what was read: each file and folder listing, in words."""
+        out: list[str] = []
+        for rel, listed in self.lists.items():
+            try:
+                now: frozenset[tuple[str, bool]] | None = _stage_files(self.files.listdir(rel))
+            except OSError:
+                now = None
+            if now != listed:
+                gone = sorted(n for n, _ in (listed or set()) - (now or set()))
+                new = sorted(n for n, _ in (now or set()) - (listed or set()))
+                parts = ([f"gone: {', '.join(gone)}"] if gone else []) + (
+                    [f"new: {', '.join(new)}"] if new else []
+                )
+                out.append(one_line(f"{rel or '.'}/ ({'; '.join(parts) or 'changed'})"))
+        for rel, data in self.reads.items():
+            try:
+                now_data: bytes | None = self.files.read(rel)
+            except OSError:
+                now_data = None
+            if now_data != data:
+                out.append(one_line(f"{rel} ({'gone' if now_data is None else 'changed'})"))
+        return out
+
+
+def _stage_files(entries: list[tuple[str, bool]]) -> frozenset[tuple[str, bool]]:
+    """The entries of a listing that are stage files (``NN-slug.yaml``): what a check
+    leaves beside them (pytest's ``__pycache__``) is no change of the stages."""
+    return frozenset(e for e in entries if STAGE_FILE.fullmatch(e[0]))
+
+
+def read_recorded(path: str | Path) -> tuple[Migration, bytes, Recorded]:
+    """Load the migration; the exact bytes of the file, and every other file the load
+    read (the stage files), as read."""
     file = Path(path)
     try:
         raw = read_limited(file)
@@ -61,7 +129,8 @@ def read_migration(path: str | Path) -> tuple[Migration, bytes]:
         raise UsageError(f"{path}: is a directory; pass the migration file with -f PATH.") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return load(path, source=Pinned(FileSource(file.parent), file.name, raw)), raw
+    files = Recorded(FileSource(file.parent))
+    return load(path, source=Pinned(files, file.name, raw)), raw, files
 
 
 # --------------------------------------------------------------------------- the edit
@@ -189,13 +258,13 @@ def _run(migration: Migration, stages: Sequence[int]) -> tuple[list[Result], lis
 
 def _finish(
     path: str,
-    migration: Migration,
-    raw: bytes,
+    loaded: tuple[Migration, bytes, Recorded],
     new: int,
     stages: Sequence[int],
     *,
     dry_run: bool,
 ) -> Flip:
+    migration, raw, files = loaded
     after = with_stage(migration, raw, new)
     results, checked, failed = _run(migration, stages)
     flip = Flip(
@@ -211,7 +280,19 @@ def _finish(
         failed_stage=failed,
     )
     if flip.written:
-        write_atomic(Path(path), after, expected=raw)
+
+        def same_stages() -> None:
+            changed = files.changed()
+            if changed:
+                raise Refused(
+                    f"{path}: the stage files changed on disk while stagegate was running the "
+                    f"checks (a stage inserted, renumbered or edited meanwhile); the stage "
+                    f"checked is not the one the flip would reach, so nothing was written. Run "
+                    "the command again on the new stages.",
+                    changed[:MAX_SHOWN],
+                )
+
+        write_atomic(Path(path), after, expected=raw, verify=same_stages)
     return flip
 
 
@@ -256,7 +337,8 @@ def advance(
     """Move to the next stage (or ``to``) after its checks, and those of every stage
     in between, pass. ``pr_body``: where the description will go, refused up front
     when it is one of the migration's own files."""
-    migration, raw = read_migration(path)
+    loaded = read_recorded(path)
+    migration = loaded[0]
     refuse_own_file(migration, path, pr_body)
     current, last = migration.stage, migration.last
     if to is None:
@@ -276,7 +358,7 @@ def advance(
                 "(`stagegate rollback` goes back one stage)."
             )
         target = to
-    return _finish(path, migration, raw, target, range(current + 1, target + 1), dry_run=dry_run)
+    return _finish(path, loaded, target, range(current + 1, target + 1), dry_run=dry_run)
 
 
 def irreversible_reason(migration: Migration, stage: int) -> str | None:
@@ -295,7 +377,8 @@ def irreversible_reason(migration: Migration, stage: int) -> str | None:
 def rollback(path: str, *, dry_run: bool = False, pr_body: str | None = None) -> Flip:
     """Move one stage back, unless the current stage is not reversible; the stage
     rolled back to must pass its checks. ``pr_body`` as for ``advance``."""
-    migration, raw = read_migration(path)
+    loaded = read_recorded(path)
+    migration = loaded[0]
     refuse_own_file(migration, path, pr_body)
     current = migration.stage
     if current == 0:
@@ -303,4 +386,4 @@ def rollback(path: str, *, dry_run: bool = False, pr_body: str | None = None) ->
     reason = irreversible_reason(migration, current)
     if reason is not None:
         raise Refused(f"{path}: rollback refused.", [reason])
-    return _finish(path, migration, raw, current - 1, [current - 1], dry_run=dry_run)
+    return _finish(path, loaded, current - 1, [current - 1], dry_run=dry_run)

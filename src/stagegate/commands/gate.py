@@ -14,6 +14,9 @@ hold:
 * ``target-unchanged``: a pull request that flips forward does not edit the stage it
   flips to (the flip is checked against the base's definition, which must be the one
   that becomes final);
+* ``flag-values-unchanged``, ``flag-readers-unchanged``, ``item-states-unchanged``: a
+  flag's values, and the `env` and `references` CI reads it by, and each item's state are
+  the base's at every stage the base has reached (and at the target);
 * ``releases-as-declared``: a pull request that flips forward changes what the real
   release jobs ship (their upload contexts, read from the workflows at both commits as
   ``stagegate continuity`` reads them) only as the target's ``release_changes`` (the
@@ -45,7 +48,7 @@ from stagegate.git import overlay
 from stagegate.git.objects import GitSource
 from stagegate.git.repo import Repository, open_migration
 from stagegate.load.yamlsrc import Document, decode, json_path
-from stagegate.model import Check, Migration
+from stagegate.model import Check, Flag, Migration
 from stagegate.records import record
 from stagegate.validation import load_at
 from stagegate.words import counted
@@ -437,6 +440,76 @@ def flag_values_unchanged(refs: Refs) -> Rule:
     )
 
 
+def _readers(flag: Flag) -> dict[str, str]:
+    """What CI reads a flag by, field -> how it is shown: its `env`, its `references`."""
+    refs = sorted(
+        repr(r) if isinstance(r, str) else f"{{regex: {r.regex!r}}}" for r in flag.references
+    )
+    return {
+        "env": flag.env if flag.env is not None else "(none)",
+        "references": f"[{', '.join(refs)}]",
+    }
+
+
+def _read_at(migration: Migration, name: str, stages: Sequence[int]) -> list[int]:
+    """The stages of ``stages`` at which CI reads flag ``name`` (the migration's): where
+    it is on, or where it has been set (a stage up to that one sets it). A flag off at a
+    stage and untouched up to it is read nowhere yet: every reader sees it off there."""
+    out = []
+    for stage in stages:
+        touched = any(name in d.set for d in migration.stages[:stage])
+        if touched or flag_values(migration, stage)[name]:
+            out.append(stage)
+    return out
+
+
+def flag_readers_unchanged(refs: Refs) -> Rule | None:
+    """Each flag of the base that CI reads at a stage the base has reached (or at the
+    target) keeps its `env` and `references`: swapping two flags' `env` names hands the
+    workflows that read one the values of the other, a later stage's among them, with
+    every flag's values unchanged by name. None where no flag of the base has either."""
+    since, head = refs.since, refs.head
+    if not any(f.env is not None or f.references for f in since.flags.values()):
+        return None
+    reached = min(_reached(refs), since.last)
+    stages = list(range(reached + 1))
+    target = head.stage if reached < head.stage <= since.last else None
+    if target is not None:
+        stages.append(target)
+    changed: list[str] = []
+    locations: list[Loc] = []
+    for name, flag in since.flags.items():
+        now = head.flags.get(name)
+        read = _read_at(since, name, stages)
+        if now is None or not read:
+            continue  # removed (flag-values-unchanged says so) or not read yet
+        was, new = _readers(flag), _readers(now)
+        for field in ("env", "references"):
+            if was[field] != new[field]:
+                doc = head.document
+                at = doc.loc(("flags", name, field)) if doc is not None else now.loc
+                changed.append(
+                    f"{at.at}: flag {name} `{field}`: {new[field]} (the base: "
+                    f"{was[field]}); read at stage{'s' if len(read) > 1 else ''} "
+                    + ", ".join(map(str, read))
+                )
+                locations.append(at)
+    upto = f"stage{'s' if reached else ''} {', '.join(map(str, range(reached + 1)))}" + (
+        f" (and at stage {target}, the target)" if target is not None else ""
+    )
+    return _unchanged_rule(
+        "flag-readers-unchanged",
+        changed,
+        locations,
+        f"every flag read at {upto} keeps the base's `env` and `references`",
+        f"a flag read at {upto} must keep the base's `env` and `references`: the workflows "
+        "read it there by them, and a renamed or swapped `env` hands those readers another "
+        "flag's values (a later stage's, whose checks never ran). Revert it; to rename how a "
+        "flag is read, do it in a pull request of its own before any stage sets the flag, "
+        "or add a new flag that a later stage sets.",
+    )
+
+
 def item_states_unchanged(refs: Refs) -> Rule:
     """Each item of the base is active or off at the stages the base has reached as it
     was: editing its ``when`` cannot switch it at a stage already rolled out."""
@@ -685,6 +758,7 @@ def verify(file: str, base_ref: str, head_ref: str = "HEAD") -> Verdict:
             past_stages_unchanged(refs),
             target_unchanged(refs),
             flag_values_unchanged(refs),
+            flag_readers_unchanged(refs),
             item_states_unchanged(refs),
             releases_as_declared(
                 repo, refs, ((since_sha, since_ref), (head_sha, head_ref)), prefix

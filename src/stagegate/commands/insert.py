@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 
 from stagegate.errors import Refused, StagegateError, UsageError
+from stagegate.fs import holding
 from stagegate.model import Migration
 
 _STAGE_LINE = re.compile(r"^(stage:[ \t]*)(\d+)(?=[ \t]*(#.*)?$)", re.M)
@@ -65,9 +66,10 @@ def insert_stage(
 ) -> Path:
     """Insert a stage before stage ``before``; the new stage file's path.
 
-    ``text_for(number)`` is the new stage file's text."""
-    from stagegate.validation import load
-
+    ``text_for(number)`` is the new stage file's text. It all happens under the lock a
+    flip takes on the migration file (``fs.holding``), which must still hold what was
+    loaded: a flip and an insertion never interleave (the flip compares the stage files
+    it checked under the same lock)."""
     if before <= migration.stage:
         raise Refused(
             f"--before {before}: stage {migration.stage} is current, and stages up to it have "
@@ -79,6 +81,34 @@ def insert_stage(
             f"--before {before}: the last stage is {migration.last}; to add a stage after it, "
             "run new-stage without --before."
         )
+    with holding(Path(migration.file), partial(_as_loaded, migration)):
+        return _insert(migration, slug, before, text_for)
+
+
+def _as_loaded(migration: Migration, data: bytes | None) -> None:
+    """Refuse unless the migration file holds what ``migration`` was loaded from: a flip
+    written meanwhile moved the stage the insertion was judged against."""
+    from stagegate.load.yamlsrc import read
+
+    loaded = migration.document.data if migration.document is not None else None
+    now = read(data, migration.file).data if data is not None else None
+    if now != loaded:
+        stage = now.get("stage") if isinstance(now, dict) else None
+        moved = (
+            f" (its stage is {stage} now, not {migration.stage})"
+            if stage != migration.stage
+            else ""
+        )
+        raise Refused(
+            f"{migration.file} changed on disk since new-stage read it{moved}; nothing was "
+            "changed. Run new-stage again on the new content."
+        )
+
+
+def _insert(migration: Migration, slug: str, before: int, text_for: Callable[[int], str]) -> Path:
+    """``insert_stage`` under the lock on the migration file."""
+    from stagegate.validation import load
+
     folder = migration.root / migration.stages_dir
     later = sorted(
         (s for s in migration.stages if s.number >= before), key=lambda s: s.number, reverse=True

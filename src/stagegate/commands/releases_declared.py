@@ -7,8 +7,11 @@ N, this holds that comparison (from the commit the pull request is measured from
 head) to the ``release_changes`` of stage N as the base defines it: a context lost must
 carry a name a ``drop`` of an entry for that release matches, a context gained a name an
 ``add`` matches. A real release job is tied to the model's releases by their ``jobs``
-(the base's); a job no release lists is reported as information, never guessed at, and
-so is a name the reader could not work out (it cannot be matched)."""
+(the base's), and to the target's entries that name it (``job: PATH#JOB``). A release
+job that the head adds (or that becomes one) must be named so: what it ships is refused
+until declared. A job that was a release job at the base too, but that no release lists
+and no entry names, is reported as information, never guessed at; a name the reader
+could not work out cannot be matched, and is refused as unresolved."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from stagegate.engine.match import plain_selector
 from stagegate.engine.resolve import tag_claimed
 from stagegate.errors import Loc
 from stagegate.git.repo import Repository
-from stagegate.model import Migration, Release, Template
+from stagegate.model import JobChange, JobRef, Migration, Release, Template
 from stagegate.records import record
 from stagegate.words import counted
 
@@ -65,23 +68,38 @@ def job_text(prefix: PurePosixPath, path: str, job: str) -> str:
     return f"{full}#{job}"
 
 
+def _names(prefix: PurePosixPath, ref: JobRef, change: ReleaseChange) -> bool:
+    """Whether the `jobs` entry (or a `job` of release_changes) ``ref`` names the real
+    release job of ``change``."""
+    name = f"{change.release.file}#{change.release.job}"
+    wanted = job_text(prefix, ref.path, ref.job)
+    return fnmatch.fnmatchcase(name, wanted) if "*" in wanted else name == wanted
+
+
 def tied(migration: Migration, prefix: PurePosixPath, change: ReleaseChange) -> list[Release]:
     """The model's releases whose `jobs` name the real release job of ``change``."""
-    names = {f"{change.release.file}#{change.release.job}"}
-    out = []
-    for release in migration.releases.values():
-        for ref in migration.workflows.jobs_of(release):
-            wanted = job_text(prefix, ref.path, ref.job)
-            if any(fnmatch.fnmatchcase(n, wanted) if "*" in wanted else n == wanted for n in names):
-                out.append(release)
-                break
-    return out
+    return [
+        release
+        for release in migration.releases.values()
+        if any(_names(prefix, ref, change) for ref in migration.workflows.jobs_of(release))
+    ]
+
+
+def named(
+    migration: Migration, target: int, prefix: PurePosixPath, change: ReleaseChange
+) -> list[JobChange]:
+    """The target's release_changes entries that name the real release job of ``change``
+    (`job: PATH#JOB`)."""
+    definition = migration.stage_def(target)
+    entries = definition.job_changes if definition is not None else ()
+    return [entry for entry in entries if _names(prefix, entry.job, change)]
 
 
 def _declared(
-    migration: Migration, target: int, releases: Sequence[Release]
+    migration: Migration, target: int, releases: Sequence[Release], entries: Sequence[JobChange]
 ) -> tuple[list[Template], list[Template]]:
-    """The `drop` and `add` globs of the target's entries for any of ``releases``."""
+    """The `drop` and `add` globs of the target's entries for any of ``releases`` (by
+    their tags) and of ``entries`` (naming the real job)."""
     definition = migration.stage_def(target)
     drops: list[Template] = []
     adds: list[Template] = []
@@ -89,6 +107,9 @@ def _declared(
         if any(tag_claimed(r, entry.tag) for r in releases):
             drops += entry.drop
             adds += entry.add
+    for job_entry in entries:
+        drops += job_entry.drop
+        adds += job_entry.add
     return drops, adds
 
 
@@ -99,6 +120,16 @@ def _unknown(side: Side, context: Context) -> bool:
 
 def _where(context: Context) -> str:
     return f"{context.file}:{context.loc.line}"
+
+
+class _Tally:
+    """What the rule found, change by change."""
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+        self.where: list[Loc] = []
+        self.info: list[str] = []
+        self.declared = 0
 
 
 def held(
@@ -119,7 +150,37 @@ def held(
             f"{'ships' if len(changes) == 1 else 'ship'} the same upload contexts at the "
             "head as where this pull request starts",
         )
-    if not any(migration.workflows.jobs_of(r) for r in migration.releases.values()):
+    listed = any(migration.workflows.jobs_of(r) for r in migration.releases.values())
+    tally = _Tally()
+    for change in changed:
+        releases = tied(migration, prefix, change)
+        entries = named(migration, target, prefix, change)
+        if releases or entries:
+            _hold(
+                tally, change, (migration, target, stage_file), releases, entries, (before, after)
+            )
+        elif not change.in_base and change.gained:
+            _new_job(tally, change, target, stage_file)
+        elif listed:
+            real = change.release
+            tally.info += [
+                f"{line} (information: no release of the model lists {real.file}#{real.job} "
+                "in `jobs`)"
+                for line in _change_lines(change)
+            ]
+        else:
+            tally.info += _change_lines(change)
+    if tally.refused:
+        return Judged(
+            False,
+            f"this pull request flips to stage {target}, and the real release jobs change "
+            f"beyond what stage {target}'s release_changes ({stage_file}, the base's) declare: "
+            "declare each change there in a pull request of its own (a `drop` of a lost "
+            "name, an `add` of a gained one), then flip; or keep the workflows as they were.",
+            tuple(tally.where),
+            tuple(tally.refused) + tuple(tally.info),
+        )
+    if not listed and not tally.declared:
         return Judged(
             True,
             f"{counted(len(changed), 'real release job')} "
@@ -127,67 +188,72 @@ def held(
             "head, but no release of the model lists `jobs`, so they cannot be tied to its "
             "releases and are not compared with release_changes (information)",
             (),
-            tuple(line for c in changed for line in _change_lines(c)),
-        )
-    refused: list[str] = []
-    where: list[Loc] = []
-    info: list[str] = []
-    declared = 0
-    for change in changed:
-        real = change.release
-        releases = tied(migration, prefix, change)
-        if not releases:
-            info += [
-                f"{line} (information: no release of the model lists {real.file}#{real.job} "
-                "in `jobs`)"
-                for line in _change_lines(change)
-            ]
-            continue
-        drops, adds = _declared(migration, target, releases)
-        shown = ", ".join(r.id for r in releases)
-        for kind, contexts, globs, side in (
-            ("lost", change.lost, drops, before),
-            ("gained", change.gained, adds, after),
-        ):
-            key = "drop" if kind == "lost" else "add"
-            for context in contexts:
-                job = f"release job {real.job} ({real.file}:{real.loc.line}, release {shown})"
-                what = (
-                    f"{job} {'loses' if kind == 'lost' else 'gains'} the upload context "
-                    f"{context.label()} ({_where(context)}, artifact {context.name!r})"
-                )
-                if _unknown(side, context):
-                    refused.append(
-                        f"{what}: its name cannot be worked out, so no `{key}` can be shown "
-                        "to declare it (unresolved)"
-                    )
-                elif any(matches(plain_selector(g.text).language, context.name) for g in globs):
-                    declared += 1
-                    continue
-                else:
-                    refused.append(
-                        f"{what}, which no `{key}` of stage {target}'s release_changes "
-                        f"({stage_file}) declares"
-                    )
-                where.append(context.loc if kind == "gained" else _head_loc(change, context))
-    if refused:
-        return Judged(
-            False,
-            f"this pull request flips to stage {target}, and the real release jobs change "
-            f"beyond what stage {target}'s release_changes ({stage_file}, the base's) declare: "
-            "declare each change there in a pull request of its own (a `drop` of a lost "
-            "name, an `add` of a gained one), then flip; or keep the workflows as they were.",
-            tuple(where),
-            tuple(refused) + tuple(info),
+            tuple(tally.info),
         )
     said = (
-        f"{counted(declared, 'upload context')} lost or gained, each declared by stage "
+        f"{counted(tally.declared, 'upload context')} lost or gained, each declared by stage "
         f"{target}'s release_changes ({stage_file})"
-        if declared
+        if tally.declared
         else "the release jobs the model's releases list in `jobs` ship the same upload "
         "contexts; the others are listed as information"
     )
-    return Judged(True, said, (), tuple(info))
+    return Judged(True, said, (), tuple(tally.info))
+
+
+def _hold(
+    tally: _Tally,
+    change: ReleaseChange,
+    stage: tuple[Migration, int, str],
+    releases: Sequence[Release],
+    entries: Sequence[JobChange],
+    sides: tuple[Side, Side],
+) -> None:
+    """Each context the job of ``change`` lost or gained against the `drop` and `add`
+    globs that the target declares for it (for its releases, by tag, or for the job)."""
+    migration, target, stage_file = stage
+    drops, adds = _declared(migration, target, releases, entries)
+    real = change.release
+    shown = ", ".join([r.id for r in releases] + [f"job {e.job.text}" for e in entries])
+    job = f"release job {real.job} ({real.file}:{real.loc.line}, release {shown})"
+    for kind, contexts, globs, side in (
+        ("lost", change.lost, drops, sides[0]),
+        ("gained", change.gained, adds, sides[1]),
+    ):
+        key = "drop" if kind == "lost" else "add"
+        for context in contexts:
+            what = (
+                f"{job} {'loses' if kind == 'lost' else 'gains'} the upload context "
+                f"{context.label()} ({_where(context)}, artifact {context.name!r})"
+            )
+            if _unknown(side, context):
+                tally.refused.append(
+                    f"{what}: its name cannot be worked out, so no `{key}` can be shown "
+                    "to declare it (unresolved)"
+                )
+            elif any(matches(plain_selector(g.text).language, context.name) for g in globs):
+                tally.declared += 1
+                continue
+            else:
+                tally.refused.append(
+                    f"{what}, which no `{key}` of stage {target}'s release_changes "
+                    f"({stage_file}) declares"
+                )
+            tally.where.append(context.loc if kind == "gained" else _head_loc(change, context))
+
+
+def _new_job(tally: _Tally, change: ReleaseChange, target: int, stage_file: str) -> None:
+    """A release job that the head adds (or that becomes one), which no release of the
+    model lists and no entry of the target names: what it ships is undeclared."""
+    real = change.release
+    for context in change.gained:
+        tally.refused.append(
+            f"release job {real.job} ({real.file}:{real.loc.line}) is new at the head and "
+            f"gains the upload context {context.label()} ({_where(context)}, artifact "
+            f"{context.name!r}), which no entry of stage {target}'s release_changes "
+            f"({stage_file}) declares: a new release job is declared by an entry "
+            f"`job: {real.file}#{real.job}` with an `add` of each name it publishes"
+        )
+        tally.where.append(context.loc)
 
 
 def _head_loc(change: ReleaseChange, context: Context) -> Loc:

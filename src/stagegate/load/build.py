@@ -25,6 +25,7 @@ from stagegate.model import (
     Consumer,
     Flag,
     Input,
+    JobChange,
     JobRef,
     Legacy,
     Migration,
@@ -774,6 +775,7 @@ class Builder:
             reversible=data.get("reversible", True),
             acceptance=acceptance,
             release_changes=self._release_changes(doc),
+            job_changes=self._job_changes(doc),
             file=shown,
             loc=doc.loc(()),
             reversible_loc=doc.key_loc(("reversible",)) if "reversible" in data else None,
@@ -803,10 +805,54 @@ class Builder:
                     self.problem(doc, at, f"glob: {exc.message}", doc.text_loc(at, exc.column))
         return tuple(found)
 
+    def _job_changes(self, doc: Document) -> tuple[JobChange, ...]:
+        """The `release_changes` entries that name a real release job (`job: PATH#JOB`)."""
+        out = []
+        for i, spec in enumerate(doc.data.get("release_changes", ())):
+            path: DocPath = ("release_changes", i)
+            if "job" not in spec:
+                continue
+            text = spec["job"]
+            if not _JOB_REF.fullmatch(text):
+                self.problem(
+                    doc,
+                    (*path, "job"),
+                    f"{text[:80]!r} is not a job: write PATH#JOB, the workflow file relative "
+                    "to the top of the repository and the job's id, e.g. "
+                    "'.github/workflows/release.yml#publish'.",
+                )
+                continue
+            change = JobChange(
+                job=JobRef(text=text, loc=doc.loc((*path, "job"))),
+                add=self._change_globs(doc, path, spec, "add"),
+                drop=self._change_globs(doc, path, spec, "drop"),
+                loc=doc.loc(path),
+            )
+            if "wheels" in spec:
+                self.problem(
+                    doc,
+                    (*path, "wheels"),
+                    f"release_changes for job {text}: `wheels` is said of a release, by its "
+                    "`tag`; give the job's artifact names in `add` and `drop`, or make this a "
+                    "`tag` entry.",
+                )
+            if not change.add and not change.drop:
+                self.problem(
+                    doc,
+                    path,
+                    f"release_changes for job {text} lists no `add` and no `drop` glob; say "
+                    "which artifact names that job's uploads gain or lose at this stage, or "
+                    "remove the entry.",
+                )
+            out.append(change)
+        return tuple(out)
+
     def _release_changes(self, doc: Document) -> tuple[ReleaseChange, ...]:
         out = []
         for i, spec in enumerate(doc.data.get("release_changes", ())):
             path: DocPath = ("release_changes", i)
+            if "tag" not in spec:
+                continue  # a `job` entry (_job_changes)
             wheels = spec.get("wheels", {})
             change = ReleaseChange(
                 tag=spec["tag"],

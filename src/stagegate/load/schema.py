@@ -264,6 +264,15 @@ def _alternatives(error: Any, doc: Document, path: DocPath) -> Iterator[Problem]
             "{pattern: REGEX} (open: any string the regex fully matches)",
             json_path(path),
         )
+    elif error.validator == "oneOf" and len(path) == 2 and path[0] == "release_changes":
+        both = isinstance(error.instance, dict) and {"tag", "job"} <= set(error.instance)
+        yield Problem(
+            doc.loc(path),
+            f"a planned change names {'both a `tag` and a `job`' if both else 'no `tag` and no `job`'}"
+            ": give `tag` (a tag of the model's release whose selection this stage changes) or "
+            "`job` (PATH#JOB, a real release job whose uploads this stage changes), one of them",
+            json_path(path),
+        )
     else:
         yield from _nearest_cause(error, doc, path)
 

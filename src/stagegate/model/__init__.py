@@ -178,6 +178,19 @@ class ReleaseChange:
 
 
 @record(kw_only=True)
+class JobChange:
+    """A planned change of what the real release job ``job`` (``PATH#JOB``, a workflow
+    file relative to the migration's folder, as in `jobs`) publishes, made by one stage:
+    how a stage declares a release job that its flip adds. verify-pr holds a flip's
+    workflows to it; the model's selections (release-continuity) do not read it."""
+
+    job: JobRef
+    add: tuple[Template, ...] = ()  # plain globs: names of the upload contexts it gains
+    drop: tuple[Template, ...] = ()  # plain globs: names of those it loses
+    loc: Loc
+
+
+@record(kw_only=True)
 class Stage:
     number: int
     slug: str
@@ -188,6 +201,7 @@ class Stage:
     reversible: bool = True
     acceptance: tuple[Check, ...] = ()
     release_changes: tuple[ReleaseChange, ...] = ()
+    job_changes: tuple[JobChange, ...] = ()  # the `release_changes` entries naming a `job`
     file: str
     loc: Loc
     reversible_loc: Loc | None = None  # where `reversible:` is written (its key)

@@ -15,7 +15,7 @@ renderers append to ``$GITHUB_OUTPUT`` (all or nothing, before anything is print
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from stagegate.records import record
@@ -52,10 +52,31 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """The C0 controls but line feed and tab, DEL, and the C1 controls."""
 
 
+def single_lines(texts: Iterable[str]) -> str:
+    """The lines of a text report, joined: each on one line whatever values it holds
+    (``words.one_line``), so that a value with a line break cannot add a line (a forged
+    ``continuity ...: ok``)."""
+    from stagegate.words import one_line
+
+    return "\n".join(one_line(text) for text in texts)
+
+
+_BACKTICKS = re.compile("`+")
+
+
+def fenced(text: str, info: str = "") -> str:
+    """``text`` as a Markdown fenced code block that nothing in it can close: its fence is
+    longer than any run of backticks in it (CommonMark closes a block only with a fence at
+    least as long), so no heading, image, link or HTML of the text is rendered."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
 def annotated(commands: str, report: str, title: str) -> Output:
     """The github format of a report: its workflow commands (annotations), then the report
     itself, which is also the step summary under ``title``."""
-    return Output(lines(commands or None, report), summary=f"### {title}\n\n```\n{report}\n```")
+    return Output(lines(commands or None, report), summary=f"### {title}\n\n{fenced(report)}")
 
 
 def shallow_note(shallow: bool, lost: str, everything: str) -> list[str]:
@@ -184,7 +205,7 @@ def _github(result: Validation) -> Output:
     assert migration is not None
     return Output(
         _text(result).out,
-        summary=f"### stagegate validate\n\n`{migration.file}` is valid "
+        summary=f"### stagegate validate\n\n{github.md_code(migration.file)} is valid "
         f"(stage {migration.stage} of {migration.last}).",
     )
 

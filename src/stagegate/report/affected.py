@@ -11,7 +11,8 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from stagegate.report import Output, Renderers, echo_json, github, lines
+from stagegate.report import Output, Renderers, echo_json, github, lines, single_lines
+from stagegate.words import one_line
 
 if TYPE_CHECKING:
     from stagegate.engine.affected import Affected
@@ -31,7 +32,7 @@ def as_json(result: Affected) -> dict[str, Any]:
 
 
 def _warnings(result: Affected) -> str:
-    return lines(*(f"{w.loc}: warning: {w.message}" for w in result.warnings))
+    return lines(*(one_line(f"{w.loc}: warning: {w.message}") for w in result.warnings))
 
 
 _SECTIONS = (
@@ -58,7 +59,7 @@ def text(result: Affected) -> str:
         out.append(f"{heading} ({len(why)}):" if why else f"{heading}: none")
         shown = result.full and key != "releases"
         out += [f"  {item}" if shown else f"  {item}: {because}" for item, because in why.items()]
-    return "\n".join(out)
+    return single_lines(out)
 
 
 def _plain(result: Affected) -> Output:
@@ -100,8 +101,8 @@ def outputs(result: Affected) -> list[tuple[str, str]]:
 def summary(result: Affected) -> str:
     head = f"### stagegate affected: stage {result.stage}"
     if result.full:
-        head += f"\n\n**Full rebuild**: {result.full}"
-    rows = [(f"`{r.item}`", r.because) for r in result.reasons]
+        head += f"\n\n**Full rebuild**: {github.md_text(result.full)}"
+    rows = [(f"`{r.item}`", github.md_text(r.because)) for r in result.reasons]
     return head + "\n\n" + github.table(("item", "because"), rows)
 
 

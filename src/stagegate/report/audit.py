@@ -12,7 +12,7 @@ from stagegate.audit import Leftover, Place, Report, flag_references
 from stagegate.git.search import BlameLine
 from stagegate.model import Item
 from stagegate.model.references import label
-from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines, single_lines
 from stagegate.words import counted, quoted
 
 
@@ -57,19 +57,6 @@ def blame_json(blame: BlameLine, now: float) -> dict[str, Any]:
         "date": _iso(blame.time),
         "age_days": int(max(0.0, now - blame.time) // 86400),
     }
-
-
-def code(text: str) -> str:
-    """``text`` as Markdown inline code, whatever backticks it holds."""
-    if not text:
-        return ""
-    longest = count = 0
-    for char in text:
-        count = count + 1 if char == "`" else 0
-        longest = max(longest, count)
-    fence = "`" * (longest + 1)
-    pad = " " if longest else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _grouped(leftovers: Sequence[Leftover]) -> list[tuple[Place, list[Leftover]]]:
@@ -159,7 +146,7 @@ def text(report: Report, *, now: float | None = None) -> str:
             f"FAIL: {counted(len(report.findings), 'leftover')} of retired items. Remove them, or "
             "list files that mention them on purpose in audit.ignore."
         )
-    return "\n".join(lines)
+    return single_lines(lines)
 
 
 # --------------------------------------------------------------------------- JSON
@@ -238,9 +225,9 @@ def markdown(report: Report, *, now: float | None = None) -> str:
         else f"**{counted(len(report.findings), 'leftover')} of retired items**"
     )
     parts = [
-        f"### stagegate audit (stage {stage} of {m.last}: {m.title(stage)})",
+        f"### stagegate audit (stage {stage} of {m.last}: {github.md_text(m.title(stage))})",
         "",
-        f"{code(m.id)}: {verdict}.",
+        f"{github.md_code(m.id)}: {verdict}.",
     ]
     if report.findings:
         blamed = any(x.blame for x in report.findings)
@@ -252,14 +239,14 @@ def markdown(report: Report, *, now: float | None = None) -> str:
             row = [
                 _item(x.item),
                 str(x.retired_at),
-                code(where),
-                code(x.reference)
+                github.md_code(where),
+                github.md_code(x.reference)
                 if x.kind == "reference"
-                else f"file (legacy path {code(x.reference)})",
-                code(x.place.excerpt(x.reference, 100)),
+                else f"file (legacy path {github.md_code(x.reference)})",
+                github.md_code(x.place.excerpt(x.reference, 100)),
             ]
             if blamed:
-                row.append(blame_text(x.blame, now) if x.blame else "")
+                row.append(github.md_text(blame_text(x.blame, now)) if x.blame else "")
             rows.append(row)
         parts += ["", github.table(header, rows)]
     if report.stale_flags:
@@ -268,8 +255,10 @@ def markdown(report: Report, *, now: float | None = None) -> str:
                 s.flag.id,
                 "true" if s.value else "false",
                 str(s.since),
-                ", ".join(code(label(r)) for r in flag_references(s.flag)) or "(none declared)",
-                "<br>".join(code(f"{p.file}:{p.line}") for _, p in s.places) or "none left",
+                ", ".join(github.md_code(label(r)) for r in flag_references(s.flag))
+                or "(none declared)",
+                "<br>".join(github.md_code(f"{p.file}:{p.line}") for _, p in s.places)
+                or "none left",
             ]
             for s in report.stale_flags
         ]
@@ -288,7 +277,7 @@ def markdown(report: Report, *, now: float | None = None) -> str:
                 _item(b.item),
                 str(b.retired_at),
                 str(len(b.leftovers)),
-                ", ".join(f"{code(f)} ({n})" for f, n in b.files()[:8]) or "none",
+                ", ".join(f"{github.md_code(f)} ({n})" for f, n in b.files()[:8]) or "none",
             ]
             for b in report.burndown
         ]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from stagegate.ci import ciflags
 from stagegate.records import record
-from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines
+from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines, single_lines
 
 if TYPE_CHECKING:
     from stagegate.engine.resolve import Plan
@@ -49,7 +49,7 @@ def text(plan: Plan) -> str:
         out.append((line + f"  env {env}") if env else line.rstrip())
     if not migration.flags:
         out.append("  (no flags)")
-    return "\n".join(out)
+    return single_lines(out)
 
 
 def summary(plan: Plan) -> str:
@@ -63,7 +63,7 @@ def summary(plan: Plan) -> str:
         )
         for name, value in plan.flags.items()
     ]
-    head = f"### stagegate flags: stage {plan.stage} of {migration.last}: {_title(plan)}"
+    head = f"### stagegate flags: stage {plan.stage} of {migration.last}: {github.md_text(_title(plan))}"
     return head + "\n\n" + github.table(("flag", "value", "env"), rows)
 
 

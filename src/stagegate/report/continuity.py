@@ -8,7 +8,15 @@ from typing import Any
 from stagegate.ci.continuity import Commit, Continuity, ReleaseChange
 from stagegate.ci.shipped import Context
 from stagegate.errors import Loc
-from stagegate.report import Output, Renderers, annotated, echo_json, echo_text, github
+from stagegate.report import (
+    Output,
+    Renderers,
+    annotated,
+    echo_json,
+    echo_text,
+    github,
+    single_lines,
+)
 from stagegate.words import counted
 
 
@@ -221,7 +229,7 @@ def text(result: Continuity) -> str:
         f"{gained} gained, {renamed} renamed{extra}, "
         f"{counted(len(result.findings), 'new finding')}: {verdict}"
     )
-    return "\n".join(out)
+    return single_lines(out)
 
 
 def _ref(commit: Commit) -> str:

@@ -6,7 +6,15 @@ from typing import Any
 
 from stagegate.ci.drift import Drift, workflow_side
 from stagegate.ci.transfers import downloads_json, uploads_json
-from stagegate.report import Output, Renderers, annotated, echo_json, echo_text, github
+from stagegate.report import (
+    Output,
+    Renderers,
+    annotated,
+    echo_json,
+    echo_text,
+    github,
+    single_lines,
+)
 from stagegate.words import counted
 
 
@@ -72,7 +80,7 @@ def text(result: Drift) -> str:
         f"{counted(len(uploads_json(reading)), 'upload')}, "
         f"{counted(len(downloads_json(reading)), 'download')}: {verdict}"
     )
-    return "\n".join(out)
+    return single_lines(out)
 
 
 def workflow_commands(result: Drift) -> str:

@@ -14,17 +14,19 @@ from typing import TYPE_CHECKING
 from stagegate.checks._base import Result
 from stagegate.engine.resolve import Change, diff, resolve
 from stagegate.model import Migration
-from stagegate.report.github import md_text
+from stagegate.report import fenced
+from stagegate.report.github import md_message, md_text
 from stagegate.report.graph import _node_id, build, mermaid
 from stagegate.report.results import table as result_table
-from stagegate.words import counted
+from stagegate.words import counted, one_line
 
 if TYPE_CHECKING:
     from stagegate.commands.flip import Flip
 
 
 def _code(text: str) -> str:
-    return "`" + text.replace("`", "'") + "`"
+    """``text`` as inline code on one line (a line break would end the span's paragraph)."""
+    return "`" + one_line(text).replace("`", "'") + "`"
 
 
 def _bool(value: bool) -> str:
@@ -45,7 +47,8 @@ def changes(change: Change) -> list[str]:
         if items:
             lines += [heading, ""]
             lines += [
-                f"- {i.kind} {_code(i.id)}" + (f": {i.summary}" if i.summary else "") for i in items
+                f"- {i.kind} {_code(i.id)}" + (f": {md_text(i.summary)}" if i.summary else "")
+                for i in items
             ]
             lines.append("")
     if change.names_added or change.names_removed:
@@ -153,12 +156,12 @@ def markdown(
         lines += [result_table(results, brief=True), ""]
     if notes:
         lines += ["### Notes", ""]
-        lines += [f"- {n}" for n in notes]
+        lines += [f"- {md_message(n)}" for n in notes]
         lines.append("")
     lines += [f"### Graph at stage {b}", ""]
     if a != b:
         lines += ["What the flip turns on is highlighted.", ""]
-    lines += ["```mermaid", change_graph(migration, b, change), "```"]
+    lines.append(fenced(change_graph(migration, b, change), "mermaid"))
     return "\n".join(lines) + "\n"
 
 

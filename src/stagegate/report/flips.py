@@ -11,13 +11,15 @@ from stagegate.report import (
     Renderers,
     echo_json,
     echo_text,
+    fenced,
     github,
     lines,
     nothing,
     shallow_note,
+    single_lines,
 )
 from stagegate.report import results as checks
-from stagegate.words import counted
+from stagegate.words import counted, one_line
 
 if TYPE_CHECKING:
     from stagegate.commands.flip import Flip
@@ -36,23 +38,24 @@ def flip_text(flip: Flip, command: str, *, streamed: bool = False) -> str:
         if not streamed:
             lines.append(checks.text(m, list(flip.results)))
         lines.append("")
-    target = f"stage {flip.new}: {m.title(flip.new)}"
+    target = f"stage {flip.new}: {one_line(m.title(flip.new))}"
+    path = one_line(flip.path)
     if not flip.ok:
         lines.append(
             f"{command}: refused: the checks of stage {flip.failed_stage} failed; "
-            f"{flip.path} is unchanged (still stage {flip.old})."
+            f"{path} is unchanged (still stage {flip.old})."
         )
         return "\n".join(lines)
     if flip.dry_run:
         lines.append(flip.diff)
         lines.append("")
         lines.append(
-            f"{command} --dry-run: the checks pass; {flip.path} would go from stage {flip.old} "
+            f"{command} --dry-run: the checks pass; {path} would go from stage {flip.old} "
             f"to {target}. Nothing was written."
         )
     else:
         lines.append(
-            f"{flip.path}: stage {flip.old} -> {target}. Commit this one-line change and open a "
+            f"{path}: stage {flip.old} -> {target}. Commit this one-line change and open a "
             "pull request; `stagegate verify-pr` checks it."
         )
     return "\n".join(lines)
@@ -93,17 +96,19 @@ def gate_header(stage: int) -> str:
 def verdict_text(verdict: Verdict, *, streamed: bool = False) -> str:
     """``streamed``: the checks were shown as they ran, under ``gate_header``."""
     lines = [""] if streamed else []
-    lines += [f"verify-pr {verdict.file}: {_side(verdict, 'base')} -> {_side(verdict, 'head')}"]
+    lines += [
+        one_line(f"verify-pr {verdict.file}: {_side(verdict, 'base')} -> {_side(verdict, 'head')}")
+    ]
     for rule in verdict.rules:
-        lines.append(f"  {'ok  ' if rule.ok else 'FAIL'}  {rule.rule}: {rule.message}")
-        lines += [f"        - {d}" for d in rule.details]
+        lines.append(one_line(f"  {'ok  ' if rule.ok else 'FAIL'}  {rule.rule}: {rule.message}"))
+        lines += [one_line(f"        - {d}") for d in rule.details]
     head = verdict.head.migration
     if verdict.checked_stage is not None and head is not None and not streamed:
         lines.append("")
         lines.append(gate_header(verdict.checked_stage))
         lines.append(checks.text(head, verdict.results))
     for note in verdict.notes:
-        lines.append(f"note: {note}")
+        lines.append(one_line(f"note: {note}"))
     failed_rules = [r.rule for r in verdict.rules if not r.ok]
     failed_checks = sum(1 for r in verdict.results if not r.ok)
     if verdict.ok:
@@ -190,7 +195,7 @@ def verdict_summary(verdict: Verdict) -> str:
     lines = [
         f"### stagegate verify-pr: {status}",
         "",
-        f"`{verdict.file}`: {_side(verdict, 'base')} → {_side(verdict, 'head')}",
+        f"{github.md_code(verdict.file)}: {_side(verdict, 'base')} → {_side(verdict, 'head')}",
         "",
         github.table(
             ("rule", "result", "details"),
@@ -217,7 +222,7 @@ def verdict_summary(verdict: Verdict) -> str:
             )
         )
     elif verdict.notes:
-        lines += [f"- {n}" for n in verdict.notes]
+        lines += [f"- {github.md_message(n)}" for n in verdict.notes]
     return "\n".join(lines)
 
 
@@ -248,7 +253,7 @@ def history_text(history: History) -> str:
     for commit, why in history.skipped:
         lines.append(f"  skipped {commit[:12]}: {why}")
     lines += shallow_note(history.shallow, "the history starts at its boundary", "it")
-    return "\n".join(lines)
+    return single_lines(lines)
 
 
 def history_json(history: History) -> dict[str, Any]:
@@ -318,7 +323,7 @@ def _verdict_github(verdict: Verdict) -> Output:
 def _gate_failed_github(error: Exception) -> Output:
     return Output(
         lines(github.annotation("error", str(error), None, "stagegate verify-pr")),
-        summary=f"### stagegate verify-pr: **failed**\n\n```\n{error}\n```",
+        summary=f"### stagegate verify-pr: **failed**\n\n{fenced(str(error))}",
     )
 
 

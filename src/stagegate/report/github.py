@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from stagegate.errors import Loc, Problem
+from stagegate.words import one_line
 
 if TYPE_CHECKING:
     from stagegate.commands.gate import Verdict
@@ -231,9 +232,25 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]~#!])")  # `|`: github.table escapes it
 
 
 def md_text(text: str) -> str:
-    """Repository text, shown as written in Markdown: no code span, emphasis, link or HTML."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Repository text, shown as written in Markdown: no code span, emphasis, link or HTML,
+    and on one line (``words.one_line``: a line break would start a heading, a list or a
+    block of its own)."""
+    text = one_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def md_code(text: str) -> str:
+    """``text`` as Markdown inline code, whatever backticks it holds, on one line."""
+    text = one_line(text)
+    if not text:
+        return ""
+    longest = count = 0
+    for char in text:
+        count = count + 1 if char == "`" else 0
+        longest = max(longest, count)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def md_location(file: str, line: int | None) -> str:

@@ -16,7 +16,7 @@ from stagegate.engine.resolve import Plan, Row
 from stagegate.errors import TooComplex, UsageError
 from stagegate.records import field, record, replace
 from stagegate.report import Renderers, echo_text
-from stagegate.words import suggest
+from stagegate.words import one_line, suggest
 
 
 @record(kw_only=True)
@@ -136,7 +136,7 @@ def _node_id(prefix: str, name: str) -> str:
 
 
 def _mermaid_label(text: str) -> str:
-    return text.replace('"', "#quot;")
+    return one_line(text).replace('"', "#quot;")
 
 
 def _rows_label(g: Graph, artifact: str) -> str:
@@ -230,7 +230,7 @@ def mermaid(plan: Plan, graph: Graph | None = None, *, legend: bool = True) -> s
 
 
 def _dot_quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + one_line(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def dot(plan: Plan, graph: Graph | None = None) -> str:

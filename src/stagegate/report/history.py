@@ -6,9 +6,18 @@ from typing import Any
 
 from stagegate.checks._base import Readiness
 from stagegate.commands.history import Entry, Timeline
-from stagegate.report import Output, Renderers, echo_json, echo_text, github, lines, shallow_note
+from stagegate.report import (
+    Output,
+    Renderers,
+    echo_json,
+    echo_text,
+    github,
+    lines,
+    shallow_note,
+    single_lines,
+)
 from stagegate.report.plans import readiness_json
-from stagegate.words import counted
+from stagegate.words import counted, one_line
 
 MARKS = {"done": "  done   ", "current": "> current", "ahead": "  ahead  "}
 
@@ -75,18 +84,18 @@ def as_json(timeline: Timeline) -> dict[str, Any]:
 
 def _row(entry: Entry, width: int) -> str:
     about = reached(entry) or ready(entry.readiness)
-    return f"{MARKS[entry.state]}  {entry.stage:>2}  {entry.title:<{width}}  {about}".rstrip()
+    return f"{MARKS[entry.state]}  {entry.stage:>2}  {one_line(entry.title):<{width}}  {about}".rstrip()
 
 
 def text(timeline: Timeline) -> str:
     migration = timeline.migration
-    width = max(len(e.title) for e in timeline.entries)
+    width = max(len(one_line(e.title)) for e in timeline.entries)
     out = [
         f"{migration.id}: stage {migration.stage} of {migration.last}",
         *(_row(entry, width) for entry in timeline.entries),
     ]
     out += shallow_note(timeline.shallow, "flips before its boundary are not shown", "them")
-    return "\n".join(out)
+    return single_lines(out)
 
 
 def summary(timeline: Timeline) -> str:

@@ -17,6 +17,7 @@ from stagegate.model import Check, Migration
 from stagegate.records import record, replace
 from stagegate.report import printable
 from stagegate.report import results as render
+from stagegate.words import one_line
 
 HEARTBEAT_SECONDS = 30.0
 """In a log that is not a terminal: a "still running" line this often during a long check."""
@@ -145,7 +146,7 @@ class Live:
     # -- drawing
 
     def _emit(self, line: str) -> None:
-        self._write(printable(line) + "\n")
+        self._write(printable(one_line(line)) + "\n")
 
     def _clear(self) -> None:
         if self._drawn:
@@ -165,7 +166,7 @@ class Live:
                         frame += 1
                         self._write(
                             f"{CLEAR}  {SPINNER[frame % len(SPINNER)]}     stage {running.stage}: "
-                            f"{printable(running.label)}: running, {render.duration(spent)}"
+                            f"{printable(one_line(running.label))}: running, {render.duration(spent)}"
                         )
                         self._drawn = True
                 elif spent >= self.heartbeat * (running.beats + 1):

@@ -19,7 +19,7 @@ from stagegate.engine.resolve import (
 from stagegate.model import Item, Migration, Producer
 from stagegate.model.templates import finite_axes
 from stagegate.records import record
-from stagegate.report import Renderers, echo_json, echo_text
+from stagegate.report import Renderers, echo_json, echo_text, single_lines
 from stagegate.words import counted
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def plan_text(plan: Plan, *, show_rows: bool = False) -> str:
     if inactive:
         lines += ["", "inactive"]
         lines += [f"  {item.kind} {item.id}  [{cause(m, item, plan.stage)}]" for item in inactive]
-    return "\n".join(lines)
+    return single_lines(lines)
 
 
 def _flag_since(migration: Migration, name: str, stage: int) -> str:
@@ -184,7 +184,7 @@ def change_text(migration: Migration, change: Change) -> str:
     ]
     if change.empty:
         lines.append("  nothing turns on or off")
-        return "\n".join(lines)
+        return single_lines(lines)
     for name, old, new in change.flags:
         lines.append(f"  flag {name}: {_bool(old)} -> {_bool(new)}")
     lines += [f"  + {text}" for text in _items(change.on)]
@@ -196,7 +196,7 @@ def change_text(migration: Migration, change: Change) -> str:
     if change.release_changes:
         lines.append("  planned release changes")
         lines += [f"    {planned.describe()}" for planned in change.release_changes]
-    return "\n".join(lines)
+    return single_lines(lines)
 
 
 def planned_json(planned: PlannedChange) -> dict[str, Any]:
@@ -269,7 +269,7 @@ def status_text(status: Status) -> str:
             "",
             "this is the last stage; run `stagegate audit` to find what retired items left behind.",
         ]
-    return "\n".join(lines)
+    return single_lines(lines)
 
 
 def readiness_text(readiness: Readiness | None, stage: int) -> list[str]:
@@ -281,6 +281,8 @@ def readiness_text(readiness: Readiness | None, stage: int) -> list[str]:
         return [f"  readiness: not evaluated: {readiness.error}"]
     if not readiness.results:
         return [f"  readiness: stage {stage} has no check that reads the repository"]
+    from stagegate.report.results import finding_lines
+
     waiting = [r for r in readiness.results if not r.ok]
     lines = [
         f"  readiness: {'ready' if not waiting else 'not ready'} "
@@ -291,7 +293,7 @@ def readiness_text(readiness: Readiness | None, stage: int) -> list[str]:
         head = result.message.split(": ", 1)[-1]
         lines.append(f"    {'ok  ' if result.ok else 'todo'}  {result.label}: {head}")
         for finding in result.findings[:READINESS_FINDINGS]:
-            lines.append(f"          - {finding.message.splitlines()[0]}")
+            lines.append(f"          - {finding_lines(result, finding.message)[0]}")
         if len(result.findings) > READINESS_FINDINGS:
             more = len(result.findings) - READINESS_FINDINGS
             lines.append(f"          and {more} more: stagegate check --stage {stage}")

@@ -10,8 +10,8 @@ from stagegate.checks._base import Result
 from stagegate.errors import Loc
 from stagegate.model import Migration
 from stagegate.records import record
-from stagegate.report import Output, Renderers, echo_json, github, lines, nothing
-from stagegate.words import counted
+from stagegate.report import Output, Renderers, echo_json, github, lines, nothing, single_lines
+from stagegate.words import counted, one_line
 
 
 def ok(results: Sequence[Result]) -> bool:
@@ -20,7 +20,7 @@ def ok(results: Sequence[Result]) -> bool:
 
 
 def stage_header(migration: Migration, stage: int) -> str:
-    return f"stage {stage}: {migration.title(stage)}"
+    return f"stage {stage}: {one_line(migration.title(stage))}"
 
 
 def duration(seconds: float) -> str:
@@ -51,26 +51,40 @@ def _occurrences(text: str, part: str) -> list[int]:
     return found
 
 
+OUTPUT_KINDS = frozenset({"command", "pytest"})
+"""The check kinds whose finding messages carry, after their first line, the output of the
+program they ran: shown line by line, indented under the finding. Every other message,
+and each value in any of them, is one line (a line break in a value is shown escaped)."""
+
+
+def finding_lines(item: Result, message: str) -> list[str]:
+    """A finding's message as the lines it is shown on."""
+    if item.check in OUTPUT_KINDS:
+        return message.splitlines() or [""]
+    return [one_line(message)]
+
+
 def result_lines(item: Result, seconds: float | None = None) -> list[str]:
-    """The lines of one result: its mark, label and message, then its findings."""
+    """The lines of one result: its mark, label and message, then its findings; each one
+    line, whatever values it holds."""
     mark = "ok  " if item.ok else "todo" if item.readiness else "FAIL"
     head = item.message.split(": ", 1)[1] if ": " in item.message else item.message
     took = f" ({duration(seconds)})" if seconds is not None else ""
     lines = [f"  {mark}  {item.label}: {head}{took}"]
     for finding in item.findings:
-        first, *rest = finding.message.splitlines()
+        first, *rest = finding_lines(item, finding.message)
         lines.append(f"        - {first}")
         lines += [f"          {line}" for line in rest]
         if finding.loc is not None and not names_place(finding.message, finding.loc):
             lines.append(f"          at {finding.loc.at}")
     if item.fails and item.loc is not None:
         lines.append(f"        (check declared at {item.loc.at})")
-    return lines
+    return [one_line(line) for line in lines]
 
 
 def skipped_line(label: str, reason: str) -> str:
     """A check ``check --all`` does not run at a stage, and why."""
-    return f"  --    {label}: {reason}"
+    return one_line(f"  --    {label}: {reason}")
 
 
 def closing(results: Sequence[Result], *, stopped: int | None = None) -> str:
@@ -116,7 +130,7 @@ def text(
         for item, spent in group:
             lines += result_lines(item, spent)
     lines.append(closing(results))
-    return "\n".join(lines)
+    return single_lines(lines)
 
 
 def as_json(
@@ -194,7 +208,8 @@ def table(results: Sequence[Result], *, brief: bool = False) -> str:
             return github.md_message(r.message.split(": ", 1)[-1])
         lines = []
         for f in r.findings:
-            text = github.md_message(f.message.splitlines()[0] if brief else f.message)
+            shown = finding_lines(r, f.message)
+            text = "\n".join(github.md_message(line) for line in shown[: 1 if brief else None])
             if f.loc is not None and not names_place(f.message, f.loc):
                 text += f" (at {github.md_location(f.loc.file, f.loc.line)})"
             lines.append(text)
