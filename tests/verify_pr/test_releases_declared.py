@@ -177,9 +177,7 @@ def test_releases_without_jobs_are_information_never_a_guess(tmp_path: Path, sg:
     ]
 
 
-def test_a_name_that_cannot_be_worked_out_is_unresolved_not_matched(
-    tmp_path: Path, sg: Sg
-) -> None:
+def test_a_name_that_cannot_be_worked_out_is_unresolved_not_matched(tmp_path: Path, sg: Sg) -> None:
     """A lost upload whose name the reader cannot evaluate cannot be shown to match the
     declared `drop`: refused as unresolved (control: the declared flip above passes)."""
     unknown = WORKFLOW.replace(
@@ -355,3 +353,47 @@ def test_a_new_release_job_without_a_flip_is_for_continuity(tmp_path: Path, sg: 
     shipped = sg("continuity", "--base", at, cwd=repo.root)
     assert shipped.code == 1, shipped.out
     assert "ship-docs" in shipped.out
+
+
+@pytest.mark.parametrize(
+    ("case", "head"),
+    [
+        # the publish step deleted: the release ships nothing it did
+        (
+            "publish deleted",
+            LINUX_ONLY.replace("      - uses: pypa/gh-action-pypi-publish@release/v1\n", ""),
+        ),
+        # the upload pinned to a commit with no version comment: the flow cannot be read
+        (
+            "unversioned pin",
+            LINUX_ONLY.replace(
+                "actions/upload-artifact@v4", "actions/upload-artifact@" + "0" * 39 + "1"
+            ),
+        ),
+        # files from a URL brought to the publish step
+        (
+            "curl into dist",
+            LINUX_ONLY.replace(
+                "      - uses: pypa/gh-action-pypi-publish@release/v1\n",
+                "      - run: curl -sSLo dist/x-1.0-py3-none-any.whl https://example.com/x.whl\n"
+                "      - uses: pypa/gh-action-pypi-publish@release/v1\n",
+            ),
+        ),
+    ],
+)
+def test_a_flip_cannot_carry_a_release_that_no_longer_reads_as_it_did(
+    sg: Sg, tmp_path: Path, case: str, head: str
+) -> None:
+    """The declared flip (drop the Windows wheels) is accepted (the control, below); the
+    same flip that also deletes the publish step, unpins the upload's version or curls a
+    file into dist/ is refused, and continuity on the same pull request fails too."""
+    repo, first = base(tmp_path / "r", DECLARED)
+    flip(repo, head)
+    result = sg("verify-pr", "--base", first, cwd=repo.root)
+    assert result.code == 1, (case, result.out)
+    assert rule(result)[0].startswith("  FAIL  releases-as-declared: ")
+    assert sg("continuity", "--base", first, cwd=repo.root).code == 1
+    control, start = base(tmp_path / "c", DECLARED)
+    flip(control)
+    assert sg("verify-pr", "--base", start, cwd=control.root).code == 0
+    assert sg("continuity", "--base", start, cwd=control.root).code == 0

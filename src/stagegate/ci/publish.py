@@ -269,9 +269,20 @@ _WGET_VALUED = frozenset(
 def _option(words: Sequence[str], names: frozenset[str]) -> str | None:
     """The value of the last option in ``names`` (``-o X``, ``--out=X``, ``-oX``)."""
     found: str | None = None
+    shorts = {n[1] for n in names if len(n) == 2}
     for i, word in enumerate(words):
         if word in names and i + 1 < len(words):
             found = words[i + 1]
+        elif (
+            len(word) > 2
+            and word[0] == "-"
+            and word[1] != "-"
+            and word[-1] in shorts
+            and word[1:].isalpha()
+            and i + 1 < len(words)
+        ):  # combined short flags ending in the option: curl -sSLo FILE
+            found = words[i + 1]
+            continue
         for name in names:
             if name.startswith("--") and word.startswith(name + "="):
                 found = word[len(name) + 1 :]

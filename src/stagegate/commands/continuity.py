@@ -68,7 +68,7 @@ def flip_acceptances(migration: Migration, target: int, prefix: PurePosixPath) -
     for entry in definition.release_changes:
         claiming = [r for r in migration.releases.values() if tag_claimed(r, entry.tag)]
         jobs = frozenset(
-            job_text(prefix, ref.path, ref.job)
+            job_text(ref.path, ref.job)
             for release in claiming
             for ref in migration.workflows.jobs_of(release)
         )
@@ -79,7 +79,7 @@ def flip_acceptances(migration: Migration, target: int, prefix: PurePosixPath) -
                 for g in globs
             ]
     for job_entry in definition.job_changes:  # a real release job named (`job: PATH#JOB`)
-        named = frozenset({job_text(prefix, job_entry.job.path, job_entry.job.job)})
+        named = frozenset({job_text(job_entry.job.path, job_entry.job.job)})
         where = f"{definition.file} (release_changes of stage {target}, job {job_entry.job.text})"
         for direction, globs in (("gained", job_entry.add), ("lost", job_entry.drop)):
             out += [

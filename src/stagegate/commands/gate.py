@@ -559,7 +559,7 @@ def releases_as_declared(
         return None  # not a flip forward to a stage the base defines (other rules say so)
     from stagegate.commands import releases_declared
 
-    found = releases_declared.judge(repo, refs.judge, target, commits, prefix)
+    found = releases_declared.judge(repo, refs.judge, target, commits)
     if found is None:
         return None
     return Rule(releases_declared.RULE, found.ok, found.message, found.locations, found.details)

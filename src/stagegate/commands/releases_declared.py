@@ -18,9 +18,8 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 from collections.abc import Sequence
-from pathlib import PurePosixPath
 
-from stagegate.ci.continuity import ReleaseChange, compare, read_commit
+from stagegate.ci.continuity import Reading, ReleaseChange, compare, read_commit
 from stagegate.ci.shipped import Context, Side
 from stagegate.engine.globs import matches
 from stagegate.engine.match import plain_selector
@@ -49,50 +48,49 @@ def judge(
     migration: Migration,
     target: int,
     commits: tuple[tuple[str, str], tuple[str, str]],
-    prefix: PurePosixPath,
 ) -> Judged | None:
     """The real releases from the first commit to the second (each ``(sha, shown)``)
-    against the release_changes of stage ``target`` in ``migration`` (the base's)."""
+    against the release_changes of stage ``target`` in ``migration`` (the base's): each
+    commit read with the base's workflows settings and the flags of its own stage, as
+    ``continuity`` reads a flip."""
     (since, since_shown), (head, head_shown) = commits
-    before = read_commit(repo, since, since_shown)
-    after = read_commit(repo, head, head_shown)
+    before = read_commit(repo, since, since_shown, Reading(migration=migration, stage=target - 1))
+    after = read_commit(repo, head, head_shown, Reading(migration=migration, stage=target))
     changes, _fresh, _gone = compare(before, after)
     if not changes:
         return None  # no release job in the workflows at either commit: nothing to hold
-    return held(migration, target, changes, before, after, prefix)
+    return held(migration, target, changes, before, after)
 
 
-def job_text(prefix: PurePosixPath, path: str, job: str) -> str:
-    """A `jobs` entry (relative to the migration's folder) as a path from the top."""
-    full = posixpath.normpath((prefix / path).as_posix()) if str(prefix) not in ("", ".") else path
-    return f"{full}#{job}"
+def job_text(path: str, job: str) -> str:
+    """A `jobs` entry as the readers name jobs: its path is from the top of the repository
+    (as drift reads it), wherever the migration lives."""
+    return f"{posixpath.normpath(path)}#{job}"
 
 
-def _names(prefix: PurePosixPath, ref: JobRef, change: ReleaseChange) -> bool:
+def _names(ref: JobRef, change: ReleaseChange) -> bool:
     """Whether the `jobs` entry (or a `job` of release_changes) ``ref`` names the real
     release job of ``change``."""
     name = f"{change.release.file}#{change.release.job}"
-    wanted = job_text(prefix, ref.path, ref.job)
+    wanted = job_text(ref.path, ref.job)
     return fnmatch.fnmatchcase(name, wanted) if "*" in wanted else name == wanted
 
 
-def tied(migration: Migration, prefix: PurePosixPath, change: ReleaseChange) -> list[Release]:
+def tied(migration: Migration, change: ReleaseChange) -> list[Release]:
     """The model's releases whose `jobs` name the real release job of ``change``."""
     return [
         release
         for release in migration.releases.values()
-        if any(_names(prefix, ref, change) for ref in migration.workflows.jobs_of(release))
+        if any(_names(ref, change) for ref in migration.workflows.jobs_of(release))
     ]
 
 
-def named(
-    migration: Migration, target: int, prefix: PurePosixPath, change: ReleaseChange
-) -> list[JobChange]:
+def named(migration: Migration, target: int, change: ReleaseChange) -> list[JobChange]:
     """The target's release_changes entries that name the real release job of ``change``
     (`job: PATH#JOB`)."""
     definition = migration.stage_def(target)
     entries = definition.job_changes if definition is not None else ()
-    return [entry for entry in entries if _names(prefix, entry.job, change)]
+    return [entry for entry in entries if _names(entry.job, change)]
 
 
 def _declared(
@@ -132,16 +130,49 @@ class _Tally:
         self.declared = 0
 
 
+def _made_unreadable(changes: Sequence[ReleaseChange]) -> Judged | None:
+    """A flip whose head makes a release's flow unreadable where the base read it (its
+    publish step, the run its files come from, an artifact action's version, a move), or
+    brings files from outside the runs read to its publish step: the gate cannot say what
+    it ships, so it refuses (as ``continuity`` fails it)."""
+    lines: list[str] = []
+    where: list[Loc] = []
+    for change in changes:
+        real = change.release
+        job = f"release job {real.job} ({real.file}:{real.loc.line})"
+        for blind in change.newly_blind:
+            lines.append(f"{job} cannot be read at the head: {blind.reason} ({blind.loc.at})")
+            where.append(blind.loc)
+        for foreign in change.new_foreign:
+            lines.append(
+                f"{job} publishes files from outside the runs it reads: {foreign.what} ({foreign.loc.at})"
+            )
+            where.append(foreign.loc)
+    if not lines:
+        return None
+    return Judged(
+        False,
+        "this pull request makes what a release ships unreadable where the base read it, or "
+        "brings it files from outside the runs it reads: the gate cannot hold it to the "
+        "target stage's release_changes; keep the flow readable (pin versions, declare "
+        "publishers and runs under workflows in the base first).",
+        tuple(where),
+        tuple(lines),
+    )
+
+
 def held(
     migration: Migration,
     target: int,
     changes: Sequence[ReleaseChange],
     before: Side,
     after: Side,
-    prefix: PurePosixPath,
 ) -> Judged:
     definition = migration.stage_def(target)
     stage_file = definition.file if definition is not None else "?"
+    unread = _made_unreadable(changes)
+    if unread is not None:
+        return unread
     changed = [c for c in changes if c.lost or c.gained]
     if not changed:
         return Judged(
@@ -153,8 +184,8 @@ def held(
     listed = any(migration.workflows.jobs_of(r) for r in migration.releases.values())
     tally = _Tally()
     for change in changed:
-        releases = tied(migration, prefix, change)
-        entries = named(migration, target, prefix, change)
+        releases = tied(migration, change)
+        entries = named(migration, target, change)
         if releases or entries:
             _hold(
                 tally, change, (migration, target, stage_file), releases, entries, (before, after)
