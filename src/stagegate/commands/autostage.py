@@ -31,7 +31,7 @@ from stagegate.commands.draft import (
 from stagegate.engine.resolve import Plan, Row
 from stagegate.errors import Refused, UsageError
 from stagegate.model import Migration
-from stagegate.records import replace
+from stagegate.records import record, replace
 
 _TOP = re.compile(r"^([A-Za-z_][\w-]*):(.*)$")
 
@@ -69,16 +69,27 @@ def _item(item: Item, section: str, flag: str) -> list[str]:
     return out
 
 
-def stage_from_workflows(migration: Migration, title: str, number: int, path: Path) -> Path:
-    """Write stage ``number`` (at ``path``) declaring what drift finds undeclared at the
-    last stage, and the items and flag it needs in migration.yaml; ``path``."""
+@record(kw_only=True, eq=False)
+class AutoStage:
+    """What the next stage declares: the flag it sets, the producers and consumers it turns
+    on (gated by the flag), the axes they need, and the selections left for a hand."""
+
+    number: int
+    title: str
+    last: int
+    flag: str
+    producers: list[Item]
+    consumers: list[Item]
+    new_axes: list[str]
+    notes: list[str]
+
+
+def draft_stage(migration: Migration, title: str, number: int) -> AutoStage:
+    """The stage that declares what drift finds undeclared at the last stage; Refused
+    where it finds nothing."""
     from stagegate.ci.drift import drift
     from stagegate.ci.workflows import read
-    from stagegate.fs import write_atomic
-    from stagegate.validation import load
 
-    if path.exists():
-        raise UsageError(f"{path} exists; remove it or choose another title.")
     last = migration.last
     found = drift(migration, last)
     undeclared = {f.loc for f in found.findings if f.kind == "undeclared-upload"}
@@ -102,7 +113,6 @@ def stage_from_workflows(migration: Migration, title: str, number: int, path: Pa
             "workflows do; add a stage by hand with new-stage TITLE."
         )
     taken = {*migration.flags, *migration.producers, *migration.consumers}
-    flag = new_id(title, set(taken))
     build = Builder(replace(reading, transfers=(*uploads, *downloads)), {}, {})
     build.axes = Axes()
     for name, axis in migration.axes.items():
@@ -113,77 +123,103 @@ def stage_from_workflows(migration: Migration, title: str, number: int, path: Pa
     known_axes = dict(build.axes.values)
     build.ids = {"p": set(taken), "c": set(taken), "r": set(taken)}
     producers = producer_items(build)
-    consumers = [
-        Item(id=i, summary=f"The downloads of {job}.", entries=entries_of(t), jobs=(job,))
-        for job, (i, t) in build.downloads()[0].items()
-    ]
-    new_axes = [
-        f"  {name}: [{', '.join(quote(v) for v in values)}]"
-        for name, values in build.axes.values.items()
-        if name not in known_axes
-    ]
-    main = Path(migration.file)
-    original = main.read_bytes()
-    lines = original.decode("utf-8").split("\n")
+    return AutoStage(
+        number=number,
+        title=title,
+        last=last,
+        flag=new_id(title, set(taken)),
+        producers=producers,
+        consumers=[
+            Item(id=i, summary=f"The downloads of {job}.", entries=entries_of(t), jobs=(job,))
+            for job, (i, t) in build.downloads()[0].items()
+        ],
+        new_axes=[
+            f"  {name}: [{', '.join(quote(v) for v in values)}]"
+            for name, values in build.axes.values.items()
+            if name not in known_axes
+        ],
+        notes=[
+            f"#   {comment(f.message)} ({f.loc.file}:{f.loc.line}): declare it under "
+            "release_changes (tag, add, drop) or change the release's select"
+            for f in differs
+        ],
+    )
+
+
+def render_migration(text: str, stage: AutoStage, file: str) -> str:
+    """``text`` (migration.yaml) with the stage's flag, axes, producers and consumers."""
+    lines = text.split("\n")
     trailing = lines[-1] == ""
     lines = lines[:-1] if trailing else lines
     summary = (
-        f"Stage {number} ({comment(title)}): what the workflows do that the model did not say."
+        f"Stage {stage.number} ({comment(stage.title)}): what the workflows do that the model "
+        "did not say."
     )
     for key in ("axes", "flags", "producers", "consumers"):
-        _block(lines, key, ["-"], migration.file)  # a flow-style section: refused, as written
-    lines = _block(lines, "axes", new_axes, migration.file)
-    flag_lines = [f"  {flag}:", f"    summary: {quote(summary)}", "    default: false"]
-    lines = _block(lines, "flags", flag_lines, migration.file)
-    lines = _block(
-        lines,
-        "producers",
-        [x for p in producers for x in _item(p, "producers", flag)],
-        migration.file,
-    )
-    lines = _block(
-        lines,
-        "consumers",
-        [x for c in consumers for x in _item(c, "consumers", flag)],
-        migration.file,
-    )
-    text = "\n".join(lines) + ("\n" if trailing else "")
-    notes = [
-        f"#   {comment(f.message)} ({f.loc.file}:{f.loc.line}): declare it under "
-        "release_changes (tag, add, drop) or change the release's select"
-        for f in differs
-    ]
-    stage = "\n".join(
+        _block(lines, key, ["-"], file)  # a flow-style section: refused, as written
+    lines = _block(lines, "axes", stage.new_axes, file)
+    flag_lines = [f"  {stage.flag}:", f"    summary: {quote(summary)}", "    default: false"]
+    lines = _block(lines, "flags", flag_lines, file)
+    for key, items in (("producers", stage.producers), ("consumers", stage.consumers)):
+        lines = _block(lines, key, [x for i in items for x in _item(i, key, stage.flag)], file)
+    return "\n".join(lines) + ("\n" if trailing else "")
+
+
+def render_stage(stage: AutoStage) -> str:
+    """The stage file's text."""
+    return "\n".join(
         [
-            f"# Stage {number}: {comment(title)}",
+            f"# Stage {stage.number}: {comment(stage.title)}",
             "# Written by `stagegate new-stage --from-workflows` from what drift finds at stage "
-            f"{last}: the flag {flag} turns on what the workflows now do.",
-            f"stage: {number}",
-            f"title: {quote(title)}",
+            f"{stage.last}: the flag {stage.flag} turns on what the workflows now do.",
+            f"stage: {stage.number}",
+            f"title: {quote(stage.title)}",
             "set:",
-            f"  {flag}: true",
+            f"  {stage.flag}: true",
             "acceptance:",
             "  - check: workflows",
-            *(["# Not written: selections that differ:", *notes] if notes else []),
+            *(["# Not written: selections that differ:", *stage.notes] if stage.notes else []),
             "",
         ]
     )
+
+
+def stage_from_workflows(migration: Migration, title: str, number: int, path: Path) -> Path:
+    """Write stage ``number`` (at ``path``) declaring what drift finds undeclared at the
+    last stage, and the items and flag it needs in migration.yaml, all or nothing; ``path``."""
+    if path.exists():
+        raise UsageError(f"{path} exists; remove it or choose another title.")
+    stage = draft_stage(migration, title, number)
+    main = Path(migration.file)
+    original = main.read_bytes()
+    text = render_migration(original.decode("utf-8"), stage, migration.file)
+    _write(main, original, text, path, render_stage(stage), (stage.last, number))
+    return path
+
+
+def _write(
+    main: Path, original: bytes, text: str, path: Path, stage: str, stages: tuple[int, int]
+) -> None:
+    """The stage file (new) and migration.yaml (compared-and-swapped), then the release
+    changes the new rows call for; on any failure, neither is left changed."""
+    from stagegate.fs import write_atomic
+    from stagegate.validation import load
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "x", encoding="utf-8") as handle:
         handle.write(stage)
     try:
         write_atomic(main, text.encode("utf-8"), expected=original)
-        changes = release_changes(load(migration.file), last, number)
+        changes = release_changes(load(str(main)), *stages)
         if changes:
             at = stage.index("acceptance:\n")
             write_atomic(path, (stage[:at] + changes + stage[at:]).encode("utf-8"))
-            load(migration.file)
+            load(str(main))
     except BaseException:
         path.unlink(missing_ok=True)
         if main.read_bytes() != original:
             write_atomic(main, original)
         raise
-    return path
 
 
 def release_changes(migration: Migration, last: int, number: int) -> str:
