@@ -50,3 +50,19 @@ def one_line(text: str) -> str:
     if text.isprintable():
         return text
     return _BREAK.sub(lambda m: _SHOWN.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but line feed and tab shown as ``\\xNN``.
+
+    Summaries, titles, file names, file lines and commit messages reach the output; an
+    escape sequence in them would act on the reader's terminal (an OSC 52 clipboard
+    write, a screen clear) and a bare carriage return would overwrite a ``FAIL`` line
+    with ``ok``. Every text output goes through here (``cli.show``, the live lines of
+    ``check``, error messages, annotations); JSON escapes them its own way (``dumps``)."""
+    if text.isascii() and text.isprintable():
+        return text
+    return CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

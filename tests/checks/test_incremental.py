@@ -15,7 +15,7 @@ import pytest
 
 from conftest import CASES, REPO
 from stagegate.checks import runner, unique_artifacts
-from stagegate.checks._base import Context
+from stagegate.checks.base import Context
 from stagegate.engine import match, resolve
 from stagegate.engine.match import evaluation, index, input_selectors, release_selection, selected
 from stagegate.errors import Loc

@@ -79,7 +79,7 @@ def test_without_a_cache_folder_the_modules_answer(monkeypatch: pytest.MonkeyPat
 
 
 LEFT_BEHIND = """\
-from stagegate.checks._base import Finding, result
+from stagegate.checks.base import Finding, result
 from stagegate.errors import Problem
 
 KIND = "left-behind"
@@ -203,7 +203,7 @@ def test_status_with_no_repository_check_ahead_imports_no_other_kind(tmp_path: P
         assert done.returncode == 0, done.stderr
         assert "readiness: stage 1 has no check that reads the repository" in done.stdout
         imported.append(set(ast.literal_eval(done.stderr.strip().splitlines()[-1])))
-    assert imported[1] == {"stagegate.checks._base", "stagegate.checks.pytest_check"}
+    assert imported[1] == {"stagegate.checks.base", "stagegate.checks.pytest_check"}
     assert not (tmp_path / "cache" / "kinds").exists()
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO
 from stagegate.cli import cli
-from stagegate.report import SCHEMA, VALIDATE, Output, lines
+from stagegate.report import SCHEMA, Output, lines
 from stagegate.report.affected import AFFECTED
 from stagegate.report.audit import AUDIT
 from stagegate.report.ciflags import FLAGS, MATRIX
@@ -24,6 +24,7 @@ from stagegate.report.history import HISTORY
 from stagegate.report.plans import DIFF, PLAN, STATUS
 from stagegate.report.results import CHECK
 from stagegate.report.scaffold import INIT, NEW_STAGE
+from stagegate.report.validate import VALIDATE
 
 TABLES = {
     "validate": VALIDATE,

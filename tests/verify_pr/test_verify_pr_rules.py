@@ -9,7 +9,7 @@ import pytest
 
 from scratch import SMALL, write_small
 from stagegate import records
-from stagegate.checks._base import Result
+from stagegate.checks.base import Result
 from stagegate.commands import gate
 from stagegate.model import Migration
 from stagegate.records import FrozenInstanceError

@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stagegate.checks._base import Context
+from stagegate.checks.base import Context
 from stagegate.model import Check, Migration
 from stagegate.records import record
 
@@ -314,6 +314,4 @@ def _line(counts: dict[str, float]) -> str:
 def target(ctx: Context, check: Check) -> str | None:
     """What the check runs: in verify-pr, the base's folder for the stage (``ctx.reference``),
     wherever the head moved its stages."""
-    from stagegate.git.overlay import pytest_target  # git only where a check runs
-
-    return pytest_target(ctx.reference, ctx.stage, check)
+    return ctx.reference.pytest_folder(ctx.stage, check)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from stagegate.checks._base import Context, Finding, where
+from stagegate.checks.base import Context, Finding, where
 from stagegate.engine.match import RowIndex, evaluation, plain_selector, selected
 from stagegate.engine.resolve import Plan, Row, tag_claimed
 from stagegate.model import Check, Migration, Release, ReleaseChange, Stage, Template

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from stagegate.checks._base import Context, Finding, Result, result
+from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.model import Check
 from stagegate.words import one_line
 
@@ -116,8 +116,6 @@ def run(ctx: Context, check: Check) -> list[Result]:
     shown = one_line(shlex.join(argv))  # pasteable back into a shell; on one line
     env = None
     if ctx.baseline is not None:  # verify-pr: nothing of the head tree may stand in for it
-        from stagegate.git.overlay import safe_path_env
-
         env = safe_path_env(os.environ)
     try:
         code, output = bounded(argv, cwd=ctx.root, timeout=timeout, env=env)
@@ -141,3 +139,21 @@ def run(ctx: Context, check: Check) -> list[Result]:
         return [result(ctx, check, [], f"`{shown}` exited 0")]
     finding = Finding(f"`{shown}` exited {code}" + (f":\n{last}" if last else ""), check.loc)
     return [result(ctx, check, [finding], "")]
+
+
+def safe_path_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment for a program run in the head tree on the base's behalf.
+
+    Python started by it does not put its working folder or a script's folder first on
+    ``sys.path`` (``PYTHONSAFEPATH``), and neither ``PATH`` nor ``PYTHONPATH`` keeps an
+    empty or relative entry (one that names the working folder, the head tree): a
+    ``git`` or ``yaml.py`` committed there is not what runs. Absolute entries are the
+    workflow's own choice and stay."""
+    out = dict(env)
+    out["PYTHONSAFEPATH"] = "1"
+    out["PYTHONDONTWRITEBYTECODE"] = "1"
+    for name in ("PATH", "PYTHONPATH"):
+        if name in out:
+            kept = [e for e in out[name].split(os.pathsep) if e and os.path.isabs(e)]
+            out[name] = os.pathsep.join(kept)
+    return out

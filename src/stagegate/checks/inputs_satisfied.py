@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stagegate.checks import _consumers
-from stagegate.checks._base import (
+from stagegate.checks.base import (
     Context,
     Finding,
     Result,

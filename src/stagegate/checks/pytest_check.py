@@ -14,7 +14,7 @@ from stagegate.model import Check, Migration
 from stagegate.words import one_line
 
 if TYPE_CHECKING:
-    from stagegate.checks._base import Context, Result
+    from stagegate.checks.base import Context, Result
 
 KIND = "pytest"
 SUMMARY = (
@@ -76,9 +76,9 @@ def _argv(rel: str, where: Path | None, isolate: list[str] | None = None) -> lis
 def run(ctx: Context, check: Check) -> list[Result]:
     # imported here: ``validate`` runs on every load (it follows links on disk, which the cache key does not cover) and must stay
     # cheap to import, for the commands that start fast
-    from stagegate.checks._base import Finding, result
     from stagegate.checks._pytest_session import isolation, target  # not at load time
     from stagegate.checks._pytest_session import summary as shared_summary
+    from stagegate.checks.base import Finding, result
     from stagegate.checks.command import bounded, tail
 
     rel = target(ctx, check)
@@ -112,7 +112,7 @@ def run(ctx: Context, check: Check) -> list[Result]:
     timeout = float(check.args.get("timeout", ctx.timeout))
     env = dict(os.environ)
     if ctx.tests is not None:
-        from stagegate.git.overlay import safe_path_env
+        from stagegate.checks.command import safe_path_env
 
         env = safe_path_env(env)
     env["STAGEGATE_FILE"] = str((ctx.root / Path(ctx.migration.file).name).resolve())

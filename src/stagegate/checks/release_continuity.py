@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from stagegate.checks._base import Context, Finding, Result, result, where
 from stagegate.checks._release_plan import (
     Expected,
     Key,
@@ -26,6 +25,7 @@ from stagegate.checks._release_plan import (
     step,
 )
 from stagegate.checks._release_plan import claimants as claimants  # also stagegate.testing's
+from stagegate.checks.base import Context, Finding, Result, result, where
 from stagegate.engine.match import (
     RowIndex,
     evaluation,

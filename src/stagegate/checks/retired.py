@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stagegate.checks._base import Context, Finding, Result, result
+from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.model import Check
 from stagegate.words import counted, quoted
 
@@ -18,11 +18,10 @@ READS = "repository"
 
 def run(ctx: Context, check: Check) -> list[Result]:
     from stagegate.audit import search
-    from stagegate.git.overlay import own_stage_files
 
     # verify-pr: the base's legacy entries and audit.ignore, searched in the head's tree
     # (the head's own migration files, wherever it moved them, name references on purpose).
-    also = () if ctx.baseline is None else own_stage_files(ctx.migration)
+    also = () if ctx.baseline is None else ctx.migration.own_files()
     report = search(ctx.reference, ctx.stage, root=ctx.root, exclude=also)
     findings = []
     for leftover in report.findings:

@@ -3,7 +3,7 @@ given a change and the baseline run, every reused producer is unchanged and comp
 
 from __future__ import annotations
 
-from stagegate.checks._base import Context, Finding, Result, result
+from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.model import Check
 
 KIND = "reuse-safe"

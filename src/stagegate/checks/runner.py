@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Protocol
 
 from stagegate.checks import kinds, reading, repository_checks
-from stagegate.checks._base import Context, Readiness, Result
 from stagegate.checks._pytest_session import pending, shared_session
+from stagegate.checks.base import Context, Readiness, Result
 from stagegate.engine import globs
 from stagegate.engine.budget import work_limit
 from stagegate.errors import StagegateError, TooComplex

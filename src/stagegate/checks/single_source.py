@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from stagegate.checks import _consumers
-from stagegate.checks._base import (
+from stagegate.checks.base import (
     Context,
     Finding,
     Result,

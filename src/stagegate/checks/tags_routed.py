@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from stagegate.checks._base import Context, Finding, Result, result, where
 from stagegate.checks._release_plan import apart
+from stagegate.checks.base import Context, Finding, Result, result, where
 from stagegate.engine.match import evaluation
 from stagegate.engine.resolve import tag_claimed
 from stagegate.model import Check

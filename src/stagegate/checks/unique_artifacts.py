@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from functools import partial
 
-from stagegate.checks._base import Context, Finding, Result, result, row_list, where
+from stagegate.checks.base import Context, Finding, Result, result, row_list, where
 from stagegate.engine.globs import (
     PatternError,
     TooMuchWork,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stagegate.checks._base import Context, Finding, Result, result
+from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.model import Check, Migration, WorkflowSettings
 from stagegate.model.templates import Placeholder
 from stagegate.records import field_names, replace

@@ -100,7 +100,7 @@ def show(
 @pass_ctx
 def validate(ctx: Context, fmt: str) -> int:
     """Check the migration and its stage files: schema and meaning."""
-    from stagegate.report import VALIDATE, Validation
+    from stagegate.report.validate import VALIDATE, Validation
 
     try:
         result = Validation(migration=ctx.migration())

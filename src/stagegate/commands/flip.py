@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stagegate.checks import runner
-from stagegate.checks._base import Result
+from stagegate.checks.base import Result
 from stagegate.errors import InvalidInput, Problem, Refused, UsageError
 from stagegate.fs import write_atomic
 from stagegate.load.sources import STAGE_FILE, FileSource, Source, read_limited

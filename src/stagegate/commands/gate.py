@@ -41,7 +41,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from stagegate.checks import reading, runner
-from stagegate.checks._base import Result
+from stagegate.checks.base import Result
 from stagegate.engine.resolve import flag_values
 from stagegate.errors import Loc, UsageError
 from stagegate.git import overlay

@@ -8,7 +8,7 @@ repository as it is today, run now (what still blocks that flip).
 
 from __future__ import annotations
 
-from stagegate.checks._base import Readiness
+from stagegate.checks.base import Readiness
 from stagegate.checks.runner import readiness
 from stagegate.commands.log import Flip, Start
 from stagegate.commands.log import log as read_log

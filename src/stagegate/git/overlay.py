@@ -20,7 +20,6 @@ not followed, so the copy holds only regular files written by stagegate.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
@@ -93,7 +92,7 @@ def base_tests(
     """Every file of the base that decides what the pytest ``checks`` at ``stage`` run."""
     top = repo.source(base_commit)
     targets = tuple(
-        t for c in checks if c.kind == "pytest" if (t := pytest_target(base, stage, c)) is not None
+        t for c in checks if c.kind == "pytest" if (t := base.pytest_folder(stage, c)) is not None
     )
     files: dict[PurePosixPath, bytes] = {}
     missing: list[str] = []
@@ -185,40 +184,3 @@ def head_tree(
         return
     with repo.checkout_elsewhere(head_commit) as tree:
         yield tree / prefix, True
-
-
-def own_stage_files(migration: Migration) -> list[str]:
-    """The migration file and its stage files, relative to its folder."""
-    stages_dir = PurePosixPath(migration.stages_dir).as_posix()
-    return [Path(migration.file).name] + [
-        f"{stages_dir}/{Path(stage.file).name}" for stage in migration.stages
-    ]
-
-
-def safe_path_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The environment for a program run in the head tree on the base's behalf.
-
-    Python started by it does not put its working folder or a script's folder first on
-    ``sys.path`` (``PYTHONSAFEPATH``), and neither ``PATH`` nor ``PYTHONPATH`` keeps an
-    empty or relative entry (one that names the working folder, the head tree): a
-    ``git`` or ``yaml.py`` committed there is not what runs. Absolute entries are the
-    workflow's own choice and stay."""
-    out = dict(env)
-    out["PYTHONSAFEPATH"] = "1"
-    out["PYTHONDONTWRITEBYTECODE"] = "1"
-    for name in ("PATH", "PYTHONPATH"):
-        if name in out:
-            kept = [e for e in out[name].split(os.pathsep) if e and os.path.isabs(e)]
-            out[name] = os.pathsep.join(kept)
-    return out
-
-
-def pytest_target(migration: Migration, stage: int, check: Check) -> str | None:
-    """The path a pytest check runs, relative to the migration's folder; None at stage 0."""
-    rel = check.args.get("path")
-    if rel is not None:
-        return str(rel)
-    definition = migration.stage_def(stage)
-    if definition is None:
-        return None
-    return f"{migration.stages_dir}/{definition.dirname}"

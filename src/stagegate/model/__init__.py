@@ -267,6 +267,25 @@ class Migration:
         stage = self.stage_def(number)
         return stage.title if stage else "before the migration"
 
+    def own_files(self) -> list[str]:
+        """The migration file and its stage files, relative to its folder (what names the
+        references on purpose, and what a change of the stages is)."""
+        stages_dir = Path(self.stages_dir).as_posix()
+        return [Path(self.file).name] + [
+            f"{stages_dir}/{Path(stage.file).name}" for stage in self.stages
+        ]
+
+    def pytest_folder(self, stage: int, check: Check) -> str | None:
+        """The path a ``pytest`` check of ``stage`` runs, relative to the migration's
+        folder: its ``path``, else the stage's own folder; None at stage 0."""
+        rel = check.args.get("path")
+        if rel is not None:
+            return str(rel)
+        definition = self.stage_def(stage)
+        if definition is None:
+            return None
+        return f"{self.stages_dir}/{definition.dirname}"
+
     def items(self) -> list[Item]:
         return [*self.producers.values(), *self.consumers.values(), *self.releases.values()]
 

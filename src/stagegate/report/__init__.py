@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from stagegate.records import record
-
-if TYPE_CHECKING:
-    from stagegate.errors import InvalidInput
-    from stagegate.model import Migration
+from stagegate.words import CONTROLS
+from stagegate.words import printable as printable
 
 R = TypeVar("R")
 
@@ -48,7 +46,6 @@ def lines(*texts: str | None) -> str:
     return "".join(f"{text}\n" for text in texts if text is not None)
 
 
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """The C0 controls but line feed and tab, DEL, and the C1 controls."""
 
 
@@ -90,26 +87,13 @@ def shallow_note(shallow: bool, lost: str, everything: str) -> list[str]:
     ]
 
 
-def printable(text: str) -> str:
-    """``text`` with every control character but line feed and tab shown as ``\\xNN``.
-
-    Summaries, titles, file names, file lines and commit messages reach the output; an
-    escape sequence in them would act on the reader's terminal (an OSC 52 clipboard
-    write, a screen clear) and a bare carriage return would overwrite a ``FAIL`` line
-    with ``ok``. Every text output goes through here (``cli.show``, the live lines of
-    ``check``, error messages, annotations); JSON escapes them its own way (``dumps``)."""
-    if text.isascii() and text.isprintable():
-        return text
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
 def dumps(data: Any) -> str:
     """The JSON style of every command: indented, UTF-8 as is, but control characters
     escaped (``json`` escapes C0 itself; DEL and C1 as ``\\u00NN`` here)."""
     import json
 
     text = json.dumps(data, indent=2, ensure_ascii=False)
-    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def echo_text(render: Callable[[R], str]) -> Callable[[R], Output]:
@@ -129,89 +113,3 @@ def nothing(_result: object) -> Output:
 
 SCHEMA: Renderers[Any] = {"json": echo_json(lambda schema: schema)}
 """`schema`: the JSON Schema as it is."""
-
-
-# --------------------------------------------------------------------------- validate
-# Here rather than in a module of its own: `validate` is the pre-commit hook's command,
-# and this package is loaded at start-up anyway, so its output costs no module import.
-
-
-@record
-class Validation:
-    """`validate`'s result: the migration, or the problems that keep it from loading."""
-
-    migration: Migration | None = None
-    error: InvalidInput | None = None
-
-    @property
-    def exit_code(self) -> int:
-        return self.error.exit_code if self.error is not None else 0
-
-
-def summary_line(migration: Migration) -> str:
-    from stagegate.words import counted
-
-    counts = ", ".join(
-        counted(n, noun)
-        for n, noun in (
-            (len(migration.stages), "stage file"),
-            (len(migration.flags), "flag"),
-            (len(migration.producers), "producer"),
-            (len(migration.consumers), "consumer"),
-            (len(migration.releases), "release"),
-        )
-    )
-    return f"{migration.file}: valid: {counts}; at stage {migration.stage} of {migration.last}."
-
-
-def as_json(result: Validation) -> dict[str, Any]:
-    if result.error is not None:
-        problems = [
-            {
-                "file": p.loc.file,
-                "line": p.loc.line,
-                "col": p.loc.col,
-                "path": p.path,
-                "message": p.message,
-            }
-            for p in result.error.problems
-        ]
-        return {"ok": False, "problems": problems}
-    assert result.migration is not None
-    migration = result.migration
-    return {"ok": True, "problems": [], "stage": migration.stage, "stages": len(migration.stages)}
-
-
-def _text(result: Validation) -> Output:
-    if result.error is not None:
-        return Output(err=lines(str(result.error)))
-    assert result.migration is not None
-    return Output(lines(summary_line(result.migration)))
-
-
-def _github(result: Validation) -> Output:
-    from stagegate.report import github
-    from stagegate.words import counted
-
-    if result.error is not None:
-        annotations = github.problem_annotations(result.error.problems, "stagegate validate")
-        count = counted(len(result.error.problems), "problem")
-        return Output(
-            lines(annotations or None),
-            _text(result).err,
-            f"### stagegate validate\n\n{count} in the migration files.",
-        )
-    migration = result.migration
-    assert migration is not None
-    return Output(
-        _text(result).out,
-        summary=f"### stagegate validate\n\n{github.md_code(migration.file)} is valid "
-        f"(stage {migration.stage} of {migration.last}).",
-    )
-
-
-VALIDATE: Renderers[Validation] = {
-    "text": _text,
-    "json": lambda result: Output(lines(dumps(as_json(result)))),
-    "github": _github,
-}

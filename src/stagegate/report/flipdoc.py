@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from stagegate.checks._base import Result
+from stagegate.checks.base import Result
 from stagegate.engine.resolve import Change, diff, resolve
 from stagegate.model import Migration
 from stagegate.report import fenced

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from stagegate.errors import Loc, Problem
-from stagegate.words import one_line
+from stagegate.words import one_line, printable
 
 if TYPE_CHECKING:
     from stagegate.commands.gate import Verdict
@@ -69,8 +69,6 @@ def _v2_colon(line: str) -> int | None:
 def _escape_data(text: str) -> str:
     """The runner's escapes, then the other control characters shown (``printable``):
     the log viewer renders escape sequences."""
-    from stagegate.report import printable
-
     return printable(
         _defuse_legacy(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
     )

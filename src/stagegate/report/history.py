@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stagegate.checks._base import Readiness
+from stagegate.checks.base import Readiness
 from stagegate.commands.history import Entry, Timeline
 from stagegate.report import (
     Output,

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from stagegate.checks._base import Result
+from stagegate.checks.base import Result
 from stagegate.model import Check, Migration
 from stagegate.records import record, replace
 from stagegate.report import printable

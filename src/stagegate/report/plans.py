@@ -23,7 +23,7 @@ from stagegate.report import Renderers, echo_json, echo_text, single_lines
 from stagegate.words import counted
 
 if TYPE_CHECKING:
-    from stagegate.checks._base import Readiness
+    from stagegate.checks.base import Readiness
 
 R = TypeVar("R")
 
@@ -374,7 +374,7 @@ def next_status(migration: Migration) -> Status:
 
     stage = migration.stage + 1
     if not repository_checks(migration, stage):  # the runner need not even be imported
-        from stagegate.checks._base import Readiness
+        from stagegate.checks.base import Readiness
 
         return Status(migration, Readiness(stage))
     from stagegate.checks.runner import readiness

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from stagegate.checks._base import Result
+from stagegate.checks.base import Result
 from stagegate.errors import Loc
 from stagegate.model import Migration
 from stagegate.records import record
