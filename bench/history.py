@@ -35,7 +35,8 @@ init refuses the head, the commit has no drift figure and says why.
 `--triage FILE` scores the run against judged verdicts (bench/history/triage.json:
 `{"OWNER/NAME": {"SHORT_SHA": {"verdict": V, "shape": "...", ...}}}`, V one of `true`,
 `intended`, `miss` (a release changed: exit 1 expected, no Release-Change accepted),
-`false`, `pass` (nothing a release ships changed: exit 0 expected)). The summary then
+`blind` (the release's flow became unreadable: exit 1 expected), `false`, `pass`
+(nothing a release ships changed: exit 0 expected)). The summary then
 counts false alarms (exit 1 where 0 is expected), misses (exit 0 where 1 is expected) and
 alarms no one has judged. The repository's name comes from the clone's origin
 (`.../OWNER+NAME/repo` or a GitHub URL), else --name.
@@ -59,7 +60,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +70,17 @@ DEFAULT_TRIAGE = HERE / "history" / "triage.json"
 
 WORKFLOW_DIRS = (".github/workflows/", ".github/actions/")
 SCRIPT = re.compile(r"\.(sh|bash|py|ps1|bat|cmd|pl|rb)$")
-BUILD_FILES = re.compile(r"(^|/)(pyproject\.toml|setup\.cfg|setup\.py|Cargo\.toml|cibuildwheel\.toml)$")
+BUILD_FILES = re.compile(
+    r"(^|/)(pyproject\.toml|setup\.cfg|setup\.py|Cargo\.toml|cibuildwheel\.toml)$"
+)
 BUILD_KEYS = re.compile(
     r"cibuildwheel|CIBW_|requires-python|python_requires|maturin|free-?threading|abi3",
     re.IGNORECASE,
 )
+CONFIG = re.compile(r"\.(toml|cfg|ini|txt|json|ya?ml|in)$")
 PATHLIKE = re.compile(r"(?<![\w$.-])(?:\./)?((?:[\w.-]+/)*[\w.-]+)")
 LOCAL_USES = re.compile(r"uses:\s*['\"]?\./([\w./-]+?)/?['\"]?\s*$", re.MULTILINE)
-EXPECT_ALARM = {"true", "intended", "miss"}
+EXPECT_ALARM = {"true", "intended", "miss", "blind"}
 EXPECT_PASS = {"false", "pass"}
 
 
@@ -84,9 +88,7 @@ EXPECT_PASS = {"false", "pass"}
 
 
 def git(repo: Path, *args: str, data: bytes | None = None) -> bytes:
-    proc = subprocess.run(
-        ["git", *args], cwd=repo, input=data, capture_output=True, check=False
-    )
+    proc = subprocess.run(["git", *args], cwd=repo, input=data, capture_output=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"git {' '.join(args)} failed in {repo}:\n{proc.stderr.decode()}")
     return proc.stdout
@@ -221,11 +223,13 @@ def candidates(repo: Path, ref: str, since: str) -> list[Commit]:
         for path in commit.files:
             if path.startswith(WORKFLOW_DIRS):
                 commit.why.append(path)
-            elif refs.calls(path) and (SCRIPT.search(path) or "/" in path and path.split("/")[0] in refs.actions):
-                commit.why.append(f"called:{path}")
-            elif (BUILD_FILES.search(path) or refs.calls(path)) and build_diff_touches(
-                repo, commit, path
+            elif refs.calls(path) and (
+                SCRIPT.search(path) or ("/" in path and path.split("/")[0] in refs.actions)
             ):
+                commit.why.append(f"called:{path}")
+            elif (
+                BUILD_FILES.search(path) or (refs.calls(path) and CONFIG.search(path))
+            ) and build_diff_touches(repo, commit, path):
                 commit.why.append(f"build:{path}")
         if any(not w.startswith(("called:", "build:")) for w in commit.why):
             refs = References.of(blobs(repo, commit.sha, [".github"]))
@@ -288,7 +292,13 @@ def release_record(release: dict[str, Any]) -> dict[str, Any]:
     lost, gained = wheel_changes(release)
     renamed = []
     for item in release.get("renamed", []):
-        renamed.append({"from": item.get("from"), "to": item.get("to"), "job": item.get("context", {}).get("job")})
+        renamed.append(
+            {
+                "from": item.get("from"),
+                "to": item.get("to"),
+                "job": item.get("context", {}).get("job"),
+            }
+        )
     return {
         "release": f"{release.get('file')}#{release.get('job')}",
         "base": len(release.get("base", [])),
@@ -307,7 +317,16 @@ def release_record(release: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_commit(repo: Path, stagegate: str, commit: Commit, env: dict[str, str]) -> dict[str, Any]:
-    argv = [stagegate, "continuity", "--base", f"{commit.sha}^", "--head", commit.sha, "--format", "json"]
+    argv = [
+        stagegate,
+        "continuity",
+        "--base",
+        f"{commit.sha}^",
+        "--head",
+        commit.sha,
+        "--format",
+        "json",
+    ]
     code, cpu, out, err = timed(argv, repo, env)
     record: dict[str, Any] = {
         "sha": commit.sha,
@@ -345,7 +364,9 @@ def unresolved_kinds(items: Iterable[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def drift_of_head(repo: Path, stagegate: str, commit: Commit, env: dict[str, str]) -> dict[str, Any]:
+def drift_of_head(
+    repo: Path, stagegate: str, commit: Commit, env: dict[str, str]
+) -> dict[str, Any]:
     """One drift of the head: its .github/ written out, a model from init --from-workflows
     (not timed), then `drift --format json` timed as continuity is."""
     work = Path(tempfile.mkdtemp(prefix="history-drift-"))
@@ -354,10 +375,16 @@ def drift_of_head(repo: Path, stagegate: str, commit: Commit, env: dict[str, str
         subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
         code, _, out, err = timed([stagegate, "init", "--from-workflows"], work, env)
         if code != 0:
-            return {"drift_cpu": None, "drift_note": f"init exit {code}: {(err or out).strip()[-200:]}"}
+            return {
+                "drift_cpu": None,
+                "drift_note": f"init exit {code}: {(err or out).strip()[-200:]}",
+            }
         code, cpu, out, err = timed([stagegate, "drift", "--format", "json"], work, env)
         if code not in (0, 1):
-            return {"drift_cpu": None, "drift_note": f"drift exit {code}: {(err or out).strip()[-200:]}"}
+            return {
+                "drift_cpu": None,
+                "drift_note": f"drift exit {code}: {(err or out).strip()[-200:]}",
+            }
         return {"drift_cpu": round(cpu, 3), "drift_note": f"drift exit {code}"}
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -374,12 +401,24 @@ def verdict(record: dict[str, Any]) -> dict[str, Any]:
         "releases": {
             r["release"]: {
                 k: r[k]
-                for k in ("lost", "gained", "accepted", "wheels_lost", "wheels_gained", "selects_nothing")
+                for k in (
+                    "lost",
+                    "gained",
+                    "accepted",
+                    "wheels_lost",
+                    "wheels_gained",
+                    "selects_nothing",
+                )
             }
             | {"blind": len(r["blind"])}
             for r in record.get("releases", [])
-            if r["lost"] or r["gained"] or r["accepted"] or r["blind"] or r["wheels_lost"]
-            or r["wheels_gained"] or r["selects_nothing"]
+            if r["lost"]
+            or r["gained"]
+            or r["accepted"]
+            or r["blind"]
+            or r["wheels_lost"]
+            or r["wheels_gained"]
+            or r["selects_nothing"]
         },
         "unresolved": record.get("unresolved", 0),
     }
@@ -456,9 +495,7 @@ def agrees(record: dict[str, Any], judged: dict[str, Any]) -> bool:
     ):
         if key not in judged:
             continue
-        found = {
-            item.split("@")[0] for r in record.get("releases", []) for item in r[found_key]
-        }
+        found = {item.split("@")[0] for r in record.get("releases", []) for item in r[found_key]}
         for pattern in judged[key]:
             if not any(fnmatchcase(name, pattern) for name in found):
                 return False
@@ -599,16 +636,26 @@ def totals(repos: dict[str, Any]) -> dict[str, Any]:
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("clones", nargs="*", type=Path, help="local clones to measure")
-    parser.add_argument("--since", default="2024-12-01", help="first commit date (default 2024-12-01)")
+    parser.add_argument(
+        "--since", default="2024-12-01", help="first commit date (default 2024-12-01)"
+    )
     parser.add_argument("--ref", default="HEAD", help="the main line's tip (default HEAD)")
     parser.add_argument("--name", help="OWNER/NAME of a single clone (default: from its origin)")
     parser.add_argument("--commits", help="only these commits (comma-separated sha prefixes)")
     parser.add_argument("--stagegate", default=str(BIN / "stagegate"), help="the stagegate to run")
-    parser.add_argument("--drift-ratio", action="store_true", help="also time one drift of each head")
-    parser.add_argument("--triage", type=Path, default=DEFAULT_TRIAGE, help="judged verdicts (JSON)")
+    parser.add_argument(
+        "--drift-ratio", action="store_true", help="also time one drift of each head"
+    )
+    parser.add_argument(
+        "--triage", type=Path, default=DEFAULT_TRIAGE, help="judged verdicts (JSON)"
+    )
     parser.add_argument("--json", type=Path, help="write every record to this file")
-    parser.add_argument("--against", type=Path, help="list the verdicts changed since this JSON run")
-    parser.add_argument("--diff", nargs=2, type=Path, metavar=("OLD", "NEW"), help="compare two runs")
+    parser.add_argument(
+        "--against", type=Path, help="list the verdicts changed since this JSON run"
+    )
+    parser.add_argument(
+        "--diff", nargs=2, type=Path, metavar=("OLD", "NEW"), help="compare two runs"
+    )
     parser.add_argument("-j", "--jobs", type=int, default=1, help="runs at once (default 1)")
     args = parser.parse_args(argv)
     if not args.diff and not args.clones:
