@@ -44,7 +44,8 @@ alarms no one has judged. The repository's name comes from the clone's origin
 `--json OUT` writes every record; `--against OLD.json` (after a run) and `--diff OLD NEW`
 list the commits whose verdict changed between two runs: exit code, per release the
 names lost, gained and accepted, the wheels, the blind spots, the unresolved count.
-Exit: 0, or 1 when a run crashed (exit code other than 0/1, or output that is not JSON).
+Exit: 0, or 1 when a run errored (exit code other than 0/1, or output that is not JSON:
+invalid YAML at a commit is exit 2; a bug is 70).
 """
 
 from __future__ import annotations
@@ -437,7 +438,7 @@ def expected_exit(judged: dict[str, Any] | None) -> int | None:
 def summarize(records: list[dict[str, Any]], triage: dict[str, Any]) -> dict[str, Any]:
     runs = len(records)
     alarms = [r for r in records if r["exit"] == 1]
-    crashes = [r for r in records if r["exit"] not in (0, 1) or "error" in r]
+    errors = [r for r in records if r["exit"] not in (0, 1) or "error" in r]
     false_alarms, misses, unjudged, wrong_reason = [], [], [], []
     for r in records:
         judged = triage.get(r["short"])
@@ -456,7 +457,7 @@ def summarize(records: list[dict[str, Any]], triage: dict[str, Any]) -> dict[str
     summary: dict[str, Any] = {
         "commits": runs,
         "alarms": len(alarms),
-        "crashes": [r["short"] for r in crashes],
+        "errors": [r["short"] for r in errors],
         "false_alarms": false_alarms,
         "misses": misses,
         "wrong_reason": wrong_reason,
@@ -549,10 +550,10 @@ def summary_lines(name: str, summary: dict[str, Any]) -> Iterator[str]:
         f"{name}: {summary['commits']} commits, {summary['alarms']} alarms"
         f" ({len(summary['false_alarms'])} false, {len(summary['unjudged_alarms'])} unjudged),"
         f" {len(summary['misses'])} missed, {len(summary['wrong_reason'])} for another reason,"
-        f" {len(summary['crashes'])} crashed; {summary['unresolved_per_run']} unresolved per run;"
+        f" {len(summary['errors'])} errored; {summary['unresolved_per_run']} unresolved per run;"
         f" CPU {summary['cpu_total']:.1f}s ({summary['cpu_per_run']:.2f}s a run)"
     )
-    for key in ("false_alarms", "misses", "wrong_reason", "unjudged_alarms", "crashes"):
+    for key in ("false_alarms", "misses", "wrong_reason", "unjudged_alarms", "errors"):
         if summary[key]:
             yield f"  {key.replace('_', ' ')}: {' '.join(summary[key])}"
     if "drift" in summary:
@@ -595,7 +596,7 @@ def diff_runs(old: dict[str, Any], new: dict[str, Any]) -> Iterator[str]:
 
 def measure(args: argparse.Namespace, clone: Path, triage: dict[str, Any]) -> dict[str, Any]:
     name = repository_name(clone, args.name if len(args.clones) == 1 else None)
-    judged = triage.get(name, {})
+    judged = {sha[:7]: verdict for sha, verdict in triage.get(name, {}).items()}
     commits = candidates(clone, args.ref, args.since)
     if args.commits:
         wanted = tuple(args.commits.split(","))
@@ -696,7 +697,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         changed = list(diff_runs(old, document))
         print("verdicts changed since", args.against)
         print("\n".join(changed) if changed else "no verdict changed")
-    return 1 if summary["crashes"] else 0
+    return 1 if summary["errors"] else 0
 
 
 if __name__ == "__main__":
