@@ -33,7 +33,7 @@ commits where both ran, with the median and worst per-commit ratio (target: 2x).
 init refuses the head, the commit has no drift figure and says why.
 
 `--triage FILE` scores the run against judged verdicts (bench/history/triage.json:
-`{"OWNER/NAME": {"SHORT_SHA": {"verdict": V, "shape": "...", ...}}}`, V one of `true`,
+`{"OWNER/NAME": {"SHORT_SHA": {"verdict": V, "shape", "said", "why", "fixture"}}}`, V one of `true`,
 `intended`, `miss` (a release changed: exit 1 expected, no Release-Change accepted),
 `blind` (the release's flow became unreadable: exit 1 expected), `false`, `pass`
 (nothing a release ships changed: exit 0 expected)). The summary then
@@ -196,8 +196,13 @@ class References:
             paths.update(PATHLIKE.findall(text))
         return cls(paths, actions)
 
-    def calls(self, path: str) -> bool:
-        return path in self.paths or any(path.startswith(a + "/") for a in self.actions)
+    def names(self, path: str) -> bool:
+        """The workflows name the file by its path."""
+        return path in self.paths
+
+    def in_action(self, path: str) -> bool:
+        """The file is part of a local action the workflows use."""
+        return any(path.startswith(a + "/") for a in self.actions)
 
 
 def build_diff_touches(repo: Path, commit: Commit, path: str) -> bool:
@@ -224,12 +229,10 @@ def candidates(repo: Path, ref: str, since: str) -> list[Commit]:
         for path in commit.files:
             if path.startswith(WORKFLOW_DIRS):
                 commit.why.append(path)
-            elif refs.calls(path) and (
-                SCRIPT.search(path) or ("/" in path and path.split("/")[0] in refs.actions)
-            ):
+            elif refs.in_action(path) or (refs.names(path) and SCRIPT.search(path)):
                 commit.why.append(f"called:{path}")
             elif (
-                BUILD_FILES.search(path) or (refs.calls(path) and CONFIG.search(path))
+                BUILD_FILES.search(path) or (refs.names(path) and CONFIG.search(path))
             ) and build_diff_touches(repo, commit, path):
                 commit.why.append(f"build:{path}")
         if any(not w.startswith(("called:", "build:")) for w in commit.why):
