@@ -77,6 +77,7 @@ jobs:
         with:
           pattern: "PATTERN"
           path: dist
+      - run: twine upload dist/*
 """
 
 GOOD = "${{ inputs.component }}*"

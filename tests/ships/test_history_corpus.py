@@ -34,39 +34,17 @@ CASES = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
 Sg = Callable[..., Result]
 
 XFAIL: dict[str, str] = {
-    "01-runner-label-same-names": "a runner label reaching only runs-on: contexts paired by matrix row, the same names reported lost and gained",
-    "02-runner-label-in-artifact-name": "a runner label in the artifact name, same job and template, taken by pattern and merged: lost + gained, not a rename",
-    "03-workflow-file-rename": "identity holds the workflow file: a renamed reusable workflow loses and gains every context",
     "04-uv-publish-swap": "`uv publish dist/*` unread: read as publishing every download (the docs artifact gained)",
-    "05-uv-publish-default-dist": "`uv publish` without files (default dist/*) unread: beside softprops it reads as publishing nothing, every PyPI context lost",
-    "06-matrix-row-extra-key": "a matrix key that reaches no name changes identity: the same names lost and gained",
-    "07-matrix-value-not-in-name": "a matrix value that reaches no name changes identity: the same names lost and gained",
-    "08-caller-matrix-row-inserted": "calls of a reusable workflow paired by position in the caller's matrix: the wrong artifact gained; no --accept",
-    "10-jobs-merged-into-matrix": "identity holds the job id: jobs merged into one matrix job lose and gain the same names",
-    "11-job-renamed": "identity holds the job id: a renamed job loses and gains the same names",
     "12-duplicate-leg-narrowed": "a unique rename within one job and template (same files) reported as lost + gained",
-    "13-upload-into-local-action": "an upload moved into a local composite action is not paired with the job's upload",
     "14-reusable-refactor-renames": "renamed reusable workflow and inputs: every context lost and gained, the same files",
     "15-pin-comment-forms": "pin comments `# tag=vN` and `# pin @vN` unread: the download's version unknown, the release selects nothing",
     "16-ratchet-pin-collision": "`# ratchet:owner/repo@vN` pin comments unread: no collision, nothing lost",
-    "18-gh-run-download-run": "a release from another run (gh run download RUN_ID) is not followed: it selects nothing",
-    "19-workflow-run-download": "a job of a workflow_run-triggered workflow is not a release job; run-id: downloads are not followed",
-    "20-dawidd6-platform-added": "dawidd6/action-download-artifact's workflow: is not followed; no Release-Change from the event",
     "23-build-moved-to-remote-reusable": "a flow made unreadable is reported as a loss, not as a blind spot",
-    "25-cibw-skip-cp38": "no wheel identifiers (issue 35): CIBW_SKIP",
-    "26-python-requires-setup-cfg": "no wheel identifiers (issue 35): python_requires in setup.cfg",
-    "27-freethreading-enable-removed": "no wheel identifiers (issue 35): [tool.cibuildwheel] enable",
-    "28-cibuildwheel-3-drops-i686": "no wheel identifiers (issue 35): the pinned cibuildwheel's defaults",
-    "29-cibuildwheel-archs-auto32": "no wheel identifiers (issue 35): [tool.cibuildwheel] archs",
-    "30-cibuildwheel-31-adds-cp314": "no wheel identifiers (issue 35): the pinned cibuildwheel's defaults",
-    "32-cibw-build-matrix-selector": "no wheel identifiers (issue 35); the same names reported lost and gained",
-    "33-maturin-interpreter-default": "no wheel identifiers (issue 35): maturin --interpreter",
-    "36-job-and-artifact-renamed": "a job renamed together with its artifact (one context out, one in, the same files) is lost + gained",
     "35-unrelated-workflow-invalid-yaml": "invalid YAML in a workflow that moves no artifact stops the comparison (exit 2): a pull request fixing it cannot be judged",
     "34-workflow-run-dawidd6-run-id": "a workflow_run release downloading its run with dawidd6 (run_id:) and find -exec mv is not followed",
 }
-"""What the current code gets wrong, per case (its plain run; `:accept`/`:event` runs of a
-case fail while --accept and the event's Release-Change lines are not read)."""
+"""What the current code gets wrong, per case (``NAME`` its plain run, ``NAME:accept`` and
+``NAME:event`` its runs with Release-Change lines)."""
 
 
 @pytest.fixture(autouse=True)
@@ -184,7 +162,7 @@ def _runs() -> Iterator[Any]:
         runs = [("", case)] + [(f":{v}", case) for v in ("accept", "event") if v in want]
         for suffix, name in runs:
             reason = (
-                XFAIL.get(name) if not suffix else "--accept and Release-Change lines are not read"
+                XFAIL.get(name + suffix)
             )
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             yield pytest.param(name, suffix.lstrip(":"), id=name + suffix, marks=marks)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from stagegate.ci.transfers import Site, shown, text_value
+from stagegate.ci.transfers import Site, text_value
 from stagegate.ci.wheels import steps as wheel_steps
 from stagegate.ci.wheels.model import CIBUILDWHEEL, BuildStep, Setting, Wheels, Word
 from stagegate.errors import Loc
@@ -27,13 +27,10 @@ if TYPE_CHECKING:
 
 UNKNOWN = "\ue010"
 """Stands for a piece of a script that cannot be evaluated, while it is split into words."""
+Where = tuple[Any, ...]
+"""A context a job runs in: the job, its callers and their rows, its own row (what the
+reader says it is)."""
 _SEPARATORS = {"&&", "||", ";", "|", "&", "\n"}
-
-
-def _row(matrix: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(matrix, dict):
-        return ()
-    return tuple(sorted((str(k), v if isinstance(v, str) else shown(v)) for k, v in matrix.items()))
 
 
 class _Text:
@@ -71,18 +68,12 @@ class Builds:
         self.pins: dict[tuple[Any, ...], Setting] = {}
         self.runners: dict[tuple[Any, ...], Setting] = {}
 
-    @staticmethod
-    def where(site: Site) -> tuple[Any, ...]:
-        return (site.job, site.callers, _row(site.row))
-
-    def runner(self, site: Site) -> Setting:
-        return self.runners.get(
-            self.where(site), Setting(name="runs-on", value=None, loc=Loc(site.rel, 1, 1))
-        )
+    def runner(self, where: tuple[Any, ...], site: Site) -> Setting:
+        return self.runners.get(where, Setting(name="runs-on", value=None, loc=Loc(site.rel, 1, 1)))
 
     # -- hooks
 
-    def job(self, site: Site, job: Job, scope: Scope) -> None:
+    def job(self, where: tuple[Any, ...], site: Site, job: Job, scope: Scope) -> None:
         """A job's steps are about to be read in ``site``'s context: its runner."""
         loc = site.doc.loc(job.at("runs-on"))
         value = scope.evaluate(job.runs_on, job.at("runs-on")) if job.runs_on is not None else None
@@ -92,11 +83,14 @@ class Builds:
                 if len(value) == 1
                 else ghexpr.Unknown("runs-on", "runs-on lists several labels")
             )
-        self.runners[self.where(site)] = Setting.of("runs-on", value, loc)
+        self.runners[where] = Setting.of("runs-on", value, loc)
 
-    def uses(self, use: Use, workflow: Workflow | None) -> None:
+    def uses(self, where: tuple[Any, ...], use: Use, workflow: Workflow | None) -> None:
         site, step, scope = use.site, use.step, use.scope
-        if not site.runs or use.ref.name not in (wheel_steps.CIBW_ACTION, wheel_steps.MATURIN_ACTION):
+        if not site.runs or use.ref.name not in (
+            wheel_steps.CIBW_ACTION,
+            wheel_steps.MATURIN_ACTION,
+        ):
             return
         inputs = {
             str(k): Setting.of(str(k), use.value(str(k)), use.loc(str(k))) for k in step.given
@@ -107,21 +101,27 @@ class Builds:
             use.ref.uses,
             lines[loc.line - 1] if 0 < loc.line <= len(lines) else "",
             loc=loc,
-            runner=self.runner(site),
+            runner=self.runner(where, site),
             env=self._env(site, step, scope, workflow),
             inputs=inputs,
             directory=self._directory(step, scope),
         )
         if built is not None:
-            self.steps.setdefault(self.where(site), []).append(_Built(built))
+            self.steps.setdefault(where, []).append(_Built(built))
 
-    def run(self, site: Site, step: Step, scope: Scope, workflow: Workflow | None) -> None:
+    def run(
+        self,
+        where: tuple[Any, ...],
+        site: Site,
+        step: Step,
+        scope: Scope,
+        workflow: Workflow | None,
+    ) -> None:
         assert step.run is not None
         if not site.runs or not any(w in step.run for w in ("cibuildwheel", "maturin")):
             return
         loc = site.doc.loc(step.at("run"))
         env = self._env(site, step, scope, workflow)
-        where = self.where(site)
         for words in self._commands(site, step, scope, loc):
             pin = wheel_steps.install_pin(words)
             if pin is not None:
@@ -129,7 +129,7 @@ class Builds:
                 continue
             built = wheel_steps.from_command(
                 words,
-                runner=self.runner(site),
+                runner=self.runner(where, site),
                 env=env,
                 installed=self.pins.get(where),
                 directory=self._directory(step, scope),
@@ -139,11 +139,11 @@ class Builds:
 
     # -- what an upload carries
 
-    def carried(self, site: Site, path: str) -> tuple[Wheels, ...]:
-        """The wheels of the build steps before an upload of ``path`` in ``site``'s context
-        whose output folder it takes, each step's identifiers computed once."""
+    def carried(self, where: tuple[Any, ...], path: str) -> tuple[Wheels, ...]:
+        """The wheels of the build steps before an upload of ``path`` in the context
+        ``where`` whose output folder it takes, each step's identifiers computed once."""
         out = []
-        for built in self.steps.get(self.where(site), ()):
+        for built in self.steps.get(where, ()):
             if takes(path, built.step):
                 if built.wheels is None:
                     from stagegate.ci import wheels
@@ -176,7 +176,10 @@ class Builds:
                 where = doc.loc(step.at("env", name))
                 value = scope.evaluate(step_env[name], step.at("env", name))
             elif name in site.written:
-                where, label = doc.loc(step.path), f"{name} (written to $GITHUB_ENV before this step)"
+                where, label = (
+                    doc.loc(step.path),
+                    f"{name} (written to $GITHUB_ENV before this step)",
+                )
             elif job is None:
                 where, label = doc.loc(step.path), f"{name} (the env of the job using this action)"
             elif name in job_env:

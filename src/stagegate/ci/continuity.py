@@ -430,14 +430,21 @@ def _change(
                 accepted.append((direction, ctx, said.where))
     wheels = _wheels(was, now)
     wheels_accepted: list[tuple[str, str, str]] = []
+    carried = {  # the wheels of an upload whose loss or gain is accepted are too
+        (direction, i): where
+        for direction, ctx, where in accepted
+        for w in ctx.wheels
+        for i in w.identifiers or ()
+    }
     for direction, ids in (
         ("lost", wheels.lost if wheels else ()),
         ("gained", wheels.gained if wheels else ()),
     ):
         for identifier in ids:
             said = next((a for a in accept if a.covers_name(direction, release, identifier)), None)
-            if said is not None:
-                wheels_accepted.append((direction, identifier, said.where))
+            where = said.where if said is not None else carried.get((direction, identifier))
+            if where is not None:
+                wheels_accepted.append((direction, identifier, where))
     return ReleaseChange(
         before=old,
         after=new,

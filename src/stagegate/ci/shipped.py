@@ -40,10 +40,13 @@ class Context:
     """The wheels of the build steps before it whose output its ``path`` takes
     (``ci.wheels.model.Wheels``, one per step)."""
 
+    caller_row: tuple[tuple[str, str], ...] = ()
+    """The matrix row of the job that calls its reusable workflow (() if none)."""
+
     @property
     def key(self) -> tuple[Any, ...]:
         """What stays the same when the artifact is renamed: where the upload runs."""
-        return (self.file, self.job, self.caller, self.matrix, self.step)
+        return (self.file, self.job, self.caller, self.caller_row, self.matrix, self.step)
 
     @property
     def top(self) -> str:
@@ -51,7 +54,8 @@ class Context:
         return self.caller or f"{self.file}#{self.job}"
 
     def label(self) -> str:
-        row = ", ".join(f"{k}={v}" for k, v in self.matrix)
+        pairs = (*self.caller_row, *self.matrix)
+        row = ", ".join(f"{k}={v}" for k, v in pairs)
         return f"{self.job}{{{row}}}" if row else self.job
 
 

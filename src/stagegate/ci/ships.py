@@ -97,7 +97,7 @@ class ShipReader(Reader):
         order: made ``Fetch``/``Moving`` once the step's working directory is known."""
 
     def job_steps(self, site: Site, workflow: Workflow, job: Job, scope: Scope) -> None:
-        self.builds.job(site, job, scope)
+        self.builds.job(self._where(site), site, job, scope)
         super().job_steps(site, workflow, job, scope)
 
     def flows(self) -> Flows:
@@ -167,15 +167,23 @@ class ShipReader(Reader):
                 )  # fmt: skip
                 self.fetches.append(replace(self._fetch(site, taken), via="declared"))
 
+    def _where(self, site: Site) -> tuple[Any, ...]:
+        """The context a step runs in: its job, the callers and their rows, its row."""
+        return (site.job, site.callers, tuple(map(_row, self.caller_rows)), _row(site.row))
+
     def _context(self, site: Site, scope: Scope, **fields: Any) -> None:
         """An upload context of the step at ``site``, in the matrix row of ``scope``."""
         caller = site.callers[0] if site.callers else ""
         row = _row(site.row)
-        count_key = (site.job, caller, row, self.current_dispatch)
+        caller_row = _row(self.caller_rows[0]) if self.caller_rows and caller else ()
+        count_key = (site.job, caller, caller_row, row, self.current_dispatch)
         step_no = self.counts.get(count_key, 0)
         self.counts[count_key] = step_no + 1
         file, _, job = site.job.partition("#")
-        context = Context(file=file, job=job, caller=caller, matrix=row, step=step_no, **fields)
+        context = Context(
+            file=file, job=job, caller=caller, caller_row=caller_row, matrix=row, step=step_no,
+            **fields,
+        )  # fmt: skip
         if self.current_dispatch:  # each dispatch context is a run: one upload is one context
             if context in self.dispatched_contexts:
                 return
@@ -201,7 +209,7 @@ class ShipReader(Reader):
 
     def on_uses(self, use: handlers.Use) -> None:
         site, ref = use.site, use.ref
-        self.builds.uses(use, self.files.workflows.get(site.rel))
+        self.builds.uses(self._where(site), use, self.files.workflows.get(site.rel))
         declared = self.migration.workflows.actions.get(ref.uses.lower())
         if declared is not None:
             self._declared(use, declared)
@@ -237,7 +245,7 @@ class ShipReader(Reader):
                 use.scope,
                 name=effect.name,
                 path=effect.path,
-                wheels=self.builds.carried(site, effect.path),
+                wheels=self.builds.carried(self._where(site), effect.path),
                 loc=effect.loc,
                 version=effect.version,
                 overwrite=effect.overwrite,
@@ -330,7 +338,7 @@ class ShipReader(Reader):
 
     def on_run(self, site: Site, step: Step, scope: Scope) -> None:
         assert step.run is not None
-        self.builds.run(site, step, scope, self.files.workflows.get(site.rel))
+        self.builds.run(self._where(site), site, step, scope, self.files.workflows.get(site.rel))
         base = publish.norm(step.working_directory or site.folder)
         shell_read = self._script_files(site, base)
         others, script = _script_of(step.run)
@@ -449,7 +457,9 @@ def bare_migration(root: Path, settings: WorkflowSettings | None = None) -> Migr
     from stagegate.model.templates import Axis, split
 
     loc = Loc("migration.yaml", 1, 1)
-    sha = Bind(key="github.sha", text=Template(text="{sha}", parts=split("{sha}"), loc=loc), loc=loc)
+    sha = Bind(
+        key="github.sha", text=Template(text="{sha}", parts=split("{sha}"), loc=loc), loc=loc
+    )
     workflows = WorkflowSettings(bind={"github.sha": sha})
     if settings is not None:
         workflows = WorkflowSettings(

@@ -77,6 +77,8 @@ class Reader:
         """``uses: ./path`` -> its action file (None: a workflow), looked up once."""
         self.current_job = ""
         self.current_callers: tuple[str, ...] = ()
+        self.caller_rows: tuple[Value, ...] = ()
+        """The matrix rows of the jobs that call the workflow being read, outermost first."""
         """The jobs that call the workflow being read, outermost first."""
         self.current_dispatch: dispatch.Context = ()
         """The dispatch inputs' values of the context being read (ci.dispatch)."""
@@ -514,9 +516,14 @@ class Reader:
                 inputs[name] = None
         for name, raw in job.given.items():
             inputs[str(name)] = scope.evaluate(raw, job.at("with", name))
-        self.workflow(
-            target, inputs, (*site.callers, site.job), site.depth + 1, where, (site.runs, site.why)
-        )
+        saved = self.caller_rows
+        self.caller_rows = (*saved, scope.matrix)
+        try:
+            self.workflow(
+                target, inputs, (*site.callers, site.job), site.depth + 1, where, (site.runs, site.why)
+            )
+        finally:
+            self.caller_rows = saved
 
     def job_steps(self, site: Site, workflow: Workflow, job: Job, scope: Scope) -> None:
         scope = Scope(
