@@ -22,6 +22,7 @@ from typing import Any
 
 from stagegate.ci import publish
 from stagegate.ci.files import Files, discover
+from stagegate.ci.follow import known_action, may_publish
 from stagegate.ci.shipped import Blind, Context, Finding, Foreign, Release, Side
 from stagegate.ci.ships import ships
 from stagegate.ci.transfers import Unresolved
@@ -551,7 +552,18 @@ def _flowing(side: Side, releases: Sequence[ReleaseChange]) -> tuple[Unresolved,
         u
         for u in side.unresolved
         if side.unresolved_in.get((u.loc, u.expression), frozenset()) & flow
+        and (
+            not _ACTION.fullmatch(u.expression)
+            or known_action(u.expression)
+            or may_publish(u.expression)
+        )
     )
+
+
+_ACTION = re.compile(r"[\w.-]+/[\w./-]+@\S+")
+"""An unresolved item that is a remote action stagegate does not read: listed where its
+name says it may move or publish files (``ci.follow.may_publish``); a cache, a set-up, a
+linter in a build job is not what decides what ships."""
 
 
 # --------------------------------------------------------------------------- declared changes

@@ -394,7 +394,7 @@ def _unread_publish(flows: Flows, top: str) -> list[Blind]:
             "workflows.publishers",
         )
         for (loc, what), jobs in sorted(flows.unread_in.items(), key=lambda kv: kv[0])
-        if top in jobs and _may_publish(what)
+        if top in jobs and may_publish(what)
     ]
 
 
@@ -404,13 +404,14 @@ or command named for publishing, releasing, uploading or deploying. Others (set-
 caches, proxies, linters) are listed as unread only."""
 
 
-def _may_publish(what: str) -> bool:
-    if what.startswith("the if: of") or _known_action(what):
+def may_publish(what: str) -> bool:
+    """Whether a step stagegate does not read may publish or move artifacts, by its name."""
+    if what.startswith("the if: of") or known_action(what):
         return False
     return what.endswith(" publish") or bool(_PUBLISHING.search(what.partition("@")[0]))
 
 
-def _known_action(uses: str) -> bool:
+def known_action(uses: str) -> bool:
     """An action stagegate reads (only its version was not read): not a publisher."""
     from stagegate.ci.handlers import HANDLERS
 

@@ -23,6 +23,7 @@ from stagegate.ci.files import Files, discover, nothing_found
 from stagegate.ci.follow import Flows, follow
 from stagegate.ci.model import Job, Step, Workflow
 from stagegate.ci.scopes import Scope
+from stagegate.ci.selfsteps import stagegate_command
 from stagegate.ci.shipped import (
     Context,
     Fetch,
@@ -214,8 +215,8 @@ class ShipReader(Reader):
         if declared is not None:
             self._declared(use, declared)
             return
-        if not site.runs:
-            return
+        if not site.runs or stagegate_command(use.step.raw) is not None:
+            return  # stagegate's own step moves no artifact
         self.order += 1
         publisher = self.migration.workflows.publishers.get(ref.uses.lower())
         if publisher is not None:
