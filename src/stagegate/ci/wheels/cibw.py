@@ -59,6 +59,15 @@ def _cli(args: tuple[Word, ...], out: dict[str, Setting]) -> None:
             out["cli.package-dir"] = Setting(name="package dir", value=option.values[0], loc=option.loc)
 
 
+def _sdist_of_run(package: Setting) -> bool:
+    """A package dir that is the sdist the run made, named by a step's output: its known
+    text puts it in ``dist/`` or ends with an sdist's suffix (``dist/${{ steps.names
+    .outputs.sdist }}``): cibuildwheel then reads the project files packed into it, those
+    of the repository's root, as for a literal ``dist/pkg-1.0.tar.gz``."""
+    shape = package.partial.strip().removeprefix("./")
+    return bool(shape) and (shape.startswith("dist/") or shape.endswith((".tar.gz", ".zip")))
+
+
 def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
     """Every setting the identifiers of ``step`` depend on, by key."""
     out: dict[str, Setting] = {"runner": step.runner}
@@ -74,10 +83,12 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
             out[f"with.{name}"] = step.inputs[name]
     _cli(step.args, out)
     package = out.get("cli.package-dir") or out.get("with.package-dir")
-    if package is not None and package.value is None:
+    if package is not None and package.value is None and not _sdist_of_run(package):
         out["files"] = package
         return out
     given = package.value.strip() if package and package.value else "."
+    if package is not None and package.value is None:
+        given = "sdist.tar.gz"  # the run's sdist, named by a step's output (below)
     if given.endswith((".tar.gz", ".zip")):
         # an sdist: cibuildwheel reads the project files packed into it, which are those of
         # the folder it was built from; a package dir of an sdist made in the run is the

@@ -28,6 +28,9 @@ class Setting:
     value: str | None
     loc: Loc
     why: str = ""
+    partial: str = ""
+    """Where ``value`` is None: its text with each piece that cannot be read as ``*``
+    (``dist/*`` for ``dist/${{ steps.x.outputs.sdist }}``); "" where nothing is known."""
 
     @property
     def label(self) -> str:
@@ -45,7 +48,10 @@ class Setting:
             return Setting(name=name, value="", loc=loc)
         unknown = ghexpr.unknowns(value)
         why = unknown[0].reason if unknown else "not a text value"
-        return Setting(name=name, value=None, loc=loc, why=why)
+        partial = ""
+        if isinstance(value, ghexpr.Sym):
+            partial = "".join(p if isinstance(p, str) else "*" for p in value.parts)
+        return Setting(name=name, value=None, loc=loc, why=why, partial=partial)
 
 
 @record(kw_only=True)
