@@ -41,7 +41,6 @@ XFAIL: dict[str, str] = {
     "16-ratchet-pin-collision": "`# ratchet:owner/repo@vN` pin comments unread: no collision, nothing lost",
     "23-build-moved-to-remote-reusable": "a flow made unreadable is reported as a loss, not as a blind spot",
     "35-unrelated-workflow-invalid-yaml": "invalid YAML in a workflow that moves no artifact stops the comparison (exit 2): a pull request fixing it cannot be judged",
-    "34-workflow-run-dawidd6-run-id": "a workflow_run release downloading its run with dawidd6 (run_id:) and find -exec mv is not followed",
 }
 """What the current code gets wrong, per case (``NAME`` its plain run, ``NAME:accept`` and
 ``NAME:event`` its runs with Release-Change lines)."""

@@ -319,8 +319,15 @@ class OtherRunDownload:
 
     names: tuple[str, ...] = ("dawidd6/action-download-artifact",)
 
+    @staticmethod
+    def run(use: Use) -> str:
+        """The run it reads: ``run_id`` as written, else the newest of ``workflow``."""
+        if use.has("run_id"):
+            return ghexpr.to_text(use.given["run_id"]).strip() or "?"
+        return "workflow " + (use.text("workflow") or "?")
+
     def transfers(self, use: Use) -> Iterator[Transfer]:
-        run = "workflow " + (use.text("workflow") or "?")
+        run = self.run(use)
         if use.has("name") and not use.flag("name_is_regexp"):
             yield use.transfer("download", "name", "", run=run)
         else:
@@ -335,7 +342,7 @@ class OtherRunDownload:
             merge=False,
             version=actions.NEW_BACKEND,
             loc=use.loc("name"),
-            run="workflow " + (use.text("workflow") or "?"),
+            run=self.run(use),
             workflow=use.text("workflow") or None,
         )
 
