@@ -97,6 +97,10 @@ class Builds:
         }
         lines = self.files.texts.get(site.doc.file, [])
         loc = use.ref.loc
+        directory = self._directory(step, scope)
+        folder = inputs.get("working-directory")  # maturin-action builds (and writes) there
+        if use.ref.name == wheel_steps.MATURIN_ACTION and folder is not None and folder.value:
+            directory = folder.value
         built = wheel_steps.from_uses(
             use.ref.uses,
             lines[loc.line - 1] if 0 < loc.line <= len(lines) else "",
@@ -104,7 +108,7 @@ class Builds:
             runner=self.runner(where, site),
             env=self._env(site, step, scope, workflow),
             inputs=inputs,
-            directory=self._directory(step, scope),
+            directory=directory,
         )
         if built is not None:
             self.steps.setdefault(where, []).append(_Built(built))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from stagegate.ci import publish
@@ -415,6 +415,7 @@ def _change(
     now = list(new.contexts) if new else []
     pairs, missing, extra = _match(was, now)
     lost, gained, renamed = _renames(missing, extra)
+    lost, gained = _reshuffled(lost, was, now), _reshuffled(gained, now, was)
     renamed = [
         Renamed(context=new_ctx, before=old_ctx.name, after=new_ctx.name)
         for old_ctx, new_ctx in pairs
@@ -463,6 +464,25 @@ def _computed(contexts: Sequence[Context]) -> bool:
     return all(w.identifiers is not None for c in contexts for w in c.wheels)
 
 
+def _identifiers(contexts: Iterable[Context]) -> set[str]:
+    return {i for c in contexts for w in c.wheels for i in w.identifiers or ()}
+
+
+def _reshuffled(
+    contexts: list[Context], side: Sequence[Context], other: Sequence[Context]
+) -> list[Context]:
+    """``contexts`` (lost or gained, of ``side``) but those that carry computed wheels all of
+    which the ``other`` side ships too: which job builds a wheel is not what ships."""
+    if not any(c.wheels for c in contexts):
+        return contexts
+    shipped = _identifiers(c for c in other if _computed((c,)))
+    return [
+        c
+        for c in contexts
+        if not (c.wheels and _computed((c,)) and _identifiers((c,)) <= shipped)
+    ]
+
+
 def _wheels(was: Sequence[Context], now: Sequence[Context]) -> Any:
     """What the wheels of a release's contexts lose and gain (None: no context carries a
     build tool's wheels): each base context paired with the head context of its identity
@@ -473,7 +493,11 @@ def _wheels(was: Sequence[Context], now: Sequence[Context]) -> Any:
 
     pairs, lost, gained = _match(was, now)
     by_place = {c.key: c for c in gained}
-    found: list[tuple[Sequence[Any], Sequence[Any]]] = [(b.wheels, h.wheels) for b, h in pairs]
+    found: list[tuple[Sequence[Any], Sequence[Any]]] = [
+        (b.wheels, h.wheels)
+        for b, h in pairs
+        if _computed((b, h)) or b.wheels != h.wheels  # the same unknown wheels: no change
+    ]
     for ctx in lost:
         other = by_place.pop(ctx.key, None)
         found.append((ctx.wheels, other.wheels if other is not None else ()))
