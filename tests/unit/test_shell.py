@@ -235,11 +235,27 @@ def test_words(read: Read, script: str, names: list[str]) -> None:
         ("${V%[}", "a.b.c"),
         ("${V:0:3}", "a.b"),
         ("${V^^}", "A.B.C"),
+        # every form (bash's answers, checked with bash itself)
+        ("${V:=z}", "a.b.c"),
+        ("${NEW:=dflt}-$NEW", "dflt-dflt"),  # := assigns
+        ("${V:+alt}", "alt"),
+        ("${EMPTY:+alt}", ""),
+        ("${EMPTY+set}", "set"),
+        ("${W,,}", "cuda-core"),
+        ("${W,}", "cuda-Core"),
+        ("${W^}", "Cuda-Core"),
+        ("${V/#a/x}", "x.b.c"),
+        ("${V/%c/x}", "a.b.x"),
+        ("${V:2}", "b.c"),
+        ("${V: -3}", "b.c"),
+        ("${V:1:-1}", ".b."),
+        ("${#W}", "9"),
+        ("${UNSET:-$V}", "a.b.c"),  # the default is expanded
     ],
 )
 def test_parameter_expansions(read: Read, expansion: str, value: str) -> None:
     """String operations on known values, as the shell computes them."""
-    computed(read, f'V=a.b.c\ngh run download -n "{expansion}"', value)
+    computed(read, f'V=a.b.c\nW=Cuda-Core\ngh run download -n "{expansion}"', value)
 
 
 @pytest.mark.parametrize(
@@ -637,11 +653,22 @@ def test_a_message_before_continue_keeps_the_filter(read: Read) -> None:
         ("$(printf %s. a b)", "a.b."),  # the format is reused while arguments remain
         ('$(printf "%s\\n" a)', "a"),  # trailing newlines go
         ("$(echo a   b)", "a b"),
+        # sed, awk, basename, dirname, here-strings (issue 33)
+        ("$(echo \"${P}\" | sed 's/\\.//g')", "314t"),
+        ("$(sed -e 's/\\./-/' -e 's/t$//' <<< \"$P\")", "3-14"),
+        ("$(echo \"$W\" | awk -F- '{print $2}')", "Core"),
+        ("$(awk '{print $1}' <<< \"q r\")", "q"),
+        ("$(basename /x/y/w.whl .whl)", "w"),
+        ("$(dirname /x/y/w.whl)", "/x/y"),
+        ("$(printf '%s-%03d' \"$P\" 7)", "3.14t-007"),
+        ('$(echo "$V" | cut -d. -f2 | tr a-z A-Z)', "B"),
+        ('$(cat <<< "$V")', "a.b.c"),
     ],
 )
 def test_command_substitutions(read: Read, expression: str, value: str) -> None:
     """What bash prints for each (checked by hand against bash 5), with no unresolved."""
-    computed(read, f'V=a.b.c\nN=13\nP=3.14t\ngh run download -n "w-{expression}"', f"w-{value}")
+    script = f'V=a.b.c\nN=13\nP=3.14t\nW=Cuda-Core\ngh run download -n "w-{expression}"'
+    computed(read, script, f"w-{value}")
 
 
 @pytest.mark.parametrize(
@@ -851,3 +878,170 @@ def test_an_unquoted_yaml_version_is_the_number_github_writes(read: Read) -> Non
     `tr -d .` makes "31", not "310" (the classic trap, computed, not hidden)."""
     script = 'PY=$(echo "${{ 3.10 }}" | tr -d .)\ngh run download -n "w-py$PY"'
     assert downloads(read(script)) == ["2: download name w-py31"]
+
+
+# ------------------------------------------------------------ control flow (issue 33)
+
+
+def x_written(read: Read, script: str) -> list[str]:
+    """The later step's name from ``env.X`` (after a script of one line, or several),
+    then the unresolved lines about it."""
+    lines = read(script)
+    up = len(textwrap.dedent(script).strip("\n").split("\n")) + 3
+    return [line for line in lines if line.startswith((f"{up}: upload", f"unresolved {up}:"))]
+
+
+NO_X = "<${{ env.X }}>"
+
+
+@pytest.mark.parametrize(
+    ("script", "x"),
+    [
+        # &&, ||, ! decide as bash does where their commands' statuses are known
+        ('false && echo X=1 >> "$GITHUB_ENV"', NO_X),
+        ("true || echo X=1 >> $GITHUB_ENV", NO_X),
+        ('true && echo X=1 >> "$GITHUB_ENV"', "1"),
+        ('false || echo X=1 >> "$GITHUB_ENV"', "1"),
+        ('! false && echo X=1 >> "$GITHUB_ENV"', "1"),
+        ('! true && echo X=1 >> "$GITHUB_ENV"', NO_X),
+        ('[[ a == a && ( b != c || x ) ]] && echo X=t >> "$GITHUB_ENV"', "t"),
+        # if / elif / else
+        (
+            'if false; then X=a; elif true; then X=b; else X=c; fi; echo "X=$X" >> "$GITHUB_ENV"',
+            "b",
+        ),
+        (
+            'A=2; if [ "$A" = 1 ]; then X=a; elif [[ $A == 2 ]]; then X=b; fi\n'
+            'echo "X=$X" >> "$GITHUB_ENV"',
+            "b",
+        ),
+        # case: the first matching item; ;& runs the next body, ;;& tests on
+        (
+            'V=py312; case "$V" in py3[0-9]) X=old;; py31*|py32*) X=new;; *) X=other;; esac\n'
+            'echo "X=$X" >> "$GITHUB_ENV"',
+            "new",
+        ),
+        ('case a in a) X=1;& b) X="${X}2";; c) X=3;; esac; echo "X=$X" >> "$GITHUB_ENV"', "12"),
+        ('case ab in a*) X=1;;& *b) X="${X}2";; esac; echo "X=$X" >> "$GITHUB_ENV"', "12"),
+        # loops: while, until, C-style for, break, continue (N)
+        ('i=0; while [ $i -lt 3 ]; do i=$((i+1)); done; echo "X=$i" >> "$GITHUB_ENV"', "3"),
+        ('i=5; until [ $i -le 2 ]; do i=$((i-1)); done; echo "X=$i" >> "$GITHUB_ENV"', "2"),
+        ('X=; for ((i=0; i<3; i++)); do X="$X$i"; done; echo "X=$X" >> "$GITHUB_ENV"', "012"),
+        (
+            'for v in a b c; do if [ $v = b ]; then break; fi; X=$v; done; echo "X=$X" >> "$GITHUB_ENV"',
+            "a",
+        ),
+        (
+            'X=; for v in a b c; do [ $v = b ] && continue; X="$X$v"; done\necho "X=$X" >> "$GITHUB_ENV"',
+            "ac",
+        ),
+        (
+            'X=; for v in a b; do for w in 1 2; do [ $w = 2 ] && continue 2; X="$X$v$w"; done; done\n'
+            'echo "X=$X" >> "$GITHUB_ENV"',
+            "a1b1",
+        ),
+        ('for v in a b; do echo "X=$v"; done >> "$GITHUB_ENV"', "b"),
+        # functions (defined, then called), local, return
+        ('f() { echo "X=$1-$2" >> "$GITHUB_ENV"; }; f a b', "a-b"),
+        (
+            'g() { local Y=in; X="$Y"; return 0; X=never; }; Y=out; g; echo "X=$X-$Y" >> "$GITHUB_ENV"',
+            "in-out",
+        ),
+        ('h() { echo "hv-$1"; }; X=$(h 7); echo "X=$X" >> "$GITHUB_ENV"', "hv-7"),
+        # subshells keep their variables, not their writes; groups share both
+        ('X=outer; (X=inner); echo "X=$X" >> "$GITHUB_ENV"', "outer"),
+        ('(echo "X=sub" >> "$GITHUB_ENV")', "sub"),
+        ('{ X=g; }; echo "X=$X" >> "$GITHUB_ENV"', "g"),
+        ('{ echo "Y=1"; echo "X=grp"; } >> "$GITHUB_ENV"', "grp"),
+        # pipelines: what one prints is the next one's input
+        ('echo "X=piped" | tee -a "$GITHUB_ENV"', "piped"),
+        ("printf 'X=%s\\n' v | cat >> \"$GITHUB_ENV\"", "v"),
+        ('echo "a b" | { read -r P Q; echo "X=$Q" >> "$GITHUB_ENV"; }', "b"),
+        ('X=$(if [ 1 = 1 ]; then echo yes; else echo no; fi); echo "X=$X" >> "$GITHUB_ENV"', "yes"),
+        # builtins that change the shell
+        ('read -r A B <<< "p q r"; echo "X=$B" >> "$GITHUB_ENV"', "q r"),
+        ('set -- a b c; shift; echo "X=$1$#" >> "$GITHUB_ENV"', "b2"),
+        ('eval \'X=ev\'; echo "X=$X" >> "$GITHUB_ENV"', "ev"),
+        ('X=0; X=$((X+1)); ((X+=2)); echo "X=$X" >> "$GITHUB_ENV"', "3"),
+        ('echo X=1 >> "$GITHUB_ENV"; exit 0; echo X=2 >> "$GITHUB_ENV"', "1"),
+        # a value of several lines (GitHub's NAME<<DELIMITER)
+        (
+            'echo "X<<EOF" >> "$GITHUB_ENV"; echo line >> "$GITHUB_ENV"; echo EOF >> "$GITHUB_ENV"',
+            "line",
+        ),
+    ],
+)
+def test_control_flow(read: Read, script: str, x: str) -> None:
+    """Control flow from the parse, each row as bash runs it (checked against bash 5.2
+    with $GITHUB_ENV a file); where no X is written, the later step's name is unknown."""
+    lines = x_written(read, script)
+    assert lines[0].partition(" upload name ")[2] == x, lines
+
+
+UNDECIDED = "whose condition stagegate cannot decide"
+
+
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [
+        (
+            '[ -f x ] && echo X=1 >> "$GITHUB_ENV"',
+            "env.X is set differently by the && list at .github/workflows/ci.yml:10, "
+            f"{UNDECIDED}; bind env.X",
+        ),
+        (
+            'mkdir -p dist || echo X=1 >> "$GITHUB_ENV"',
+            "env.X is set differently by the || list at .github/workflows/ci.yml:10, "
+            f"{UNDECIDED}; bind env.X",
+        ),
+        (
+            'if [ -f setup.py ]; then X=a; else X=b; fi\necho "X=$X" >> "$GITHUB_ENV"',
+            "X is written to $GITHUB_ENV by the script at .github/workflows/ci.yml:11 from a "
+            "value stagegate cannot compute ($X, which is set differently by the branches of "
+            f"the if at .github/workflows/ci.yml:10, {UNDECIDED}); bind env.X",
+        ),
+        (
+            'X=a\ncase "$RUNNER_OS" in Linux) X=l;; esac\necho "X=$X" >> "$GITHUB_ENV"',
+            "X is written to $GITHUB_ENV by the script at .github/workflows/ci.yml:12 from a "
+            "value stagegate cannot compute ($X, which is set differently by the items of the "
+            f"case at .github/workflows/ci.yml:11, {UNDECIDED}); bind env.X",
+        ),
+        (
+            'X=\nwhile read -r line; do X="$X$line"; done < list.txt\necho "X=$X" >> "$GITHUB_ENV"',
+            "X is written to $GITHUB_ENV by the script at .github/workflows/ci.yml:12 from a "
+            "value stagegate cannot compute ($X, which is set differently by the turns of the "
+            f"while loop at .github/workflows/ci.yml:11, {UNDECIDED}); bind env.X",
+        ),
+        (
+            'X=a\nf() { [ -f y ] && return 0; X=b; }\nf\necho "X=$X" >> "$GITHUB_ENV"',
+            "X is written to $GITHUB_ENV by the script at .github/workflows/ci.yml:13 from a "
+            "value stagegate cannot compute ($X, which is set differently by the returns of f "
+            f"at .github/workflows/ci.yml:12, {UNDECIDED}); bind env.X",
+        ),
+    ],
+)
+def test_an_undecidable_condition_makes_a_later_value_unknown(
+    read: Read, script: str, reason: str
+) -> None:
+    """Never a certain write: where bash's path depends on what stagegate cannot know
+    (files, the runner, an input), what the paths set apart is unknown, and says where."""
+    up = len(script.split("\n")) + 3
+    assert x_written(read, script) == [
+        f"{up}: upload name <${{{{ env.X }}}}>",
+        f"unresolved {up}: ${{{{ env.X }}}}: {reason}",
+    ]
+
+
+def test_a_download_on_one_path_of_an_undecidable_condition_may_happen(read: Read) -> None:
+    """Both paths are followed: what each downloads may happen (and is read); a removal
+    on one path only leaves what the download keeps unresolved."""
+    lines = downloads(
+        read("if [ -f a ]; then gh run download -n one; else gh run download -n two; fi")
+    )
+    assert lines == ["1: download name one", "1: download name two"]
+    lines = read("gh run download -p 'w-*' -D d\n[ -f a ] && rm -rf d/w-docs\ntrue")
+    assert "1: download pattern w-*" in lines
+    assert (
+        "unresolved 2: w-*: what this download keeps depends on a condition stagegate cannot "
+        "decide (a removal on one path only); bind what it removes"
+    ) in lines

@@ -81,7 +81,9 @@ class Reader:
         self.unresolved: dict[tuple[Loc, str], Unresolved] = {}
         self.jobs: dict[str, Job] = {}
         self.env_writers: dict[str, str] = {}
-        self.work = Budget(MAX_READING, f"more than {MAX_READING:,} units of work for all the scripts")
+        self.work = Budget(
+            MAX_READING, f"more than {MAX_READING:,} units of work for all the scripts"
+        )
         self.evaluations = 0
         self.parsed: dict[str, ghexpr.Node] = {}
         self.used_actions: set[str] = set()

@@ -266,27 +266,60 @@ class Matcher:
         self.regex = regex
         self.fold = fold
         self.charge = charge
+        self.line = ""
+        self.runs: list[list[int]] = []
+        self.needed = [
+            next(iter(s.chars))
+            for s in regex.slots
+            if s.low >= 1
+            and not s.any
+            and not s.negate
+            and len(s.chars) == 1
+            and not s.ranges
+            and not s.classes
+            and not fold
+        ]
+        """Characters every match has: a line without one of them has no match."""
 
-    def runs(self, line: str, pos: int, slot: Slot) -> int:
-        """How many characters from ``pos`` the slot's atom matches in a row (at most its high)."""
-        count = 0
-        limit = len(line) - pos if slot.high is None else min(slot.high, len(line) - pos)
-        while count < limit and slot.has(line[pos + count], self.fold):
-            count += 1
-        self.charge(count + 1)
-        return count
-
-    def reach(self, line: str, start: int) -> list[set[int]]:
-        """``reach[k]``: the positions where the first ``k`` slots can end, from ``start``."""
-        levels = [{start}]
+    def prepare(self, line: str) -> None:
+        """``runs[k][p]``: how many characters from ``p`` slot ``k``'s atom matches in a
+        row (at most its high), for each slot, once per line."""
+        if line is self.line and self.runs:
+            return
+        self.line = line
+        self.runs = []
         for slot in self.regex.slots:
-            nxt: set[int] = set()
-            for pos in levels[-1]:
-                most = self.runs(line, pos, slot)
-                nxt.update(range(pos + slot.low, pos + most + 1))
-            self.charge(len(nxt) + 1)
-            levels.append(nxt)
-            if not nxt:
+            self.charge(len(line) + 1)
+            run = [0] * (len(line) + 1)
+            for p in range(len(line) - 1, -1, -1):
+                run[p] = run[p + 1] + 1 if slot.has(line[p], self.fold) else 0
+            if slot.high is not None:
+                run = [min(r, slot.high) for r in run]
+            self.runs.append(run)
+
+    def reach(self, line: str, start: int) -> list[bytearray]:
+        """``reach[k][p]``: whether the first ``k`` slots can end at ``p``, from ``start``."""
+        size = len(line) + 1
+        first = bytearray(size)
+        first[start] = 1
+        levels = [first]
+        for k, slot in enumerate(self.regex.slots):
+            self.charge(size)
+            marks = [0] * (size + 1)
+            run = self.runs[k]
+            previous = levels[-1]
+            for p in range(start, size):
+                if previous[p] and run[p] >= slot.low:
+                    marks[p + slot.low] += 1
+                    marks[p + run[p] + 1] -= 1
+            level = bytearray(size)
+            depth = 0
+            for p in range(size):
+                depth += marks[p]
+                if depth:
+                    level[p] = 1
+            levels.append(level)
+            if not any(level):
                 break
         return levels
 
@@ -295,36 +328,41 @@ class Matcher:
         levels = self.reach(line, start)
         if len(levels) <= len(self.regex.slots):
             return None
-        ends = levels[-1]
-        if self.regex.end:
-            ends = {e for e in ends if e == len(line)}
-        if not ends:
+        last = levels[-1]
+        ends = [len(line)] if self.regex.end else range(len(line), -1, -1)
+        end = next((e for e in ends if last[e]), None)
+        if end is None:
             return None
-        end = max(ends)
-        return end, self.split(line, start, end)
+        return end, self.split(start, end, levels)
 
-    def split(self, line: str, start: int, end: int) -> list[int]:
-        """Each slot's end, left to right as long as the match from ``start`` to ``end`` allows."""
+    def split(self, start: int, end: int, levels: list[bytearray]) -> list[int]:
+        """Each slot's end: left to right, each as long as the match from ``start`` to
+        ``end`` allows (POSIX's rule for subexpressions)."""
         slots = self.regex.slots
-        # back[k]: positions from which slots k... can reach ``end`` exactly
-        back: list[set[int]] = [set() for _ in range(len(slots) + 1)]
+        # back[k]: the positions from which slots k... can end exactly at ``end``
+        back = [set() for _ in range(len(slots) + 1)]
         back[len(slots)] = {end}
         for k in range(len(slots) - 1, -1, -1):
-            slot = slots[k]
-            for pos in range(start, end + 1):
-                most = self.runs(line, pos, slot) if pos < end else 0
-                if any(pos + n in back[k + 1] for n in range(slot.low, most + 1)):
-                    back[k].add(pos)
+            slot, run, after = slots[k], self.runs[k], back[k + 1]
+            self.charge(end - start + 1)
+            back[k] = {
+                p
+                for p in range(start, end + 1)
+                if levels[k][p] and any(p + n in after for n in range(slot.low, run[p] + 1))
+            }
         out: list[int] = []
         pos = start
         for k, slot in enumerate(slots):
-            most = self.runs(line, pos, slot)
+            most = self.runs[k][pos]
             pos = next(pos + n for n in range(most, slot.low - 1, -1) if pos + n in back[k + 1])
             out.append(pos)
         return out
 
     def search(self, line: str, pos: int) -> tuple[int, int, list[int]] | None:
         """The leftmost-longest match at or after ``pos``: (start, end, slot ends)."""
+        if any(c not in line for c in self.needed):
+            return None
+        self.prepare(line)
         for start in range(pos, len(line) + 1):
             if self.regex.start and start:
                 return None

@@ -767,9 +767,13 @@ class Walker:
             self.state.outputs[name] = value
             return
         if unknowns(value):
+            first = unknowns(value)[0]
+            why = first.expression
+            if first.reason.startswith(f"{first.expression} is set differently by "):
+                why += ", which " + first.reason[len(first.expression) + 1 :].rpartition(";")[0]
             self.host.env_writers[name] = (
                 f"{name} is written to $GITHUB_ENV by the script at {loc.file}:{loc.line} from a "
-                f"value stagegate cannot compute ({unknowns(value)[0].expression}); bind env.{name}"
+                f"value stagegate cannot compute ({why}); bind env.{name}"
             )
             value = Unknown(f"env.{name}", self.host.env_writers[name])
         if self.site.runs:
@@ -863,7 +867,7 @@ class Walker:
 
     def call_function(self, name: str, args: list[Value]) -> Status:
         body = self.state.functions[name]
-        saved = self.args
+        saved, line = self.args, self.line
         self.args = tuple(args)
         self.locals.append({})
         target = Target("function")
@@ -880,7 +884,8 @@ class Walker:
             self.targets.pop()
             self.args = saved
             restored = self.locals.pop()
-        self.landed(target, alive, self.line, f"the returns of {name}")
+        self.line = line
+        self.landed(target, alive, line, f"the returns of {name}")
         for local, old in restored.items():
             self.state.vars[local] = old
         return status
