@@ -340,7 +340,7 @@ class Matcher:
         ``end`` allows (POSIX's rule for subexpressions)."""
         slots = self.regex.slots
         # back[k]: the positions from which slots k... can end exactly at ``end``
-        back = [set() for _ in range(len(slots) + 1)]
+        back: list[set[int]] = [set() for _ in range(len(slots) + 1)]
         back[len(slots)] = {end}
         for k in range(len(slots) - 1, -1, -1):
             slot, run, after = slots[k], self.runs[k], back[k + 1]
