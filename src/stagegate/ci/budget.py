@@ -21,6 +21,8 @@ exit 70.
 
 from __future__ import annotations
 
+from stagegate.errors import Loc
+
 MAX_VALUE = 1_000
 """Longest value a script reader builds (characters; the glob limit)."""
 MAX_WORK = 50_000
@@ -37,6 +39,8 @@ class OverBudget(Exception):
     def __init__(self, why: str) -> None:
         super().__init__(why)
         self.why = why
+        self.where: tuple[Loc, str] | None = None
+        """Where the reader stopped: the location and the text of the line."""
 
 
 class Budget:

@@ -42,6 +42,7 @@ class PowerShell:
         self.writes: dict[str, Value] = {}
         self.at = 0
         self.budget: Budget | None = None
+        self.long = False
 
     def loc(self, line: int) -> Loc:
         base = self.site.doc.loc(self.path)
@@ -125,19 +126,19 @@ class PowerShell:
             return
         assign = _PS_ASSIGN.fullmatch(line)
         if assign:
-            self.vars[assign.group(2)] = self.bounded(self.ps_value(assign.group(3)), line)
+            self.vars[assign.group(2)] = self.ps_value(assign.group(3))
 
-    def bounded(self, value: Value, line: str) -> Value:
-        """A value over MAX_VALUE characters (doubling assignments) is not kept: it is
+    def too_long(self, line: str) -> Unknown:
+        """A value over MAX_VALUE characters (doubling assignments) is not built: it is
         unknown, and reported at its line."""
-        if size(value) <= MAX_VALUE:
-            return value
         unknown = Unknown(
             line[:100],
             f"a value longer than {MAX_VALUE:,} characters (no artifact name or glob is that "
             "long); stagegate does not compute it",
         )
-        self.reader.note_unresolved(self.loc(self.at), unknown)
+        if not self.long:  # the first: those built from it are unknown for its reason
+            self.reader.note_unresolved(self.loc(self.at), unknown)
+            self.long = True
         return unknown
 
     def ps_value(self, text: str) -> Value:
@@ -176,7 +177,7 @@ class PowerShell:
                 pos = match.end()
             pieces.append(self.gh(inner[pos:]))
             if sum(size(p) for p in pieces) > MAX_VALUE:
-                return self.bounded(Unknown(text[:100], "a long value"), text)
+                return self.too_long(text)
             return concat(pieces)
         if re.fullmatch(r"[A-Za-z0-9_.=-]+", text):
             return text

@@ -112,9 +112,7 @@ class Shell:
 
     def stopped(self, walker: Walker, frame: Frame, exc: OverBudget) -> None:
         """The script is read no further: what it would still do is unknown."""
-        row = walker.line
-        where = walker.frame.locate(row) if walker.frame is not None else self.loc(row)
-        written = walker.line_text(row) if walker.frame in (None, frame) else "(a called script)"
+        where, written = exc.where or (self.loc(walker.line), "")
         reason = (
             f"reading this script takes {exc.why}; stagegate stops reading it here, so what it "
             "does from here on is not known"

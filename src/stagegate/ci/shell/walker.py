@@ -184,6 +184,10 @@ class Walker:
         self.targets.append(target)
         try:
             self.block(body)
+        except OverBudget as exc:
+            if exc.where is None:  # the innermost script says where it stopped
+                exc.where = (self.loc(), self.line_text(self.line))
+            raise
         except Exit as jump:
             if jump.code not in (0, None):
                 raise Dead from None
@@ -769,8 +773,9 @@ class Walker:
         if unknowns(value):
             first = unknowns(value)[0]
             why = first.expression
-            if first.reason.startswith(f"{first.expression} is set differently by "):
-                why += ", which " + first.reason[len(first.expression) + 1 :].rpartition(";")[0]
+            if first.reason.startswith(f"{first.expression} is set "):
+                said = first.reason[len(first.expression) + 1 :]
+                why += ", which " + said.removesuffix(f"; bind env.{first.expression[1:]}")
             self.host.env_writers[name] = (
                 f"{name} is written to $GITHUB_ENV by the script at {loc.file}:{loc.line} from a "
                 f"value stagegate cannot compute ({why}); bind env.{name}"
