@@ -590,7 +590,7 @@ def test_what_the_shell_does(read: Read, script: str, expected: list[str]) -> No
     ],
 )
 def test_reasons_say_where(read: Read, script: str, reason: str) -> None:
-    """shellwords.annotate's and the loop's own reasons reach the unresolved entry."""
+    """An assignment's and a loop's own reasons reach the unresolved entry."""
     assert any(line.endswith(f": {reason}") for line in read(script) if line.startswith("unr"))
 
 
@@ -1011,6 +1011,11 @@ UNDECIDED = "whose condition stagegate cannot decide"
             "X is written to $GITHUB_ENV by the script at .github/workflows/ci.yml:12 from a "
             "value stagegate cannot compute ($X, which is set differently by the turns of the "
             f"while loop at .github/workflows/ci.yml:11, {UNDECIDED}); bind env.X",
+        ),
+        (
+            'if [ -f x ]; then echo X=1 >> "$GITHUB_ENV"; exit 0; fi\necho X=2 >> "$GITHUB_ENV"',
+            "env.X is set differently by the exits of the script at .github/workflows/ci.yml:10, "
+            f"{UNDECIDED}; bind env.X",
         ),
         (
             'X=a\nf() { [ -f y ] && return 0; X=b; }\nf\necho "X=$X" >> "$GITHUB_ENV"',

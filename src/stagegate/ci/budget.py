@@ -45,7 +45,8 @@ class OverBudget(Exception):
 
 class Budget:
     """Units of work left: ``charge`` takes them, and raises OverBudget when none are
-    left; a budget made with ``parent`` also takes them from its parent."""
+    left. A ``child`` budget is at most what its parent has left; ``settle`` takes what
+    the child used from the parent (one counter per reader: charging is one subtraction)."""
 
     __slots__ = ("left", "limit", "parent", "what")
 
@@ -59,9 +60,16 @@ class Budget:
         self.left -= units
         if self.left < 0:
             raise OverBudget(self.what)
-        if self.parent is not None:
-            self.parent.charge(units)
 
     def child(self, limit: int, what: str = "") -> Budget:
-        """A budget of at most ``limit`` units, taken from this one as they are used."""
-        return Budget(limit, what, self)
+        """A budget of at most ``limit`` units, and no more than this one has left."""
+        if self.left < limit:
+            made = Budget(max(self.left, 0), self.what, self)
+        else:
+            made = Budget(limit, what, self)
+        return made
+
+    def settle(self) -> None:
+        """Take what this budget used from its parent."""
+        if self.parent is not None:
+            self.parent.left -= self.limit - max(self.left, 0)

@@ -80,6 +80,8 @@ class PowerShell:
                 n: Unknown(f"env.{n}", "a PowerShell script stagegate stopped reading")
                 for n in self.writes
             }
+        finally:
+            self.budget.settle()
         self.site.written.update(self.writes)
 
     def statement(self, number: int, line: str) -> None:

@@ -12,13 +12,14 @@ piece of that value.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from stagegate.ci.budget import MAX_WORK, OverBudget
 from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Host, Scope
-from stagegate.ci.shell import syntax
+from stagegate.ci.shell import memo, syntax
 from stagegate.ci.shell.scripts import worth_reading
-from stagegate.ci.shell.state import Dead, State, replay
+from stagegate.ci.shell.state import Dead, replay
 from stagegate.ci.shell.values import SPECIALS
 from stagegate.ci.shell.walker import Frame, Walker
 from stagegate.ci.transfers import MAX_SCRIPT, Site
@@ -65,11 +66,18 @@ class Shell:
         """What this step writes to ``$GITHUB_ENV``: the later steps' env, not its own."""
         self.first = 0
         self.col = 1
+        self.locs: dict[int, Loc] = {}
         self.rows: list[int] | None = None
         """Rendered line -> the script's line, where ``${{ }}`` wrote line breaks."""
 
     def loc(self, row: int) -> Loc:
-        """Where the rendered script's line ``row`` (from 0) is written."""
+        """Where the rendered script's line ``row`` (from 0) is written (made once)."""
+        found = self.locs.get(row)
+        if found is None:
+            found = self.locs[row] = self.locate(row)
+        return found
+
+    def locate(self, row: int) -> Loc:
         line = self.rows[row] if self.rows is not None and row < len(self.rows) else row
         if self.script is not None:
             return Loc(self.script[0], line + 1, 1)
@@ -95,22 +103,43 @@ class Shell:
                 )
             return
         rendered, mark, values, expressions = self.render()
-        tree = syntax.parse(rendered, mark)
+        key = self.key(rendered, mark, values)
         walker = Walker(self.reader, self.site, self.scope, self.reader.work.child(MAX_WORK))
+        outcome = memo.recall(self.reader, key, walker.inputs)
+        if outcome is not None:
+            memo.replay(self.reader, self.site, outcome)
+            self.done(dict(outcome.writes), dict(outcome.outputs))
+            return
+        tree = syntax.parse(rendered, mark)
         file = self.script[0] if self.script is not None else self.site.doc.file
         if self.script is not None:
             walker.args = tuple(self.script[1])
             walker.calls = self.script[2]
         frame = Frame(file, self.loc, values, rendered, mark, expressions)
+        stopped = False
         try:
             walker.script(frame, tree.body)
         except Dead:
             pass  # every path fails: what was done before stays
         except OverBudget as exc:
-            self.stopped(walker, frame, exc)
-        self.finish(walker.state)
+            self.stopped(walker, exc)
+            stopped = True
+        finally:
+            walker.budget.settle()
+        outcome = self.finish(walker)
+        if not stopped:  # a reading the budget stopped depends on what was left of it
+            memo.remember(self.reader, key, outcome)
 
-    def stopped(self, walker: Walker, frame: Frame, exc: OverBudget) -> None:
+    def key(self, rendered: str, mark: str, values: tuple[Value, ...]) -> tuple[object, ...]:
+        """What a reading depends on besides its questions to the context (``memo``)."""
+        strict = tuple((type(v).__name__, v, getattr(v, "axis", None)) for v in values)
+        if self.script is None:
+            place: tuple[object, ...] = (self.site.doc.file, self.path)
+        else:
+            place = (self.script[0], tuple(self.script[1]), self.script[2])
+        return (rendered, mark, strict, place, self.site.runs, self.for_outputs)
+
+    def stopped(self, walker: Walker, exc: OverBudget) -> None:
         """The script is read no further: what it would still do is unknown."""
         where, written = exc.where or (self.loc(walker.line), "")
         reason = (
@@ -123,25 +152,33 @@ class Shell:
             for name in table:
                 table[name] = Unknown(f"{prefix}{name}", reason)
 
-    def finish(self, state: State) -> None:
+    def finish(self, walker: Walker) -> memo.Outcome:
         """Tell the reading what the script did, each thing once, in order."""
-        done: list[tuple[object, ...]] = []
+        state = walker.state
+        done: list[tuple[Any, ...]] = []
         for effect in replay(state.effects):
-            if effect in done:
-                continue
-            done.append(effect)
-            kind = effect[0]
-            if kind == "add":
+            if effect not in done:
+                done.append(effect)
+        pending = [transfer for transfer, _folder in state.pending]
+        outcome = memo.Outcome(
+            walker.inputs.asked, done, pending, state.writes, state.outputs, walker.inputs.written
+        )
+        for effect in done:
+            if effect[0] == "add":
                 self.reader.add(effect[1])
-            elif kind == "files":
+            elif effect[0] == "files":
                 self.reader.on_files(self.site, effect[1], effect[2], effect[3])
             else:
                 self.reader.note_unresolved(effect[1], effect[2])
-        for transfer, _folder in state.pending:
+        for transfer in pending:
             self.reader.add(transfer)
-        self.writes, self.outputs = state.writes, state.outputs
+        self.done(dict(state.writes), dict(state.outputs))
+        return outcome
+
+    def done(self, writes: dict[str, Value], outputs: dict[str, Value]) -> None:
+        self.writes, self.outputs = writes, outputs
         if self.script is None:
-            self.site.written.update(state.writes)
+            self.site.written.update(writes)
 
     # -- ${{ }}
 

@@ -349,4 +349,7 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+KNOWN = frozenset(HANDLERS) | PREFIXES | pipes.TOOLS | {"jq", "yq", "bash", "sh", "source", "."}
+"""Commands whose output or effects stagegate reads (the others print what it does not know)."""
+
 _ = unknowns

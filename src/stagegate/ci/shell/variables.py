@@ -4,7 +4,7 @@ runner's own variables (``$GITHUB_ENV``...), then the step's environment."""
 
 from __future__ import annotations
 
-from stagegate.ci.scopes import Host, Scope
+from stagegate.ci.shell.memo import Inputs
 from stagegate.ci.shell.state import UNSET
 from stagegate.ci.shell.values import ENV, OUTPUT, RUN, SPECIALS
 from stagegate.model.ghexpr import Unknown, Value, unknowns
@@ -27,17 +27,12 @@ def parameter(name: str, args: tuple[Value, ...] | None, file: str) -> Value:
 
 
 def lookup(
-    name: str,
-    local: dict[str, Value],
-    args: tuple[Value, ...] | None,
-    file: str,
-    host: Host,
-    scope: Scope,
+    name: str, local: dict[str, Value], args: tuple[Value, ...] | None, file: str, inputs: Inputs
 ) -> Value:
     if name.isdigit() or not (name[:1].isalpha() or name[:1] == "_") or name == "_":
         return parameter(name, args, file)
     key = f"env.{name}"
-    bound = host.bound(key, scope, bare=False)
+    bound = inputs.bound(key, bare=False)
     if bound is not NotImplemented:
         return bound
     found = local.get(name, _MISSING)
@@ -45,7 +40,7 @@ def lookup(
         return ""
     if found is not _MISSING and not unknowns(found):
         return found
-    bound = host.bound(key, scope, scoped=False)
+    bound = inputs.bound(key, scoped=False)
     if bound is not NotImplemented:
         return bound
     if found is not _MISSING:
@@ -54,21 +49,21 @@ def lookup(
     if special is not None:
         return special
     if name == "GITHUB_SHA":
-        sha = host.bound("github.sha", scope)
+        sha = inputs.bound("github.sha")
         if sha is not NotImplemented:
             return sha
-    value = scope.env_value(name)
+    value = inputs.env(name)
     if value is not NotImplemented:
         return SPECIALS.get(value, value) if type(value) is str else value
     reason = (
-        host.env_writers.get(name)
+        inputs.writer(name)
         or f"${name} is set in no env: of the step, job or workflow, nor earlier in the script; bind env.{name}"
     )
     return Unknown(f"${name}", reason)
 
 
 def is_set(
-    name: str, local: dict[str, Value], args: tuple[Value, ...] | None, host: Host, scope: Scope
+    name: str, local: dict[str, Value], args: tuple[Value, ...] | None, inputs: Inputs
 ) -> bool | None:
     """Whether a variable is set: by the script, an env:, a bind, an earlier step's
     ``$GITHUB_ENV`` write, or the runner (``GITHUB_*``)."""
@@ -77,8 +72,8 @@ def is_set(
     if name in local:
         return local[name] is not UNSET
     return (
-        scope.env_value(name) is not NotImplemented
-        or host.bound(f"env.{name}", scope) is not NotImplemented
-        or name in host.env_writers
-        or name.startswith("GITHUB_")
+        name.startswith("GITHUB_")
+        or inputs.env(name) is not NotImplemented
+        or inputs.bound(f"env.{name}") is not NotImplemented
+        or inputs.writer(name) is not None
     )

@@ -13,6 +13,7 @@ the budget.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,9 +22,10 @@ from typing import Any
 from stagegate.ci.budget import MAX_DEPTH, MAX_VALUE, Budget, OverBudget
 from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Host, Scope
-from stagegate.ci.shell import commands, effects, pipes, syntax, textops, variables, words
+from stagegate.ci.shell import commands, effects, memo, pipes, syntax, textops, variables, words
+from stagegate.ci.shell.memo import Inputs
 from stagegate.ci.shell.scripts import CALL, script_path
-from stagegate.ci.shell.state import UNSET, Break, Dead, Exit, Jump, Return, State, join
+from stagegate.ci.shell.state import UNSET, Break, Dead, Exit, Jump, Return, State, join, replay
 from stagegate.ci.shell.syntax import (
     AndOr,
     ArithCommand,
@@ -59,6 +61,7 @@ from stagegate.ci.transfers import (
     OUT_FILE,
     THIS_RUN,
     Site,
+    Transfer,
     shown,
 )
 from stagegate.errors import Loc
@@ -132,6 +135,8 @@ class Walker:
         self.host = host
         self.site = site
         self.scope = scope
+        self.inputs = Inputs(host, scope)
+        """What the walk asks of its context (``ci.shell.memo``)."""
         self.budget = budget
         self.root: Path = host.files.root
         self.state = State()
@@ -182,6 +187,7 @@ class Walker:
         saved, self.frame = self.frame, frame
         target = Target("frame")
         self.targets.append(target)
+        where = frame.locate(0)
         try:
             self.block(body)
         except OverBudget as exc:
@@ -202,7 +208,7 @@ class Walker:
             self.frame = saved
         if target.out:
             self.state = join(
-                [self.state, *target.out], self.state, self.loc(), "the exits of the script"
+                [self.state, *target.out], self.state, where, "the exits of the script"
             )
 
     def block(self, block: Block) -> Status:
@@ -776,11 +782,12 @@ class Walker:
             if first.reason.startswith(f"{first.expression} is set "):
                 said = first.reason[len(first.expression) + 1 :]
                 why += ", which " + said.removesuffix(f"; bind env.{first.expression[1:]}")
-            self.host.env_writers[name] = (
+            reason = (
                 f"{name} is written to $GITHUB_ENV by the script at {loc.file}:{loc.line} from a "
                 f"value stagegate cannot compute ({why}); bind env.{name}"
             )
-            value = Unknown(f"env.{name}", self.host.env_writers[name])
+            self.inputs.write(name, reason)
+            value = Unknown(f"env.{name}", reason)
         if self.site.runs:
             self.state.writes[name] = value
 
@@ -906,7 +913,7 @@ class Walker:
                 f"scripts call each other more than {MAX_CALL_DEPTH} deep; break the chain.",
             )
         tree = syntax.parse(text)
-        frame = Frame(rel, lambda line: Loc(rel, line + 1, 1), (), text)
+        frame = Frame(rel, _locator(rel), (), text)
         saved_args, line = self.args, self.line
         self.calls += 1
         try:
@@ -917,16 +924,85 @@ class Walker:
             kept = self.state.vars, self.state.exported, self.state.functions
             given = {n: kept[0][n] for n in kept[1] if n in kept[0]}
             given.update(env)  # `A=1 ./x`: the script's environment
+            key = self.call_key(rel, args, given)
+            if key is not None and self.recalled(key):
+                return True
+            mark = self.mark()
             self.state.vars, self.state.exported, self.state.functions = given, set(given), {}
             self.args = tuple(args)
             try:
                 self.script(frame, tree.body)
             finally:
                 self.state.vars, self.state.exported, self.state.functions = kept
+            if key is not None:
+                self.remember(key, mark)
             return True
         finally:
             self.calls -= 1
             self.args, self.line = saved_args, line
+
+    def call_key(
+        self, rel: str, args: list[Value], given: dict[str, Value]
+    ) -> tuple[Any, ...] | None:
+        """What reading a called script depends on besides its questions (``memo``);
+        None where the caller's state takes part (a capture, input, pending downloads)."""
+        state = self.state
+        if self.sink is not None or self.stdin is not None or state.pending or state.heredoc:
+            return None
+        items = sorted(given.items())
+        names = tuple(n for n, _v in items)
+        values = memo.strict(v for _n, v in items)
+        return (rel, memo.strict(args), names, values, self.site.runs, self.calls, self.depth)
+
+    def mark(self) -> tuple[int, int, Any, dict[str, Value], dict[str, Value], bool]:
+        state = self.state
+        return (
+            len(self.inputs.asked),
+            len(self.inputs.written),
+            state.effects,
+            dict(state.writes),
+            dict(state.outputs),
+            state.used,
+        )
+
+    def remember(self, key: tuple[Any, ...], mark: tuple[Any, ...]) -> None:
+        """Keep what the call did to this state, to replay for the same answers."""
+        asked, written, effects, writes, outputs, used = mark
+        state = self.state
+        new_writes = memo.changed(writes, state.writes)
+        new_outputs = memo.changed(outputs, state.outputs)
+        if new_writes is None or new_outputs is None or (used != state.used and not state.pending):
+            return
+        call = memo.Call(
+            self.inputs.asked[asked:],
+            replay(state.effects, effects),
+            list(state.pending),
+            new_writes,
+            new_outputs,
+            self.inputs.written[written:],
+            state.used,
+        )
+        memo.remember_call(self.host, key, call)
+
+    def recalled(self, key: tuple[Any, ...]) -> bool:
+        """Replay a remembered call with the same answers here; whether there was one."""
+        call = memo.recall_call(self.host, key, self.inputs)
+        if call is None:
+            return False
+        state = self.state
+        self.inputs.asked += call.asked
+        for name, reason in call.written:
+            self.inputs.write(name, reason)
+        for effect in call.effects:
+            moved = tuple(
+                memo.moved(e, self.site) if isinstance(e, Transfer) else e for e in effect
+            )
+            state.emit(moved)
+        state.pending += [(memo.moved(t, self.site), f) for t, f in call.pending]
+        state.writes.update(call.writes)
+        state.outputs.update(call.outputs)
+        state.used = state.used or call.used
+        return True
 
     def evaluate(self, text: str) -> Status:
         """``eval TEXT``: the text read as script here (at this line)."""
@@ -951,10 +1027,10 @@ class Walker:
 
     def lookup(self, name: str) -> Value:
         file = self.frame.file if self.frame is not None else ""
-        return variables.lookup(name, self.state.vars, self.args, file, self.host, self.scope)
+        return variables.lookup(name, self.state.vars, self.args, file, self.inputs)
 
     def is_set(self, name: str) -> bool | None:
-        return variables.is_set(name, self.state.vars, self.args, self.host, self.scope)
+        return variables.is_set(name, self.state.vars, self.args, self.inputs)
 
     def gh(self, index: int) -> Value:
         assert self.frame is not None
@@ -983,6 +1059,8 @@ class Walker:
             return pipes.substitution(part, self)
         except pipes.Foreign:
             pass
+        if self.foreign(part):
+            return Unknown(part.source, f"{part.source} runs a command")
         sink = self.open_capture()
         saved = self.sink, self.stdin, self.line
         self.sink, self.stdin = sink, None
@@ -998,6 +1076,21 @@ class Walker:
             return Unknown(part.source, f"{part.source} runs a command")
         return value.rstrip("\n") if isinstance(value, str) else value
 
+    def foreign(self, part: Subst) -> bool:
+        """Whether ``$(...)`` is one command stagegate does not run, and nothing in its
+        words runs anything (``$(nproc)``, ``$(realpath "$DIR")``): its output is unknown."""
+        items = part.body.items
+        if len(items) != 1 or not isinstance(items[0], Command):
+            return False
+        command = items[0]
+        head = _command_name(command)
+        if head is None or "/" in head or head in commands.KNOWN or self.function(head):
+            return False
+        return (
+            not any(isinstance(p, Subst) for w in command.words for p in w.parts)
+            and not command.redirects
+        )
+
     def data(self, file: str) -> tuple[bool, Any]:
         files = self.host.files
         found = files.data.get(file)
@@ -1005,6 +1098,17 @@ class Walker:
             rel = script_path.__wrapped__(self.root, file)  # as it is now: not cached
             found = files.data[file] = pipes.repository_data(self.root, rel, file)
         return found
+
+
+@functools.lru_cache(maxsize=256)
+def _locator(rel: str) -> Callable[[int], Loc]:
+    """Where a repository script's lines are (their locations made once)."""
+
+    @functools.lru_cache(maxsize=1_024)
+    def locate(line: int) -> Loc:
+        return Loc(rel, line + 1, 1)
+
+    return locate
 
 
 def _same(a: State, b: State) -> bool:

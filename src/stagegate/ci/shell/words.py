@@ -121,7 +121,17 @@ def fields(word: Word, ctx: Context) -> list[Value]:
     """The words bash makes of ``word``: brace expansion, then each expansion, then
     unquoted known text split at blanks; a word with unquoted ``*``, ``?`` or ``[`` is
     a ``Glob`` (the file names it stands for are not known)."""
-    variants = braces(word.parts)
+    parts = word.parts
+    if len(parts) == 1 and type(parts[0]) is Lit:  # the common case: one piece of text
+        lit = parts[0]
+        ctx.charge(1)
+        if lit.quoted:
+            return [lit.text]
+        if not any(c in lit.text for c in "{*?["):
+            return [lit.text] if lit.text else []
+    elif all(getattr(p, "quoted", False) and getattr(p, "name", "") != "@" for p in parts):
+        return [expand(word, ctx)]  # quoted (not "$@"): one field, as it is
+    variants = braces(parts)
     if variants is None:
         return [
             Unknown(
