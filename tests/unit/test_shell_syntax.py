@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from stagegate.ci.shell import syntax
-from stagegate.ci.shell.syntax import Command, Expand, Lit, Param, Subst, Unread, Word
+from stagegate.ci.shell.nodes import Command, Expand, Lit, Param, Script, Subst, Unread, Word
 
 
-def shallow(text: str) -> syntax.Script:
+def shallow(text: str) -> Script:
     """``text`` parsed with only 250 Python frames to spare (none of them reused)."""
     syntax.parse.cache_clear()
     limit = sys.getrecursionlimit()

@@ -16,7 +16,7 @@ from stagegate.ci.shell.scripts import script_path, script_text
 from stagegate.ci.shell.state import Break, Exit, Return
 from stagegate.ci.shell.tests import decide_words
 from stagegate.ci.shell.values import Failed, known
-from stagegate.model.ghexpr import Unknown, Value, unknowns
+from stagegate.model.ghexpr import Unknown, Value
 
 Status = bool | None
 
@@ -157,13 +157,6 @@ def _script(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status | bo
     if text is None:
         return False
     return shell.call(rel, text, list(words[1:]), env, source=source)
-
-
-def calls_script(root: Path, text: str) -> bool:
-    """Whether a piece of script text may call a repository script."""
-    from stagegate.ci.shell.scripts import CALL
-
-    return any(script_path(root, m.group(1)) is not None for m in CALL.finditer(text))
 
 
 # --------------------------------------------------------------------------- builtins
@@ -351,5 +344,3 @@ HANDLERS: dict[str, Handler] = {
 
 KNOWN = frozenset(HANDLERS) | PREFIXES | pipes.TOOLS | {"jq", "yq", "bash", "sh", "source", "."}
 """Commands whose output or effects stagegate reads (the others print what it does not know)."""
-
-_ = unknowns

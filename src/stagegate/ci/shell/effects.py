@@ -10,7 +10,7 @@ import re
 from stagegate.ci.shell import textops
 from stagegate.ci.shell.values import Failed, known
 from stagegate.ci.transfers import Transfer, shown, text_value
-from stagegate.model.ghexpr import Ph, Sym, Unknown, Value, concat, unknowns
+from stagegate.model.ghexpr import Sym, Unknown, Value, concat
 from stagegate.records import record, replace
 
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -205,17 +205,3 @@ def delimited(line: Value) -> tuple[str, str] | None:
     if not sep or not NAME_RE.fullmatch(name) or not delimiter:
         return None
     return name, delimiter
-
-
-def unknown_line(line: Value) -> bool:
-    """Whether a line's name cannot be known (an unknown piece before any ``=``)."""
-    if isinstance(line, Unknown):
-        return True
-    if isinstance(line, Sym):
-        first = line.parts[0]
-        return not (isinstance(first, str) and "=" in first) and not isinstance(first, Ph)
-    return False
-
-
-def has_unknowns(value: Value) -> bool:
-    return bool(unknowns(value))

@@ -64,13 +64,6 @@ class Pattern:
     atoms: tuple[Atom, ...]
     stars: tuple[bool, ...]
 
-    @property
-    def literal(self) -> str | None:
-        """The text it matches, where it matches one text only."""
-        if any(self.stars) or not all(isinstance(a, str) for a in self.atoms):
-            return None
-        return "".join(a for a in self.atoms if isinstance(a, str))
-
 
 def compile_pattern(chars: Sequence[tuple[str, bool]]) -> Pattern:
     """The pattern of ``chars`` (character, literal); Unread for extended globs and

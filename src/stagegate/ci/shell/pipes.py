@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from stagegate.ci import jq
 from stagegate.ci.shell import textops, words
-from stagegate.ci.shell.syntax import Command, Pipeline, Subst, Word
+from stagegate.ci.shell.nodes import Command, Pipeline, Subst
 from stagegate.ci.shell.values import Bounded, Failed, Text, known, result
 from stagegate.errors import InvalidInput
 from stagegate.model.ghexpr import MAX_JSON, Unknown, Value
@@ -315,7 +315,3 @@ def _parse(raw: bytes, rel: str) -> Any:
     from stagegate.load.yamlsrc import read
 
     return read(raw, rel).data
-
-
-def word_text(word: Word, ctx: Context) -> str | None:
-    return words.text_of(word, ctx)

@@ -9,8 +9,8 @@ import operator
 from collections.abc import Callable
 
 from stagegate.ci.shell import words
+from stagegate.ci.shell.nodes import TestExpr, Word
 from stagegate.ci.shell.patterns import Matcher, Unread, compile_pattern
-from stagegate.ci.shell.syntax import Lit, TestExpr, Word
 from stagegate.ci.shell.values import Failed, Glob
 from stagegate.model.ghexpr import Value
 
@@ -112,13 +112,6 @@ def _match(subject: str, pattern: Word, ctx: words.Context) -> Status:
     except (Failed, Unread):
         return None
     return Matcher(compiled, ctx.charge).fullmatch(subject)
-
-
-def literal(word: Word) -> str | None:
-    """A word's text where it is all literal."""
-    if all(isinstance(p, Lit) for p in word.parts):
-        return "".join(p.text for p in word.parts if isinstance(p, Lit))
-    return None
 
 
 def decide_words(argv: list[Value]) -> Status:

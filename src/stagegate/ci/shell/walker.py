@@ -24,9 +24,7 @@ from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Host, Scope
 from stagegate.ci.shell import commands, effects, memo, pipes, syntax, textops, variables, words
 from stagegate.ci.shell.memo import Inputs
-from stagegate.ci.shell.scripts import CALL, script_path
-from stagegate.ci.shell.state import UNSET, Break, Dead, Exit, Jump, Return, State, join, replay
-from stagegate.ci.shell.syntax import (
+from stagegate.ci.shell.nodes import (
     AndOr,
     ArithCommand,
     Assign,
@@ -40,6 +38,7 @@ from stagegate.ci.shell.syntax import (
     Function,
     Group,
     If,
+    Lit,
     Loop,
     Node,
     Not,
@@ -52,10 +51,11 @@ from stagegate.ci.shell.syntax import (
     Unread,
     Word,
 )
+from stagegate.ci.shell.scripts import CALL, script_path
+from stagegate.ci.shell.state import UNSET, Break, Dead, Exit, Return, State, join, replay
 from stagegate.ci.shell.tests import decide
-from stagegate.ci.shell.values import ENV, OUTPUT, RUN, SPECIALS, Failed, Glob, known, marker
+from stagegate.ci.shell.values import ENV, OUTPUT, SPECIALS, Failed, Glob, marker
 from stagegate.ci.transfers import (
-    ENV_FILE,
     MAX_CALL_DEPTH,
     MAX_LOOP,
     OUT_FILE,
@@ -1162,7 +1162,7 @@ def _fails(body: Block) -> bool:
     code = last.words[1].parts
     return (
         len(code) == 1
-        and isinstance(code[0], syntax.Lit)
+        and isinstance(code[0], Lit)
         and code[0].text.isdigit()
         and code[0].text != "0"
     )
@@ -1171,7 +1171,7 @@ def _fails(body: Block) -> bool:
 def _command_name(node: Node) -> str | None:
     if isinstance(node, Command) and node.words and len(node.words[0].parts) == 1:
         part = node.words[0].parts[0]
-        return part.text if isinstance(part, syntax.Lit) else None
+        return part.text if isinstance(part, Lit) else None
     return None
 
 
@@ -1215,5 +1215,3 @@ _STATEMENTS: dict[type, Callable[[Walker, Any], Status]] = {
     Command: Walker.command,
     Declare: Walker.declare,
 }
-
-_unused = (Jump, RUN, ENV_FILE, known, MAX_DEPTH)

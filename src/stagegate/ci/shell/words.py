@@ -12,9 +12,9 @@ from typing import Protocol
 
 from stagegate.ci.budget import MAX_VALUE
 from stagegate.ci.shell import arith, patterns
-from stagegate.ci.shell.syntax import Arith, Expand, Gh, Lit, Opaque, Param, Part, Subst, Word
+from stagegate.ci.shell.nodes import Arith, Expand, Gh, Lit, Opaque, Param, Part, Subst, Word
 from stagegate.ci.shell.values import Bounded, Failed, Glob, known, result, size
-from stagegate.model.ghexpr import Sym, Unknown, Value, concat
+from stagegate.model.ghexpr import Unknown, Value, concat
 
 IFS = " \t\n"
 MAX_BRACES = 1_000
@@ -492,12 +492,3 @@ def arithmetic(text: str, source: str, ctx: Context) -> Value:
     except (arith.Failed, Failed) as exc:
         return Unknown(source, f"{source} at {ctx.where()}: {exc}")
     return result(str(value), frozenset(keys), "calc")
-
-
-def unknown_in(value: Value) -> Unknown | None:
-    """The first unknown piece of a value."""
-    if isinstance(value, Unknown):
-        return value
-    if isinstance(value, Sym):
-        return next((p for p in value.parts if isinstance(p, Unknown)), None)
-    return None
