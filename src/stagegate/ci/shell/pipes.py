@@ -97,6 +97,8 @@ def _run(
         args = [known(v) for w in command.words[1:] for v in words.fields(w, ctx)]
         keys = keys.union(*(a.keys for a in args))
         argv = [a.text for a in args]
+        if head == "cat" and any(a != "-" for a in argv):
+            raise Failed("cat reads a file, which stagegate does not read")
         if head in INPUT and stdin is None:
             raise Failed(f"{head} reads its standard input, which stagegate does not know")
         out = tool(head, argv, stdin or "", ctx, at)
