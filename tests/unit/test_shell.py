@@ -409,37 +409,6 @@ def test_what_is_not_a_github_env_write(read: Read, script: str) -> None:
     assert read(script) == no_env_x([], last)
 
 
-@pytest.mark.parametrize(
-    ("script", "expression", "why"),
-    [
-        (
-            'python gen.py >> "$GITHUB_ENV"',
-            "python",
-            "the output of python, which stagegate does not run",
-        ),
-        (
-            'echo "$(cat f)" >> "$GITHUB_ENV"',
-            "$(cat f)",
-            "$(cat f) at .github/workflows/ci.yml:10: cat reads a file, which stagegate does not read",
-        ),
-        (
-            '{ echo "Y=1"; ./gen; } >> "$GITHUB_ENV"',
-            "./gen",
-            "the output of ./gen, which stagegate does not run",
-        ),
-    ],
-)
-def test_an_env_line_whose_name_is_unknown_is_unresolved_where_written(
-    read: Read, script: str, expression: str, why: str
-) -> None:
-    """A line written to $GITHUB_ENV whose name cannot be known may set any env of the
-    later steps: unresolved at the line that writes it (never silently dropped)."""
-    assert (
-        f"unresolved 1: {expression}: a line written to $GITHUB_ENV whose name stagegate "
-        f"cannot compute ({why}): it may set any env of the later steps"
-    ) in read(script)
-
-
 def test_an_env_write_of_an_unknown_value(read: Read) -> None:
     assert read('echo "X=$(date)" >> "$GITHUB_ENV"') == [
         "4: upload name <${{ env.X }}>",

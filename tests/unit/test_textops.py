@@ -69,6 +69,9 @@ def free(units: int) -> None:
         ("awk", ['{ print $1"-"$3 }'], "a b c\n", "a-c\n"),
         ("awk", ["{print $5}"], "a b\n", "\n"),
         ("awk", ["-F", ",", "{print $1}"], "a,b\n\nc\n", "a\n\nc\n"),
+        # found by comparing random commands with the tools themselves
+        ("awk", ["{print $NF}"], "  \na b\n", "  \nb\n"),  # NF 0: $NF is $0
+        ("cut", ["-d", ".", "-f", "1"], "", ""),  # no input, no line
     ],
 )
 def test_tools_print_what_gnu_prints(tool: str, args: list[str], text: str, printed: str) -> None:
@@ -91,6 +94,7 @@ def test_tools_print_what_gnu_prints(tool: str, args: list[str], text: str, prin
         (["%+d %i %u", "5", "-3", "7"], "+5 -3 7"),
         (["%s"], ""),
         (["a\\cb"], "a\\cb"),  # \c ends the output only in %b
+        (["%c|"], "\0|"),  # %c of nothing is a NUL byte
     ],
 )
 def test_printf(args: list[str], printed: str) -> None:
@@ -166,6 +170,9 @@ def test_dirname(args: list[str], printed: str) -> None:
         ("tr", ["[=a=]", "b"], "a\n", "[c*n] or [=c=]"),
         ("tr", ["z-a", "x"], "a\n", "a reversed range z-a (tr fails)"),
         ("tr", ["a"], "a\n", "tr with one set and no -d or -s (tr fails)"),
+        ("tr", ["-ds", "a"], "a\n", "tr -ds with one set (tr fails)"),
+        ("tr", ["ab", "[:digit:]"], "a\n", "a class tr translates to only as upper to lower"),
+        ("tr", ["-c", "a", "b"], "a\n", "tr -c translating"),
         ("cut", ["-d", ".", "-f", "0"], "a\n", "cut's list '0' is not one cut reads (cut fails)"),
         ("cut", ["-f", "1", "-c", "1"], "a\n", "cut needs one of -f, -c, -b (cut fails)"),
         ("awk", ["{print $1 + 1}"], "1\n", "the awk program '{print $1 + 1}'"),
@@ -230,6 +237,7 @@ def test_pattern_trims(value: str, op: str, pattern: str, out: str) -> None:
         ("aXbXc", "//", "X", " ", "a b c"),
         ("a.b.c", "/", ".", "-", "a-b.c"),
         ("3.12", "//", "[.]", "", "312"),
+        ("", "//", "", "y", ""),  # an empty pattern replaces nothing, even in nothing
     ],
 )
 def test_pattern_replacements(value: str, op: str, pattern: str, new: str, out: str) -> None:

@@ -221,6 +221,8 @@ def replace(value: str, op: str, matcher: Matcher, new: str) -> str:
     if op == "/%":
         ends = matcher.ends(value, backward=True)
         return value[: len(value) - ends[-1]] + new if ends else value
+    if not matcher.pattern.atoms and not any(matcher.pattern.stars):
+        return value  # an empty pattern replaces nothing
     if not value:
         return new if matcher.ends(value) else value
     out: list[str] = []

@@ -122,7 +122,7 @@ def _conversion(flags: str, width: str, precision: str | None, kind: str, arg: s
     if kind == "b":
         return (spec + "s") % _escapes(arg or "", echo=True)[0]
     if kind == "c":
-        return (spec + "s") % (arg or "")[:1]
+        return (spec + "s") % (arg or "\0")[:1]  # of nothing: a NUL byte, as bash prints
     if kind in "diouxX":
         value = _integer(arg) if arg else 0
         if kind in "ouxX" and value < 0:
@@ -226,9 +226,16 @@ def tr(args: list[str], text: str) -> str:
     if args[:1] == ["--"]:
         args = args[1:]
     _ascii(text, "tr")
-    sets = [_set(a) for a in args]
-    if not sets or len(sets) > 2:
+    if not args or len(args) > 2:
         raise Failed("tr with no set or more than two (tr fails)")
+    if "d" in flags and "s" in flags and len(args) != 2:
+        raise Failed("tr -ds with one set (tr fails)")
+    translating = len(args) == 2 and "d" not in flags
+    if translating and _CLASS.search(args[1]) and sorted(args) != ["[:lower:]", "[:upper:]"]:
+        raise Failed(f"tr's second set {args[1]!r}: a class tr translates to only as upper to lower")
+    if translating and "c" in flags:
+        raise Failed("tr -c translating, which stagegate does not read")
+    sets = [_set(a) for a in args]
     first = sets[0]
     if "c" in flags:
         first = [chr(c) for c in range(128) if chr(c) not in set(first)]
@@ -314,6 +321,8 @@ def cut(args: list[str], text: str) -> str:
     mode = modes[0]
     ranges = _ranges(options[mode])
     complement = "--complement" in options
+    if not text:
+        return ""
     ends = text.endswith("\n")
     lines = text.split("\n")[:-1] if ends else text.split("\n")
 
@@ -670,7 +679,7 @@ def awk(args: list[str], text: str) -> str:
             if item.startswith('"'):
                 pieces.append(item[1:-1])
             elif item == "$NF":
-                pieces.append(fields[-1] if fields else "")
+                pieces.append(fields[-1] if fields else line)  # NF 0: $NF is $0
             else:
                 n = int(item[1:])
                 pieces.append(line if n == 0 else fields[n - 1] if n <= len(fields) else "")

@@ -56,7 +56,6 @@ from stagegate.ci.shell.state import UNSET, Break, Dead, Exit, Return, State, jo
 from stagegate.ci.shell.tests import decide
 from stagegate.ci.shell.values import ENV, OUTPUT, SPECIALS, Failed, Glob, marker
 from stagegate.ci.transfers import (
-    ENV_FILE,
     MAX_CALL_DEPTH,
     MAX_LOOP,
     OUT_FILE,
@@ -771,15 +770,6 @@ class Walker:
             pair = effects.assignment(line)
             if pair is not None:
                 self.set_value(file, *pair)
-            elif file == ENV_FILE and self.site.runs and unknowns(line) and not _named(line):
-                first = unknowns(line)[0]
-                self.note(
-                    Unknown(
-                        first.expression,
-                        "a line written to $GITHUB_ENV whose name stagegate cannot compute "
-                        f"({first.reason}): it may set any env of the later steps",
-                    )
-                )
 
     def set_value(self, file: str, name: str, value: Value) -> None:
         loc = self.loc()
@@ -1119,13 +1109,6 @@ def _locator(rel: str) -> Callable[[int], Loc]:
         return Loc(rel, line + 1, 1)
 
     return locate
-
-
-def _named(line: Value) -> bool:
-    """Whether a line written to an env file starts with its name (known text up to
-    ``=`` or ``<<``)."""
-    first = line.parts[0] if isinstance(line, Sym) else line
-    return isinstance(first, str) and ("=" in first or "<<" in first)
 
 
 def _same(a: State, b: State) -> bool:
