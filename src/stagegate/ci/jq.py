@@ -763,8 +763,37 @@ def write(value: Any, *, compact: bool, raw: bool = False) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of the JSON jq reads (decoding, comparing and writing it recurse)."""
+
+
+def _nesting(text: str) -> int:
+    """How deep the arrays and objects of a JSON text nest (strings skipped)."""
+    depth = deepest = 0
+    inside = escaped = False
+    for char in text:
+        if inside:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                inside = False
+        elif char == '"':
+            inside = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def read_json(text: str) -> list[Any]:
-    """The JSON values of a text, one after another (jq's input); ValueError if not JSON."""
+    """The JSON values of a text, one after another (jq's input); ValueError if not JSON,
+    Unsupported if nested deeper than MAX_JSON_DEPTH."""
+    if _nesting(text) > MAX_JSON_DEPTH:
+        raise Unsupported("", 0, f"JSON nested deeper than {MAX_JSON_DEPTH}")
     decoder = json.JSONDecoder()
     out: list[Any] = []
     pos = 0

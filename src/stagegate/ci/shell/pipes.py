@@ -253,8 +253,10 @@ def _jq(args: list[str], stdin: str, ctx: Context, at: str) -> str | Unknown:
         return node
     try:
         inputs = jq.read_json(stdin)
-    except (ValueError, RecursionError):
+    except ValueError:
         return Unknown(at.partition(" at ")[0], f"{at} reads text that is not JSON: jq fails")
+    except jq.Unsupported as exc:
+        return Unknown(at.partition(" at ")[0], f"{at}: {exc.why}")
     return _outputs(node, inputs, at, ctx, compact="c" in flags, raw=bool(flags & {"r", "j"}))
 
 
