@@ -1037,6 +1037,19 @@ def test_an_undecidable_condition_makes_a_later_value_unknown(
     ]
 
 
+def test_a_loop_that_turns_past_the_limit_leaves_what_it_changes_unknown(read: Read) -> None:
+    """`while` decided true for more turns than stagegate follows: what the turns change
+    is unknown (never the value after the last turn followed); the control, 3 turns."""
+    script = 'i=0\nwhile [ $i -lt 5000 ]; do i=$((i+1)); done\necho "X=$i" >> "$GITHUB_ENV"'
+    assert x_written(read, script)[1] == (
+        "unresolved 6: ${{ env.X }}: X is written to $GITHUB_ENV by the script at "
+        ".github/workflows/ci.yml:12 from a value stagegate cannot compute ($i, which is set "
+        "differently by the turns of the while loop at .github/workflows/ci.yml:11, which "
+        "stagegate follows for 1,000 turns); bind env.X"
+    )
+    assert x_written(read, script.replace("5000", "3"))[0] == "6: upload name 3"
+
+
 def test_a_download_on_one_path_of_an_undecidable_condition_may_happen(read: Read) -> None:
     """Both paths are followed: what each downloads may happen (and is read); a removal
     on one path only leaves what the download keeps unresolved."""

@@ -87,15 +87,20 @@ def replay(chain: Chain, stop: Chain = None) -> list[Effect]:
     return out
 
 
-def join(states: list[State], base: State, where: Loc, construct: str) -> State:
+UNDECIDED = "whose condition stagegate cannot decide"
+
+
+def join(
+    states: list[State], base: State, where: Loc, construct: str, why: str = UNDECIDED
+) -> State:
     """The paths' states as one: values they agree on kept, the others unknown (saying
-    ``construct`` at ``where`` set them apart); each path's new effects, in turn."""
+    ``construct`` at ``where`` set them apart, and ``why``); each path's new effects, in turn."""
     if len(states) == 1:
         return states[0]
     made = states[0].copy()
-    made.vars = _merged([s.vars for s in states], where, construct, "$")
-    made.writes = _merged([s.writes for s in states], where, construct, "env.")
-    made.outputs = _merged([s.outputs for s in states], where, construct, "steps.*.outputs.")
+    made.vars = _merged([s.vars for s in states], where, construct, "$", why)
+    made.writes = _merged([s.writes for s in states], where, construct, "env.", why)
+    made.outputs = _merged([s.outputs for s in states], where, construct, "steps.*.outputs.", why)
     made.exported = set().union(*(s.exported for s in states))
     made.functions = {
         name: body
@@ -122,7 +127,7 @@ def join(states: list[State], base: State, where: Loc, construct: str) -> State:
 
 
 def _merged(
-    tables: list[dict[str, Value]], where: Loc, construct: str, prefix: str
+    tables: list[dict[str, Value]], where: Loc, construct: str, prefix: str, why: str
 ) -> dict[str, Value]:
     out: dict[str, Value] = {}
     names = dict.fromkeys(name for table in tables for name in table)
@@ -134,8 +139,8 @@ def _merged(
         what = f"{prefix}{name}"
         out[name] = Unknown(
             what,
-            f"{what} is set differently by {construct} at {where.file}:{where.line}, whose "
-            f"condition stagegate cannot decide; bind env.{name}",
+            f"{what} is set differently by {construct} at {where.file}:{where.line}, {why}; "
+            f"bind env.{name}",
         )
     return out
 

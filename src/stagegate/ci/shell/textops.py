@@ -232,7 +232,9 @@ def tr(args: list[str], text: str) -> str:
         raise Failed("tr -ds with one set (tr fails)")
     translating = len(args) == 2 and "d" not in flags
     if translating and _CLASS.search(args[1]) and sorted(args) != ["[:lower:]", "[:upper:]"]:
-        raise Failed(f"tr's second set {args[1]!r}: a class tr translates to only as upper to lower")
+        raise Failed(
+            f"tr's second set {args[1]!r}: a class tr translates to only as upper to lower"
+        )
     if translating and "c" in flags:
         raise Failed("tr -c translating, which stagegate does not read")
     sets = [_set(a) for a in args]

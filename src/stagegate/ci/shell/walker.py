@@ -482,6 +482,7 @@ class Walker:
         construct = f"the turns of the {'until' if node.until else 'while'} loop"
         exits: list[State] = []
         alive = True
+        entry = self.state.copy()
         try:
             for turn in range(MAX_LOOP):
                 decided = self.block(node.condition)
@@ -502,6 +503,14 @@ class Walker:
                     break
                 if _same(before, self.state) or (decided is None and turn + 1 >= FIXPOINT):
                     break  # settled (or a loop that never ends: read as if it ended here)
+            else:  # still turning after MAX_LOOP turns: what the turns change is unknown
+                self.state = join(
+                    [entry, self.state],
+                    entry,
+                    self.loc(node.line),
+                    construct,
+                    f"which stagegate follows for {MAX_LOOP:,} turns",
+                )
         finally:
             self.targets.pop()
         target.out += exits
