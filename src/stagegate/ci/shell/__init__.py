@@ -105,7 +105,7 @@ class Shell:
         rendered, mark, values, expressions = self.render()
         key = self.key(rendered, mark, values)
         walker = Walker(self.reader, self.site, self.scope, self.reader.work.child(MAX_WORK))
-        outcome = memo.recall(self.reader, key, walker.inputs)
+        outcome = memo.recall(self.reader, key, walker.inputs) if key is not None else None
         if outcome is not None:
             memo.replay(self.reader, self.site, outcome)
             self.done(dict(outcome.writes), dict(outcome.outputs))
@@ -127,17 +127,22 @@ class Shell:
         finally:
             walker.budget.settle()
         outcome = self.finish(walker)
-        if not stopped:  # a reading the budget stopped depends on what was left of it
-            memo.remember(self.reader, key, outcome)
+        if not stopped and key is not None:  # a reading the budget stopped depends on
+            memo.remember(self.reader, key, outcome)  # what was left of it
 
-    def key(self, rendered: str, mark: str, values: tuple[Value, ...]) -> tuple[object, ...]:
+    def key(self, rendered: str, mark: str, values: tuple[Value, ...]) -> tuple[object, ...] | None:
         """What a reading depends on besides its questions to the context (``memo``)."""
         strict = tuple((type(v).__name__, v, getattr(v, "axis", None)) for v in values)
         if self.script is None:
             place: tuple[object, ...] = (self.site.doc.file, self.path)
         else:
             place = (self.script[0], tuple(self.script[1]), self.script[2])
-        return (rendered, mark, strict, place, self.site.runs, self.for_outputs)
+        key = (rendered, mark, strict, place, self.site.runs, self.for_outputs)
+        try:
+            hash(key)
+        except TypeError:  # a value that cannot be a key: read again each time
+            return None
+        return key
 
     def stopped(self, walker: Walker, exc: OverBudget) -> None:
         """The script is read no further: what it would still do is unknown."""
@@ -155,10 +160,7 @@ class Shell:
     def finish(self, walker: Walker) -> memo.Outcome:
         """Tell the reading what the script did, each thing once, in order."""
         state = walker.state
-        done: list[tuple[Any, ...]] = []
-        for effect in replay(state.effects):
-            if effect not in done:
-                done.append(effect)
+        done = _once(replay(state.effects))
         pending = [transfer for transfer, _folder in state.pending]
         outcome = memo.Outcome(
             walker.inputs.asked, done, pending, state.writes, state.outputs, walker.inputs.written
@@ -167,7 +169,7 @@ class Shell:
             if effect[0] == "add":
                 self.reader.add(effect[1])
             elif effect[0] == "files":
-                self.reader.on_files(self.site, effect[1], effect[2], effect[3])
+                self.reader.on_files(self.site, effect[1], list(effect[2]), effect[3])
             else:
                 self.reader.note_unresolved(effect[1], effect[2])
         for transfer in pending:
@@ -232,6 +234,25 @@ class Shell:
 
 _SPECIAL_TEXT = frozenset(SPECIALS)
 """The texts of the run's own markers: kept out of the script's text, as values."""
+
+
+def _once(effects: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Each effect once, in order (a value from ``fromJSON`` may be a list: compared,
+    not hashed)."""
+    seen: set[tuple[Any, ...]] = set()
+    kept: list[tuple[Any, ...]] = []
+    odd: list[tuple[Any, ...]] = []
+    for effect in effects:
+        try:
+            if effect in seen:
+                continue
+            seen.add(effect)
+        except TypeError:
+            if effect in odd:
+                continue
+            odd.append(effect)
+        kept.append(effect)
+    return kept
 
 
 @functools.lru_cache(maxsize=4_096)

@@ -147,7 +147,9 @@ def replay(host: Host, site: Site, outcome: Outcome) -> None:
             host.add(moved(effect[1], site))
         elif kind == "files":
             fetch = effect[3]
-            host.on_files(site, effect[1], effect[2], None if fetch is None else moved(fetch, site))
+            host.on_files(
+                site, effect[1], list(effect[2]), None if fetch is None else moved(fetch, site)
+            )
         else:
             host.note_unresolved(effect[1], effect[2])
     for transfer in outcome.pending:

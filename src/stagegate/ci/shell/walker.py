@@ -854,7 +854,7 @@ class Walker:
         folder = spec.folder if isinstance(spec.folder, str) else None
         for value, kind in selections or [("*", "pattern")]:
             transfer = self.site.transfer("download", loc, value, kind, run_id)
-            self.state.emit(("files", loc, landing, transfer))
+            self.state.emit(("files", loc, tuple(landing), transfer))
             if kind == "pattern":
                 self.state.pending.append((transfer, folder))
             else:
@@ -877,7 +877,7 @@ class Walker:
             self.state.pending = effects.exclude(self.state.pending, value)
 
     def files(self, values: list[Value]) -> None:
-        self.state.emit(("files", self.loc(), values, None))
+        self.state.emit(("files", self.loc(), tuple(values), None))
 
     def use(self) -> None:
         if self.state.pending:
@@ -961,7 +961,12 @@ class Walker:
         items = sorted(given.items())
         names = tuple(n for n, _v in items)
         values = memo.strict(v for _n, v in items)
-        return (rel, memo.strict(args), names, values, self.site.runs, self.calls, self.depth)
+        key = (rel, memo.strict(args), names, values, self.site.runs, self.calls, self.depth)
+        try:
+            hash(key)
+        except TypeError:  # a list or mapping from fromJSON: read again each time
+            return None
+        return key
 
     def mark(self) -> tuple[int, int, Any, dict[str, Value], dict[str, Value], bool]:
         state = self.state
