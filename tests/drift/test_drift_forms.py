@@ -426,10 +426,17 @@ def test_parameter_expansions(sg: Sg, tmp_path: Path, script: str, name: str) ->
     assert names(data) == {name}, data
 
 
-def test_a_wildcard_pattern_expansion_is_unresolved(sg: Sg, tmp_path: Path) -> None:
+def test_a_wildcard_pattern_expansion_is_computed(sg: Sg, tmp_path: Path) -> None:
+    """``${V//[.]/}`` replaces what the pattern matches, as bash does (it was unresolved
+    before the reader matched shell patterns itself); a pattern it does not read, an
+    extended glob, stays unresolved (the control)."""
     jobs = (
         "  build:\n    runs-on: ubuntu-latest\n    steps:\n"
         '      - run: |\n          V="3.12"\n          gh run download -n "x-${V//[.]/}"\n'
     )
     _code, data = drift(sg, repo(tmp_path, jobs), "--stage", "0")
-    assert [u["expression"] for u in data["unresolved"]] == ["${V//[.]/}"]  # type: ignore[union-attr,index]
+    assert [d["select"] for d in data["downloads"]] == ["x-312"]  # type: ignore[index]
+    assert data["unresolved"] == []  # type: ignore[index]
+    extended = jobs.replace("${V//[.]/}", "${V//+([.])/}")
+    _code, data = drift(sg, repo(tmp_path / "control", extended), "--stage", "0")
+    assert [u["expression"] for u in data["unresolved"]] == ["${V//+([.])/}"]  # type: ignore[union-attr,index]

@@ -200,12 +200,14 @@ def test_huge_loop(sg: Sg, root: Path) -> None:
 
 
 def test_nothing_in_a_script_runs(sg: Sg, root: Path, marker: Path) -> None:
+    # `date` after `touch`: what they print is not known (touch alone prints nothing,
+    # which the reader knows: `$(touch x)` is "")
     payloads = [
         f"touch {marker}",
-        f"gh run download $(touch {marker}) -n x",
-        f'gh run download `touch {marker}` -n "$(touch {marker})"',
-        f'X=$(touch {marker}); gh run download -n "$X"',
-        f'echo "NAME=$(touch {marker})" >> "$GITHUB_ENV"',
+        f"gh run download $(touch {marker}; date) -n x",
+        f'gh run download `touch {marker}; date` -n "$(touch {marker}; date)"',
+        f'X=$(touch {marker}; date); gh run download -n "$X"',
+        f'echo "NAME=$(touch {marker}; date)" >> "$GITHUB_ENV"',
     ]
     body = (
         "    steps:\n"

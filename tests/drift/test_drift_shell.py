@@ -322,10 +322,10 @@ def test_upload_pages_artifact_is_an_upload(sg: Sg, tmp_path: Path) -> None:
 def test_a_script_is_split_again_where_an_expression_renders_otherwise(
     sg: Sg, tmp_path: Path
 ) -> None:
-    """A script with ``${{ }}`` is split once per set of what its expressions render
-    to (ci.splits): the row where matrix.name is two words is split as two words, the
-    rows that render alike reuse a split (each with its own n), and the unknown value,
-    kept out of the line, is the same mark in every row."""
+    """GitHub substitutes ``${{ }}`` into the text before bash reads it, and so does the
+    reader (one parse per rendered text): the row where matrix.name is two words is
+    two words, the rows that render alike share a parse (each with its own n), and the
+    unknown value, kept out of the text, is the same mark in every row."""
     data = read(
         sg,
         tmp_path,

@@ -448,3 +448,34 @@ def test_drift_on_the_stage_0_tree_holds_until_stage_3_asks_for_the_cuda12_uploa
     assert code == 1
     assert kinds_and_items(report) == {("missing-upload", "bindings-cu12")}
     assert len(report["findings"]) == 2  # the wheels and their Cython tests
+
+
+TR_FORM = "PYTHON_VERSION_FORMATTED=$(echo \"${PY_VER}\" | tr -d '.')"
+
+
+@pytest.mark.parametrize(
+    "rewritten",
+    [
+        "PYTHON_VERSION_FORMATTED=$(echo \"${PY_VER}\" | sed 's/\\.//g')",
+        'PYTHON_VERSION_FORMATTED="${PY_VER//./}"',
+    ],
+    ids=["sed", "parameter-expansion"],
+)
+def test_drift_reads_every_upload_whichever_way_env_vars_drops_the_dot(
+    trees: Trees, tmp_path: Path, sg: Callable[..., Result], rewritten: str
+) -> None:
+    """Issue 33: ci/tools/env-vars' Python version written with `sed` or `${PY_VER//./}`
+    in place of `tr -d '.'` (a harmless refactor) reads as the same uploads, and
+    `drift --strict` still passes; the tree as it is is the control (shared)."""
+    code, before = drift(sg, trees(0), 0, shared=True)
+    assert code == 0
+    root = example_on_tree(tmp_path / "cuda-python")
+    script = root / "ci" / "tools" / "env-vars"
+    text = script.read_text(encoding="utf-8")
+    assert text.count(TR_FORM) == 1
+    script.write_text(text.replace(TR_FORM, rewritten), encoding="utf-8")
+    result = sg("drift", "--stage", "0", "--strict", "--format", "json", cwd=root)
+    assert result.code == 0, result.output
+    after = json.loads(result.out)
+    assert after["uploads"] == before["uploads"]
+    assert after["unresolved"] == [] and len(after["uploads"]) == len(before["uploads"]) > 100

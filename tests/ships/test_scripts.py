@@ -154,7 +154,7 @@ def test_a_move_to_a_folder_not_known_is_unresolved(sg: Sg, tmp_path: Path) -> N
     ]
     assert (
         "unresolved where files flow to a release: 1 command output (ci/fetch-wheels:9: "
-        "$(cat where): $(cat where) runs a command)"
+        "$(cat where): $(cat where) at ci/fetch-wheels:9: cat reads a file, which stagegate does not read)"
     ) in result.out.splitlines(), result.out
 
 

@@ -181,3 +181,13 @@ def test_outputs_are_written_as_jq_writes_them() -> None:
     assert jq.read_json('{"a":1}\n[2] 3') == [{"a": 1}, [2], 3]
     with pytest.raises(ValueError):
         jq.read_json("not json")
+
+
+def test_json_nested_deeper_than_the_limit_is_unsupported_not_a_recursion() -> None:
+    """Decoding, comparing and writing JSON recurse: input nested past MAX_JSON_DEPTH is
+    refused before any of them (a string's brackets are not nesting)."""
+    deep = "[" * (jq.MAX_JSON_DEPTH + 1) + "]" * (jq.MAX_JSON_DEPTH + 1)
+    with pytest.raises(jq.Unsupported, match="JSON nested deeper than 100"):
+        jq.read_json(deep)
+    edge = "[" * jq.MAX_JSON_DEPTH + '"[[["' + "]" * jq.MAX_JSON_DEPTH
+    assert run(". == .", jq.read_json(edge)[0]) == ["true"]

@@ -7,7 +7,9 @@ immutable tree and evaluates it on JSON data: ``.``, paths (``.a.b``, ``.a["b-c"
 ``and``/``or``/``not``, ``if .. then .. elif .. else .. end``, ``map``, ``select``,
 ``length``, ``any(GEN; COND)``, ``any``, ``empty``, ``error``/``halt_error``. Anything
 else is ``Unsupported`` (the piece named, with its column): never guessed. Never handed
-to a shell or ``eval``; bounded in length, depth and work.
+to a shell or ``eval``; bounded in length, depth and work: the work of an evaluation
+(each value made, the size of each value added, each node compared or written) is
+charged to a budget (``ci.budget``, the reading's when a script runs jq).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from stagegate.ci.budget import Budget, OverBudget
 from stagegate.records import record
 
 MAX_TEXT = 10_000
@@ -25,7 +28,9 @@ MAX_TEXT = 10_000
 MAX_DEPTH = 50
 """Deepest nesting of an expression."""
 MAX_STEPS = 200_000
-"""Most values one evaluation may produce (a bound on the work)."""
+"""Units of work of an evaluation given no budget of its own (values made, and sizes)."""
+MAX_NODES = 100_000
+"""Most values (nested ones counted) one output may hold: what is written, compared."""
 
 
 class Unsupported(Exception):
@@ -399,10 +404,33 @@ def _string(piece: str, column: int) -> str:
 
 
 def parse(text: str) -> Node:
-    """The tree of a jq/yq expression; Unsupported for a form this module does not read."""
+    """The tree of a jq/yq expression; Unsupported for a form this module does not read,
+    or for a tree deeper than MAX_DEPTH (chains of ``+``, ``.a.b``, ``elif`` count:
+    the evaluator walks it by recursion)."""
     if len(text) > MAX_TEXT:
         raise Unsupported(text[:40] + "...", 0, f"an expression longer than {MAX_TEXT:,}")
-    return _Parser(text).parse()
+    node = _Parser(text).parse()
+    if _depth(node) > MAX_DEPTH:
+        raise Unsupported("", 0, f"an expression nested deeper than {MAX_DEPTH}")
+    return node
+
+
+def _depth(root: Node) -> int:
+    """How deep the tree is, found without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            return depth
+        children: list[Any] = [getattr(node, n, None) for n in ("target", "left", "right", "body")]
+        children += list(getattr(node, "args", ()))
+        children += [v for _k, v in getattr(node, "entries", ())]
+        children += [c for pair in getattr(node, "branches", ()) for c in pair]
+        children.append(getattr(node, "otherwise", None))
+        stack += [(c, depth + 1) for c in children if c is not None]
+    return deepest
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -423,36 +451,42 @@ def _kind(value: Any) -> int:
     return 5 if isinstance(value, list) else 6
 
 
-def equal(a: Any, b: Any) -> bool:
+def _free(units: int) -> None:
+    """The charge of a comparison outside an evaluation: none."""
+
+
+def equal(a: Any, b: Any, charge: Callable[[int], None] = _free) -> bool:
     """jq's ``==``: by type, then by value (1 == 1.0; true is not 1)."""
+    charge(1)
     if _kind(a) != _kind(b):
         return False
     if isinstance(a, list):
-        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(equal(x, y, charge) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(equal(a[k], b[k], charge) for k in a)
     return bool(a == b)
 
 
-def compare(a: Any, b: Any) -> int:
+def compare(a: Any, b: Any, charge: Callable[[int], None] = _free) -> int:
     """jq's order of two values: -1, 0 or 1 (by type, then value; arrays item by item;
     objects by their sorted keys, then their values key by key)."""
+    charge(1)
     ka, kb = _kind(a), _kind(b)
     if ka != kb:
         return -1 if ka < kb else 1
     if isinstance(a, list):
         for x, y in zip(a, b, strict=False):
-            found = compare(x, y)
+            found = compare(x, y, charge)
             if found:
                 return found
         return (len(a) > len(b)) - (len(a) < len(b))
     if isinstance(a, dict):
         keys_a, keys_b = sorted(a), sorted(b)
-        found = compare(keys_a, keys_b)
+        found = compare(keys_a, keys_b, charge)
         if found:
             return found
         for key in keys_a:
-            found = compare(a[key], b[key])
+            found = compare(a[key], b[key], charge)
             if found:
                 return found
         return 0
@@ -470,13 +504,11 @@ def _name(value: Any) -> str:
 
 
 class _Evaluator:
-    def __init__(self) -> None:
-        self.steps = 0
+    def __init__(self, charge: Callable[[int], None]) -> None:
+        self.charge = charge
 
     def count(self) -> None:
-        self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise Unsupported("", 0, f"an evaluation of more than {MAX_STEPS:,} values")
+        self.charge(1)
 
     def run(self, node: Node, value: Any) -> Iterator[Any]:
         self.count()
@@ -503,9 +535,11 @@ class _Evaluator:
         elif isinstance(node, If):
             yield from self.conditional(node.branches, node.otherwise, value)
         elif isinstance(node, Array):
-            yield [] if node.body is None else list(self.run(node.body, value))
+            made = [] if node.body is None else list(self.run(node.body, value))
+            self.charge(len(made))
+            yield made
         elif isinstance(node, Object):
-            yield from self.object(node.entries, value, {})
+            yield from self.object(node.entries, value)
         else:
             yield from self.call(node, value)
 
@@ -523,11 +557,13 @@ class _Evaluator:
         for right in self.run(node.right, value):
             for left in self.run(node.left, value):
                 if node.op == "+":
-                    yield _add(left, right)
+                    added = _add(left, right)
+                    self.charge(_size(added))
+                    yield added
                 elif node.op in ("==", "!="):
-                    yield equal(left, right) == (node.op == "==")
+                    yield equal(left, right, self.charge) == (node.op == "==")
                 else:
-                    order = compare(left, right)
+                    order = compare(left, right, self.charge)
                     yield {"<": order < 0, "<=": order <= 0, ">": order > 0, ">=": order >= 0}[
                         node.op
                     ]
@@ -545,15 +581,18 @@ class _Evaluator:
             else:
                 yield from self.conditional(branches[1:], otherwise, value)
 
-    def object(
-        self, entries: tuple[tuple[str, Node], ...], value: Any, made: dict[str, Any]
-    ) -> Iterator[Any]:
-        if not entries:
-            yield dict(made)
-            return
-        (key, node), rest = entries[0], entries[1:]
-        for item in self.run(node, value):
-            yield from self.object(rest, value, {**made, key: item})
+    def object(self, entries: tuple[tuple[str, Node], ...], value: Any) -> Iterator[Any]:
+        """Each object the entries make, the first key's values outermost (built
+        entry by entry, not by recursion: an object may have many keys)."""
+        partial: list[dict[str, Any]] = [{}]
+        for key, node in entries:
+            grown: list[dict[str, Any]] = []
+            for made in partial:
+                for item in self.run(node, value):
+                    self.charge(len(made) + 1)
+                    grown.append({**made, key: item})
+            partial = grown
+        yield from partial
 
     def call(self, node: Call, value: Any) -> Iterator[Any]:
         name, args = node.name, node.args
@@ -561,7 +600,9 @@ class _Evaluator:
             if not isinstance(value, list | dict):
                 raise Failed(f"Cannot iterate over {_name(value)}")
             items = value if isinstance(value, list) else list(value.values())
-            yield [out for item in items for out in self.run(args[0], item)]
+            made = [out for item in items for out in self.run(args[0], item)]
+            self.charge(len(made))
+            yield made
         elif name == "select":
             for keep in self.run(args[0], value):
                 if truthy(keep):
@@ -635,13 +676,47 @@ def _length(value: Any) -> Any:
     return len(value)
 
 
-def evaluate(node: Node, value: Any) -> list[Any]:
-    """Every output of ``node`` on ``value``; Failed where jq stops with an error,
-    Unsupported where the work passes MAX_STEPS."""
+def _size(value: Any) -> int:
+    """The work of making ``value`` by adding: its length (a string's in eighths)."""
+    if isinstance(value, str):
+        return len(value) // 8 + 1
+    if isinstance(value, list | dict):
+        return len(value) + 1
+    return 1
+
+
+def evaluate(node: Node, value: Any, charge: Callable[[int], None] | None = None) -> list[Any]:
+    """Every output of ``node`` on ``value``; Failed where jq stops with an error.
+    ``charge`` takes the work from the caller's budget (which raises OverBudget);
+    without one, the evaluation has MAX_STEPS units and is Unsupported past them."""
+    if charge is not None:
+        return [_bounded(out, charge) for out in _Evaluator(charge).run(node, value)]
+    own = Budget(MAX_STEPS, f"an evaluation of more than {MAX_STEPS:,} values")
     try:
-        return list(_Evaluator().run(node, value))
-    except RecursionError:
-        raise Unsupported("", 0, "an evaluation nested too deep") from None
+        return [_bounded(out, own.charge) for out in _Evaluator(own.charge).run(node, value)]
+    except OverBudget as exc:
+        raise Unsupported("", 0, exc.why) from None
+
+
+def _bounded(value: Any, charge: Callable[[int], None]) -> Any:
+    """``value``, once its nodes (shared ones counted each time they are reached) are
+    counted: at most MAX_NODES, none deeper than MAX_DEPTH arrays and objects beyond
+    what JSON text of MAX_JSON characters holds; Unsupported past them."""
+    stack = [(value, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            raise Unsupported("", 0, f"an output of more than {MAX_NODES:,} values")
+        if depth > 500:
+            raise Unsupported("", 0, "an output nested more than 500 deep")
+        if isinstance(item, list):
+            stack += [(x, depth + 1) for x in item]
+        elif isinstance(item, dict):
+            stack += [(x, depth + 1) for x in item.values()]
+    charge(seen // 16)
+    return value
 
 
 # --------------------------------------------------------------------------- JSON text
@@ -688,8 +763,37 @@ def write(value: Any, *, compact: bool, raw: bool = False) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of the JSON jq reads (decoding, comparing and writing it recurse)."""
+
+
+def _nesting(text: str) -> int:
+    """How deep the arrays and objects of a JSON text nest (strings skipped)."""
+    depth = deepest = 0
+    inside = escaped = False
+    for char in text:
+        if inside:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                inside = False
+        elif char == '"':
+            inside = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def read_json(text: str) -> list[Any]:
-    """The JSON values of a text, one after another (jq's input); ValueError if not JSON."""
+    """The JSON values of a text, one after another (jq's input); ValueError if not JSON,
+    Unsupported if nested deeper than MAX_JSON_DEPTH."""
+    if _nesting(text) > MAX_JSON_DEPTH:
+        raise Unsupported("", 0, f"JSON nested deeper than {MAX_JSON_DEPTH}")
     decoder = json.JSONDecoder()
     out: list[Any] = []
     pos = 0

@@ -1,15 +1,20 @@
 """A ``run:`` that runs in PowerShell: simple assignments and ``$GITHUB_ENV`` writes read,
-the rest unknown (``ci.shell.Shell`` does the POSIX shell)."""
+the rest unknown (``ci.shell.Shell`` does the POSIX shell). Its work is charged to the
+reading's budget (``ci.budget``): no value grows past MAX_VALUE characters."""
 
 from __future__ import annotations
 
 import re
 
-from stagegate.ci.shell import Shell
-from stagegate.ci.shellwords import NAME_RE
-from stagegate.ci.transfers import (
-    MAX_SCRIPT,
-)
+from stagegate.ci.budget import MAX_VALUE, MAX_WORK, Budget, OverBudget
+from stagegate.ci.files import invalid
+from stagegate.ci.scopes import Host, Scope
+from stagegate.ci.shell import interpolated
+from stagegate.ci.shell.effects import NAME_RE
+from stagegate.ci.shell.values import size
+from stagegate.ci.transfers import MAX_SCRIPT, Site
+from stagegate.errors import Loc, LocatedError
+from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.model.ghexpr import Sym, Unknown, Value, concat
 
 _PS_ASSIGN = re.compile(r"\$(env:)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)", re.I)
@@ -21,21 +26,62 @@ _PS_ENV_WRITE = re.compile(
 _PS_VAR = re.compile(r"\$(?:\{)?(env:)?([A-Za-z_][A-Za-z0-9_]*)(?:\})?", re.I)
 
 
-class PowerShell(Shell):
+class PowerShell:
     """A ``run:`` that runs in PowerShell (``shell: pwsh``, or a Windows runner's
     default): simple assignments (``$x = "..."``, ``$env:X = '...'``) and writes of
     ``"K=V"`` to ``$env:GITHUB_ENV`` are read; any other write of ``$GITHUB_ENV`` and
     any ``gh run download`` are unresolved. Never read as bash."""
 
+    def __init__(self, reader: Host, site: Site, path: DocPath, text: str, scope: Scope) -> None:
+        self.reader = reader
+        self.site = site
+        self.path = path
+        self.text = text
+        self.scope = scope
+        self.vars: dict[str, Value] = {}
+        self.writes: dict[str, Value] = {}
+        self.at = 0
+        self.budget: Budget | None = None
+        self.long = False
+
+    def loc(self, line: int) -> Loc:
+        base = self.site.doc.loc(self.path)
+        block = self.reader.files.block_offset(self.site.doc, self.path)
+        return Loc(self.site.doc.file, base.line + block + line, 1 if block or line else base.col)
+
     def run(self) -> None:
         if "GITHUB_ENV" not in self.text and "gh run download" not in self.text:
             return
         if len(self.text) > MAX_SCRIPT:
-            super().run()  # the same refusal as for bash
+            self.reader.note_unresolved(
+                self.loc(0),
+                Unknown(
+                    "run:",
+                    f"a script of {len(self.text):,} characters; stagegate reads "
+                    f"at most {MAX_SCRIPT:,}: move it to a file and bind what it computes",
+                ),
+            )
             return
-        for number, line in enumerate(self.text.split("\n")):
-            self.at = number
-            self.statement(number, line.strip())
+        self.budget = self.reader.work.child(MAX_WORK)
+        try:
+            for number, line in enumerate(self.text.split("\n")):
+                self.at = number
+                self.budget.charge(1 + len(line) // 64)
+                self.statement(number, line.strip())
+        except OverBudget as exc:
+            self.reader.note_unresolved(
+                self.loc(self.at),
+                Unknown(
+                    self.text.split("\n")[self.at].strip()[:200] or "run:",
+                    f"reading this script takes {exc.why}; stagegate stops reading it here",
+                ),
+            )
+            self.writes = {
+                n: Unknown(f"env.{n}", "a PowerShell script stagegate stopped reading")
+                for n in self.writes
+            }
+        finally:
+            self.budget.settle()
         self.site.written.update(self.writes)
 
     def statement(self, number: int, line: str) -> None:
@@ -84,6 +130,19 @@ class PowerShell(Shell):
         if assign:
             self.vars[assign.group(2)] = self.ps_value(assign.group(3))
 
+    def too_long(self, line: str) -> Unknown:
+        """A value over MAX_VALUE characters (doubling assignments) is not built: it is
+        unknown, and reported at its line."""
+        unknown = Unknown(
+            line[:100],
+            f"a value longer than {MAX_VALUE:,} characters (no artifact name or glob is that "
+            "long); stagegate does not compute it",
+        )
+        if not self.long:  # the first: those built from it are unknown for its reason
+            self.reader.note_unresolved(self.loc(self.at), unknown)
+            self.long = True
+        return unknown
+
     def ps_value(self, text: str) -> Value:
         """A PowerShell string: '...' literal; "..." with $x and $env:X expanded; a bare
         word; anything else (a command, an expression) unknown."""
@@ -119,6 +178,8 @@ class PowerShell(Shell):
                     )
                 pos = match.end()
             pieces.append(self.gh(inner[pos:]))
+            if sum(size(p) for p in pieces) > MAX_VALUE:
+                return self.too_long(text)
             return concat(pieces)
         if re.fullmatch(r"[A-Za-z0-9_.=-]+", text):
             return text
@@ -130,4 +191,7 @@ class PowerShell(Shell):
         """Text with GitHub's ``${{ }}`` evaluated (GitHub substitutes it first)."""
         if "${{" not in text:
             return text
-        return self.value(self.substitute(text, self.at))
+        try:
+            return interpolated(text, self.scope)
+        except LocatedError as exc:
+            raise invalid(self.loc(self.at), f"invalid expression: {exc.message}") from None

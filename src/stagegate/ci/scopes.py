@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from stagegate.ci.budget import Budget
 from stagegate.ci.files import Files
 from stagegate.ci.transfers import THIS_RUN, Site, Transfer
 from stagegate.errors import Loc
@@ -29,6 +30,8 @@ class Host(Protocol):
     tag_matrix: bool
     generated: set[str]
     env_writers: dict[str, str]
+    work: Budget
+    """The work the reading's scripts may still use (``ci.budget``)."""
 
     def bound(
         self, path: str, scope: Scope | None = None, *, scoped: bool = True, bare: bool = True

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from stagegate.ci import dispatch, handlers
+from stagegate.ci.budget import MAX_READING, Budget
 from stagegate.ci.files import (
     Files,
     as_mapping,
@@ -70,6 +71,9 @@ class Reader:
         self.unresolved: dict[tuple[Loc, str], Unresolved] = {}
         self.jobs: dict[str, JobSeen] = {}
         self.env_writers: dict[str, str] = {}
+        self.work = Budget(
+            MAX_READING, f"more than {MAX_READING:,} units of work for all the scripts"
+        )
         self.evaluations = 0
         self.parsed: dict[str, ghexpr.Node] = {}
         self.used_actions: set[str] = set()

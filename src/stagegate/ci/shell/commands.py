@@ -1,0 +1,347 @@
+"""What a simple command means, from its expanded words: bash's builtins, the commands
+whose effects stagegate follows (``gh run download``, ``rm``, ``mv``/``cp``/``find``,
+the repository's scripts), and the text tools. Each handler is told only the command's
+words and carries it out through ``Run``, the operations the walker offers; this
+module never sees the walker's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from stagegate.ci.shell import effects, pipes
+from stagegate.ci.shell.state import Break, Exit, Return
+from stagegate.ci.shell.tests import decide_words
+from stagegate.ci.shell.values import Failed, known
+from stagegate.model.ghexpr import Unknown, Value
+
+if TYPE_CHECKING:
+    from stagegate.ci.files import Files
+
+Status = bool | None
+
+
+class Run(Protocol):
+    """What a command can do to the reading (``ci.shell.walker.Walker`` does it)."""
+
+    repo: Files
+
+    def input(self) -> Value | None:
+        """The command's standard input (None: nothing is known to be there)."""
+
+    def print(self, value: Value) -> None:
+        """Print ``value`` where the command's standard output goes."""
+
+    def write(self, file: Value, value: Value, *, append: bool) -> None:
+        """Write ``value`` to ``file`` (``tee``)."""
+
+    def assign(self, name: str, value: Value) -> None: ...
+
+    def unset(self, name: str) -> None: ...
+
+    def export(self, name: str, value: Value | None) -> None: ...
+
+    def arguments(self) -> tuple[Value, ...] | None: ...
+
+    def set_arguments(self, args: tuple[Value, ...]) -> None: ...
+
+    def download(self, spec: effects.Download, offset: int) -> None:
+        """A ``gh run download`` whose options start at word ``offset``."""
+
+    def remove(self, indexes: list[int], values: list[Value]) -> None:
+        """``rm`` of ``values`` (the command's words at ``indexes``)."""
+
+    def files(self, values: list[Value]) -> None:
+        """``mv``/``cp``/``find``: files the step moves (its words)."""
+
+    def use(self) -> None:
+        """The downloaded files are used (an ``rm`` after this is clean-up)."""
+
+    def call(
+        self, rel: str, text: str, args: list[Value], env: dict[str, Value], *, source: bool
+    ) -> Status:
+        """Read the repository script ``rel`` with ``args``; ``source``: in this shell."""
+
+    def function(self, name: str) -> bool:
+        """Whether a function of that name is defined."""
+
+    def call_function(self, name: str, args: list[Value]) -> Status: ...
+
+    def evaluate(self, text: str) -> Status:
+        """``eval`` of known text: read as script text here."""
+
+    def tool(self, head: str, argv: list[str], stdin: str) -> Value:
+        """A text tool's output (``ci.shell.pipes``)."""
+
+    def note(self, value: Value) -> None:
+        """An unknown value that matters, reported at the command's line."""
+
+    def charge(self, units: int) -> None: ...
+
+
+Handler = Callable[[Run, list[Value]], Status]
+SILENT = frozenset(
+    {"cd", "mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"}
+)
+"""Commands that print nothing stagegate could read (their exit status is not known)."""
+PREFIXES = frozenset({"command", "builtin", "exec", "nohup", "time", "sudo"})
+"""Commands that run the command after them."""
+
+
+def run(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status:
+    """Carry out the command ``argv`` (expanded), with the prefix assignments ``env``."""
+    while argv and argv[0] in PREFIXES and len(argv) > 1 and not str(argv[1]).startswith("-"):
+        argv = argv[1:]
+    head = argv[0]
+    if not isinstance(head, str):
+        shell.print(Unknown("command", "the output of a command stagegate cannot name"))
+        return None
+    if shell.function(head):
+        return shell.call_function(head, argv[1:])
+    handler = HANDLERS.get(str(head))
+    if handler is not None:
+        return handler(shell, argv)
+    if head in effects.USES:
+        shell.use()
+    if head in ("mv", "cp", "find"):
+        shell.files(argv)
+        return None
+    if head in pipes.TOOLS or head in ("jq", "yq"):
+        return _tool(shell, str(head), argv)
+    called = _script(shell, argv, env)
+    if called is not False:
+        return called
+    for i in range(1, len(argv) - 2):  # `timeout 60 gh run download ...`
+        if argv[i : i + 3] == ["gh", "run", "download"]:
+            shell.download(effects.download(argv[i + 3 :]), i + 3)
+            return None
+    if head not in SILENT:
+        shell.print(Unknown(str(head), f"the output of {head}, which stagegate does not run"))
+    return None
+
+
+def _tool(shell: Run, head: str, argv: list[Value]) -> Status:
+    stdin = shell.input()
+    try:
+        args = [known(a).text for a in argv[1:]]
+        text = known(stdin).text if stdin is not None else None
+    except Failed as exc:
+        shell.print(Unknown(head, f"{head} reads a value stagegate does not know ({exc})"))
+        return None
+    if text is None and head in pipes.INPUT:
+        shell.print(
+            Unknown(head, f"{head} reads its standard input, which stagegate does not know")
+        )
+        return None
+    shell.print(shell.tool(head, args, text or ""))
+    return True
+
+
+def _script(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status | bool:
+    """``./ci/tools/X A B``, ``ci/tools/X``, ``bash ci/tools/X``, ``source ci/x``: a
+    shell script of the repository, read with ``$1``... bound from the call (its
+    downloads and ``$GITHUB_ENV`` writes are the calling step's). False: not one."""
+    source = argv[0] in ("source", ".")
+    words = argv[1:] if source or (argv[0] in ("bash", "sh") and len(argv) > 1) else argv
+    if not source and argv[0] in ("bash", "sh") and str(words[0]).startswith("-"):
+        return False
+    if not words or not isinstance(words[0], str):
+        return False
+    where = str(words[0])
+    if ("/" not in where and not source) or where.startswith("/"):
+        return False
+    rel = shell.repo.repo_path(where)
+    if rel is None:
+        return False
+    text = shell.repo.script(rel)
+    if text is None:
+        return False
+    return shell.call(rel, text, list(words[1:]), env, source=source)
+
+
+# --------------------------------------------------------------------------- builtins
+
+
+def _true(shell: Run, argv: list[Value]) -> Status:
+    return True
+
+
+def _false(shell: Run, argv: list[Value]) -> Status:
+    return False
+
+
+def _echo(shell: Run, argv: list[Value]) -> Status:
+    shell.print(effects.echo(argv[1:]))
+    return True
+
+
+def _printf(shell: Run, argv: list[Value]) -> Status:
+    args = argv[1:]
+    if args[:1] == ["-v"] and len(args) > 2 and isinstance(args[1], str):
+        shell.assign(str(args[1]), effects.printf(args[2:]))
+        return True
+    shell.print(effects.printf(args))
+    return True
+
+
+def _cat(shell: Run, argv: list[Value]) -> Status:
+    if any(a != "-" for a in argv[1:]):
+        shell.print(Unknown("cat", "cat of a file stagegate does not read"))
+        return None
+    stdin = shell.input()
+    shell.print(
+        stdin if stdin is not None else Unknown("cat", "cat of an input stagegate does not know")
+    )
+    return True
+
+
+def _tee(shell: Run, argv: list[Value]) -> Status:
+    append = any(a in ("-a", "--append") for a in argv[1:])
+    stdin = shell.input()
+    text = stdin if stdin is not None else Unknown("tee", "what tee reads is not known")
+    for target in argv[1:]:
+        if isinstance(target, str) and target.startswith("-"):
+            continue
+        shell.write(target, text, append=append)
+    shell.print(text)
+    return True
+
+
+def _download(shell: Run, argv: list[Value]) -> Status:
+    if argv[1:3] != ["run", "download"]:
+        shell.print(Unknown("gh", "the output of gh, which stagegate does not run"))
+        return None
+    shell.download(effects.download(argv[3:]), 3)
+    return None
+
+
+def _rm(shell: Run, argv: list[Value]) -> Status:
+    indexes = [
+        i for i, a in enumerate(argv) if i and not (isinstance(a, str) and a.startswith("-"))
+    ]
+    shell.remove(indexes, [argv[i] for i in indexes])
+    return None
+
+
+def _exit(shell: Run, argv: list[Value]) -> Status:
+    raise Exit(_code(argv))
+
+
+def _return(shell: Run, argv: list[Value]) -> Status:
+    raise Return(_code(argv))
+
+
+def _code(argv: list[Value]) -> int | None:
+    if len(argv) < 2:
+        return 0 if argv[0] != "exit" else None
+    given = argv[1]
+    return int(given) & 255 if isinstance(given, str) and given.isdigit() else None
+
+
+def _break(shell: Run, argv: list[Value]) -> Status:
+    levels = argv[1] if len(argv) > 1 else "1"
+    count = int(levels) if isinstance(levels, str) and levels.isdigit() and int(levels) > 0 else 1
+    raise Break(count, again=argv[0] == "continue")
+
+
+def _export(shell: Run, argv: list[Value]) -> Status:
+    for word in argv[1:]:
+        if not isinstance(word, str) or word.startswith("-"):
+            continue
+        name, sep, value = word.partition("=")
+        shell.export(name, value if sep else None)
+    return True
+
+
+def _unset(shell: Run, argv: list[Value]) -> Status:
+    for word in argv[1:]:
+        if isinstance(word, str) and not word.startswith("-"):
+            shell.unset(word)
+    return True
+
+
+def _set(shell: Run, argv: list[Value]) -> Status:
+    if "--" in argv:
+        shell.set_arguments(tuple(argv[argv.index("--") + 1 :]))
+    return True
+
+
+def _shift(shell: Run, argv: list[Value]) -> Status:
+    given = shell.arguments()
+    count = argv[1] if len(argv) > 1 else "1"
+    if given is None or not isinstance(count, str) or not count.isdigit():
+        return None
+    if int(count) > len(given):
+        return False
+    shell.set_arguments(given[int(count) :])
+    return True
+
+
+def _read(shell: Run, argv: list[Value]) -> Status:
+    """``read [-r] NAME...``: the first line of the input, split at blanks."""
+    names = [str(a) for a in argv[1:] if isinstance(a, str) and not a.startswith("-")]
+    if any(isinstance(a, str) and a.startswith("-") and a != "-r" for a in argv[1:]):
+        for name in names:
+            shell.assign(name, Unknown(f"${name}", "read with options stagegate does not read"))
+        return None
+    stdin = shell.input()
+    if not isinstance(stdin, str):
+        for name in names:
+            shell.assign(
+                name, Unknown(f"${name}", f"${name} is read from an input stagegate does not know")
+            )
+        return None
+    if not stdin:
+        return False
+    line = stdin.split("\n", 1)[0]
+    pieces = line.split(None, max(len(names) - 1, 0)) if names else []
+    for i, name in enumerate(names or ["REPLY"]):
+        shell.assign(name, pieces[i] if i < len(pieces) else line if not names else "")
+    return True
+
+
+def _eval(shell: Run, argv: list[Value]) -> Status:
+    try:
+        text = " ".join(known(a).text for a in argv[1:])
+    except Failed as exc:
+        shell.note(
+            Unknown(
+                "eval", f"eval of text stagegate does not know ({exc}): what it runs is not known"
+            )
+        )
+        return None
+    return shell.evaluate(text)
+
+
+def _test(shell: Run, argv: list[Value]) -> Status:
+    return decide_words(argv[1:])
+
+
+HANDLERS: dict[str, Handler] = {
+    ":": _true,
+    "true": _true,
+    "false": _false,
+    "echo": _echo,
+    "printf": _printf,
+    "cat": _cat,
+    "tee": _tee,
+    "gh": _download,
+    "rm": _rm,
+    "exit": _exit,
+    "return": _return,
+    "break": _break,
+    "continue": _break,
+    "export": _export,
+    "unset": _unset,
+    "set": _set,
+    "shift": _shift,
+    "read": _read,
+    "eval": _eval,
+    "test": _test,
+    "[": _test,
+}
+
+
+KNOWN = frozenset(HANDLERS) | PREFIXES | pipes.TOOLS | {"jq", "yq", "bash", "sh", "source", "."}
+"""Commands whose output or effects stagegate reads (the others print what it does not know)."""

@@ -1,0 +1,104 @@
+"""The values the shell reader computes with, beyond ``ghexpr``'s: the run's own files
+and id (``Marker``), a word the shell expands to file names (``Glob``), and known
+text with the matrix keys it was made from (``known``, for ``init``'s templates)."""
+
+from __future__ import annotations
+
+from stagegate.ci.transfers import ENV_FILE, OUT_FILE, THIS_RUN
+from stagegate.model.ghexpr import Ph, Sym, Tagged, Unknown, Value
+
+
+class Marker(str):
+    """``$GITHUB_ENV``, ``$GITHUB_OUTPUT``, ``$GITHUB_RUN_ID``: what only the runner's
+    own variables are (text spelled alike in a script is text, never one of them)."""
+
+    __slots__ = ()
+
+
+def marker(value: Value, which: str) -> bool:
+    """Whether ``value`` is the runner's ``which`` (ENV_FILE, OUT_FILE or THIS_RUN)."""
+    return isinstance(value, Marker) and str(value) == which
+
+
+ENV = Marker(ENV_FILE)
+OUTPUT = Marker(OUT_FILE)
+RUN = Marker(THIS_RUN)
+SPECIALS = {ENV_FILE: ENV, OUT_FILE: OUTPUT, THIS_RUN: RUN}
+
+
+class Glob(str):
+    """An unquoted word with ``*``, ``?`` or ``[``: the shell expands it to the names
+    of files, which stagegate does not know; it stands for them as a pattern."""
+
+    __slots__ = ()
+
+
+class Bounded(str):
+    """Text jq or yq printed (JSON a matrix is made of): bounded by ghexpr.MAX_JSON,
+    what ``fromJSON`` reads, rather than by the shell's MAX_VALUE."""
+
+    __slots__ = ()
+
+
+class Failed(Exception):
+    """Why a value is not computed (the end of its unknown value's reason)."""
+
+
+class Text:
+    """Known text and the matrix keys it was made from (``init``'s tags)."""
+
+    __slots__ = ("keys", "text")
+
+    def __init__(self, text: str, keys: frozenset[str] = frozenset()) -> None:
+        self.text, self.keys = text, keys
+
+
+def known(value: Value) -> Text:
+    """A value as known text (Failed if it is not): each placeholder must carry the
+    row's value (``init``'s tags), which the text remembers by its key."""
+    if isinstance(value, Tagged):
+        return Text(str(value), frozenset({value.axis}))
+    if isinstance(value, Glob):
+        raise Failed(f"it reads {value}, which the shell expands to the names of files")
+    if isinstance(value, str):
+        return Text(value)
+    if isinstance(value, Unknown):
+        raise Failed(f"it reads {value.expression}, which stagegate does not know: {value.reason}")
+    if isinstance(value, Sym):
+        texts: list[str] = []
+        keys: set[str] = set()
+        for part in value.parts:
+            if isinstance(part, Ph) and part.value is not None:
+                texts.append(part.value)
+                keys.add(part.axis)
+            elif isinstance(part, Ph):
+                raise Failed(f"it reads {{{part.axis}}}, which stands for many values")
+            elif isinstance(part, Unknown):
+                raise Failed(
+                    f"it reads {part.expression}, which stagegate does not know: {part.reason}"
+                )
+            else:
+                texts.append(part)
+        return Text("".join(texts), frozenset(keys))
+    raise Failed("it reads a value that is not text")
+
+
+def result(text: str, keys: frozenset[str], op: str) -> Value:
+    """What a command or expansion made of tagged input is tagged with a key of its own
+    (``KEY-op``), so that ``init`` can write its rows as one template axis."""
+    if not keys:
+        return text
+    return Tagged(text, "+".join(sorted(keys)) + "-" + op)
+
+
+def size(value: Value) -> int:
+    """How many characters a value is written with (its unknown pieces as written)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, Sym):
+        return sum(size(p) for p in value.parts)
+    if isinstance(value, Unknown):
+        return len(value.expression)
+    if isinstance(value, Ph):
+        return len(value.axis) + 2
+    return 8
