@@ -489,7 +489,9 @@ class Builder:
             try:
                 found.update(identifiers.identifiers(pattern))
             except LocatedError as exc:
-                self.problem(self.doc, at, f"wheels: {exc.message}", self.doc.text_loc(at, exc.column))
+                self.problem(
+                    self.doc, at, f"wheels: {exc.message}", self.doc.text_loc(at, exc.column)
+                )
         return {"wheels": frozenset(found), "wheels_loc": self.doc.loc((*path, "wheels"))}
 
     def _planning(self, path: DocPath, spec: dict[str, Any]) -> dict[str, Any]:
@@ -561,8 +563,26 @@ class Builder:
                     "to the top of the repository (the migration's folder outside git): "
                     "use a glob such as '.github/workflows/*.yml'.",
                 )
+        jobs, events = self._jobs()
+        return WorkflowSettings(
+            paths=paths,
+            paths_loc=self.doc.key_loc(("workflows", "paths")) if "paths" in section else None,
+            bind=self._binds(section.get("bind", {})),
+            jobs=jobs,
+            actions=self._actions(section.get("actions", {})),
+            events=events,
+            publishers=self._publishers(section.get("publishers", {})),
+            runs={str(k).strip(): str(v).strip() for k, v in section.get("runs", {}).items()},
+            runs_loc={
+                str(k).strip(): self.doc.key_loc(("workflows", "runs", k))
+                for k in section.get("runs", {})
+            },
+        )
+
+    def _binds(self, section: dict[str, Any]) -> dict[str, Bind]:
+        """`workflows.bind`, and `github.sha` bound to an open axis `sha` by default."""
         bind: dict[str, Bind] = {}
-        for key, value in section.get("bind", {}).items():
+        for key, value in section.items():
             path: DocPath = ("workflows", "bind", key)
             if not _BIND_KEY.fullmatch(key):
                 self.problem(
@@ -598,6 +618,12 @@ class Builder:
                 text=Template(text=text, parts=split(text), loc=self.doc.key_loc(("axes", "sha"))),
                 loc=self.doc.key_loc(("axes", "sha")),
             )
+        return bind
+
+    def _jobs(
+        self,
+    ) -> tuple[dict[tuple[str, str], tuple[JobRef, ...]], dict[tuple[str, str], tuple[str, ...]]]:
+        """Every item's `jobs` (checked for form) and `events`, by (kind, id)."""
         jobs: dict[tuple[str, str], tuple[JobRef, ...]] = {}
         events: dict[tuple[str, str], tuple[str, ...]] = {}
         for kind, section_name in (
@@ -623,20 +649,7 @@ class Builder:
                     jobs[(kind, item_id)] = tuple(refs)
                 if spec.get("events"):
                     events[(kind, item_id)] = tuple(spec["events"])
-        return WorkflowSettings(
-            paths=paths,
-            paths_loc=self.doc.key_loc(("workflows", "paths")) if "paths" in section else None,
-            bind=bind,
-            jobs=jobs,
-            actions=self._actions(section.get("actions", {})),
-            events=events,
-            publishers=self._publishers(section.get("publishers", {})),
-            runs={str(k).strip(): str(v).strip() for k, v in section.get("runs", {}).items()},
-            runs_loc={
-                str(k).strip(): self.doc.key_loc(("workflows", "runs", k))
-                for k in section.get("runs", {})
-            },
-        )
+        return jobs, events
 
     def _publishers(self, section: dict[str, Any]) -> dict[str, PublisherSpec]:
         """`workflows.publishers`: a command prefix or a remote action -> its files."""

@@ -144,8 +144,7 @@ def _heading(r: ReleaseChange) -> str:
 def _blind_lines(r: ReleaseChange) -> list[str]:
     new = {b.key for b in r.newly_blind}
     out = [
-        f"  {'newly blind' if b.key in new else 'blind'}: {b.reason} ({b.loc.at})"
-        for b in r.blind
+        f"  {'newly blind' if b.key in new else 'blind'}: {b.reason} ({b.loc.at})" for b in r.blind
     ]
     if r.base_blind and not r.blind:
         out.append(
@@ -251,54 +250,12 @@ def _culprits(contexts: tuple[Context, ...]) -> list[Loc | None]:
 
 
 def workflow_commands(result: Continuity) -> str:
-    found: list[str] = []
+    """An ``::error`` per change, new finding and newly blind release, on the head's
+    changed line that caused it where there is one; a ``::warning`` per old blind spot."""
     now = {c.key: c for c in result.head_contexts}
+    found: list[str] = []
     for r in result.releases:
-        release = r.release
-        at = Loc(release.file, release.loc.line, 1)
-        for ctx in r.lost:
-            there = now.get(ctx.key)
-            # the cause, where its own lines did not change: what its download now also
-            # takes for the publish step (a new upload elsewhere: one folder per artifact)
-            beside = tuple(c for c in r.stranded if c.key != ctx.key)
-            also = (
-                f"; its download now also takes {', '.join(_ctx(c) for c in beside)}, and "
-                "the files no longer land where the publish step reads them"
-                if beside
-                else ""
-            )
-            found.append(
-                github.annotation(
-                    "error",
-                    f"release job {release.job} no longer ships the upload of {ctx.label()} "
-                    f"({ctx.name!r} at the base){also}",
-                    _placed(
-                        result,
-                        at,
-                        *(_culprits((there,)) if there else ()),
-                        *_culprits(beside),
-                    ),
-                    "stagegate continuity: lost",
-                )
-            )
-        for ctx in r.gained:
-            found.append(
-                github.annotation(
-                    "error",
-                    f"release job {release.job} now also ships the upload of {ctx.label()} ({ctx.name!r})",
-                    _placed(result, ctx.loc, ctx.step_loc),
-                    "stagegate continuity: gained",
-                )
-            )
-        if r.empty and r.base and not r.lost:
-            found.append(
-                github.annotation(
-                    "error",
-                    f"release job {release.job} selects nothing",
-                    _placed(result, at),
-                    "stagegate continuity: selects nothing",
-                )
-            )
+        found += _context_commands(result, r, now)
     found += [
         github.annotation(
             "error",
@@ -309,43 +266,95 @@ def workflow_commands(result: Continuity) -> str:
         for f in result.findings
     ]
     for r in result.releases:
-        new = {b.key for b in r.newly_blind}
-        for b in r.blind:
-            found.append(
-                github.annotation(
-                    "error" if b.key in new or result.strict else "warning",
-                    f"release job {r.release.job} is not compared: {b.reason}",
-                    b.loc,
-                    "stagegate continuity: blind",
-                )
+        found += _release_commands(result, r)
+    return "\n".join(found)
+
+
+def _context_commands(result: Continuity, r: ReleaseChange, now: dict[Any, Context]) -> list[str]:
+    """The lost and gained upload contexts of one release, and its selecting nothing."""
+    release = r.release
+    at = Loc(release.file, release.loc.line, 1)
+    found = []
+    for ctx in r.lost:
+        there = now.get(ctx.key)
+        # the cause, where its own lines did not change: what its download now also
+        # takes for the publish step (a new upload elsewhere: one folder per artifact)
+        beside = tuple(c for c in r.stranded if c.key != ctx.key)
+        also = (
+            f"; its download now also takes {', '.join(_ctx(c) for c in beside)}, and "
+            "the files no longer land where the publish step reads them"
+            if beside
+            else ""
+        )
+        where = _placed(result, at, *(_culprits((there,)) if there else ()), *_culprits(beside))
+        found.append(
+            github.annotation(
+                "error",
+                f"release job {release.job} no longer ships the upload of {ctx.label()} "
+                f"({ctx.name!r} at the base){also}",
+                where,
+                "stagegate continuity: lost",
             )
-        if r.wheels is not None and (r.wheels_lost or r.wheels_gained):
-            for cause in r.wheels.causes:
-                at = cause.settings[0].loc if cause.settings else r.release.loc
-                said = "; ".join(
-                    f"{verb} {', '.join(ids)}"
-                    for verb, ids in (("loses", cause.lost), ("gains", cause.gained))
-                    if ids
-                )
-                found.append(
-                    github.annotation(
-                        "error",
-                        f"release job {r.release.job} {said} ({cause.label})",
-                        _placed(result, at),
-                        "stagegate continuity: wheels",
-                    )
-                )
-        for f in r.new_foreign:
+        )
+    found += [
+        github.annotation(
+            "error",
+            f"release job {release.job} now also ships the upload of {ctx.label()} ({ctx.name!r})",
+            _placed(result, ctx.loc, ctx.step_loc),
+            "stagegate continuity: gained",
+        )
+        for ctx in r.gained
+    ]
+    if r.empty and r.base and not r.lost:
+        found.append(
+            github.annotation(
+                "error",
+                f"release job {release.job} selects nothing",
+                _placed(result, at),
+                "stagegate continuity: selects nothing",
+            )
+        )
+    return found
+
+
+def _release_commands(result: Continuity, r: ReleaseChange) -> list[str]:
+    """One release's blind spots, wheels lost or gained, and files from outside."""
+    new = {b.key for b in r.newly_blind}
+    found = [
+        github.annotation(
+            "error" if b.key in new or result.strict else "warning",
+            f"release job {r.release.job} is not compared: {b.reason}",
+            b.loc,
+            "stagegate continuity: blind",
+        )
+        for b in r.blind
+    ]
+    if r.wheels is not None and (r.wheels_lost or r.wheels_gained):
+        for cause in r.wheels.causes:
+            at = cause.settings[0].loc if cause.settings else r.release.loc
+            said = "; ".join(
+                f"{verb} {', '.join(ids)}"
+                for verb, ids in (("loses", cause.lost), ("gains", cause.gained))
+                if ids
+            )
             found.append(
                 github.annotation(
                     "error",
-                    f"release job {r.release.job} publishes files from outside the runs it "
-                    f"reads: {f.what}",
-                    f.loc,
-                    "stagegate continuity: files from outside",
+                    f"release job {r.release.job} {said} ({cause.label})",
+                    _placed(result, at),
+                    "stagegate continuity: wheels",
                 )
             )
-    return "\n".join(found)
+    found += [
+        github.annotation(
+            "error",
+            f"release job {r.release.job} publishes files from outside the runs it reads: {f.what}",
+            f.loc,
+            "stagegate continuity: files from outside",
+        )
+        for f in r.new_foreign
+    ]
+    return found
 
 
 def _github(result: Continuity) -> Output:
