@@ -13,7 +13,7 @@ from stagegate.model.templates import Assignment, Axis, Part, assignments, row_c
 from stagegate.records import field, record
 
 if TYPE_CHECKING:
-    from stagegate.load.yamlsrc import Document
+    from stagegate.model.document import Document
 
 ItemKind = Literal["producer", "consumer", "release"]
 
