@@ -10,6 +10,7 @@ takes (``carried``), with the identifiers they ship (``ci.wheels.shipped``).
 
 from __future__ import annotations
 
+import functools
 import shlex
 from typing import TYPE_CHECKING, Any
 
@@ -210,6 +211,24 @@ def commands(text: str, start: Loc) -> list[list[Word]]:
     """The simple commands of a script, as words; a word with an unknown piece or a shell
     expansion (``$X``, a backquote) is not known."""
     out: list[list[Word]] = []
+    for number, words in _commands(text):
+        at = Loc(start.file, start.line + number, 1)
+        out.append(
+            [
+                Word(text=None, loc=at, why=f"{token.replace(UNKNOWN, '${{ }}')} is not known")
+                if UNKNOWN in token or "$" in token or "`" in token
+                else Word(text=token, loc=at)
+                for token in words
+            ]
+        )
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _commands(text: str) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """(line number from the script's first, tokens) of each simple command: split once
+    per text, which a step has in most of the contexts it runs in."""
+    out: list[tuple[int, tuple[str, ...]]] = []
     joined = text.replace("\\\n", " ")
     for number, line in enumerate(joined.split("\n")):
         lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
@@ -219,22 +238,17 @@ def commands(text: str, start: Loc) -> list[list[Word]]:
             tokens = list(lexer)
         except ValueError:
             continue
-        at = Loc(start.file, start.line + number, 1)
-        current: list[Word] = []
+        current: list[str] = []
         for token in tokens:
             if token in _SEPARATORS:
                 if current:
-                    out.append(current)
+                    out.append((number, tuple(current)))
                 current = []
                 continue
-            if UNKNOWN in token or "$" in token or "`" in token:
-                shown_token = token.replace(UNKNOWN, "${{ }}")
-                current.append(Word(text=None, loc=at, why=f"{shown_token} is not known"))
-            else:
-                current.append(Word(text=token, loc=at))
+            current.append(token)
         if current:
-            out.append(current)
-    return out
+            out.append((number, tuple(current)))
+    return tuple(out)
 
 
 def _output(step: BuildStep) -> str | None:

@@ -167,6 +167,8 @@ class Files:
         self.raw: dict[str, bytes | None] = {}
         """Every file read so far -> its bytes (None: not a regular file of the
         repository): what a reading depended on."""
+        self.paths: dict[str, str | None] = {}
+        """A path a script names -> the repository file it is (``repo_path``)."""
         self.workflows: dict[str, Workflow] = {}
         self.actions: dict[str, Action] = {}
 
@@ -203,12 +205,17 @@ class Files:
 
     def repo_path(self, written: str) -> str | None:
         """The repository path of a file a script names (relative to the top, as the
-        step's working folder is), where it is a regular file inside the repository."""
+        step's working folder is), where it is a regular file inside the repository
+        (answered once per text: scripts name the same paths in every context)."""
+        if written in self.paths:
+            return self.paths[written]
         posix = PurePosixPath(written)
-        if posix.is_absolute() or ".." in posix.parts or not posix.parts:
-            return None
-        rel = posix.as_posix()
-        return rel if self.is_file(rel) else None
+        rel: str | None = None
+        if not (posix.is_absolute() or ".." in posix.parts or not posix.parts):
+            rel = posix.as_posix()
+            rel = rel if self.is_file(rel) else None
+        self.paths[written] = rel
+        return rel
 
     def script(self, rel: str) -> str | None:
         """A shell script's text: one with a ``sh``/``bash`` shebang, or none and no

@@ -456,7 +456,13 @@ def _positional(words: Sequence[str], valued: frozenset[str]) -> list[str]:
 
 def commands(script: str) -> list[list[str]]:
     """The simple commands of a script, as words (quotes removed; ``&&``, ``;``, ``|``
-    and line ends split them). Unparseable lines are skipped."""
+    and line ends split them). Unparseable lines are skipped. Split once per text (a step
+    is read in every context it runs in)."""
+    return [list(words) for words in _commands(script)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _commands(script: str) -> tuple[tuple[str, ...], ...]:
     joined = re.sub(r"\\\n", " ", script)
     out: list[list[str]] = []
     for line in joined.splitlines():
@@ -477,7 +483,7 @@ def commands(script: str) -> list[list[str]]:
                 current.append(word)
         if current:
             out.append(current)
-    return out
+    return tuple(tuple(words) for words in out)
 
 
 def read_script(script: str, base: str) -> list[Command | Move | Outside | Lookup]:

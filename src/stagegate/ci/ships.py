@@ -89,6 +89,8 @@ class ShipReader(Reader):
         """``PATH#JOB`` -> the workflows whose runs its scripts look up (a name or file)."""
         self.outside: list[Fetched] = []
         """Files scripts fetch from outside the run (a URL)."""
+        self._now: tuple[Any, ...] | None = None
+        """The context of the job whose steps are being read (``_where``)."""
         self.builds = Builds(files)
         """The steps that build wheels, per context (what each upload carries)."""
         self.unresolved_in: dict[tuple[Loc, str], set[str]] = {}
@@ -98,8 +100,13 @@ class ShipReader(Reader):
         order: made ``Fetch``/``Moving`` once the step's working directory is known."""
 
     def job_steps(self, site: Site, workflow: Workflow, job: Job, scope: Scope) -> None:
-        self.builds.job(self._where(site), site, job, scope)
-        super().job_steps(site, workflow, job, scope)
+        saved = self._now
+        self._now = self._where(site)
+        self.builds.job(self._now, site, job, scope)
+        try:
+            super().job_steps(site, workflow, job, scope)
+        finally:
+            self._now = saved
 
     def flows(self) -> Flows:
         """What the reading found, as data for ``ci.follow``."""
@@ -169,7 +176,10 @@ class ShipReader(Reader):
                 self.fetches.append(replace(self._fetch(site, taken), via="declared"))
 
     def _where(self, site: Site) -> tuple[Any, ...]:
-        """The context a step runs in: its job, the callers and their rows, its row."""
+        """The context a step runs in: its job, the callers and their rows, its row (made
+        once per job context: its steps, those of its composite actions included, share it)."""
+        if self._now is not None and self._now[0] == site.job and self._now[1] == site.callers:
+            return self._now
         return (site.job, site.callers, tuple(map(_row, self.caller_rows)), _row(site.row))
 
     def _context(self, site: Site, scope: Scope, **fields: Any) -> None:
