@@ -8,7 +8,8 @@ each pair is compared with `continuity --base BASE --head HEAD --format json`, i
 process. What is compared, exactly (README.md): the exit code; every release job found
 and the artifact names it lost, gained and accepted; where the case says so, the head's
 new findings, the names that reach the release at the head, the releases with a blind
-spot, and the wheel identifiers lost and gained (issue 35). A case with `accept` runs
+spot, the wheel identifiers lost and gained (issue 35), and the wheels two uploads
+reaching one release both carry. A case with `accept` runs
 again with `--accept FILE`; one with `event` on a pull_request event whose body holds
 the Release-Change lines.
 
@@ -36,7 +37,6 @@ Sg = Callable[..., Result]
 XFAIL: dict[str, str] = {
     "04-uv-publish-swap": "`uv publish dist/*` unread: read as publishing every download (the docs artifact gained)",
     "12-duplicate-leg-narrowed": "a unique rename within one job and template (same files) reported as lost + gained",
-    "14-reusable-refactor-renames": "renamed reusable workflow and inputs: every context lost and gained, the same files",
     "15-pin-comment-forms": "pin comments `# tag=vN` and `# pin @vN` unread: the download's version unknown, the release selects nothing",
     "16-ratchet-pin-collision": "`# ratchet:owner/repo@vN` pin comments unread: no collision, nothing lost",
     "23-build-moved-to-remote-reusable": "a flow made unreadable is reported as a loss, not as a blind spot",
@@ -147,6 +147,12 @@ def _compare(data: dict[str, Any], code: int, want: dict[str, Any], whole: dict[
         assert {k: heads.get(k) for k in whole["head_names"]} == whole["head_names"]
     if "blind" in whole:
         assert sorted(_key(r) for r in data["releases"] if r.get("blind")) == whole["blind"]
+    if "duplicates" in whole:
+        twice = {
+            _key(r): sorted({i for d in r["duplicates"] for i in d["identifiers"]})
+            for r in data["releases"]
+        }
+        assert {k: twice.get(k) for k in whole["duplicates"]} == whole["duplicates"]
     if "wheels" in whole:
         wheels = {}
         for r in data["releases"]:
@@ -160,9 +166,7 @@ def _runs() -> Iterator[Any]:
         want = _expected(case)
         runs = [("", case)] + [(f":{v}", case) for v in ("accept", "event") if v in want]
         for suffix, name in runs:
-            reason = (
-                XFAIL.get(name + suffix)
-            )
+            reason = XFAIL.get(name + suffix)
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             yield pytest.param(name, suffix.lstrip(":"), id=name + suffix, marks=marks)
 

@@ -703,3 +703,79 @@ def test_a_runner_label_or_a_bump_that_builds_the_same_wheels_changes_nothing(
     bump = CIBW.replace("v2.23.3", "v2.23.2")
     code, data, lines = compare(sg, tmp_path / "bump", {WF: CIBW, **PROJECT}, {WF: bump})
     assert code == 0, lines
+
+
+def test_wheels_that_depend_on_the_event_are_compared_as_the_tag_run_builds_them(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """Pull requests build fewer wheels than tags (`CIBW_SKIP` from `github.ref`): read
+    for no event in particular the wheels are unknown; the release runs on a tag push,
+    so they are computed as that run builds them, and the tag run's loss is named."""
+    base = CIBW.replace(
+        '"pp* cp38-macosx_*"',
+        "${{ startsWith(github.ref, 'refs/tags/') && 'pp* cp38-macosx_*' || 'pp* *-win32' }}",
+    )
+    head = base.replace("'pp* cp38-macosx_*'", "'pp* cp38-*'")
+    code, data, lines = compare(sg, tmp_path / "tag", {WF: base, **PROJECT}, {WF: head})
+    assert code == 1, lines
+    (release,) = data["releases"]
+    assert release["wheels"]["run"] == "push-tag"
+    assert "cp38-win_amd64" in release["wheels"]["lost"]
+    assert "in a push-tag run (the wheels depend on the event)" in lines[0]
+    # what pull requests build changes, the tag run's wheels stay: nothing ships otherwise
+    same = base.replace("'pp* *-win32'", "'pp* *-win32 *-musllinux_*'")
+    code, data, lines = compare(sg, tmp_path / "pr", {WF: base, **PROJECT}, {WF: same})
+    assert code == 0, lines
+
+
+TWICE = dedent(
+    """\
+    on:
+      push:
+        tags: ["v*"]
+    jobs:
+      build_wheels:
+        runs-on: ubuntu-latest
+        strategy:
+          matrix:
+            image: [manylinux2014, manylinux_2_28]
+        steps:
+          - uses: pypa/cibuildwheel@v2.23.3
+            env:
+              CIBW_BUILD: "cp312-manylinux_x86_64"
+              CIBW_MANYLINUX_X86_64_IMAGE: ${{ matrix.image }}
+          - uses: actions/upload-artifact@v4
+            with:
+              name: wheels-${{ matrix.image }}
+              path: wheelhouse
+      publish:
+        needs: build_wheels
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/download-artifact@v4
+            with:
+              pattern: wheels-*
+              path: dist
+              merge-multiple: true
+          - uses: pypa/gh-action-pypi-publish@release/v1
+    """
+)
+
+
+def test_one_wheel_from_two_uploads_fails_where_a_pull_request_makes_it(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """Two legs building one wheel of one project into one merged dist/: the same file
+    name twice (yarl 43aec69: PyPI refused the torn wheel). Another container image makes
+    another file name; a duplicate the base already had is not the pull request's."""
+    code, data, lines = compare(sg, tmp_path / "images", {WF: TWICE, **PROJECT}, {WF: TWICE})
+    assert code == 0 and data["releases"][0]["duplicates"] == [], lines
+    head = TWICE.replace("_IMAGE: ${{ matrix.image }}", "_IMAGE: manylinux2014")
+    code, data, lines = compare(sg, tmp_path / "twice", {WF: TWICE, **PROJECT}, {WF: head})
+    assert code == 1, lines
+    (release,) = data["releases"]
+    assert [d["identifiers"] for d in release["duplicates"]] == [["cp312-manylinux_x86_64"]]
+    assert any(line.startswith("  one wheel from two uploads: build_wheels{") for line in lines)
+    # the same duplicate at both commits is not the pull request's doing
+    code, data, lines = compare(sg, tmp_path / "had", {WF: head, **PROJECT}, {WF: head + "\n"})
+    assert code == 0, lines

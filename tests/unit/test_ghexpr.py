@@ -413,3 +413,23 @@ def test_an_unclosed_expression_is_located_at_its_start() -> None:
     assert caught.value.message == (
         "'${{' is not closed by '}}'; close the expression (or write the text without ${{)."
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "answer"),
+    [
+        # the tag run: refs/tags/ + a name holds refs/tags/, whatever the name
+        ("push-tag", "github.event_name == 'push' && contains(github.ref, 'refs/tags/')", True),
+        ("push-tag", "!contains(github.ref, 'refs/tags/')", False),
+        ("push-tag", "contains(github.ref, 'v1')", None),  # the tag's name is not known
+        ("pull_request", "github.event_name == 'push' && contains(github.ref, 'refs/tags/')", False),
+        # a branch's name may hold anything: not decided
+        ("push-branch", "contains(github.ref, 'refs/tags/')", None),
+    ],
+)
+def test_contains_of_a_partly_known_ref(kind: str, text: str, answer: bool | None) -> None:
+    from stagegate.ci.runkinds import github_value
+    from stagegate.model.ghexpr import Evaluator, parse, truth
+
+    value = Evaluator(lambda path: github_value(kind, path))(parse(text))
+    assert truth(value) is answer

@@ -16,6 +16,7 @@ listed first, not compared; a pull request that makes a read flow blind fails.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -29,7 +30,7 @@ from stagegate.ci.transfers import Unresolved
 from stagegate.errors import InvalidInput, Loc, Problem
 from stagegate.git.objects import GitSource
 from stagegate.model import DEFAULT_WORKFLOW_PATHS, Migration, WorkflowSettings
-from stagegate.records import record
+from stagegate.records import record, replace
 
 FAILING = frozenset({"upload-collision", "upload-overwrite", "backend-mismatch", "exact-name-glob"})
 """Findings that fail when the head has them and the base did not."""
@@ -67,6 +68,56 @@ class Acceptance:
 
 
 @record(kw_only=True)
+class Duplicate:
+    """Wheels of one project that two or more upload contexts reaching one publish step
+    carry: one file name twice (downloaded into one folder, one overwrites the other, or
+    both tear; uploaded twice, the index refuses the second)."""
+
+    project: str
+    identifiers: tuple[str, ...]
+    contexts: tuple[Context, ...]
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (self.project, self.identifiers, tuple(c.key for c in self.contexts))
+
+
+def _naming(key: str) -> bool:
+    """A build setting that reaches a wheel's file name but not its build identifier:
+    the manylinux/musllinux image or policy (``manylinux_2_28_x86_64`` vs ``2_17``)."""
+    return any(word in key for word in ("image", "manylinux", "compatibility"))
+
+
+def duplicates(contexts: Sequence[Context]) -> tuple[Duplicate, ...]:
+    """The wheels more than one of ``contexts`` carries, grouped by the contexts that carry
+    them: the same build identifier of the same project (its folder) built with the same
+    container images and policies (``_naming``: another makes another file name)."""
+    carriers: dict[tuple[Any, ...], list[Context]] = {}
+    for ctx in dict.fromkeys(contexts):
+        seen: set[tuple[Any, ...]] = set()
+        for wheels in ctx.wheels:
+            if wheels.identifiers is None or wheels.project is None:
+                continue
+            project = posixpath.normpath(wheels.project.strip() or ".")
+            images = wheels.naming + tuple(
+                sorted((k, v.value or "") for k, v in wheels.deciders.items() if _naming(k))
+            )
+            for identifier in wheels.identifiers:
+                key = (project, identifier, images)
+                if key not in seen:
+                    seen.add(key)
+                    carriers.setdefault(key, []).append(ctx)
+    grouped: dict[tuple[Any, ...], list[str]] = {}
+    for (project, identifier, _), found in carriers.items():
+        if len(found) > 1:
+            grouped.setdefault((project, tuple(found)), []).append(identifier)
+    return tuple(
+        Duplicate(project=project, identifiers=tuple(sorted(ids)), contexts=found)
+        for (project, found), ids in sorted(grouped.items(), key=lambda kv: kv[1])
+    )
+
+
+@record(kw_only=True)
 class ReleaseChange:
     """One release job at both commits: ``before`` at the base, ``after`` at the head (None
     at a commit without it), and the upload contexts reaching its publish step that it
@@ -86,6 +137,10 @@ class ReleaseChange:
     """(direction, identifier, where it was declared) of each wheel change declared."""
     wheels_blind: bool = False
     """The base's wheels could be computed and the head's cannot."""
+    wheels_run: str = ""
+    """The run kind the wheels were computed for (``ci.runkinds``: what ``github.ref``
+    and ``github.event_name`` are then): where they depend on the event, the release's
+    tag run; "": the same on every run."""
 
     @property
     def release(self) -> Release:
@@ -159,15 +214,28 @@ class ReleaseChange:
         return tuple(i for i in (self.wheels.gained if self.wheels else ()) if i not in declared)
 
     @property
+    def new_duplicates(self) -> tuple[Duplicate, ...]:
+        """Wheels two uploads reaching the head's publish step both carry, that the base
+        did not carry twice (``duplicates``; whichever uploads carried them there)."""
+        had = {(d.project, i) for d in duplicates(self.base) for i in d.identifiers}
+        return tuple(
+            d
+            for d in duplicates(self.head)
+            if any((d.project, i) not in had for i in d.identifiers)
+        )
+
+    @property
     def failed(self) -> bool:
-        """Lost or gained a context or a wheel no one declared; selecting nothing where the
-        base selected something; a flow made unreadable; files from outside new at the head."""
+        """Lost or gained a context or a wheel no one declared; one wheel from two uploads;
+        selecting nothing where the base selected something; a flow made unreadable;
+        files from outside new at the head."""
         return bool(
             self.lost
             or self.gained
             or self.wheels_lost
             or self.wheels_gained
             or self.wheels_blind
+            or self.new_duplicates
             or (self.empty and self.base and self.compared)
             or self.newly_blind
             or self.new_foreign
@@ -220,16 +288,19 @@ class Reading:
     migration: Migration | None = None
     stage: int = 0
     settings: WorkflowSettings | None = None
+    kind: str | None = None
+    """For a run of this kind (``ci.runkinds``); None: any run."""
 
     def key(self) -> tuple[Any, ...]:
         """What the reading depends on besides the files."""
         if self.migration is not None:
-            return (self.migration, self.stage)  # the record itself (equal by identity)
+            return (self.migration, self.stage, self.kind)  # the record: equal by identity
         settings = self.settings
         if settings is None:
-            return ("bare",)
+            return ("bare", self.kind)
         return (
             "bare",
+            self.kind,
             tuple(sorted(settings.actions.items(), key=lambda kv: kv[0])),
             tuple(sorted((k, v.files) for k, v in settings.publishers.items())),
             tuple(sorted(settings.runs.items())),
@@ -260,7 +331,13 @@ def read_commit(
 def _read(files: Files, commit: str, shown: str, reading: Reading) -> tuple[Side, dict[str, str]]:
     """What ships at the commit ``files`` reads, and the id of every file read."""
     try:
-        side = ships(files, reading.settings, migration=reading.migration, stage=reading.stage)
+        side = ships(
+            files,
+            reading.settings,
+            migration=reading.migration,
+            stage=reading.stage,
+            kind=reading.kind,
+        )
     except InvalidInput as exc:
         raise InvalidInput(
             [
@@ -477,9 +554,7 @@ def _reshuffled(
         return contexts
     shipped = _identifiers(c for c in other if _computed((c,)))
     return [
-        c
-        for c in contexts
-        if not (c.wheels and _computed((c,)) and _identifiers((c,)) <= shipped)
+        c for c in contexts if not (c.wheels and _computed((c,)) and _identifiers((c,)) <= shipped)
     ]
 
 
@@ -547,6 +622,7 @@ def continuity(
     base_side = read_commit(repo, base, base_ref, base_reading)
     head_side = read_commit(repo, head, head_ref or "HEAD", head_reading)
     releases, new, gone = compare(base_side, head_side, accept)
+    releases = _wheels_of_runs(repo, (base, head), refs, readings, releases, accept)
     changed = {
         file: lines
         for file, lines in repo.changed_lines(base, head).items()
@@ -563,6 +639,61 @@ def continuity(
         head_contexts=head_side.contexts,
         strict=strict,
         declared=tuple(accept),
+    )
+
+
+TAG_RUNS = ("push-tag", "release", "workflow_dispatch", "create", "workflow_run")
+"""The run kinds a release's wheels are computed for, where they depend on the event:
+the first the release runs on."""
+
+
+def _wheels_of_runs(
+    repo: Any,
+    commits: tuple[str, str],
+    refs: tuple[str, str | None],
+    readings: tuple[Reading, Reading],
+    releases: tuple[ReleaseChange, ...],
+    accept: Sequence[Acceptance],
+) -> tuple[ReleaseChange, ...]:
+    """Each release whose wheels could not be computed on any run, compared as its tag
+    run (``TAG_RUNS``) ships, where that run knows what the wheels depend on
+    (``CIBW_SKIP: ${{ startsWith(github.ref, 'refs/tags/') && ... }}``): its uploads
+    are then told apart by the wheels they carry. Both commits are read again for that
+    run, once per kind."""
+    wanted: dict[str, list[int]] = {}
+    for i, change in enumerate(releases):
+        kind = next((k for k in TAG_RUNS if k in change.release.events), None)
+        if kind is None or change.wheels is None:
+            continue
+        if not (_computed(change.base) and _computed(change.head)):
+            wanted.setdefault(kind, []).append(i)
+    out = list(releases)
+    for kind, indices in wanted.items():
+        sides = [
+            read_commit(repo, sha, shown, replace(reading, kind=kind))
+            for sha, shown, reading in zip(
+                commits, (refs[0], refs[1] or "HEAD"), readings, strict=True
+            )
+        ]
+        again = {_pair_key(c): c for c in compare(sides[0], sides[1], accept)[0]}
+        for i in indices:
+            found = again.get(_pair_key(releases[i]))
+            if found is None or _uncomputed(found) >= _uncomputed(releases[i]):
+                continue  # that run leaves them as unknown
+            out[i] = replace(found, wheels_run=kind)
+    return tuple(out)
+
+
+def _uncomputed(change: ReleaseChange) -> int:
+    """How many of the release's upload contexts, at either commit, carry wheels whose
+    identifiers are not known."""
+    return sum(1 for c in (*change.base, *change.head) if not _computed((c,)))
+
+
+def _pair_key(change: ReleaseChange) -> tuple[Any, ...]:
+    return (
+        change.before.key if change.before else None,
+        change.after.key if change.after else None,
     )
 
 

@@ -47,8 +47,9 @@ _BRANCH_REF = Sym(("refs/heads/", Unknown("github.ref", "the branch's name")))
 _PULL_REF = Sym(("refs/pull/", Unknown("github.ref", "the pull request's number")))
 
 
-def _github(kind: str, path: str) -> Value:
-    """What ``github.*`` is known to be on a run of ``kind``."""
+def github_value(kind: str, path: str) -> Value:
+    """What ``github.*`` is known to be on a run of ``kind`` (NotImplemented: no more than
+    on any run)."""
     name = path.lower()
     if name == "github.event_name":
         return _EVENT_NAME.get(kind, kind)
@@ -95,7 +96,7 @@ def can_run(kind: str, condition: Any) -> bool:
 
     def lookup(path: str) -> Value:
         if path.lower().startswith("github."):
-            return _github(kind, path)
+            return github_value(kind, path)
         return Unknown(path, "not known when deciding the run kinds of a job")
 
     return ghexpr.truth(ghexpr.Evaluator(lookup)(node)) is not False

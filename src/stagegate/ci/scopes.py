@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from stagegate.ci import runkinds
 from stagegate.ci.budget import Budget
 from stagegate.ci.files import Files
 from stagegate.ci.transfers import THIS_RUN, Site, Transfer
@@ -32,6 +33,9 @@ class Host(Protocol):
     env_writers: dict[str, str]
     work: Budget
     """The work the reading's scripts may still use (``ci.budget``)."""
+    kind: str | None
+    """The run kind read for (``ci.runkinds``: what ``github.event_name`` and
+    ``github.ref`` are then); None: any run."""
 
     def bound(
         self, path: str, scope: Scope | None = None, *, scoped: bool = True, bare: bool = True
@@ -164,6 +168,10 @@ class Scope:
             return None if "." not in rest else NotImplemented
         if head == "github":
             name = rest.lower()
+            if self.reader.kind is not None:
+                known = runkinds.github_value(self.reader.kind, path)
+                if known is not NotImplemented:
+                    return known
             if name == "run_id":
                 return THIS_RUN
             if name == "workspace":

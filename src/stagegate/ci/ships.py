@@ -502,12 +502,15 @@ def ships(
     *,
     migration: Migration | None = None,
     stage: int = 0,
+    kind: str | None = None,
 ) -> Side:
     """Each release job of the workflows ``files`` holds (found by the default
     ``workflows.paths``) and what reaches its publish steps: read with ``migration`` at
     ``stage`` (its binds, and the flags its `stagegate flags` steps output), else as they
-    are with ``settings`` (the remote actions, publishers and runs a migration declares)."""
+    are with ``settings`` (the remote actions, publishers and runs a migration declares);
+    ``kind``: for a run of that kind (``github.event_name`` and ``github.ref`` known)."""
     reader = ShipReader(migration or bare_migration(files.root, settings), files, stage)
+    reader.kind = kind
     reader.run(discover(files.source, DEFAULT_WORKFLOW_PATHS))
     return follow(reader.flows())
 

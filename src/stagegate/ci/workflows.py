@@ -62,6 +62,8 @@ class Reader:
         self, migration: Migration, stage: int, files: Files, *, tag_matrix: bool = False
     ) -> None:
         self.tag_matrix = tag_matrix
+        self.kind: str | None = None
+        """The run kind read for (``Host.kind``); None: any run."""
         self.generated: set[str] = set()
         self.migration = migration
         self.stage = stage

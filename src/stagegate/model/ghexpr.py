@@ -501,6 +501,8 @@ class Evaluator:
             decided = _starts(args[0], args[1])
             if decided is not None:
                 return decided
+        if name == "contains" and len(args) == 2 and isinstance(args[0], Sym) and _holds(*args):
+            return True
         for arg in args:
             if isinstance(arg, Unknown) or (isinstance(arg, Sym) and name != "format"):
                 return unknown_of(arg, node)
@@ -633,6 +635,16 @@ def _starts(hay: Sym, needle: Value) -> bool | None:
     if len(prefix) >= len(wanted):
         return prefix.startswith(wanted)
     return None if wanted.startswith(prefix) else False
+
+
+def _holds(hay: Value, needle: Value) -> bool:
+    """``contains`` of a partly known text that is decided true: one of its known pieces
+    holds the needle (``refs/tags/`` + anything contains ``refs/tags/``). Not holding
+    it decides nothing: the unknown pieces may."""
+    if not isinstance(hay, Sym) or isinstance(needle, Unknown | Sym):
+        return False
+    wanted = to_text(needle).lower()
+    return any(isinstance(part, str) and wanted in part.lower() for part in hay.parts)
 
 
 def _equal(left: Value, right: Value) -> bool | None:

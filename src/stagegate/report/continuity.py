@@ -70,6 +70,14 @@ def as_json(result: Continuity) -> dict[str, Any]:
                 ],
                 "selects_nothing": r.empty,
                 "wheels": _wheels_json(r),
+                "duplicates": [
+                    {
+                        "project": d.project,
+                        "identifiers": list(d.identifiers),
+                        "contexts": [context_json(c) for c in d.contexts],
+                    }
+                    for d in r.new_duplicates
+                ],
             }
             for r in result.releases
         ],
@@ -95,6 +103,7 @@ def _wheels_json(r: ReleaseChange) -> dict[str, Any] | None:
 
     return {
         **compare.as_json(r.wheels),
+        "run": r.wheels_run or None,
         "accepted": [
             {"change": direction, "identifier": identifier, "declared": where}
             for direction, identifier, where in r.wheels_accepted
@@ -138,7 +147,8 @@ def _heading(r: ReleaseChange) -> str:
         + " its publish step"
     )
     base = "new at the head" if not r.in_base else f"{len(r.base)} at the base"
-    return f"release job {release.job} ({where}; runs on {events}): {head}, {base}"
+    run = f" in a {r.wheels_run} run (the wheels depend on the event)" if r.wheels_run else ""
+    return f"release job {release.job} ({where}; runs on {events}): {head}{run}, {base}"
 
 
 def _blind_lines(r: ReleaseChange) -> list[str]:
@@ -173,7 +183,35 @@ def _release_lines(r: ReleaseChange) -> list[str]:
     out += [f"  gained: {_ctx(c)}" for c in r.gained]
     out += [f"  renamed: {n.context.label()}: {n.before!r} -> {n.after!r}" for n in r.renamed]
     out += [f"  accepted ({d}): {_ctx(c)}, declared by {where}" for d, c, where in r.accepted]
-    return out + _wheel_lines(r)
+    return out + _wheel_lines(r) + _duplicate_lines(r)
+
+
+DUPLICATES_SHOWN = 3
+
+
+def _duplicate_lines(r: ReleaseChange) -> list[str]:
+    """The first wheels two uploads both carry in full, then how many more."""
+    found = r.new_duplicates
+    out = [f"  {_duplicate(d)}" for d in found[:DUPLICATES_SHOWN]]
+    if len(found) > DUPLICATES_SHOWN:
+        out.append(
+            f"  one wheel from two uploads: {len(found) - DUPLICATES_SHOWN} more groups "
+            "(--format json lists them)"
+        )
+    return out
+
+
+def _duplicate(d: Any) -> str:
+    """``one wheel from two uploads: a{..} and b{..} both carry cp310-win_amd64 (of .)``."""
+    ids = ", ".join(d.identifiers[:4]) + (
+        f" (+{len(d.identifiers) - 4})" if len(d.identifiers) > 4 else ""
+    )
+    who = " and ".join(_ctx(c) for c in d.contexts)
+    return (
+        f"one wheel from two uploads: {who} carry {ids} (of the project at {d.project}): "
+        "one file name twice reaches the publish step (merged, one overwrites the other; "
+        "uploaded, the index refuses the second)"
+    )
 
 
 def _unresolved_lines(result: Continuity) -> list[str]:
@@ -345,6 +383,15 @@ def _release_commands(result: Continuity, r: ReleaseChange) -> list[str]:
                     "stagegate continuity: wheels",
                 )
             )
+    found += [
+        github.annotation(
+            "error",
+            f"release job {r.release.job} gets {_duplicate(d)}",
+            d.contexts[-1].loc,
+            "stagegate continuity: one wheel from two uploads",
+        )
+        for d in r.new_duplicates
+    ]
     found += [
         github.annotation(
             "error",

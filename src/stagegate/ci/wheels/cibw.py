@@ -68,6 +68,23 @@ def _sdist_of_run(package: Setting) -> bool:
     return bool(shape) and (shape.startswith("dist/") or shape.endswith((".tar.gz", ".zip")))
 
 
+def package_dir(step: BuildStep, found: Mapping[str, Setting]) -> str | None:
+    """The folder whose project the step builds, from the repository root (None: its
+    package dir is not known)."""
+    package = found.get("cli.package-dir") or found.get("with.package-dir")
+    if package is not None and package.value is None and not _sdist_of_run(package):
+        return None
+    given = package.value.strip() if package and package.value else "."
+    if package is not None and package.value is None:
+        given = "sdist.tar.gz"  # the run's sdist, named by a step's output (below)
+    if given.endswith((".tar.gz", ".zip")):
+        # an sdist: cibuildwheel reads the project files packed into it, which are those of
+        # the folder it was built from; a package dir of an sdist made in the run is the
+        # repository's root, where `python -m build --sdist` makes it
+        given = "."
+    return project.join(step.directory, given)
+
+
 def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
     """Every setting the identifiers of ``step`` depend on, by key."""
     out: dict[str, Setting] = {"runner": step.runner}
@@ -82,19 +99,10 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
         if name in step.inputs:
             out[f"with.{name}"] = step.inputs[name]
     _cli(step.args, out)
-    package = out.get("cli.package-dir") or out.get("with.package-dir")
-    if package is not None and package.value is None and not _sdist_of_run(package):
-        out["files"] = package
+    directory = package_dir(step, out)
+    if directory is None:
+        out["files"] = out.get("cli.package-dir") or out["with.package-dir"]
         return out
-    given = package.value.strip() if package and package.value else "."
-    if package is not None and package.value is None:
-        given = "sdist.tar.gz"  # the run's sdist, named by a step's output (below)
-    if given.endswith((".tar.gz", ".zip")):
-        # an sdist: cibuildwheel reads the project files packed into it, which are those of
-        # the folder it was built from; a package dir of an sdist made in the run is the
-        # repository's root, where `python -m build --sdist` makes it
-        given = "."
-    directory = project.join(step.directory, given)
     pyproject_path = project.join(directory, "pyproject.toml")
     pyproject = project.load_toml(files, pyproject_path)
     config = out.get("cli.config-file") or out.get("with.config-file")
@@ -403,7 +411,29 @@ def shipped(step: BuildStep, files: Files, *, ask: Ask | None = None) -> Wheels:
     wheels = resolve(found, ask=ask)
     if "cli.print" in found and wheels.identifiers is not None:
         return Wheels(tool=CIBUILDWHEEL, step=step.loc, deciders=found, identifiers=frozenset(), how=wheels.how)
+    directory = package_dir(step, found)
     return Wheels(
         tool=CIBUILDWHEEL, step=step.loc, deciders=found, identifiers=wheels.identifiers,
-        unresolved=wheels.unresolved, how=wheels.how,
+        unresolved=wheels.unresolved, how=wheels.how, project=directory,
+        naming=naming(step, files, directory),
     )
+
+
+_IMAGE = re.compile(r"(?:CIBW_)?(MANY|MUSL)LINUX[-_](\w+)[-_]IMAGE", re.IGNORECASE)
+
+
+def naming(step: BuildStep, files: Files, directory: str | None) -> tuple[tuple[str, str], ...]:
+    """The container image of each architecture (``CIBW_MANYLINUX_X86_64_IMAGE``, else
+    pyproject.toml's ``manylinux-x86_64-image``): they name the wheel files' platform tags."""
+    found: dict[str, str] = {}
+    loaded = project.load_toml(files, project.join(directory, "pyproject.toml")) if directory else None
+    if isinstance(loaded, tuple):
+        tool = loaded[1].get("tool")
+        table = tool.get("cibuildwheel") if isinstance(tool, dict) else None
+        for key, value in (table.items() if isinstance(table, dict) else ()):
+            if (m := _IMAGE.fullmatch(key)) is not None:
+                found[f"{m[1]}linux-{m[2]}".lower()] = str(value)
+    for name, setting in step.env.items():
+        if (m := _IMAGE.fullmatch(name)) is not None:
+            found[f"{m[1]}linux-{m[2]}".lower()] = setting.value or "?"
+    return tuple(sorted(found.items()))

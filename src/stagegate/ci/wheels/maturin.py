@@ -14,6 +14,7 @@ manylinux container has, which the workflow does not say.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Mapping
@@ -183,13 +184,29 @@ def select(found: Mapping[str, Setting]) -> frozenset[str]:
     return frozenset(out)
 
 
+def crate_dir(step: BuildStep, found: Mapping[str, Setting]) -> str | None:
+    """The folder of the crate the step builds, from the repository root (None: not
+    known)."""
+    folder = found.get("with.working-directory")
+    manifest = found.get("cli.manifest-path")
+    if any(s is not None and s.value is None for s in (folder, manifest)) or "cli" in found:
+        return None
+    directory = project.join(step.directory, folder.value if folder and folder.value else "")
+    if manifest is None or not manifest.value:
+        return directory
+    return posixpath.dirname(project.join(directory, manifest.value)) or "."
+
+
 def shipped(step: BuildStep, files: Files) -> Wheels:
     found = deciders(step, files)
     try:
         ids = select(found)
     except Stop as stop:
         return Wheels(tool=MATURIN, step=step.loc, deciders=found, identifiers=None, unresolved=stop.unresolved)
-    return Wheels(tool=MATURIN, step=step.loc, deciders=found, identifiers=ids, how="maturin")
+    return Wheels(
+        tool=MATURIN, step=step.loc, deciders=found, identifiers=ids, how="maturin",
+        project=crate_dir(step, found),
+    )
 
 
 def resolve(found: Mapping[str, Setting]) -> Wheels:

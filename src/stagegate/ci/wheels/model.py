@@ -114,6 +114,12 @@ class Wheels:
     identifiers: frozenset[str] | None
     unresolved: Unresolved | None = None
     how: str = ""
+    project: str | None = None
+    """The folder of the project built (from the repository root; None: not known): one
+    identifier of one project is one wheel file, whichever step builds it."""
+    naming: tuple[tuple[str, str], ...] = ()
+    """The settings that reach the wheels' file names but not their identifiers (the
+    manylinux and musllinux images or policies): another value, another file."""
 
     @property
     def resolved(self) -> bool:
