@@ -532,6 +532,8 @@ class Reader:
                         f"{''.join(why)}; bind each matrix.KEY a name uses",
                     )
                 ]
+            if not any(k not in ("include", "exclude") for k in value) and not value.get("include"):
+                return []  # `{include: []}`: GitHub runs no row of it (note_halted)
             raw = value
         matrix = as_mapping(doc, mpath, raw, "strategy.matrix")
         rows = expand(doc, mpath, matrix, scope)
