@@ -161,6 +161,10 @@ _CORE_ROW_MIRROR = (
     "    - { ARCH: 'amd64', PY_VER: '3.12',  CUDA_VER: '13.3.0', LOCAL_CTK: '0', "
     "GPU: 'rtxpro6000',  GPU_COUNT: '1', DRIVER: 'latest', ENV: { MODE: 'nightly-cuda-core' } }\n"
 )
+_GPU_ROW_MIRROR = (
+    "    - { ARCH: 'amd64', PY_VER: '3.11',  CUDA_VER: '13.3.0', LOCAL_CTK: '1', "
+    "GPU: 'v100',        GPU_COUNT: '1', DRIVER: 'latest' }\n"
+)
 _GPU_ROW = (
     "    - { ARCH: 'amd64', PY_VER: '3.10',  CUDA_VER: '12.9.1', LOCAL_CTK: '1', "
     "GPU: 'v100',       GPU_COUNT: '1', DRIVER: 'latest' }\n"
@@ -310,7 +314,7 @@ EDITS: tuple[Edit, ...] = (
         "harmless",
         "one test row's GPU runner label v100 -> t4",
         (Replace(MATRIX, _GPU_ROW, _GPU_ROW.replace("'v100',", "'t4',  ")),),
-        None,
+        (Replace(MATRIX, _GPU_ROW_MIRROR, _GPU_ROW_MIRROR.replace("'v100',", "'t4',  ")),),
     ),
     Edit(
         "tr-as-expansion",
@@ -395,6 +399,8 @@ class Outcome:
     check_first: str = ""
     continuity_first: str = ""
     failed: list[str] = field(default_factory=list)
+    check_out: str = field(default="", repr=False)
+    """What ``check --all --format json`` printed."""
 
     @property
     def caught(self) -> tuple[bool, bool]:
@@ -447,7 +453,7 @@ def judge(root: Path, edit: Edit, run: Runner = process) -> Outcome:
     check, out = run(root, ["check", "--all", "--format", "json"])
     first, failed = first_check_finding(out)
     cont, cout = run(root, ["continuity", "--base", "HEAD~1", "--format", "json"])
-    return Outcome(edit, check, cont, first, first_continuity_finding(cout), failed)
+    return Outcome(edit, check, cont, first, first_continuity_finding(cout), failed, out)
 
 
 def table(outcomes: Sequence[Outcome], width: int = 110) -> str:
