@@ -6,8 +6,8 @@ step does not read; a job whose generated matrix has no row.
 
 One small repository, written here: `build.yml` (a tag run) uploads two packages per
 Python version; `release.yml`, dispatched with a component, runs `ci/download` on the tag's
-run (bound to the run itself, as the worked example binds it), which downloads
-`COMPONENT*` and moves the wheels into its output folder, then publishes `dist/`;
+run (another run: build.yml's, `workflows.runs` says), which downloads `COMPONENT*` and
+moves the wheels into its output folder, then publishes `dist/`;
 `tests.yml` tests rows a jq filter picks from a list, per caller.
 """
 
@@ -135,7 +135,9 @@ flags:
     summary: A third package, built from stage 1.
 workflows:
   bind:
-    ".github/workflows/release.yml inputs.run-id": "${{ github.run_id }}"
+    ".github/workflows/release.yml inputs.run-id": tag-run
+  runs:
+    ".github/workflows/release.yml#publish": .github/workflows/build.yml
 producers:
   alpha:
     summary: Package alpha.
@@ -274,7 +276,7 @@ def test_an_undeclared_upload_is_labelled_with_the_producer_whose_rows_hold_it(
     (finding,) = data["findings"]
     assert (finding["kind"], finding["item"]) == ("undeclared-upload", "gamma")
     assert (
-        "(producer gamma (migration.yaml:22) has them as rows and lists this job, but is off "
+        "(producer gamma (migration.yaml:24) has them as rows and lists this job, but is off "
         "at stage 0 (active at stage 1))" in finding["message"]
     )
     assert drift(sg, root, "--stage", "1")[0] == 0
@@ -295,7 +297,7 @@ def test_an_upload_of_another_runs_names_is_labelled_with_that_runs_producer(
     (finding,) = data["findings"]
     assert (finding["kind"], finding["item"]) == ("undeclared-upload", "alpha-old")
     assert (
-        "(producer alpha-old (migration.yaml:27) has them as rows, but stands for the uploads "
+        "(producer alpha-old (migration.yaml:29) has them as rows, but stands for the uploads "
         "of run old, not this run's)" in finding["message"]
     )
     # release alpha takes them (its pkg-alpha* download reads this run), alpha-old does not
@@ -306,8 +308,8 @@ def test_a_release_that_moves_its_wheels_where_it_does_not_publish(
     base: Path, tmp_path: Path, sg: Sg
 ) -> None:
     """The release job's own run (release.yml's) uploads nothing: what it publishes comes
-    from the tag's run, which the model says it releases. Moved into wheelhouse/, the
-    wheels never reach the publish step's dist/."""
+    from the tag's run (build.yml's). Moved into wheelhouse/, the wheels never reach the
+    publish step's dist/."""
     root = changed(
         base,
         tmp_path,
@@ -352,7 +354,7 @@ def test_a_caller_whose_generated_matrix_halts_is_a_finding(
     assert ("empty-matrix", "tests") in kinds
     finding = next(f for f in data["findings"] if f["kind"] == "empty-matrix")
     assert finding["message"] == (
-        "consumer tests (migration.yaml:32): its job .github/workflows/build.yml#test-313 "
+        "consumer tests (migration.yaml:34): its job .github/workflows/build.yml#test-313 "
         "runs no matrix row at stage 0: the matrix of .github/workflows/tests.yml#test "
         "(.github/workflows/tests.yml:21) comes from a command that stops with an error "
         "('Error: Empty matrix' at .github/workflows/tests.yml:15), so the job fails before "

@@ -856,44 +856,6 @@ def _ship_findings(compare: _Compare, side: Side) -> None:
         compare.about[len(compare.findings) - 1] = f
     for release in side.releases:
         _report_stranded(compare, release, list(release.stranded))
-    for release, stranded in _stranded_elsewhere(compare, side):
-        _report_stranded(compare, release, stranded)
-
-
-def _stranded_elsewhere(compare: _Compare, side: Side) -> list[tuple[ShipRelease, list[Stranded]]]:
-    """The release jobs of the model's releases whose files come from the run the model
-    says they release (its producers' uploads in the workflows read), where their own
-    run holds none: what they download of it that lands where their publish steps do not
-    read it. (A release is dispatched by hand and reads the tag's CI run: what ships is
-    decided by that run's uploads, not by its own.)"""
-    from stagegate.ci.ships import stranded_from
-
-    out: list[tuple[ShipRelease, list[Stranded]]] = []
-    for release in side.releases:
-        top = f"{release.file}#{release.job}"
-        items = [
-            item
-            for item in compare.plan.releases
-            if (item.kind, item.id) not in compare.bad_dispatch
-            and any(_names(ref, top) for ref in compare.jobs(item))
-        ]
-        if release.contexts or release.stranded or not release.publishes or not items:
-            continue  # its own run's files reach it (or are stranded): followed by ci.ships
-        # what the model's releases ship, not what the job leaves on purpose (test
-        # binaries a `find -name "*.whl"` does not move): the uploads of their rows
-        chosen = {key for item in items for key in compare.declared(item)}
-        made = {
-            (t.loc, shown(t.value))
-            for position, uploads in compare.accounted.items()
-            if (compare.all_rows.rows[position].producer, compare.all_rows.rows[position].name)
-            in chosen
-            for t in uploads
-        }
-        contexts = [c for c in side.contexts if (c.loc, c.name) in made]
-        stranded = stranded_from(release, contexts) if contexts else []
-        if stranded:
-            out.append((release, stranded))
-    return out
 
 
 def _report_stranded(compare: _Compare, release: ShipRelease, found: list[Stranded]) -> None:
