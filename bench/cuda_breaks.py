@@ -401,6 +401,8 @@ class Outcome:
     failed: list[str] = field(default_factory=list)
     check_out: str = field(default="", repr=False)
     """What ``check --all --format json`` printed."""
+    continuity_out: str = field(default="", repr=False)
+    """What ``continuity --base HEAD~1 --format json`` printed."""
 
     @property
     def caught(self) -> tuple[bool, bool]:
@@ -453,7 +455,7 @@ def judge(root: Path, edit: Edit, run: Runner = process) -> Outcome:
     check, out = run(root, ["check", "--all", "--format", "json"])
     first, failed = first_check_finding(out)
     cont, cout = run(root, ["continuity", "--base", "HEAD~1", "--format", "json"])
-    return Outcome(edit, check, cont, first, first_continuity_finding(cout), failed, out)
+    return Outcome(edit, check, cont, first, first_continuity_finding(cout), failed, out, cout)
 
 
 def table(outcomes: Sequence[Outcome], width: int = 110) -> str:
@@ -485,6 +487,15 @@ def table(outcomes: Sequence[Outcome], width: int = 110) -> str:
     return "\n".join(lines)
 
 
+def shown(root: Path, edit: Edit, argv: Sequence[str]) -> None:
+    """What ``stagegate ARGV`` prints on the edit's commit, as a console session."""
+    done = subprocess.run([STAGEGATE, *argv], cwd=root, capture_output=True, text=True, check=False)
+    print(f"--- {edit.name}: {edit.what}")
+    print(f"$ stagegate {' '.join(argv)}")
+    print((done.stdout + done.stderr).rstrip("\n"))
+    print(f"$ echo $?\n{done.returncode}")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tree", nargs="?", help="a clone of cuda-python")
@@ -492,6 +503,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", action="append", default=[], help="an edit's name (repeat)")
     parser.add_argument("--keep", help="build the repositories in this folder and keep them")
     parser.add_argument("--width", type=int, default=110, help="first finding's characters")
+    parser.add_argument(
+        "--show",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="also print what this stagegate command (e.g. 'drift --stage 0') prints on "
+        "each edit, as a console session (docs/drift.md's blocks are made so)",
+    )
     args = parser.parse_args(argv)
     where = args.tree or os.environ.get("STAGEGATE_REAL_TREE")
     if not where or not (Path(where) / ".git").exists():
@@ -514,6 +533,8 @@ def main(argv: list[str]) -> int:
                 print(f"{edit.name}: {error}", file=sys.stderr)
                 return 2
             outcomes.append(judge(root, edit))
+            for command in args.show:
+                shown(root, edit, command.split())
             if not args.keep:
                 shutil.rmtree(root)
     print(table(outcomes, args.width))

@@ -125,6 +125,11 @@ def test_the_harmless_edits_pass_check_all_and_continuity(
     assert {("flags-wired", s) for s in range(1, 7)} <= ran
     now = next(r for r in report["results"] if (r["check"], r["stage"]) == ("workflows", 0))
     assert now["message"].startswith("workflows strict=True at stage 0: 13 workflow files, ")
+    # continuity follows release.yml's publish jobs to the tag's CI run (ci.yml's, which
+    # ci/tools/lookup-run-id looks up): the wheels of every build row reach them
+    releases = json.loads(outcome.continuity_out)["releases"]
+    reached = {r["job"]: len(r["head"]) for r in releases if r["file"].endswith("/release.yml")}
+    assert reached == {"upload-archive": 38, "publish-testpypi": 38, "publish-pypi": 38}
 
 
 @pytest.mark.xfail(
