@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.checks._elsewhere import REQUIRES, elsewhere, not_run
 from stagegate.checks._elsewhere import validate as validate
+from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.ci.ciflags import output_name
 from stagegate.engine.resolve import changed_flags, flag_table
 from stagegate.errors import InvalidInput, Loc

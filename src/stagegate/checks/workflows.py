@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.checks._elsewhere import REQUIRES, elsewhere, not_run
 from stagegate.checks._elsewhere import validate as validate
+from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.model import Check, Migration, WorkflowSettings
 from stagegate.model.templates import Placeholder
 from stagegate.records import field_names, replace
