@@ -472,3 +472,29 @@ def test_the_pages_upload_is_an_upload_and_the_cache_actions_move_nothing(
     code, data = drift(sg, repo(tmp_path / "unknown", unknown, model=declared), "--strict")
     assert code == 1
     assert [u["expression"] for u in data["unread"]] == ["someone/cache-it@v1"]
+
+
+CHECKS = """\
+      - run: |
+          notes="docs/release/${GITHUB_REF_NAME}-notes.md"
+          draft=$(gh release view "$GITHUB_REF_NAME" --json isDraft --jq '.isDraft')
+          cat > body.md <<BODY
+          release notes: see the docs
+          BODY
+          ./scripts/validate-release dist
+      - uses: pypa/gh-action-pypi-publish@release/v1
+"""
+
+
+def test_a_command_named_for_releasing_is_unread_until_declared(sg: Sg, tmp_path: Path) -> None:
+    """cuda-python's release jobs: a check named for releasing is unread (the job may
+    publish through it) until `workflows.publishers` says it publishes nothing
+    (`files: []`); a variable holding "release", a command substitution's words and a
+    here-document's text are not commands."""
+    changes = ("      - uses: pypa/gh-action-pypi-publish@release/v1\n", CHECKS)
+    code, data = drift(sg, repo(tmp_path / "unread", changes), "--strict")
+    assert code == 1
+    assert [u["expression"] for u in data["unread"]] == ["./scripts/validate-release"]
+    declared = MODEL + 'workflows:\n  publishers:\n    ./scripts/validate-release: {files: []}\n'
+    code, data = drift(sg, repo(tmp_path / "declared", changes, model=declared), "--strict")
+    assert (code, data["findings"], data["unread"]) == (0, [], [])

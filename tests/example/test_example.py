@@ -243,23 +243,17 @@ def test_on_the_tree_after_stage_7_nothing_retired_is_left(
 
 
 def without_pytest_checks(root: Path) -> None:
-    """The stage files of the tree's copy of the example without their pytest checks (the
-    next commit takes it along): a test that reads one other check's result need not start
-    a pytest process per stage it checks."""
+    """The stage files of the tree's copy of the example without their pytest checks,
+    committed: a test that reads one other check's result need not start a pytest
+    process per stage it checks."""
     for stage_file in (root / "stages").glob("*.yaml"):
         text = stage_file.read_text()
         stage_file.write_text(
             re.sub(r"^  - check: pytest\n(?:    [^\n]*\n)*", "", text, flags=re.M)
         )
-
-
-def add_check(root: Path, stage: int, check: str) -> None:
-    """Append a check to a stage's acceptance in the tree's copy of the example, committed."""
-    (stage_file,) = (root / "stages").glob(f"{stage:02d}-*.yaml")
-    stage_file.write_text(stage_file.read_text() + f"  - check: {check}\n")
     env = {**os.environ, **GIT_ENV}
     subprocess.run(
-        ["git", "commit", "-q", "-am", f"stage {stage}: {check}"],
+        ["git", "commit", "-q", "-am", "no pytest checks"],
         cwd=root,
         env=env,
         check=True,
@@ -280,13 +274,12 @@ def flags_wired(sg: Callable[..., Result], root: Path, stage: int) -> dict[str, 
 def test_flags_wired_holds_on_the_stage_3_tree_only(
     tmp_path: Path, sg: Callable[..., Result]
 ) -> None:
-    """Stage 3 flips local-cu12-bindings: its pull request makes build-wheel.yml read it."""
+    """Stage 3 flips local-cu12-bindings: its pull request makes build-wheel.yml read it.
+    Stages 1 to 6 run flags-wired (their flips reach CI), on cuda-python's tree."""
     after = example_on_tree(tmp_path / "after", after=3)
     before = example_on_tree(tmp_path / "before")
     for root in (after, before):
         without_pytest_checks(root)
-        add_check(root, 2, "flags-wired")
-        add_check(root, 3, "flags-wired")
     wired = flags_wired(sg, after, 3)
     assert wired["ok"], wired["text"]
     # On the stage 0 tree nothing reads BUILD_CU12_LOCAL: the flip would change nothing.
@@ -416,12 +409,10 @@ def test_drift_on_the_stage_7_tree_passes_at_7_and_names_the_old_name_at_6(
     assert code == 0 and report["findings"] == [], report["findings"]
     code, report = drift(sg, root, 6, shared=True)
     assert code == 1
-    # Stage 7 dropped the unversioned metapackage: at stage 6 the model still has it.
-    assert kinds_and_items(report) == {
-        ("missing-upload", "metapackage-unversioned"),
-        ("select-differs", "docs"),
-        ("select-differs", "docs-release"),
-    }
+    # Stage 7 dropped the unversioned metapackage: at stage 6 the model still has it. (The
+    # docs jobs' names on this tree take the toolkit from `$(ci/tools/versions build)`,
+    # which stagegate does not run: they are unresolved, so no docs consumer differs.)
+    assert kinds_and_items(report) == {("missing-upload", "metapackage-unversioned")}
     for finding in report["findings"]:
         assert "cuda-python-wheel" in finding["message"]
 

@@ -134,6 +134,32 @@ def compare_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(module, "drift", once)
 
 
+_READ: dict[tuple[object, ...], tuple[Any, Any, dict[Any, Any]]] = {}
+"""The check `workflows`' reading of the example tree (read only) at a stage: made once."""
+
+
+def read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``status``, ``history`` and ``check`` run the check `workflows` (the example's
+    invariant) on the same tree and model at the same stages: each stage's reading of the
+    workflows is made once for the module (with what it took from its stage)."""
+    from stagegate.ci import ships
+
+    real = ships.read_model
+
+    def once(migration: Migration, stage: int, files: Any, **kwargs: Any) -> Any:
+        key = (migration.file, str(migration.root), stage, str(files.root))
+        if key not in _READ:
+            took: dict[Any, Any] = {}
+            reading, side = real(migration, stage, files, stage_reads=took)
+            _READ[key] = (reading, side, took)
+        reading, side, took = _READ[key]
+        if kwargs.get("stage_reads") is not None:
+            kwargs["stage_reads"].update(took)
+        return reading, side
+
+    monkeypatch.setattr(ships, "read_model", once)
+
+
 @pytest.mark.parametrize(("argv", "name"), cases(ON_THE_EXAMPLE))
 def test_output_on_the_example(
     example_tree: Path,
@@ -146,6 +172,7 @@ def test_output_on_the_example(
 ) -> None:
     if argv[0] == "drift":
         compare_once(monkeypatch)
+    read_once(monkeypatch)
     result = sg(*argv, cwd=example_tree)
     snapshot.snapshot_dir = SNAPSHOTS
     snapshot.assert_match(rendered(result, runner_files, example_tree), f"{name}.txt")

@@ -78,7 +78,9 @@ def test_lines_ends_each_part_and_leaves_out_none() -> None:
 
 
 def test_one_command_imports_only_its_own_modules(tmp_path: Path) -> None:
-    """`stagegate status` imports no other command's core or renderer modules."""
+    """`stagegate status` imports no other command's core or renderer modules: only the
+    plans' and, for the readiness of the next stage (the example's stage 1 runs
+    `workflows` and `flags-wired`), the finding lines of the check results."""
     shutil.copy(REPO / "migration.yaml", tmp_path)
     shutil.copytree(REPO / "stages", tmp_path / "stages")
     script = (
@@ -94,7 +96,9 @@ def test_one_command_imports_only_its_own_modules(tmp_path: Path) -> None:
     )
     *_, built, reports = done.stdout.splitlines()
     assert built == "0"
-    assert reports == str(sorted(["stagegate.report.github", "stagegate.report.plans"]))
+    assert reports == str(
+        sorted(["stagegate.report.github", "stagegate.report.plans", "stagegate.report.results"])
+    )
 
 
 def test_the_listing_builds_every_command_once() -> None:

@@ -735,6 +735,23 @@ def test_integer_comparisons(read: Read, condition: str, taken: str) -> None:
     assert read(script)[0] == f"7: upload name {taken}"
 
 
+@pytest.mark.parametrize(
+    ("condition", "taken"),
+    [
+        ("[[ -f ci/versions.yml ]]", "yes"),  # the repository holds it: in the checkout
+        ("[ -e ci/versions.yml ]", "yes"),
+        ("[[ ! -f ci/versions.yml ]]", "no"),
+        # not in the repository: an earlier step may make it, so not decided
+        ("[[ -f ci/versions.json ]]", "<${{ env.X }}>"),
+        ("[[ -f ../outside ]]", "<${{ env.X }}>"),
+    ],
+)
+def test_a_file_test_of_a_file_the_repository_holds(read: Read, condition: str, taken: str) -> None:
+    """build-docs' `if [[ -f ci/versions.yml ]]; then yq ...; elif [[ -f ci/versions.json ]]`."""
+    script = f'if {condition}; then X=yes; else X=no; fi\necho "X=$X" >> "$GITHUB_ENV"'
+    assert read(script, {"ci/versions.yml": "cuda: {}\n"})[0] == f"5: upload name {taken}"
+
+
 ENV_VARS = """\
     #!/usr/bin/env bash
     set -euo pipefail

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from stagegate.checks._elsewhere import REQUIRES, elsewhere, not_run
+from stagegate.checks._elsewhere import validate as validate
 from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.ci.ciflags import output_name
 from stagegate.engine.resolve import changed_flags, flag_table
@@ -36,7 +38,7 @@ SUMMARY = (
     "(workflow, job or step; composite action steps; in workflows.paths) sets a flag's `env` "
     "to a literal that contradicts the flag here."
 )
-ARGS: dict[str, object] = {}
+ARGS: dict[str, object] = {"requires": REQUIRES}
 REQUIRED: list[str] = []
 READS = "repository"
 
@@ -266,6 +268,10 @@ def run(ctx: Context, check: Check) -> list[Result]:
     )
     from stagegate.git.run import Pending
     from stagegate.git.search import start_ls_files, start_worktree, text_hits
+
+    skip = elsewhere(ctx, check)
+    if skip is not None:
+        return [not_run(ctx, check, skip)]
 
     migration, stage = ctx.reference, ctx.stage  # verify-pr: the base's flags and references
     values = flag_table(migration)[stage]

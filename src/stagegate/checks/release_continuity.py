@@ -68,6 +68,15 @@ READS = "model"
 
 
 def validate(migration: Migration, check: Check) -> list[Problem]:
+    tag = check.args["tag"]
+    if any(c.isspace() for c in tag):
+        return [
+            Problem(
+                check.loc,
+                f"release-continuity tag: {tag!r} holds a space, which no git tag does; "
+                "name a concrete tag, such as v13.4.2.",
+            )
+        ]
     since_stage = check.args.get("since", 0)
     if since_stage > migration.last:
         return [

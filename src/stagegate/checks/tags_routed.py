@@ -6,7 +6,8 @@ from stagegate.checks._release_plan import apart
 from stagegate.checks.base import Context, Finding, Result, result, where
 from stagegate.engine.match import evaluation
 from stagegate.engine.resolve import tag_claimed
-from stagegate.model import Check
+from stagegate.errors import Problem
+from stagegate.model import Check, Migration
 from stagegate.words import counted
 
 KIND = "tags-routed"
@@ -21,6 +22,18 @@ ARGS = {
 }
 REQUIRED = ["tags"]
 READS = "model"
+
+
+def validate(migration: Migration, check: Check) -> list[Problem]:
+    return [
+        Problem(
+            check.loc,
+            f"tags-routed tags: {tag!r} holds a space, which no git tag does; "
+            "name concrete tags, such as v13.4.2.",
+        )
+        for tag in check.args["tags"]
+        if any(c.isspace() for c in tag)
+    ]
 
 
 def run(ctx: Context, check: Check) -> list[Result]:

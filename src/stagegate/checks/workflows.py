@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from stagegate.checks._elsewhere import REQUIRES, elsewhere, not_run
+from stagegate.checks._elsewhere import validate as validate
 from stagegate.checks.base import Context, Finding, Result, result
 from stagegate.model import Check, Migration, WorkflowSettings
 from stagegate.model.templates import Placeholder
@@ -21,7 +23,8 @@ ARGS = {
         "type": "boolean",
         "default": False,
         "description": "Fail on values stagegate cannot evaluate, too (drift --strict).",
-    }
+    },
+    "requires": REQUIRES,
 }
 REQUIRED: list[str] = []
 READS = "repository"
@@ -123,6 +126,9 @@ def _at(reading: Any, stage: int) -> Any:
 def run(ctx: Context, check: Check) -> list[Result]:
     from stagegate.ci.drift import drift, workflow_side
 
+    skip = elsewhere(ctx, check)
+    if skip is not None:
+        return [not_run(ctx, check, skip)]
     subject = judged(ctx)
     reading, side = _reading(subject, ctx.stage, _files(ctx))
     found = drift(subject, ctx.stage, reading, side=side)

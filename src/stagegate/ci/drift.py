@@ -42,12 +42,14 @@ from stagegate.words import closest, counted
 if TYPE_CHECKING:
     from stagegate.ci.files import Files
     from stagegate.ci.shipped import Finding as ShipFinding
+    from stagegate.ci.shipped import Release as ShipRelease
     from stagegate.ci.shipped import Side, Stranded
 
 FINDING_KINDS = (
     "undeclared-upload",
     "missing-upload",
     "select-differs",
+    "empty-matrix",
     "unknown-job",
     "unknown-dispatch",
     "upload-collision",
@@ -56,7 +58,7 @@ FINDING_KINDS = (
     "exact-name-glob",
     "where-files-land",
 )
-SHIP_KINDS = frozenset(FINDING_KINDS[5:])
+SHIP_KINDS = frozenset(FINDING_KINDS[FINDING_KINDS.index("upload-collision") :])
 """What the artifact actions do with the files (``ci.ships``), read at the stage."""
 
 
@@ -233,9 +235,13 @@ class _Compare:
         self.active_downloads = [t for t in reading.downloads if t.active]
         self._jobs: dict[tuple[str, str], tuple[str, ...]] = {}
         self._langs: dict[tuple[int, bool], list[tuple[Language, str]]] = {}
+        self._selections: dict[int, list[tuple[Language, str, list[Language]]]] = {}
+        self.own: dict[tuple[str, str], list[tuple[Language, list[Language]]]] = {}
+        """An item without jobs -> its own selects that read this run (``_own_selects``)."""
         self._by_job: dict[int, dict[str, list[Transfer]]] = {}
         self._declared: dict[tuple[str, str], dict[tuple[str, str], Row]] = {}
         self.bad_dispatch: set[tuple[str, str]] = set()  # releases with unknown-dispatch
+        self.halted = {(h.job, h.callers): h for h in reading.halted}
 
     def langs(self, transfer: Transfer, *, unknown: bool = False) -> list[tuple[Language, str]]:
         """A transfer's languages, built once per comparison."""
@@ -243,6 +249,14 @@ class _Compare:
         found = self._langs.get(key)
         if found is None:
             found = self._langs[key] = languages(transfer, self.axes, unknown=unknown)
+        return found
+
+    def selections(self, transfer: Transfer) -> list[tuple[Language, str, list[Language]]]:
+        """A transfer's ``selections_of``, built once per comparison."""
+        key = id(transfer)
+        found = self._selections.get(key)
+        if found is None:
+            found = self._selections[key] = selections_of(transfer, self.axes)
         return found
 
     def jobs(self, item: Item) -> tuple[str, ...]:
@@ -302,6 +316,7 @@ class _Compare:
             if self.jobs(item) and (item.kind, item.id) not in self.bad_dispatch:
                 for on in self.settings.events_of(item) or ("",):
                     self.differs(item, on)
+                self.empty_matrices(item)
         if self.side is not None:
             _ship_findings(self, self.side)
         return _with_consequences(self)
@@ -401,27 +416,7 @@ class _Compare:
         return accounted
 
     def report_undeclared(self, upload: Transfer, names: list[str]) -> None:
-        listing = [
-            p
-            for p in self.plan.producers
-            if any(matches_job(r.text, upload) for r in self.settings.jobs_of(p))
-        ]
-        if listing:
-            home: Item = listing[0]
-            hint = (
-                f"producer {home.id} ({_where(home.loc)}) lists this job but none of its active "
-                "templates has this name"
-            )
-            other = home.loc
-        else:
-            close = self.closest(names[0])
-            hint = (
-                f"the closest active row is {close.name} of producer {close.producer} "
-                f"({_where(close.template.loc)})"
-                if close
-                else "no active producer has a template like it"
-            )
-            other = close.template.loc if close else self.producers_loc()
+        home, hint, other = self.home_of(upload, names)
         job = upload.job
         shown_names = ", ".join(names[:3]) + (
             f" and {len(names) - 3} more" if len(names) > 3 else ""
@@ -431,7 +426,7 @@ class _Compare:
         )
         self.found(
             "undeclared-upload",
-            listing[0].id if listing else "",
+            home,
             upload.loc,
             other,
             f"the upload at {_where(upload.loc)} in job {job} names {shown_names}; no "
@@ -439,6 +434,83 @@ class _Compare:
             f"row ({hint}): declare it "
             "(a template and the job under jobs), or remove the upload.",
         )
+
+    def home_of(self, upload: Transfer, names: list[str]) -> tuple[str, str, Loc]:
+        """The producer an undeclared upload belongs to (its id, why it does not declare
+        the upload, and where it is): one whose rows hold every name the upload makes,
+        first one that lists the upload's job (off at this stage), then any (off, of
+        another run, or not listing the job); else the producer listing the job whose row
+        is closest to the first name; else "" and the closest active row."""
+        langs = [lang for lang, _ in self.langs(upload)]
+        listing = [
+            p
+            for p in self.migration.producers.values()
+            if any(matches_job(r.text, upload) for r in self.settings.jobs_of(p))
+        ]
+        holding = [p for p in self.migration.producers.values() if self.holds(p, langs)]
+        owner = next((p for p in holding if p in listing), holding[0] if holding else None)
+        if owner is not None:
+            return owner.id, self.why_not(owner, owner in listing, len(names)), owner.loc
+        active = [p for p in listing if p in self.plan.producers]
+        if active:
+            rows = [row for p in active for row in self.plan.rows(p)]
+            near = closest(names[0], [row.name for row in rows], cutoff=0.0)
+            row = next(r for r in rows if r.name == near)
+            return (
+                row.producer,
+                (
+                    f"producer {row.producer} ({_where(self.migration.producers[row.producer].loc)}) "
+                    f"lists this job but none of its active templates has this name; its closest "
+                    f"row is {row.name} ({_where(row.template.loc)})"
+                ),
+                row.template.loc,
+            )
+        close = self.closest(names[0])
+        if close is not None:
+            return (
+                "",
+                (
+                    f"the closest active row is {close.name} of producer {close.producer} "
+                    f"({_where(close.template.loc)})"
+                ),
+                close.template.loc,
+            )
+        return "", "no active producer has a template like it", self.producers_loc()
+
+    def holds(self, producer: Producer, langs: list[Language]) -> bool:
+        """Whether every name of ``langs`` is one of the producer's rows (at any stage)."""
+        from stagegate.engine.globs import language
+        from stagegate.engine.resolve import rows
+
+        made = [language(row.pieces) for row in rows(self.migration, producer)]
+        return bool(langs) and all(
+            any(not intersects(lang, excluding=[other]) for other in made) for lang in langs
+        )
+
+    def why_not(self, producer: Producer, lists_job: bool, count: int) -> str:
+        """Why ``producer``, whose rows hold an upload's ``count`` names, does not declare
+        it here."""
+        from stagegate.engine.resolve import flag_table
+
+        held = "it as a row" if count == 1 else "them as rows"
+        said = f"producer {producer.id} ({_where(producer.loc)}) has {held}"
+        if producer not in self.plan.producers:
+            on = [
+                s
+                for s, flags in enumerate(flag_table(self.migration))
+                if producer.when.evaluate(flags)
+            ]
+            when = (
+                f"active at stage {on[0]}" + (f" to {on[-1]}" if on[-1] != on[0] else "")
+                if on and on == list(range(on[0], on[-1] + 1))
+                else f"active at stages {', '.join(map(str, on))}"
+                if on
+                else "active at no stage"
+            )
+            return f"{said}{' and lists this job' if lists_job else ''}, but is off at stage {self.stage} ({when})"
+        if producer.run != "this":
+            return f"{said}, but stands for the uploads of run {producer.run}, not this run's"
+        return f"{said}, but does not list this job under jobs"
 
     def closest(self, name: str) -> Row | None:
         rows = self.all_rows.rows
@@ -622,6 +694,8 @@ class _Compare:
         maybe: list[tuple[RowIndex, Language]] = []
         for download in downloads:
             pool = self.pool(download, item)
+            if not download.resolved and (download.job, download.callers) in self.halted:
+                continue  # its job runs no row: it selects nothing (empty-matrix)
             if not download.resolved:
                 maybe += [(pool, lang) for lang, _ in self.langs(download, unknown=True)]
                 continue
@@ -672,6 +746,40 @@ class _Compare:
             + "; ".join(parts)
             + ". Make the selects say what the downloads take, or change the downloads.",
         )
+
+    # -- empty-matrix
+
+    def empty_matrices(self, item: Consumer | Release) -> None:
+        """Each job of the item (or job its jobs call) whose generated matrix has no row:
+        the job fails before its first step, so none of its downloads runs."""
+        refs = self.jobs(item)
+        for halt in self.reading.halted:
+            if not any(_names(ref, job) for ref in refs for job in halt.jobs()):
+                continue
+            top = halt.callers[0] if halt.callers else halt.job
+            how = (
+                f"comes from a command that stops with an error ({halt.message!r} at "
+                f"{_where(halt.generator)})"
+                if halt.generator is not None
+                else "is generated with no row"
+            )
+            self.found(
+                "empty-matrix",
+                item.id,
+                item.loc,
+                halt.generator or halt.matrix,
+                f"{item.kind} {item.id} ({_where(item.loc)}): its job {top} runs no matrix row "
+                f"at stage {self.stage}: the matrix of {halt.job} ({_where(halt.matrix)}) {how}, "
+                "so the job fails before its first step and downloads nothing. Give the "
+                f"generator rows for {top} again, or take the job out of the {item.kind}'s jobs.",
+            )
+
+
+def _names(ref: str, job: str) -> bool:
+    """Whether the `jobs` entry ``ref`` names ``job`` (``PATH#JOB``; globs allowed)."""
+    import fnmatch
+
+    return fnmatch.fnmatchcase(job, ref) if "*" in ref else job == ref
 
 
 def _may_select(pool: RowIndex, lang: Language, row: Row) -> bool:
@@ -747,36 +855,46 @@ def _ship_findings(compare: _Compare, side: Side) -> None:
         compare.found(f.kind, "", f.loc, f.contexts[0].loc if f.contexts else None, f.message)
         compare.about[len(compare.findings) - 1] = f
     for release in side.releases:
-        by_fetch: dict[Loc, list[Stranded]] = {}
-        for s in release.stranded:
-            by_fetch.setdefault(s.fetch.loc, []).append(s)
-        for loc, stranded in by_fetch.items():
-            fetch, publisher = stranded[0].fetch, stranded[0].publisher
-            if fetch.path == "." and fetch.kind == "pattern" and not fetch.merge:
-                why = "it has no path: and several artifacts, so each lands in its own folder of the workspace"
-                fix = "give it the publish step's folder as path: and merge-multiple: true"
-            elif fetch.path == ".":
-                why = "it has no path:, so the files land in the workspace"
-                fix = "give it the publish step's folder as path:"
-            elif fetch.kind == "pattern" and not fetch.merge:
-                why = "it takes several artifacts without merge-multiple: true, so each lands in its own folder"
-                fix = "add merge-multiple: true (or name: one artifact)"
-            else:
-                why = f"its path: {fetch.path} is not the folder the publish step reads"
-                fix = "download into that folder"
-            files = _listed(
-                [f"{s.context.label()} ({s.context.name!r}) in {s.lands}" for s in stranded], 4
-            )
-            compare.found(
-                "where-files-land",
-                "",
-                loc,
-                publisher.loc,
-                f"release job {release.job}: the download at {_where(loc)} lands {files}; {why}, "
-                f"and the publish step {publisher.tool} ({_where(publisher.loc)}) reads "
-                f"{', '.join(publisher.reads)}: those files are not published; {fix}.",
-            )
-            compare.stranded[len(compare.findings) - 1] = stranded
+        _report_stranded(compare, release, list(release.stranded))
+
+
+def _report_stranded(compare: _Compare, release: ShipRelease, found: list[Stranded]) -> None:
+    """A ``where-files-land`` finding per download of ``release`` whose files land where
+    its publish step does not read them."""
+    by_fetch: dict[Loc, list[Stranded]] = {}
+    for s in found:
+        by_fetch.setdefault(s.fetch.loc, []).append(s)
+    for loc, stranded in by_fetch.items():
+        fetch, publisher = stranded[0].fetch, stranded[0].publisher
+        moved = sorted({p for s in stranded for p in s.moved})
+        if moved:
+            why = f"its script then moves them to {', '.join(moved)}"
+            fix = "move them into the folder it reads"
+        elif fetch.path == "." and fetch.kind == "pattern" and not fetch.merge:
+            why = "it has no path: and several artifacts, so each lands in its own folder of the workspace"
+            fix = "give it the publish step's folder as path: and merge-multiple: true"
+        elif fetch.path == ".":
+            why = "it has no path:, so the files land in the workspace"
+            fix = "give it the publish step's folder as path:"
+        elif fetch.kind == "pattern" and not fetch.merge:
+            why = "it takes several artifacts without merge-multiple: true, so each lands in its own folder"
+            fix = "add merge-multiple: true (or name: one artifact)"
+        else:
+            why = f"its path: {fetch.path} is not the folder the publish step reads"
+            fix = "download into that folder"
+        files = _listed(
+            [f"{s.context.label()} ({s.context.name!r}) in {s.lands}" for s in stranded], 4
+        )
+        compare.found(
+            "where-files-land",
+            "",
+            loc,
+            publisher.loc,
+            f"release job {release.job}: the download at {_where(loc)} lands {files}; {why}, "
+            f"and the publish step {publisher.tool} ({_where(publisher.loc)}) reads "
+            f"{', '.join(publisher.reads)}: those files are not published; {fix}.",
+        )
+        compare.stranded[len(compare.findings) - 1] = stranded
 
 
 def _rows_of(compare: _Compare, contexts: Sequence[Any]) -> list[Row]:
@@ -894,26 +1012,63 @@ def _in_item_jobs(compare: _Compare, item: Item, loc: Loc) -> bool:
 
 
 def _takes(compare: _Compare, item: Consumer | Release, upload: Transfer) -> bool:
-    """Whether the item would take an upload's names: its jobs' downloads select them
-    (where it lists jobs), else its own select globs do."""
+    """Whether the item would take an upload's names (uploads are this run's: the run of
+    the workflows read). With jobs: a download of its jobs that runs for it (a release:
+    read with its ``dispatch`` values) and reads this run selects them, minus what its
+    script removes. Without jobs: its own selects, those that read this run (a release's
+    ``run``; an input's ``from`` runs), minus their excludes."""
     langs = [lang for lang, _ in compare.langs(upload)]
     if compare.jobs(item):
+        want = item.dispatch if isinstance(item, Release) else {}
         return any(
-            intersects(lang, other)
+            intersects(lang, other, excluding=removed)
             for d in compare.transfers_of(item, compare.active_downloads)
-            if d.resolved
-            for other, _ in compare.langs(d)
+            if d.resolved and dispatch.matches(want, d.dispatch) and _reads_this(item, d)
+            for other, _, removed in compare.selections(d)
             for lang in langs
         )
-    from stagegate.engine.match import input_selectors, plain_selector
+    return any(
+        intersects(lang, other, excluding=removed)
+        for other, removed in _own_selects(compare, item)
+        for lang in langs
+    )
+
+
+def _own_selects(
+    compare: _Compare, item: Consumer | Release
+) -> list[tuple[Language, list[Language]]]:
+    """An item's own selects that read this run, with what each excludes (once per item)."""
+    key = (item.kind, item.id)
+    found = compare.own.get(key)
+    if found is not None:
+        return found
+    from stagegate.engine.match import input_excludes, input_runs, input_selectors, plain_selector
 
     if isinstance(item, Release):
-        selectors = [plain_selector(t.text).language for t in item.select]
+        removed = [plain_selector(t.text).language for t in item.exclude]
+        found = (
+            [(plain_selector(t.text).language, removed) for t in item.select]
+            if item.run == "this"
+            else []
+        )
     else:
-        selectors = [
-            s.language for entry in item.inputs for s in input_selectors(compare.migration, entry)
+        found = [
+            (s.language, input_excludes(entry))
+            for entry in item.inputs
+            if "this" in input_runs(compare.plan, entry)
+            for s in input_selectors(compare.migration, entry)
         ]
-    return any(intersects(lang, other) for other in selectors for lang in langs)
+    compare.own[key] = found
+    return found
+
+
+def _reads_this(item: Consumer | Release, download: Transfer) -> bool:
+    """Whether a download of the item's jobs reads this run: a download from the run
+    itself; from another run, only a release's whose ``run`` is this one (the run it
+    releases is the one the workflows read, as ``pool`` sees it)."""
+    if download.run == "this":
+        return True
+    return isinstance(item, Release) and item.run == "this"
 
 
 def workflow_side(finding: DriftFinding, reading: Reading) -> tuple[Loc, ...]:

@@ -327,6 +327,7 @@ class _Release:
                 continue
             for ctx, where in places:
                 meant: Publisher | None = None
+                moved: tuple[str, ...] = ()  # where a script moved the files meant for it
                 for publisher in here.publishers:
                     if publisher.order <= fetch.order:
                         continue  # it publishes before the files are there
@@ -337,13 +338,21 @@ class _Release:
                     after = _moved(where, here.moves, fetch.order, publisher.order)
                     if any(publish.glob_meets(r, p) for r in publisher.reads for p in after):
                         reached[ctx.key] = ctx
-                    elif after and any(
-                        publish.glob_meets(r, publish.norm(f"{fetch.path}/**"))
-                        for r in publisher.reads
+                    elif (
+                        after
+                        and meant is None
+                        and any(
+                            publish.glob_meets(r, publish.norm(f"{fetch.path}/**"))
+                            for r in publisher.reads
+                        )
                     ):  # still there (not removed), where the step does not read them
-                        meant = meant or publisher
+                        meant, moved = publisher, tuple(after) if after != [where] else ()
                 if meant is not None:
-                    aside.append(Stranded(context=ctx, fetch=fetch, lands=where, publisher=meant))
+                    aside.append(
+                        Stranded(
+                            context=ctx, fetch=fetch, lands=where, publisher=meant, moved=moved
+                        )
+                    )
         for fetched in here.outside:
             for publisher in here.publishers:
                 after = _moved(fetched.path, here.moves, fetched.order, publisher.order)

@@ -454,10 +454,15 @@ def _positional(words: Sequence[str], valued: frozenset[str]) -> list[str]:
     return out
 
 
+_HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+"""``<<WORD``, ``<<-WORD``, ``<<'WORD'``: the lines up to WORD are the command's input."""
+
+
 def commands(script: str) -> list[list[str]]:
     """The simple commands of a script, as words (quotes removed; ``&&``, ``;``, ``|``
-    and line ends split them). Unparseable lines are skipped. Split once per text (a step
-    is read in every context it runs in)."""
+    and line ends split them). Unparseable lines, and the text of a here-document (up to
+    its delimiter), are skipped. Split once per text (a step is read in every context it
+    runs in)."""
     return [list(words) for words in _commands(script)]
 
 
@@ -465,7 +470,15 @@ def commands(script: str) -> list[list[str]]:
 def _commands(script: str) -> tuple[tuple[str, ...], ...]:
     joined = re.sub(r"\\\n", " ", script)
     out: list[list[str]] = []
+    until: tuple[str, bool] | None = None  # the delimiter, and whether tabs may lead it
     for line in joined.splitlines():
+        if until is not None:
+            if (line.lstrip("\t") if until[1] else line) == until[0]:
+                until = None
+            continue
+        heredoc = _HEREDOC.search(line)
+        if heredoc is not None:
+            until = (heredoc.group(3), heredoc.group(1) == "-")
         try:
             lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
             lexer.whitespace_split = True

@@ -49,6 +49,10 @@ class Host(Protocol):
 
     def add(self, transfer: Transfer) -> None: ...
 
+    def stopped(self, site: Site, loc: Loc, message: str) -> None:
+        """A command of a script of ``site``'s job stops with an error (``message``) at
+        ``loc``: the step fails, and with it the job."""
+
     def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
         """A script's ``gh run download`` (``fetch``; ``words``: its ``-D`` folder, and
         ``"1"`` where each artifact gets its own folder) or ``mv``/``cp``/``find`` (its words)."""

@@ -174,6 +174,8 @@ class Stranded:
     fetch: Fetch
     lands: str
     publisher: Publisher
+    moved: tuple[str, ...] = ()
+    """Where a script moved the files before the publish step runs (empty: not moved)."""
 
 
 @record(kw_only=True)

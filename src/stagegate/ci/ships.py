@@ -60,6 +60,7 @@ def _row(matrix: Value) -> tuple[tuple[str, str], ...]:
 _SCRIPT_WORDS = re.compile(r"\b(gh|twine|maturin|mv|cp|rm|uv|poetry|hatch|pdm|flit|curl|wget)\b")
 _OTHER_PUBLISHERS = re.compile(r"\b(npm|cargo)\s+publish\b")
 _NAMED_PUBLISHING = re.compile(r"publish|release|upload|deploy", re.IGNORECASE)
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PATH_WORD = re.compile(r"(?<![\w/.$-])(?:\./)?[A-Za-z0-9_.][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)+")
 """Publish commands whose files are not read: listed as unread where they run."""
 """A script without one of these words publishes and moves nothing ``read_script`` reads."""
@@ -427,15 +428,21 @@ class ShipReader(Reader):
             for spec in declared:
                 prefix = spec.key.lower()
                 if line == prefix or line.startswith(prefix + " "):
-                    reads = tuple(publish.norm(f, base) for f in spec.files)
-                    self._publisher(site, loc, spec.key, reads)
+                    if spec.files:  # `files: []`: a command that publishes nothing
+                        reads = tuple(publish.norm(f, base) for f in spec.files)
+                        self._publisher(site, loc, spec.key, reads)
                     found = True
         return found
 
     def _publishing_scripts(self, site: Site, loc: Loc, text: str) -> None:
         """A command named for publishing that stagegate does not read (``./publish.sh``,
         ``make release``): unread, so that a job it may publish from is blind, not quiet."""
-        for words in publish.commands(text) if _NAMED_PUBLISHING.search(text) else ():
+        for found in publish.commands(text) if _NAMED_PUBLISHING.search(text) else ():
+            words = list(found)
+            while words and _ASSIGNMENT.match(words[0]):
+                if "$(" in words[0] or "`" in words[0]:
+                    words = []  # `X=$(gh release view ...)`: the words are the substitution's
+                words = words[1:]  # `notes=.../release/...`: a variable, not a command
             head = " ".join(words[:2]) if words[:1] == ["make"] else words[0] if words else ""
             if _NAMED_PUBLISHING.search(head) and publish.read_script(" ".join(words), ".") == []:
                 self.unread(

@@ -113,6 +113,21 @@ class Job:
     a download of its run sees what they (and it) uploaded."""
 
 
+@record(kw_only=True)
+class Halted:
+    """A job whose generated matrix has no row: the job that computes it stops with an
+    error (``halt_error``, ``error``), or computes none. The job runs no row."""
+
+    job: str  # PATH#JOB
+    callers: tuple[str, ...]
+    matrix: Loc  # its `strategy.matrix`
+    generator: Loc | None  # the command that stops (None: it computes no row)
+    message: str  # what the command stops with ("" for no row)
+
+    def jobs(self) -> tuple[str, ...]:
+        return (self.job, *self.callers)
+
+
 @record(kw_only=True, eq=False)
 class Reading:
     stage: int
@@ -124,6 +139,8 @@ class Reading:
     """The keys read from matrices that are generated (``matrix: ${{ fromJSON(...) }}``)."""
     dispatch: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     """Workflow file -> its dispatch inputs read as finite axes -> their values."""
+    halted: tuple[Halted, ...] = ()
+    """The jobs, in each context they are read in, whose generated matrix has no row."""
 
     @property
     def uploads(self) -> list[Transfer]:

@@ -38,6 +38,7 @@ from stagegate.ci.shell import Shell
 from stagegate.ci.transfers import (
     MAX_CALL_DEPTH,
     MAX_EVALUATIONS,
+    Halted,
     Reading,
     Site,
     Transfer,
@@ -95,6 +96,9 @@ class Reader:
         """The paths some bind names (a key ends with its path): any other has none."""
         self.stage_reads: dict[tuple[Any, ...], Any] = {}
         """What the reading took from the stage, with the answer (``same_at``)."""
+        self.stops: dict[tuple[str, tuple[str, ...]], dict[Loc, str]] = {}
+        """(PATH#JOB, callers) -> the commands of its scripts that stop with an error."""
+        self.halted: dict[tuple[str, tuple[str, ...]], Halted] = {}
 
     # -- binds
 
@@ -347,6 +351,7 @@ class Reader:
         if active:
             active, off = self.condition(base, job.condition, job.at("if"))
         rows = self.matrix_rows(doc, job, base)
+        self.note_halted(site, workflow, job, rows)
         known = all(isinstance(row, dict) for row in rows) or rows == [None]
         for index, row in enumerate(rows):
             scope = Scope(
@@ -366,6 +371,39 @@ class Reader:
                 self.call(here, job, scope)
                 continue
             self.job_steps(here, workflow, job, scope)
+
+    def stopped(self, site: Site, loc: Loc, message: str) -> None:
+        self.stops.setdefault((site.job, site.callers), {}).setdefault(loc, message)
+
+    def note_halted(self, site: Site, workflow: Workflow, job: Job, rows: list[Value]) -> None:
+        """A generated matrix with no row: none computed, or the job it comes from (one
+        this one needs) stops with an error (``stopped``, when its outputs were read)."""
+        strategy = job.strategy
+        if isinstance(strategy, dict) and isinstance(strategy.get("matrix"), str):
+            matrix = site.doc.loc(job.at("strategy", "matrix"))
+        elif isinstance(strategy, str):
+            matrix = site.doc.loc(job.at("strategy"))
+        else:
+            return  # written out: its rows are what it says
+        key = (site.job, site.callers)
+        if rows == []:
+            self.halted[key] = Halted(
+                job=site.job, callers=site.callers, matrix=matrix, generator=None, message=""
+            )
+            return
+        if not (len(rows) == 1 and isinstance(rows[0], Unknown)):
+            return
+        rel = site.job.partition("#")[0]
+        for name in job.needs:
+            for loc, message in self.stops.get((f"{rel}#{name}", site.callers), {}).items():
+                self.halted[key] = Halted(
+                    job=site.job,
+                    callers=site.callers,
+                    matrix=matrix,
+                    generator=loc,
+                    message=message,
+                )
+                return
 
     def needs_of(
         self,
@@ -496,6 +534,8 @@ class Reader:
                         f"{''.join(why)}; bind each matrix.KEY a name uses",
                     )
                 ]
+            if not any(k not in ("include", "exclude") for k in value) and not value.get("include"):
+                return []  # `{include: []}`: GitHub runs no row of it (note_halted)
             raw = value
         matrix = as_mapping(doc, mpath, raw, "strategy.matrix")
         rows = expand(doc, mpath, matrix, scope)
@@ -764,6 +804,7 @@ def reading_of(reader: Reader) -> Reading:
         files=tuple(sorted(files.docs)),
         generated=frozenset(reader.generated),
         dispatch=dict(reader.dispatch),
+        halted=tuple(reader.halted.values()),
     )
 
 

@@ -875,6 +875,13 @@ class Builder:
                 wheels_add=tuple(wheels.get("add", ())),
                 wheels_drop=tuple(wheels.get("drop", ())),
             )
+            if any(c.isspace() for c in change.tag):
+                self.problem(
+                    doc,
+                    (*path, "tag"),
+                    f"release_changes tag {change.tag!r} holds a space, which no git tag "
+                    "does; name a concrete tag, such as v13.4.2.",
+                )
             if not (change.add or change.drop or change.wheels_add or change.wheels_drop):
                 self.problem(
                     doc,

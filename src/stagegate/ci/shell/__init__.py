@@ -170,6 +170,8 @@ class Shell:
                 self.reader.add(effect[1])
             elif effect[0] == "files":
                 self.reader.on_files(self.site, effect[1], list(effect[2]), effect[3])
+            elif effect[0] == "stopped":
+                self.reader.stopped(self.site, effect[1], effect[2])
             else:
                 self.reader.note_unresolved(effect[1], effect[2])
         for transfer in pending:

@@ -150,6 +150,8 @@ def replay(host: Host, site: Site, outcome: Outcome) -> None:
             host.on_files(
                 site, effect[1], list(effect[2]), None if fetch is None else moved(fetch, site)
             )
+        elif kind == "stopped":
+            host.stopped(site, effect[1], effect[2])
         else:
             host.note_unresolved(effect[1], effect[2])
     for transfer in outcome.pending:

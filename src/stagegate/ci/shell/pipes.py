@@ -28,6 +28,9 @@ class Context(words.Context, Protocol):
     def data(self, file: str) -> tuple[bool, Any]:
         """(True, the data) of a YAML file of the repository yq reads, or (False, why not)."""
 
+    def stopped(self, message: str) -> None:
+        """jq or yq stops with an error (``halt_error``) here: the step fails at this line."""
+
 
 class Foreign(Exception):
     """A command that is none of the tools read here: the substitution runs a command."""
@@ -213,6 +216,7 @@ def _outputs(
             return Unknown(piece, f"{at} prints YAML of a mapping or list: read only with -o json")
         text = "\n".join(jq.write(out, compact=compact, raw=raw) for out in outputs)
     except jq.Failed as exc:
+        ctx.stopped(exc.message)
         return Unknown(
             piece,
             f"{at} stops with an error ({exc.message!r}): the step fails there, "

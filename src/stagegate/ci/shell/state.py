@@ -19,7 +19,8 @@ UNSET: Any = object()
 """A variable ``unset`` removed: unset however the environment has it."""
 
 Effect = tuple[Any, ...]
-"""("add", transfer), ("files", loc, words, transfer|None) or ("note", loc, value)."""
+"""("add", transfer), ("files", loc, words, transfer|None), ("note", loc, value) or
+("stopped", loc, message): jq or yq stops with an error there (``Host.stopped``)."""
 Chain = tuple[Effect, "Chain"] | None
 """Effects, the latest first, sharing what paths have in common."""
 

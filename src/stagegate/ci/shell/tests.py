@@ -1,7 +1,9 @@
 """``[[ ]]``, ``[ ]`` and ``test``, decided as bash decides them where their values
 are known: string and pattern comparisons, ``-n``/``-z``, integer comparisons of
-decimal integers, ``!``, ``&&``, ``||``; anything about files, or on an unknown value,
-is undecided (None)."""
+decimal integers, ``!``, ``&&``, ``||``, and ``-f``/``-e`` of a file the repository holds
+(it is in the checkout, as yq reads it: build-docs' `[[ -f ci/versions.yml ]]`); any other
+test of files, one of a file the repository does not hold (an earlier step may make it),
+or one on an unknown value is undecided (None)."""
 
 from __future__ import annotations
 
@@ -55,6 +57,9 @@ def decide(expr: TestExpr, ctx: words.Context, plain: bool = False) -> Status:
     if op in ("-n", "-z"):
         value = _value(operands[0], ctx)
         return None if value is None else (value != "") == (op == "-n")
+    if op in ("-f", "-e"):
+        value = _value(operands[0], ctx)
+        return True if value is not None and ctx.in_repository(value) else None
     if len(operands) == 2:
         return _binary(op, operands[0], operands[1], ctx, plain)
     return None

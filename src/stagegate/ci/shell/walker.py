@@ -1107,6 +1107,12 @@ class Walker:
             and not command.redirects
         )
 
+    def in_repository(self, path: str) -> bool:
+        return self.repo.repo_path(path) is not None
+
+    def stopped(self, message: str) -> None:
+        self.state.emit(("stopped", self.loc(), message))
+
     def data(self, file: str) -> tuple[bool, Any]:
         files = self.host.files
         found = files.data.get(file)

@@ -30,6 +30,9 @@ class Context(Protocol):
     def is_set(self, name: str) -> bool | None:
         """Whether it is set (None: stagegate cannot tell)."""
 
+    def in_repository(self, path: str) -> bool:
+        """Whether the repository holds the file ``path`` (from its top, as yq reads it)."""
+
     def assign(self, name: str, value: Value) -> None: ...
 
     def arguments(self) -> tuple[Value, ...] | None:
