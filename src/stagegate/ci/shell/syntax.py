@@ -554,7 +554,13 @@ class _Converter:
         kind = node.type
         method = _PARTS.get(kind)
         if method is not None:
-            found: list[Part] = method(self, node, quoted)
+            self.depth += 1  # `${A:-${B:-...}}`, `"$(...)"`: a word's pieces nest too
+            try:
+                if self.depth > MAX_DEPTH:
+                    raise TooDeep
+                found: list[Part] = method(self, node, quoted)
+            finally:
+                self.depth -= 1
             lead = self.lead(node)
             if lead:  # the grammar's ``${`` and backquote tokens take the blanks before them
                 return [Lit(lead, True) if quoted else Lit(lead, False), *found]

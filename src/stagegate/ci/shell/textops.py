@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from stagegate.ci.budget import MAX_VALUE
 from stagegate.ci.shell import regex
 from stagegate.ci.shell.patterns import CLASSES
 
@@ -116,6 +117,13 @@ def _integer(text: str) -> int:
 
 
 def _conversion(flags: str, width: str, precision: str | None, kind: str, arg: str | None) -> str:
+    for given in (width, precision or ""):
+        if len(given.lstrip("0")) > 4 or int(given or 0) > MAX_VALUE:
+            shown = given if len(given) <= 12 else f"of {len(given):,} digits"
+            raise Failed(
+                f"printf's width or precision {shown} makes a value longer than "
+                f"{MAX_VALUE:,} characters, which stagegate does not compute"
+            )
     spec = "%" + flags + width + ("." + precision if precision is not None else "")
     if kind == "s":
         return (spec + "s") % (arg or "")
