@@ -454,6 +454,11 @@ def _match(
     return pairs, lost, gained
 
 
+def _step(ctx: Context) -> tuple[Any, ...]:
+    """Where an upload runs (its step, in its row) and the files its ``path`` takes."""
+    return (ctx.key, publish.artifact_files(ctx.path))
+
+
 def _reaching(ctx: Context) -> tuple[Any, ...]:
     """What a renamed upload keeps: the matrix values its name holds, and its files."""
     values = tuple(sorted(v for _k, v in ctx.matrix if v and v in ctx.name))
@@ -464,9 +469,11 @@ def _renames(
     lost: list[Context], gained: list[Context]
 ) -> tuple[list[Context], list[Context], list[Renamed]]:
     """Lost and gained contexts that are uniquely one upload under another name: the same
-    upload step in the same row, else the same matrix values in the name and the same files."""
+    upload step in the same row taking the same files, else the same matrix values in the
+    name and the same files. An upload whose ``path`` now takes other files ships other
+    files, whatever its name: lost and gained."""
     renamed: list[Renamed] = []
-    for key in (lambda c: c.key, _reaching):
+    for key in (_step, _reaching):
         olds: dict[Any, list[Context]] = {}
         news: dict[Any, list[Context]] = {}
         for c in lost:

@@ -88,6 +88,12 @@ def _where(loc: Loc) -> str:
     return f"{loc.file}:{loc.line}"
 
 
+def runs_on(kinds: frozenset[str] | None, tag: frozenset[str] | set[str]) -> bool:
+    """Whether a step (an upload) whose `if:` leaves it ``kinds`` (None: any) may run on
+    one of the run kinds ``tag`` a release job runs on."""
+    return kinds is None or bool(kinds & tag)
+
+
 class Steps:
     """The download, publish and file-moving steps of one job, in the order they run."""
 
@@ -107,6 +113,15 @@ class Steps:
         else:
             self.moves.append(item)
 
+    def on(self, tag: set[str]) -> Steps:
+        """The steps that may run on a run of one of the kinds ``tag`` (their `if:`)."""
+        out = Steps()
+        out.fetches = [f for f in self.fetches if runs_on(f.kinds, tag)]
+        out.publishers = [p for p in self.publishers if runs_on(p.kinds, tag)]
+        out.moves = [m for m in self.moves if runs_on(m.kinds, tag)]
+        out.outside = [f for f in self.outside if runs_on(f.kinds, tag)]
+        return out
+
 
 class Run:
     """The artifacts of one run of one workflow, and what its jobs do with them."""
@@ -120,20 +135,25 @@ class Run:
     def waits(self, top: str) -> set[str]:
         return {f"{self.root}#{n}" for n in needs_closure(self.workflow, top.partition("#")[2])}
 
-    def visible(self, top: str | None) -> list[Context]:
+    def visible(self, top: str | None, tag: set[str] | None = None) -> list[Context]:
         """The upload contexts a job of this run can rely on: its own and its needs'
-        (``top`` None: a job of another run, which reads this run once it has ended)."""
+        (``top`` None: a job of another run, which reads this run once it has ended);
+        ``tag``: on a run of one of those kinds (the uploads whose `if:` may hold there)."""
         if top is None:
             return list(self.contexts)
         waits = self.waits(top) | {top}
-        return [c for c in self.contexts if c.top in waits]
+        return [
+            c for c in self.contexts if c.top in waits and (tag is None or runs_on(c.kinds, tag))
+        ]
 
-    def artifacts(self, top: str | None) -> dict[str, list[tuple[Context, str]]]:
+    def artifacts(
+        self, top: str | None, tag: set[str] | None = None
+    ) -> dict[str, list[tuple[Context, str]]]:
         """Name -> (context, folder inside the artifact) of what ``top`` can download (None:
-        everything the run made); merges add their artifact (their sources, flat or one
-        folder each)."""
+        everything the run made; ``tag``: on a run of those kinds); merges add their
+        artifact (their sources, flat or one folder each)."""
         found: dict[str, list[tuple[Context, str]]] = {}
-        for ctx in self.visible(top):
+        for ctx in self.visible(top, tag):
             found.setdefault(ctx.name, []).append((ctx, ""))
         waits = self.waits(top) if top is not None else None
         for merge in self.flows.merges:
@@ -142,7 +162,7 @@ class Run:
                 continue
             merged = [
                 (ctx, ctx.name if merge.separate else "")
-                for ctx in self.visible(where)
+                for ctx in self.visible(where, tag)
                 if pattern_matches(merge.pattern, ctx.name)
             ]
             found.setdefault(merge.name, []).extend(merged)
@@ -279,11 +299,15 @@ def _blind_uploads(contexts: Iterable[Context]) -> list[Blind]:
 class _Release:
     """One release job's files, followed: what reaches its publish steps."""
 
-    def __init__(self, flows: Flows, run: Run, runs: Mapping[str, Run], top: str) -> None:
+    def __init__(
+        self, flows: Flows, run: Run, runs: Mapping[str, Run], top: str, tag: set[str]
+    ) -> None:
         self.flows = flows
         self.run = run
         self.runs = runs
         self.top = top
+        self.tag = tag
+        """The run kinds that can carry a tag the job runs on."""
         self.blind: list[Blind] = []
         self.foreign: list[Foreign] = []
         self.sources: set[str] = {run.root}
@@ -292,7 +316,7 @@ class _Release:
     def taken(self, fetch: Fetch, findings: dict[str, Finding]) -> list[tuple[Context, str]]:
         """Where the files ``fetch`` takes land (of this run, or of the run it reads)."""
         if fetch.run == "this":
-            artifacts = self.run.artifacts(self.top)
+            artifacts = self.run.artifacts(self.top, self.tag)
         else:
             source, why = source_of(self.flows, self.run, self.top, fetch)
             if source is None or source not in self.runs:
@@ -437,16 +461,19 @@ def release(
     loc: Loc,
     findings: dict[str, Finding],
 ) -> Release | None:
-    """The release job ``top`` (None: not one): what reaches its publish steps."""
-    if not kinds & RELEASE_EVENTS:
+    """The release job ``top`` (None: not one): what reaches its publish steps, on the runs
+    that can carry a tag (its steps whose `if:` rules those out take no part)."""
+    tag = kinds & RELEASE_EVENTS
+    if not tag:
         return None
+    here = here.on(tag)
     if here.publishers and not here.fetches and not any(p.reads for p in here.publishers):
         return None  # it publishes what it builds itself (flit, pdm), or only a page
-    follow = _Release(flows, run, runs, top)
+    follow = _Release(flows, run, runs, top, tag)
     declared = any(f.via == "declared" for f in here.fetches)  # it publishes what it takes
     if not here.publishers and not declared:
         unread = _unread_publish(flows, top)
-        waited = any(c.top != top for c in run.visible(top))
+        waited = any(c.top != top for c in run.visible(top, tag))
         if not unread or not (here.fetches or waited):
             return None  # it publishes nothing stagegate can see, and takes nothing
         follow.blind += unread  # a step it does not read may publish what the run made

@@ -25,6 +25,8 @@ class Command:
 
     tool: str  # "gh release upload", "twine upload", "maturin upload"
     reads: tuple[str, ...]
+    lost: bool = False
+    """It runs after a ``cd`` stagegate does not follow: which files it reads is not known."""
 
 
 @record(kw_only=True)
@@ -347,24 +349,86 @@ def _publisher(words: list[str], base: str) -> Command | None:
     return None
 
 
+def _redirect(words: Sequence[str]) -> str | None:
+    """Where a command's standard output goes: the file of its last ``>``/``>>``."""
+    found: str | None = None
+    for i, word in enumerate(words):
+        if word in (">", ">>", ">|") and i + 1 < len(words):
+            found = words[i + 1]
+        elif word.startswith(">") and word.lstrip(">|"):
+            found = word.lstrip(">|")
+    return found
+
+
 def _outside(words: list[str], base: str) -> Outside | None:
-    """``curl``/``wget``/``gh release download`` writing files into the workspace."""
+    """Commands that fetch files from outside the run into the workspace: ``curl``,
+    ``wget``, ``gh release download``, ``pip download``/``pip wheel``, copies from a bucket
+    or another host (``aws s3``, ``gsutil``, ``scp``, ``rsync``) and ``git clone``."""
     if words[:1] == ["curl"]:
         out = _option(words[1:], _CURL_OUT)
         folder = _option(words[1:], frozenset({"--output-dir"})) or "."
-        if out is None and not ({"-O", "--remote-name", "--remote-name-all"} & set(words)):
-            return None  # to standard output
+        remote = any(
+            w in ("-O", "--remote-name", "--remote-name-all") or re.fullmatch(r"-[A-Za-z]*O", w)
+            for w in words[1:]
+        )  # `curl -sSLO URL`: the file named by the URL, in the folder it runs in
+        if out in (None, "-") and not remote:
+            redirected = _redirect(words)  # `curl URL > dist/x.whl`
+            return None if redirected is None else Outside(what="curl", path=norm(redirected, base))
         return Outside(what="curl", path=norm(out or "*", norm(folder, base)))
     if words[:1] == ["wget"]:
         out = _option(words[1:], frozenset({"-O", "--output-document"}))
         folder = _option(words[1:], frozenset({"-P", "--directory-prefix"})) or "."
-        if out == "-":
-            return None
+        if out == "-" or any(re.fullmatch(r"-[A-Za-z]*O-", w) for w in words[1:]):
+            redirected = _redirect(words)  # `wget -qO- URL > dist/x.whl`
+            return None if redirected is None else Outside(what="wget", path=norm(redirected, base))
         return Outside(what="wget", path=norm(out or "*", norm(folder, base)))
     if words[:3] == ["gh", "release", "download"]:
         folder = _option(words[3:], frozenset({"-D", "--dir"})) or "."
         return Outside(what="gh release download", path=norm("*", norm(folder, base)))
-    return None
+    return _fetched(words, base)
+
+
+def _written(words: list[str], base: str) -> Outside | None:
+    """A file a command writes itself: its output redirected (``> PATH``), ``tee PATH``.
+    Not a device (``/dev/null``) nor a file the runner names (``$GITHUB_OUTPUT``)."""
+    if words[:1] == ["tee"]:
+        target = next((w for w in words[1:] if not w.startswith("-")), None)
+    else:
+        target = _redirect(words)
+    if not target or not words or target.startswith(("/dev/", "$", "&")):
+        return None
+    return Outside(what=f"{words[0]} >" if words[0] != "tee" else "tee", path=norm(target, base))
+
+
+_PIP = (["pip"], ["pip3"], ["python", "-m", "pip"], ["python3", "-m", "pip"])
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[A-Za-z0-9_.@-]{2,}:)")
+"""A source on another machine: ``s3://...``, ``gs://...``, ``https://...``, ``host:path``."""
+
+
+def _fetched(words: list[str], base: str) -> Outside | None:
+    """``pip download``/``pip wheel``, ``aws s3 cp|sync``, ``gsutil cp|rsync``, ``scp``,
+    ``rsync`` and ``git clone`` from another machine into the workspace."""
+    for pip in _PIP:
+        if words[: len(pip)] == pip and words[len(pip) : len(pip) + 1] in (["download"], ["wheel"]):
+            rest = words[len(pip) + 1 :]
+            folder = _option(rest, frozenset({"-d", "--dest", "-w", "--wheel-dir"})) or "."
+            return Outside(what=f"pip {words[len(pip)]}", path=norm("*", norm(folder, base)))
+    bare = [w for w in words if not w.startswith("-")]  # `gsutil -m cp`, `rsync -a`
+    if bare[:3] in (["aws", "s3", "cp"], ["aws", "s3", "sync"]):
+        what, paths = " ".join(bare[:3]), bare[3:]
+    elif bare[:2] in (["gsutil", "cp"], ["gsutil", "rsync"]):
+        what, paths = " ".join(bare[:2]), bare[2:]
+    elif bare[:1] in (["scp"], ["rsync"]):
+        what, paths = bare[0], bare[1:]
+    elif bare[:2] == ["git", "clone"]:
+        what, paths = "git clone", bare[2:4]
+        if len(paths) == 1:  # into a folder named after the repository
+            paths.append(paths[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+    else:
+        return None
+    if len(paths) < 2 or not any(_REMOTE.match(p) for p in paths[:-1]) or _REMOTE.match(paths[-1]):
+        return None  # an upload, or a copy inside the machine
+    return Outside(what=what, path=norm(f"{paths[-1].rstrip('/')}/**", base))
 
 
 _ASSIGN = re.compile(
@@ -506,47 +570,101 @@ def read_script(script: str, base: str) -> list[Command | Move | Outside | Looku
     return list(_read_script(script, base))
 
 
+_KEYWORDS = frozenset({"if", "then", "elif", "else", "while", "until", "do", "{", "!"})
+"""Words before a command on its line that do not change what it runs (``then cd x``)."""
+_LOST = "\0"
+"""The folder a script is in after a ``cd`` stagegate does not follow."""
+
+
+def _chdir(words: Sequence[str], base: str) -> str:
+    """Where ``cd DIR``/``pushd DIR`` goes from ``base``; ``_LOST`` for a folder not known
+    (a variable, ``cd`` alone, ``cd -``, ``popd``)."""
+    target = words[1] if len(words) == 2 and words[0] != "popd" else ""
+    if base == _LOST or not target or target == "-" or any(c in target for c in "$`~*?["):
+        return _LOST
+    return norm(target, base)
+
+
 @functools.lru_cache(maxsize=4096)
 def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Lookup, ...]:
     found: list[Command | Move | Outside | Lookup] = []
     found += lookups(script)
+    outer: list[str] = []  # where each open subshell `( ... )` was entered from
     for words in commands(script):
         if _lookup(words, script) is not None:
             continue
         while words and ("=" in words[0] and not words[0].startswith("-")):
             words = words[1:]  # VAR=value prefixes
+        while words and (words[0] in _KEYWORDS or words[0].startswith("(")):
+            if words[0].startswith("("):
+                outer.append(base)
+                words = [words[0][1:], *words[1:]] if words[0] != "(" else words[1:]
+            else:
+                words = words[1:]
+        closes = sum(w.endswith(")") and "$(" not in w for w in words)
+        words = [w[:-1] if w.endswith(")") and "$(" not in w else w for w in words]
         if words[:1] == ["sudo"]:
             words = words[1:]
         if words[:2] in (["uvx", "twine"], ["pipx", "run"]) and len(words) > 2:
             words = words[1:] if words[0] == "uvx" else words[2:]
         if words[:2] == ["uv", "run"] and len(words) > 2 and words[2] in ("twine", "maturin"):
             words = words[2:]
-        found_one = (
-            _publisher(words, base) or move_of(words, base) or _outside(words, base)
-        )  # fmt: skip
-        if found_one is not None:
-            found.append(found_one)
+        if words[:1] in (["cd"], ["pushd"], ["popd"]):
+            base = _chdir(words, base)
+        else:
+            found_one = _found(words, base)
+            if found_one is not None:
+                found.append(found_one)
+        for _ in range(min(closes, len(outer))):
+            base = outer.pop()
     return tuple(found)
 
 
+def _found(words: list[str], base: str) -> Command | Move | Outside | None:
+    """What the command ``words`` run in ``base`` does to the files (``_LOST``: after a
+    ``cd`` not followed: a publish command reads files not known, a download lands
+    anywhere, a move is not known)."""
+    if base != _LOST:
+        return (
+            _publisher(words, base) or move_of(words, base) or _outside(words, base)
+            or _written(words, base)
+        )  # fmt: skip
+    command = _publisher(words, ".")
+    if command is not None:
+        return Command(tool=command.tool, reads=command.reads, lost=True)
+    fetched = _outside(words, ".")
+    if fetched is not None:
+        return Outside(what=fetched.what, path="**")
+    move = move_of(words, ".")
+    return Move(copy=move.copy, sources=(), dest=".", unknown=True) if move else None
+
+
 def move_of(words: Sequence[str], base: str = ".") -> Move | None:
-    """``mv``/``cp [-t DEST] SRC... DEST`` and ``find DIR... [-maxdepth 1] [-name G]
-    -exec mv|cp {} DEST \\;``: what moves where (None: no such command, or no move)."""
-    if words[:1] == ["find"] and "-exec" in words:
-        at = words.index("-exec")
-        todo = [w for w in words[at + 1 :] if w not in (";", "+")]
+    """``mv``/``cp [-t DEST] SRC... DEST``, ``rm SRC...`` and ``find DIR... [-maxdepth 1]
+    [-name G] -exec mv|cp|rm {} DEST \\;`` or ``-delete``: what moves where (None: no
+    such command, or no move)."""
+    if words[:1] == ["find"] and ("-exec" in words or "-delete" in words):
+        at = words.index("-exec") if "-exec" in words else words.index("-delete")
+        todo = [w for w in words[at + 1 :] if w not in (";", "+")] if "-exec" in words else []
         dirs = [w for w in words[1:at] if not w.startswith(("-", "(", ")", "!"))]
         opts = words[1:at]
         names = [opts[i + 1] for i, w in enumerate(opts[:-1]) if w in ("-name", "-iname")]
         dirs = [d for d in dirs if d not in names and not d.isdigit() and d not in ("f", "d")]
-        if todo[:1] not in (["mv"], ["cp"]) or "{}" not in todo or len(names) > 1 or not dirs:
+        remove = "-delete" in words or (todo[:1] == ["rm"] and "{}" in todo)
+        if remove and (set(opts) - _FIND_PLAIN - set(names) - set(dirs) or len(names) > 1):
+            return Move(copy=False, sources=(), dest=".", unknown=True)  # which files: not known
+        if not remove and (todo[:1] not in (["mv"], ["cp"]) or "{}" not in todo):
+            return None
+        if len(names) > 1 or not dirs:
             return None
         deep = ("-maxdepth", "1") not in set(itertools.pairwise(opts))
         glob = names[0] if names else "*"
+        found = tuple(norm(f"{d}/{'**/' if deep else ''}{glob}", base) for d in dirs)
+        if remove:
+            return Move(copy=False, sources=found, dest=".", remove=True)
         move = move_of(todo, base)
         if move is None:
             return None
-        found = tuple(norm(f"{d}/{'**/' if deep else ''}{glob}", base) for d in dirs)
         return Move(copy=move.copy, sources=found, dest=move.dest, flat=True)
     if words[:1] == ["rm"]:
         paths = [w for w in words[1:] if not w.startswith("-")]
@@ -570,6 +688,11 @@ def move_of(words: Sequence[str], base: str = ".") -> Move | None:
     return Move(
         copy=words[0] == "cp", sources=tuple(norm(p, base) for p in paths), dest=norm(dest, base)
     )
+
+
+_FIND_PLAIN = frozenset({"-name", "-iname", "-type", "f", "d", "-maxdepth", "-mindepth", "1"})
+"""The words of a ``find`` whose removal stagegate reads: any other test (``!``, ``-not``,
+``-newer``, ``-size``, ``-path``) removes some of the files, which are not known."""
 
 
 def split_files(text: str) -> list[str]:

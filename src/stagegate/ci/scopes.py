@@ -53,9 +53,12 @@ class Host(Protocol):
         """A command of a script of ``site``'s job stops with an error (``message``) at
         ``loc``: the step fails, and with it the job."""
 
-    def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
+    def on_files(
+        self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None, cwd: Value = "."
+    ) -> None:
         """A script's ``gh run download`` (``fetch``; ``words``: its ``-D`` folder, and
-        ``"1"`` where each artifact gets its own folder) or ``mv``/``cp``/``find`` (its words)."""
+        ``"1"`` where each artifact gets its own folder) or ``mv``/``cp``/``find`` (its words),
+        run where the script is (``cwd``, from the step's folder: ``cd``)."""
 
 
 class Env:

@@ -42,6 +42,8 @@ class Context:
 
     caller_row: tuple[tuple[str, str], ...] = ()
     """The matrix row of the job that calls its reusable workflow (() if none)."""
+    kinds: frozenset[str] | None = field(default=None, compare=False)
+    """The run kinds that can carry a tag on which the upload may run (``Site.kinds``)."""
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -84,6 +86,8 @@ class Fetch:
     """"action" (an artifact action: its major version decides where files land and
     which backend it sees), "gh" (``gh run download``) or "declared" (a remote action
     ``workflows.actions`` declares)."""
+    kinds: frozenset[str] | None = None
+    """The run kinds that can carry a tag on which the step may run (``Site.kinds``)."""
 
 
 @record(kw_only=True)
@@ -107,6 +111,8 @@ class Publisher:
     tool: str
     reads: tuple[str, ...]
     order: int
+    kinds: frozenset[str] | None = None
+    """The run kinds that can carry a tag on which the step may run (``Site.kinds``)."""
 
 
 @record(kw_only=True)
@@ -117,6 +123,8 @@ class Moving:
     order: int
     loc: Loc | None = None
     """Where the script moves them (for a move whose words cannot be read)."""
+    kinds: frozenset[str] | None = None
+    """The run kinds that can carry a tag on which the step may run (``Site.kinds``)."""
 
 
 @record(kw_only=True)
@@ -130,6 +138,8 @@ class Fetched:
     what: str
     path: str
     order: int
+    kinds: frozenset[str] | None = None
+    """The run kinds that can carry a tag on which the step may run (``Site.kinds``)."""
 
 
 @record(kw_only=True, order=True)

@@ -57,7 +57,14 @@ def _row(matrix: Value) -> tuple[tuple[str, str], ...]:
     return ()
 
 
-_SCRIPT_WORDS = re.compile(r"\b(gh|twine|maturin|mv|cp|rm|uv|poetry|hatch|pdm|flit|curl|wget)\b")
+_SCRIPT_WORDS = re.compile(
+    r"\b(gh|twine|maturin|mv|cp|rm|find|uv|poetry|hatch|pdm|flit|curl|wget|pip3?|aws|gsutil"
+    r"|scp|rsync|git)\b"
+)
+_WRITES = re.compile(r">\s*[\w./'\"]|\btee\b")
+"""A line that writes a file itself (``> PATH``, ``tee PATH``; not ``> $GITHUB_OUTPUT``)."""
+_CHDIR = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd|popd)\b")
+"""A script that changes folder: read whole (``publish.read_script`` follows it)."""
 _OTHER_PUBLISHERS = re.compile(r"\b(npm|cargo)\s+publish\b")
 _NAMED_PUBLISHING = re.compile(r"publish|release|upload|deploy", re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -96,9 +103,10 @@ class ShipReader(Reader):
         """The steps that build wheels, per context (what each upload carries)."""
         self.unresolved_in: dict[tuple[Loc, str], set[str]] = {}
         """Each unresolved item -> the jobs of the run (``PATH#JOB``) it is noted in."""
-        self.script_files: list[tuple[int, Loc, list[Value], Transfer | None]] = []
+        self.script_files: list[tuple[int, Loc, list[Value], Transfer | None, Value]] = []
         """What the scripts of the step being read download and move (``on_files``), in
-        order: made ``Fetch``/``Moving`` once the step's working directory is known."""
+        order, and where the script was (``cd``): made ``Fetch``/``Moving`` once the
+        step's working directory is known."""
 
     def job_steps(self, site: Site, workflow: Workflow, job: Job, scope: Scope) -> None:
         saved = self._now
@@ -194,7 +202,7 @@ class ShipReader(Reader):
         file, _, job = site.job.partition("#")
         context = Context(
             file=file, job=job, caller=caller, caller_row=caller_row, matrix=row, step=step_no,
-            **fields,
+            kinds=site.kinds, **fields,
         )  # fmt: skip
         if self.current_dispatch:  # each dispatch context is a run: one upload is one context
             if context in self.dispatched_contexts:
@@ -217,6 +225,7 @@ class ShipReader(Reader):
             run=taken.run,
             workflow=taken.workflow,
             via="gh" if taken.workflow is not None else "action",
+            kinds=site.kinds,
         )
 
     def on_uses(self, use: handlers.Use) -> None:
@@ -291,13 +300,16 @@ class ShipReader(Reader):
                 tool=tool,
                 reads=reads,
                 order=self.order,
+                kinds=site.kinds,
             )
         )
 
-    def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
+    def on_files(
+        self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None, cwd: Value = "."
+    ) -> None:
         if site.runs:
             self.order += 1
-            self.script_files.append((self.order, loc, words, fetch))
+            self.script_files.append((self.order, loc, words, fetch, cwd))
 
     def add(self, transfer: Transfer) -> None:
         """As the reader's; a script's pattern download comes here at the script's end
@@ -305,27 +317,35 @@ class ShipReader(Reader):
         super().add(transfer)
         if transfer.direction == "download" and transfer.exclude:
             bare = replace(transfer, exclude=())
-            for i, (order, loc, words, fetch) in enumerate(self.script_files):
+            for i, (order, loc, words, fetch, cwd) in enumerate(self.script_files):
                 if fetch == bare:
-                    self.script_files[i] = (order, loc, words, transfer)
+                    self.script_files[i] = (order, loc, words, transfer, cwd)
 
     def _script_files(self, site: Site, base: str) -> bool:
         """The downloads and moves the step's scripts make (whether there were any)."""
         found, self.script_files = self.script_files, []
         caller = site.callers[0] if site.callers else ""
-        for order, loc, words, fetch in found:
+        for order, loc, words, fetch, cwd in found:
             texts = [shown(w) for w in words]
-            lost = [u for w in words for u in unknowns(w)]
+            lost = [u for w in (*words, cwd) for u in unknowns(w)]
+            here = publish.norm(cwd, base) if isinstance(cwd, str) else base
             fetched = any(f.job == site.job and f.caller == caller for f in self.fetches)
             for u in lost if fetch is not None or fetched else ():  # a move of fetched files
                 self.note_value(loc, u)
             if fetch is None:
-                move = publish.move_of(texts, base)
+                move = publish.move_of(texts, here)
                 if move is not None and lost:
                     move = publish.Move(copy=move.copy, sources=(), dest=".", unknown=True)
                 if move is not None:
                     self.moves.append(
-                        Moving(job=site.job, caller=caller, move=move, order=order, loc=loc)
+                        Moving(
+                            job=site.job,
+                            caller=caller,
+                            move=move,
+                            order=order,
+                            loc=loc,
+                            kinds=site.kinds,
+                        )
                     )
                 continue
             if lost or not fetch.resolved:
@@ -337,13 +357,14 @@ class ShipReader(Reader):
                     loc=loc,
                     select=fetch.text(),
                     kind="pattern" if texts[1] else "name",
-                    path=publish.norm(texts[0], base),
+                    path=publish.norm(texts[0], here),
                     merge=False,
                     version=None,
                     order=order,
                     exclude=tuple(shown(x) for x in fetch.exclude),
                     run=fetch.run,
                     via="gh",
+                    kinds=site.kinds,
                 )
             )
         return bool(found)
@@ -399,15 +420,34 @@ class ShipReader(Reader):
                 self.lookups.setdefault(top, set()).add(found.workflow)
             elif lookups_only and not (isinstance(found, publish.Move) and found.remove):
                 continue  # the shell reader followed the called script's moves
+            elif isinstance(found, publish.Command) and found.lost:
+                self.unread(
+                    site,
+                    loc,
+                    f"{found.tool} after cd",
+                    "a publish command run after a `cd` stagegate does not follow (a variable, "
+                    "`cd` alone, `cd -`, `popd`): which files it publishes is not known; use "
+                    "working-directory, or cd to a folder written out",
+                )
+                self.flow_jobs.add(top)
             elif isinstance(found, publish.Command):
                 self._publisher(site, loc, found.tool, found.reads)
             elif isinstance(found, publish.Outside):
                 self.outside.append(
                     Fetched(job=site.job, caller=caller, loc=loc, what=found.what,
-                            path=found.path, order=self.order)
+                            path=found.path, order=self.order, kinds=site.kinds)
                 )  # fmt: skip
             elif not shell_read or found.remove:  # else the shell reader saw its moves
-                self.moves.append(Moving(job=site.job, caller=caller, move=found, order=self.order))
+                self.moves.append(
+                    Moving(
+                        job=site.job,
+                        caller=caller,
+                        move=found,
+                        order=self.order,
+                        loc=loc if found.unknown else None,
+                        kinds=site.kinds,
+                    )
+                )
 
     def _called(self, run: str) -> list[str]:
         """The repository scripts a ``run:`` names (read for the runs they look up)."""
@@ -457,13 +497,18 @@ class ShipReader(Reader):
 @functools.lru_cache(maxsize=4096)
 def _script_of(run: str) -> tuple[tuple[str, ...], str | None]:
     """The publish commands of a ``run:`` script that are not read (sorted), and its lines
-    that ``read_script`` may read (None: none); once per script text, which a step has
-    in each context it runs in."""
+    that ``read_script`` may read (None: none; all of them where it changes folder, so that
+    a subshell's end is seen); once per script text, which a step has in each context it
+    runs in."""
     others = tuple(sorted(set(_OTHER_PUBLISHERS.findall(run))))
-    if not _SCRIPT_WORDS.search(run):
+    if not _SCRIPT_WORDS.search(run) and not _WRITES.search(run):
         return others, None
+    if _CHDIR.search(run):
+        return others, run
     lines = re.sub(r"\\\n", " ", run).splitlines()
-    return others, "\n".join(line for line in lines if _SCRIPT_WORDS.search(line))
+    return others, "\n".join(
+        line for line in lines if _SCRIPT_WORDS.search(line) or _WRITES.search(line)
+    )
 
 
 def bare_migration(root: Path, settings: WorkflowSettings | None = None) -> Migration:

@@ -171,6 +171,9 @@ class Site:
     reusable workflows, where ``matrix`` is not the job's)."""
     folder: str = "."
     """Where a ``run:`` step without ``working-directory`` runs (``defaults.run``)."""
+    kinds: frozenset[str] | None = None
+    """The run kinds that can carry a tag (``runkinds.RELEASE_EVENTS``) on which the steps
+    may run, where an ``if:`` on ``github.*`` rules some out (None: any of them)."""
 
     def transfer(
         self, direction: str, loc: Loc, value: Value, kind: str = "name", run: str = "this"

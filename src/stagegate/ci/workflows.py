@@ -32,6 +32,7 @@ from stagegate.ci.files import (
 from stagegate.ci.matrix import expand
 from stagegate.ci.model import Action, Job, Step, Workflow, invalid, is_action
 from stagegate.ci.pwsh import PowerShell
+from stagegate.ci.runkinds import RELEASE_EVENTS
 from stagegate.ci.scopes import Env, Host, Lazy, Scope
 from stagegate.ci.selfsteps import outputs_at, stagegate_command
 from stagegate.ci.shell import Shell
@@ -314,6 +315,7 @@ class Reader:
         depth: int,
         where: Loc | None = None,
         parent: tuple[bool, str] = (True, ""),
+        kinds: frozenset[str] | None = None,
     ) -> None:
         workflow = self.files.workflow(rel, where)
         doc = workflow.doc
@@ -329,7 +331,7 @@ class Reader:
         try:
             for job in workflow.jobs.values():
                 self.current_job = job.key
-                site = Site(rel, doc, job.key, callers, depth, *parent)
+                site = Site(rel, doc, job.key, callers, depth, *parent, kinds=kinds)
                 self.job(site, workflow, job, inputs, wf_env)
         finally:
             self.current_job, self.current_callers = saved, saved_callers
@@ -347,9 +349,10 @@ class Reader:
         self.jobs.setdefault(site.job, JobSeen(id=site.job, loc=job.loc))
         needs = self.needs_of(workflow, job, inputs, wf_env)
         base = Scope(self, doc, inputs=inputs, env=Env([wf_env]), needs=needs)
-        active, off = site.runs, site.why
+        active, off, kinds = site.runs, site.why, site.kinds
         if active:
             active, off = self.condition(base, job.condition, job.at("if"))
+            kinds = self.run_kinds(base, job.condition, job.at("if"), kinds)
         rows = self.matrix_rows(doc, job, base)
         self.note_halted(site, workflow, job, rows)
         known = all(isinstance(row, dict) for row in rows) or rows == [None]
@@ -366,7 +369,9 @@ class Reader:
             job_env = self.env_layer(doc, job.at("env"), job.env, scope)
             written: dict[str, Any] = {}
             scope = scope.with_env(Env([wf_env, job_env, written]))
-            here = replace(site, runs=active, why=off, outputs={}, written=written, row=row)
+            here = replace(
+                site, runs=active, why=off, outputs={}, written=written, row=row, kinds=kinds
+            )
             if job.uses is not None:
                 self.call(here, job, scope)
                 continue
@@ -509,6 +514,26 @@ class Reader:
             )
         return True, ""
 
+    def run_kinds(
+        self, scope: Scope, raw: Any, path: DocPath, kinds: frozenset[str] | None
+    ) -> frozenset[str] | None:
+        """Of ``kinds`` (None: every run kind that can carry a tag), those on which a job or
+        step whose `if:` is ``raw`` may run: the `if:` evaluated again with what
+        ``github.*`` is on each (``runkinds.github_value``), where it reads ``github.*`` and
+        the reading is for any run. `if: github.event_name == 'pull_request'` runs on no
+        tag: a publish step under it publishes nothing a release ships."""
+        if self.kind is not None or not isinstance(raw, str) or "github." not in raw.lower():
+            return kinds
+        found: set[str] = set()
+        try:
+            for kind in sorted(kinds if kinds is not None else RELEASE_EVENTS):
+                self.kind = kind
+                if truth(scope.evaluate(raw, path, condition=True)) is not False:
+                    found.add(kind)
+        finally:
+            self.kind = None
+        return frozenset(found)
+
     def matrix_rows(self, doc: Document, job: Job, scope: Scope) -> list[Value]:
         strategy = job.strategy
         if strategy is None:
@@ -566,7 +591,13 @@ class Reader:
         self.caller_rows = (*saved, scope.matrix)
         try:
             self.workflow(
-                target, inputs, (*site.callers, site.job), site.depth + 1, where, (site.runs, site.why)
+                target,
+                inputs,
+                (*site.callers, site.job),
+                site.depth + 1,
+                where,
+                (site.runs, site.why),
+                site.kinds,
             )
         finally:
             self.caller_rows = saved
@@ -607,10 +638,15 @@ class Reader:
             self.charge(doc, step.path)
             step_env = self.env_layer(doc, step.at("env"), step.env, scope)
             here = scope.with_env(scope.env.child(step_env))
-            runs, why = site.runs, site.why
+            runs, why, kinds = site.runs, site.why, site.kinds
             if runs:
                 runs, why = self.condition(here, step.condition, step.at("if"))
-            at = site if runs == site.runs else replace(site, runs=runs, why=why)
+                kinds = self.run_kinds(here, step.condition, step.at("if"), kinds)
+            at = (
+                site
+                if runs == site.runs and kinds == site.kinds
+                else replace(site, runs=runs, why=why, kinds=kinds)
+            )
             if step.uses is not None:
                 self.uses(at, step, here)
             if step.run is not None:
@@ -627,8 +663,10 @@ class Reader:
     def on_run(self, site: Site, step: Step, scope: Scope) -> None:
         """A ``run:`` step was read (``continuity`` reads its publish commands)."""
 
-    def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
-        """A script moved or downloaded files (``continuity`` follows them)."""
+    def on_files(
+        self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None, cwd: Value = "."
+    ) -> None:
+        """A script moved or downloaded files, where it is (``continuity`` follows them)."""
 
     def on_uses(self, use: handlers.Use) -> None:
         """A ``uses:`` step was read (``continuity`` reads what the action does)."""
@@ -732,7 +770,9 @@ class _Quiet:
     def note_unresolved(self, loc: Loc, value: Value) -> None:
         """Reported where the value is used."""
 
-    def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
+    def on_files(
+        self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None, cwd: Value = "."
+    ) -> None:
         """Followed where the job itself was read."""
 
 

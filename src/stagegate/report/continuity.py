@@ -129,8 +129,11 @@ def _wheel_lines(r: ReleaseChange) -> list[str]:
     return out
 
 
-def _ctx(ctx: Context) -> str:
-    return f"{ctx.label()} ({ctx.name!r}, {ctx.loc.at})"
+def _ctx(ctx: Context, path: bool = False) -> str:
+    """An upload context: its row, its artifact's name (and ``path``, where a name lost
+    is also gained: the files it takes changed) and where it is."""
+    taken = f", path {ctx.path!r}" if path else ""
+    return f"{ctx.label()} ({ctx.name!r}{taken}, {ctx.loc.at})"
 
 
 def _heading(r: ReleaseChange) -> str:
@@ -179,8 +182,9 @@ def _release_lines(r: ReleaseChange) -> list[str]:
             "publishes (its files come from a script or another run stagegate does not read)"
         )
     out += [f"  files from outside: {f.what} ({f.loc.at})" for f in r.new_foreign]
-    out += [f"  lost: {_ctx(c)}" for c in r.lost]
-    out += [f"  gained: {_ctx(c)}" for c in r.gained]
+    both = {c.name for c in r.lost} & {c.name for c in r.gained}
+    out += [f"  lost: {_ctx(c, c.name in both)}" for c in r.lost]
+    out += [f"  gained: {_ctx(c, c.name in both)}" for c in r.gained]
     out += [f"  renamed: {n.context.label()}: {n.before!r} -> {n.after!r}" for n in r.renamed]
     out += [f"  accepted ({d}): {_ctx(c)}, declared by {where}" for d, c, where in r.accepted]
     return out + _wheel_lines(r) + _duplicate_lines(r)

@@ -169,7 +169,7 @@ class Shell:
             if effect[0] == "add":
                 self.reader.add(effect[1])
             elif effect[0] == "files":
-                self.reader.on_files(self.site, effect[1], list(effect[2]), effect[3])
+                self.reader.on_files(self.site, effect[1], list(effect[2]), effect[3], effect[4])
             elif effect[0] == "stopped":
                 self.reader.stopped(self.site, effect[1], effect[2])
             else:

@@ -55,6 +55,9 @@ class Run(Protocol):
     def files(self, values: list[Value]) -> None:
         """``mv``/``cp``/``find``: files the step moves (its words)."""
 
+    def chdir(self, target: Value | None) -> None:
+        """``cd``: the script goes to ``target`` (None: a folder not known)."""
+
     def use(self) -> None:
         """The downloaded files are used (an ``rm`` after this is clean-up)."""
 
@@ -81,9 +84,7 @@ class Run(Protocol):
 
 
 Handler = Callable[[Run, list[Value]], Status]
-SILENT = frozenset(
-    {"cd", "mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"}
-)
+SILENT = frozenset({"mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"})
 """Commands that print nothing stagegate could read (their exit status is not known)."""
 PREFIXES = frozenset({"command", "builtin", "exec", "nohup", "time", "sudo"})
 """Commands that run the command after them."""
@@ -318,6 +319,15 @@ def _test(shell: Run, argv: list[Value]) -> Status:
     return decide_words(argv[1:])
 
 
+def _cd(shell: Run, argv: list[Value]) -> Status:
+    """``cd DIR`` and ``pushd DIR``: where the script's later paths are; ``cd`` alone (the
+    home folder), ``cd -``, ``popd`` and options go where stagegate does not follow."""
+    args = argv[1:]
+    plain = len(args) == 1 and args[0] != "-" and not str(args[0]).startswith(("-", "~"))
+    shell.chdir(args[0] if plain and argv[0] != "popd" else None)
+    return None  # whether the folder exists is not known
+
+
 HANDLERS: dict[str, Handler] = {
     ":": _true,
     "true": _true,
@@ -340,6 +350,9 @@ HANDLERS: dict[str, Handler] = {
     "eval": _eval,
     "test": _test,
     "[": _test,
+    "cd": _cd,
+    "pushd": _cd,
+    "popd": _cd,
 }
 
 

@@ -148,7 +148,11 @@ def replay(host: Host, site: Site, outcome: Outcome) -> None:
         elif kind == "files":
             fetch = effect[3]
             host.on_files(
-                site, effect[1], list(effect[2]), None if fetch is None else moved(fetch, site)
+                site,
+                effect[1],
+                list(effect[2]),
+                None if fetch is None else moved(fetch, site),
+                effect[4],
             )
         elif kind == "stopped":
             host.stopped(site, effect[1], effect[2])

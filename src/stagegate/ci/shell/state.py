@@ -19,8 +19,12 @@ UNSET: Any = object()
 """A variable ``unset`` removed: unset however the environment has it."""
 
 Effect = tuple[Any, ...]
-"""("add", transfer), ("files", loc, words, transfer|None), ("note", loc, value) or
+"""("add", transfer), ("files", loc, words, transfer|None, cwd), ("note", loc, value) or
 ("stopped", loc, message): jq or yq stops with an error there (``Host.stopped``)."""
+
+CWD = "%cwd"
+"""The variable that holds where the script is (``cd``), from the step's folder: a name
+no script can spell, so that it is kept, joined and scoped as a variable is."""
 Chain = tuple[Effect, "Chain"] | None
 """Effects, the latest first, sharing what paths have in common."""
 

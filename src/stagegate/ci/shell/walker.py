@@ -14,6 +14,7 @@ the budget.
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,7 @@ from stagegate.ci.shell.nodes import (
     Word,
 )
 from stagegate.ci.shell.scripts import CALL
-from stagegate.ci.shell.state import UNSET, Break, Dead, Exit, Return, State, join, replay
+from stagegate.ci.shell.state import CWD, UNSET, Break, Dead, Exit, Return, State, join, replay
 from stagegate.ci.shell.tests import decide
 from stagegate.ci.shell.values import ENV, OUTPUT, SPECIALS, Failed, Glob, marker
 from stagegate.ci.transfers import (
@@ -856,7 +857,7 @@ class Walker:
         folder = spec.folder if isinstance(spec.folder, str) else None
         for value, kind in selections or [("*", "pattern")]:
             transfer = self.site.transfer("download", loc, value, kind, run_id)
-            self.state.emit(("files", loc, tuple(landing), transfer))
+            self.state.emit(("files", loc, tuple(landing), transfer, self.cwd()))
             if kind == "pattern":
                 self.state.pending.append((transfer, folder))
             else:
@@ -879,7 +880,20 @@ class Walker:
             self.state.pending = effects.exclude(self.state.pending, value)
 
     def files(self, values: list[Value]) -> None:
-        self.state.emit(("files", self.loc(), tuple(values), None))
+        self.state.emit(("files", self.loc(), tuple(values), None, self.cwd()))
+
+    def cwd(self) -> Value:
+        """Where the script is, from the step's folder (``cd``)."""
+        return self.state.vars.get(CWD, ".")
+
+    def chdir(self, target: Value | None) -> None:
+        here = self.cwd()
+        if target is None or not isinstance(here, str) or not isinstance(target, str):
+            self.state.vars[CWD] = Unknown(
+                "cd", "the script goes to a folder stagegate does not follow (cd)"
+            )
+            return
+        self.state.vars[CWD] = posixpath.normpath(posixpath.join(here, target))
 
     def use(self) -> None:
         if self.state.pending:
@@ -935,6 +949,8 @@ class Walker:
             kept = self.state.vars, self.state.exported, self.state.functions
             given = {n: kept[0][n] for n in kept[1] if n in kept[0]}
             given.update(env)  # `A=1 ./x`: the script's environment
+            if CWD in kept[0]:
+                given[CWD] = kept[0][CWD]  # it starts where the caller is
             key = self.call_key(rel, args, given)
             if key is not None and self.recalled(key):
                 return True

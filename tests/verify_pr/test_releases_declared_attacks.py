@@ -1,0 +1,99 @@
+"""verify-pr's `releases-as-declared` on issue 37's attacks 1 and 2, the ways the first
+round did not try: a flip that declares dropping the Windows wheels is accepted (the
+control); the same flip carrying a publish step no tag run takes, `find dist -delete` or
+a `pip download` into dist/ is refused, and `continuity` on the same pull request fails
+too (each was accepted by both before)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import Result
+from scratch import WHEELS_RELEASE, Repo, dedent, init, pin_git
+
+Sg = Callable[..., Result]
+WF = ".github/workflows/release.yml"
+LINUX_ONLY = WHEELS_RELEASE.replace("os: [ubuntu-latest, windows-latest]", "os: [ubuntu-latest]")
+PUBLISH = "      - uses: pypa/gh-action-pypi-publish@release/v1\n"
+
+MIGRATION = dedent(
+    """\
+    version: 1
+    migration: wheels
+    stage: 0
+    flags:
+      no-windows:
+        summary: Build Linux wheels only.
+    producers:
+      linux:
+        artifacts: ["wheels-ubuntu-latest"]
+        jobs: [".github/workflows/release.yml#wheels"]
+      windows:
+        when: not no-windows
+        artifacts: ["wheels-windows-latest"]
+        jobs: [".github/workflows/release.yml#wheels"]
+    releases:
+      rel:
+        tags: ["v1.*"]
+        select: ["wheels-*"]
+        jobs: [".github/workflows/release.yml#publish"]
+    invariants:
+      - check: release-continuity
+        tag: v1.0.0
+    """
+)
+DECLARED = (
+    "stage: 1\ntitle: No Windows wheels\nset:\n  no-windows: true\nrelease_changes:\n"
+    "  - tag: v1.0.0\n    drop: ['wheels-windows-*']\n"
+)
+HEADS = {
+    "publish step on a branch only": LINUX_ONLY.replace(
+        PUBLISH, PUBLISH + "        if: github.ref == 'refs/heads/main'\n"
+    ),
+    "find dist -delete": LINUX_ONLY.replace(
+        PUBLISH, "      - run: find dist -name '*.whl' -delete\n" + PUBLISH
+    ),
+    "pip download into dist": LINUX_ONLY.replace(
+        PUBLISH, "      - run: pip download evil --no-deps -d dist\n" + PUBLISH
+    ),
+}
+
+
+@pytest.fixture(autouse=True)
+def _git(monkeypatch: pytest.MonkeyPatch) -> None:
+    pin_git(monkeypatch)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+def flipped(root: Path, workflow: str) -> tuple[Repo, str]:
+    repo = init(root)
+    repo.write("migration.yaml", MIGRATION)
+    repo.write("stages/01-step.yaml", DECLARED)
+    repo.write(WF, WHEELS_RELEASE)
+    base = repo.commit("The migration, at stage 0")
+    repo.edit("migration.yaml", "stage: 0\n", "stage: 1\n")
+    repo.write(WF, workflow)
+    repo.commit("Flip to stage 1, and build Linux wheels only")
+    return repo, base
+
+
+@pytest.mark.parametrize("case", sorted(HEADS))
+def test_a_flip_cannot_carry_a_release_that_no_longer_ships_what_it_did(
+    sg: Sg, tmp_path: Path, case: str
+) -> None:
+    repo, base = flipped(tmp_path / "attack", HEADS[case])
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.out
+    assert "  FAIL  releases-as-declared: " in result.out
+    assert result.out.endswith("verify-pr: refused (rule releases-as-declared).\n")
+    assert sg("continuity", "--base", base, cwd=repo.root).code == 1
+
+
+def test_the_declared_flip_alone_is_accepted(sg: Sg, tmp_path: Path) -> None:
+    repo, base = flipped(tmp_path / "control", LINUX_ONLY)
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == 0, result.out
+    assert sg("continuity", "--base", base, cwd=repo.root).code == 0
