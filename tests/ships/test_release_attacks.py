@@ -442,3 +442,15 @@ def test_an_upload_moved_unchanged_or_spelled_otherwise_is_the_same(sg: Sg, repo
     spelled = RELEASE.replace("path: wheelhouse/*.whl", "path: ./wheelhouse/*.whl")
     code, data, _lines = compare(sg, repo, {WF: RELEASE}, {WF: spelled})
     assert code == 0, data
+
+
+def test_a_script_with_an_expression_over_lines_is_read_whole(sg: Sg, repo: Repo) -> None:
+    """The lines a script's commands are read from are those of its evaluated text: an
+    expression spanning lines (aio-libs/multidict's `pip install '${{ ... }}'`) is not
+    cut in half (it was invalid input, exit 2, once `pip` lines were read)."""
+    step = (
+        "      - run: >-\n          python -Im pip install '${{\n"
+        "            endsWith(github.ref, '-dev') && '.' || 'dist/x.whl'\n          }}'\n"
+    )
+    code, data, _lines = compare(sg, repo, {WF: RELEASE}, {WF: before_publish(RELEASE, step)})
+    assert code == 0, data

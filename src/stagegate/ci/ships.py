@@ -397,8 +397,8 @@ class ShipReader(Reader):
             called = self.files.script(rel)
             if called is not None and ("gh" in called or "rm" in called):
                 self._script(site, loc, called, base, True, lookups_only=True)
-        if script is not None:
-            self._script(site, loc, shown(scope.evaluate(script, step.at("run"))), base, shell_read)
+        if script is not None:  # the lines of the evaluated text: an expression may span lines
+            self._script(site, loc, _script_of(text)[1] or "", base, shell_read)
 
     def _script(
         self,
