@@ -148,11 +148,12 @@ def _link_entries(out: bytes) -> list[tuple[str, str]]:
     return found
 
 
-def _links_file(tree: str) -> Path | None:
+def _links_file(tree: str) -> tuple[Path, Path] | None:
+    """The cache folder and the file of the links of ``tree`` in it (None: no cache)."""
     from stagegate.load.cache import cache_directory
 
     folder = cache_directory()
-    return None if folder is None else folder / "links" / f"{tree}.json"
+    return None if folder is None else (folder, folder / "links" / f"{tree}.json")
 
 
 def tree_links(repo: Repository, commit: str, tree: str | None = None) -> list[tuple[str, str]]:
@@ -165,17 +166,16 @@ def tree_links(repo: Repository, commit: str, tree: str | None = None) -> list[t
         if kind != "commit" or not data.startswith(b"tree "):
             raise GitError(f"cannot read commit {commit[:12]}: it is a {kind}, not a commit")
         tree = data[5 : data.index(b"\n")].decode("ascii")
+    from stagegate.load.cache import read_json, store_json
+
     where = _links_file(tree)
-    if where is not None:
-        try:
-            kept = json.loads(where.read_bytes())
-            if isinstance(kept, list) and all(
-                isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e)
-                for e in kept
-            ):
-                return [(link, text) for link, text in kept]
-        except (OSError, ValueError):
-            pass  # not cached yet, or unreadable: list the tree
+    if where is not None:  # not cached yet, unreadable or not sealed: list the tree
+        kept = read_json(*where)
+        if isinstance(kept, list) and all(
+            isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e)
+            for e in kept
+        ):
+            return [(link, text) for link, text in kept]
     out = Pending(
         ["ls-tree", "-r", "-z", "--full-tree", tree], repo.root, bytes,
         action=f"list the files of {commit[:12]}",
@@ -187,19 +187,8 @@ def tree_links(repo: Repository, commit: str, tree: str | None = None) -> list[t
             found.setdefault((path, text.decode("utf-8", "surrogateescape")))
     links = list(found)
     if where is not None:
-        _store(where, json.dumps([list(e) for e in links]).encode("utf-8", "surrogateescape"))
+        store_json(*where, [list(e) for e in links])
     return links
-
-
-def _store(where: Path, data: bytes) -> None:
-    """Write a cache file whole (a temporary file renamed over it) or not at all."""
-    try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        temporary = where.with_name(f".{where.name}.{os.getpid()}")
-        temporary.write_bytes(data)
-        os.replace(temporary, where)
-    except OSError:
-        pass  # a read-only or full cache: the answer stands without it
 
 
 def _link_changes(

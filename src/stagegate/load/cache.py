@@ -3,12 +3,20 @@
 Everything stored is data (JSON, or an empty file named by a digest), keyed by the
 stagegate version and its own modules, so a cache never changes what a newer stagegate
 decides. Caching is an optimisation: a cache that cannot be read or written is skipped.
+
+Every entry is sealed with a key kept beside the folder, not in it (``FOLDER.key``,
+made on first use, readable by its owner only): a parse carries its keyed digest, and a
+validated migration's file is named by one. An entry written into the folder by anyone
+without the key (a cache restored from another job, a pull request's files) is never
+read, so it cannot turn a check or a validation off.
 """
 
 from __future__ import annotations
 
 import functools
+import hmac
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -20,6 +28,63 @@ from stagegate.load.yamlsrc import Document
 _PACKAGE = os.path.dirname(os.path.dirname(__file__))
 _SCHEMA_DIR = Path(_PACKAGE, "schema")
 _SCHEMAS = ("migration.schema.json", "stage.schema.json")
+
+
+KEY_BYTES = 32
+
+
+@functools.cache
+def secret(directory: Path) -> bytes | None:
+    """The key that seals the entries of the cache folder ``directory``: ``FOLDER.key``
+    beside it, made on first use (None, and no cache, where it cannot be made or read, or
+    is not a regular file of this user that only they may read and write)."""
+    path = directory.with_name(directory.name + ".key")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(made, os.urandom(KEY_BYTES))
+        finally:
+            os.close(made)
+    except FileExistsError:
+        pass  # made before, or by another process now
+    except OSError:
+        return None
+    try:
+        opened = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            info = os.fstat(opened)
+            key = os.read(opened, KEY_BYTES + 1)
+        finally:
+            os.close(opened)
+    except OSError:
+        return None
+    mine = not hasattr(os, "getuid") or (info.st_uid == os.getuid() and not info.st_mode & 0o077)
+    if not (stat.S_ISREG(info.st_mode) and mine and len(key) == KEY_BYTES):
+        return None
+    return key
+
+
+def sealed(key: bytes, name: str, body: bytes) -> str:
+    """The keyed digest of an entry: its name (where it is) and its bytes."""
+    return _digest(name.encode("utf-8", "surrogateescape") + b"\0" + body, key=key).hexdigest()
+
+
+def seal(directory: Path, name: str, body: bytes) -> bytes | None:
+    """``body`` as stored under ``name`` in the folder: its keyed digest on a first line
+    (None: no key, nothing stored)."""
+    key = secret(directory)
+    return None if key is None else sealed(key, name, body).encode("ascii") + b"\n" + body
+
+
+def unseal(directory: Path, name: str, stored: bytes) -> bytes | None:
+    """The body of an entry read from the folder, if its digest is the key's (None: no
+    key, or written by someone without it)."""
+    key = secret(directory)
+    mark, _, body = stored.partition(b"\n")
+    if key is None or not hmac.compare_digest(mark, sealed(key, name, body).encode("ascii")):
+        return None
+    return body
 
 
 @functools.cache
@@ -61,25 +126,32 @@ def _prune(folder: Path) -> None:
         pass  # another process pruned first, or the cache is read-only
 
 
-def read_json(path: Path) -> Any:
-    """What a cache file holds (None: absent, unreadable or not JSON)."""
+def read_json(directory: Path, path: Path) -> Any:
+    """What a cache file of the folder ``directory`` holds (None: absent, unreadable, not
+    JSON, or not sealed with the folder's key)."""
     import json
 
     try:
-        return json.loads(path.read_bytes())
+        body = unseal(directory, path.relative_to(directory).as_posix(), path.read_bytes())
+        return None if body is None else json.loads(body)
     except (OSError, ValueError):
         return None
 
 
-def store_json(path: Path, data: Any) -> None:
-    """Store ``data`` at ``path`` whole or not at all (a temporary file, then a rename), so
-    that a process reading it never sees half, and keep its folder small."""
+def store_json(directory: Path, path: Path, data: Any) -> None:
+    """Store ``data`` at ``path`` in the folder ``directory``, sealed, whole or not at all
+    (a temporary file, then a rename), so that a process reading it never sees half, and
+    keep its folder small."""
     import json
 
     try:
+        body = json.dumps(data, separators=(",", ":")).encode("utf-8")
+        stored = seal(directory, path.relative_to(directory).as_posix(), body)
+        if stored is None:
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+        temporary.write_bytes(stored)
         os.replace(temporary, path)
     except (OSError, ValueError, TypeError):
         return  # caching is an optimisation; never a reason to fail
@@ -101,7 +173,9 @@ class ValidCache:
     skipped, nothing else. Only successes are recorded."""
 
     def __init__(self) -> None:
-        self.directory = self._directory()
+        directory = self._directory()
+        self.directory = directory if directory is not None and secret(directory) else None
+        """The cache folder (None: no cache, or no key to seal its entries with)."""
 
     @staticmethod
     def _directory() -> Path | None:
@@ -138,7 +212,7 @@ class ValidCache:
     def document(self, raw: bytes, file: str) -> Document | None:
         """The parse of these exact bytes, if it was stored; JSON, so a cache is data only."""
         path = self._document_path(raw)
-        stored = read_json(path) if path is not None else None
+        stored = read_json(self.directory, path) if path and self.directory else None
         if stored is None:
             return None
         try:
@@ -148,19 +222,29 @@ class ValidCache:
 
     def store_document(self, raw: bytes, doc: Document) -> None:
         path = self._document_path(raw)
-        if path is not None:
-            store_json(path, doc.stored())
+        if path is not None and self.directory is not None:
+            store_json(self.directory, path, doc.stored())
+
+    def _valid(self, key: str) -> Path | None:
+        """Where a validated migration is remembered: named by the key's digest of
+        ``key``, which no one without the key can name."""
+        secret_key = secret(self.directory) if self.directory is not None else None
+        if self.directory is None or secret_key is None:
+            return None
+        return self.directory / "valid" / sealed(secret_key, "valid", key.encode("ascii"))
 
     def known(self, key: str) -> bool:
-        return self.directory is not None and (self.directory / "valid" / key).exists()
+        path = self._valid(key)
+        return path is not None and path.exists()
 
     def remember(self, key: str) -> None:
-        if self.directory is None:
+        path = self._valid(key)
+        if path is None:
             return
         try:
-            target = self.directory / "valid"
+            target = path.parent
             target.mkdir(parents=True, exist_ok=True)
-            (target / key).touch()
+            path.touch()
         except OSError:
             return  # a read-only home is no reason to fail; we just validate again next time
         _prune(target)
