@@ -454,3 +454,76 @@ def test_a_script_with_an_expression_over_lines_is_read_whole(sg: Sg, repo: Repo
     )
     code, data, _lines = compare(sg, repo, {WF: RELEASE}, {WF: before_publish(RELEASE, step)})
     assert code == 0, data
+
+
+# --------------------------------------------------------------------------- controls of
+# the first round's attacks: the same release written otherwise keeps its answer
+
+SAME_RELEASE = {
+    # attack 1's variants, each made harmless: the publish step kept by its if:
+    "if: success()": RELEASE.replace(PUBLISH, PUBLISH + "        if: success()\n"),
+    # a step between the download and the publish step that moves nothing
+    "a step in between": before_publish(RELEASE, "      - run: ls -l dist\n"),
+    # another folder removed before it
+    "rm -rf build": before_publish(RELEASE, "      - run: rm -rf build\n"),
+    # the default packages-dir written out
+    "packages-dir: dist/": RELEASE.replace(
+        PUBLISH, PUBLISH + "        with:\n          packages-dir: dist/\n"
+    ),
+    # defaults.run moves run: steps, not the publish action
+    "defaults.run.working-directory": RELEASE.replace(
+        "  publish:\n",
+        "  publish:\n    defaults:\n      run:\n        working-directory: pkg\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAME_RELEASE))
+def test_the_same_release_written_otherwise_keeps_its_answer(sg: Sg, repo: Repo, case: str) -> None:
+    code, data, _lines = compare(sg, repo, {WF: RELEASE}, {WF: SAME_RELEASE[case]})
+    assert code == 0, data
+    assert (lost(data), data["releases"][0]["compared"]) == ([[]], True)
+
+
+SHA = "0" * 39 + "1"
+
+
+def test_a_pin_whose_comment_names_another_backend_fails(sg: Sg, repo: Repo) -> None:
+    """Attack 7's other half: `@SHA # v3.1.3` is read as v3, which the v4 download cannot
+    see; the control, `# v4.6.2`, is the same release."""
+    v3 = RELEASE.replace(UPLOAD, f"      - uses: actions/upload-artifact@{SHA} # v3.1.3\n")
+    code, data, _lines = compare(sg, repo, {WF: RELEASE}, {WF: v3})
+    assert code == 1, data
+    assert lost(data) == [["wheels-linux", "wheels-mac"]]
+    v4 = RELEASE.replace(UPLOAD, f"      - uses: actions/upload-artifact@{SHA} # v4.6.2\n")
+    code, data, _lines = compare(sg, repo, {WF: RELEASE}, {WF: v4})
+    assert code == 0, data
+
+
+TRIGGERS = {
+    "release": "on:\n  release:\n    types: [published]\n",
+    "workflow_dispatch": "on: workflow_dispatch\n",
+    "workflow_run": "on:\n  workflow_run:\n    workflows: [CI]\n    types: [completed]\n",
+    "create beside pull_request": "on: [create, pull_request]\n",
+    "push without filters": "on: push\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRIGGERS))
+def test_every_trigger_that_can_carry_a_tag_makes_a_release(sg: Sg, repo: Repo, case: str) -> None:
+    """Attack 4: a leg dropped from a release started by each event that can carry a tag."""
+    base = RELEASE.replace('on:\n  push:\n    tags: ["v*"]\n', TRIGGERS[case])
+    head = base.replace("          - {os: macos-13, name: mac}\n", "")
+    code, data, _lines = compare(sg, repo, {WF: base}, {WF: head})
+    assert code == 1, data
+    assert lost(data) == [["wheels-mac"]]
+
+
+@pytest.mark.parametrize(
+    "on", ["on:\n  schedule:\n    - cron: '0 0 * * *'\n", "on:\n  push:\n    branches: [main]\n"]
+)
+def test_a_workflow_no_tag_starts_is_no_release(sg: Sg, repo: Repo, on: str) -> None:
+    base = RELEASE.replace('on:\n  push:\n    tags: ["v*"]\n', on)
+    head = base.replace("          - {os: macos-13, name: mac}\n", "")
+    code, data, _lines = compare(sg, repo, {WF: base}, {WF: head})
+    assert (code, data["releases"]) == (0, []), data

@@ -97,3 +97,45 @@ def test_the_declared_flip_alone_is_accepted(sg: Sg, tmp_path: Path) -> None:
     result = sg("verify-pr", "--base", base, cwd=repo.root)
     assert result.code == 0, result.out
     assert sg("continuity", "--base", base, cwd=repo.root).code == 0
+
+
+COMPOSITE = dedent(
+    """\
+    name: upload
+    inputs:
+      name: {required: true}
+    runs:
+      using: composite
+      steps:
+        - uses: actions/upload-artifact@v4
+          with:
+            name: ${{ inputs.name }}
+            path: wheelhouse/*.whl
+    """
+)
+UPLOAD = (
+    "      - uses: actions/upload-artifact@v4\n        with:\n          name: wheels-${{ matrix.os }}\n"
+    "          path: wheelhouse/*.whl\n"
+)
+MOVED = LINUX_ONLY.replace(
+    UPLOAD,
+    "      - uses: ./.github/actions/upload\n        with:\n          name: wheels-${{ matrix.os }}\n",
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "code"), [("wheelhouse/*.whl", 0), ("wheelhouse/*.tar.gz", 1)], ids=["same", "other"]
+)
+def test_a_flip_carrying_the_upload_into_a_composite_action(
+    sg: Sg, tmp_path: Path, path: str, code: int
+) -> None:
+    """Attack 11 in a flip: the upload moved unchanged into a local composite action is
+    the same upload (the flip accepted, as it was refused before, when the matrix row was
+    dropped inside the action); the same move taking the sdists instead is refused."""
+    assert UPLOAD in LINUX_ONLY
+    repo, base = flipped(tmp_path / path.replace("*", "x").replace("/", "-"), MOVED)
+    repo.write(".github/actions/upload/action.yml", COMPOSITE.replace("wheelhouse/*.whl", path))
+    repo.commit("The upload in a composite action")
+    result = sg("verify-pr", "--base", base, cwd=repo.root)
+    assert result.code == code, result.out
+    assert sg("continuity", "--base", base, cwd=repo.root).code == code
