@@ -98,13 +98,25 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
     yield init(tmp_path_factory.mktemp("attacks") / "r")
 
 
+_MADE: dict[tuple[int, frozenset[tuple[str, str]]], str] = {}
+"""The commit made of each set of files, per repository: a base many cases share is
+committed once."""
+
+
 def commit(repo: Repo, files: Mapping[str, str], message: str) -> str:
-    for rel in repo.git("ls-files").split():
-        (repo.root / rel).unlink()
-    for rel, text in files.items():
-        repo.write(rel, text)
-    repo.git("add", "-A")
-    return repo.commit(message)
+    key = (id(repo), frozenset(files.items()))
+    if key not in _MADE:
+        for rel in _WRITTEN.pop(id(repo), ()):
+            (repo.root / rel).unlink()
+        for rel, text in files.items():
+            repo.write(rel, text)
+        _WRITTEN[id(repo)] = list(files)
+        _MADE[key] = repo.commit(message)
+    return _MADE[key]
+
+
+_WRITTEN: dict[int, list[str]] = {}
+"""The files the last commit of each repository holds."""
 
 
 def compare(
