@@ -444,7 +444,11 @@ class ShipReader(Reader):
                     words = []  # `X=$(gh release view ...)`: the words are the substitution's
                 words = words[1:]  # `notes=.../release/...`: a variable, not a command
             head = " ".join(words[:2]) if words[:1] == ["make"] else words[0] if words else ""
-            if _NAMED_PUBLISHING.search(head) and publish.read_script(" ".join(words), ".") == []:
+            program = head.rstrip(");&|").rsplit("/", 1)[-1]  # the name, not its folder
+            if (
+                _NAMED_PUBLISHING.search(program)
+                and publish.read_script(" ".join(words), ".") == []
+            ):
                 self.unread(
                     site,
                     loc,
