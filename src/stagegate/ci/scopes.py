@@ -57,6 +57,21 @@ class Host(Protocol):
         """A script's ``gh run download`` (``fetch``; ``words``: its ``-D`` folder, and
         ``"1"`` where each artifact gets its own folder) or ``mv``/``cp``/``find`` (its words)."""
 
+    def on_command(
+        self,
+        site: Site,
+        loc: Loc,
+        argv: list[Value],
+        variables: tuple[tuple[str, Value | None, bool], ...],
+        folder: Value | None,
+    ) -> None:
+        """A command of a script (``ci.shell.commands.reported``), its words expanded:
+        the variables the script set by then (name, value or None where unset, whether
+        exported) and the folder it runs in (None: the step's; else from it, or absolute)."""
+
+    def wants_script(self, site: Site, text: str) -> bool:
+        """Whether a script no transfer makes worth reading is read for ``on_command``."""
+
 
 class Env:
     """Environment layers: workflow, job, `$GITHUB_ENV` writes, step; nearest wins."""

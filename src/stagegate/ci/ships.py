@@ -348,9 +348,23 @@ class ShipReader(Reader):
             )
         return bool(found)
 
-    def on_run(self, site: Site, step: Step, scope: Scope) -> None:
+    def on_command(
+        self,
+        site: Site,
+        loc: Loc,
+        argv: list[Value],
+        variables: tuple[tuple[str, Value | None, bool], ...],
+        folder: Value | None,
+    ) -> None:
+        self.builds.command(site, (loc, argv, variables, folder))
+
+    def wants_script(self, site: Site, text: str) -> bool:
+        return site.runs and self.builds.wants(self._where(site), text)
+
+    def on_run(self, site: Site, step: Step, scope: Scope, *, read: bool) -> None:
         assert step.run is not None
-        self.builds.run(self._where(site), site, step, scope, self.files.workflows.get(site.rel))
+        workflow = self.files.workflows.get(site.rel)
+        self.builds.run(self._where(site), site, step, scope, workflow, read=read)
         base = publish.norm(step.working_directory or site.folder)
         shell_read = self._script_files(site, base)
         others, script = _script_of(step.run)

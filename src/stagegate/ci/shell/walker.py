@@ -14,6 +14,7 @@ the budget.
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,7 @@ from stagegate.ci.shell.nodes import (
     Word,
 )
 from stagegate.ci.shell.scripts import CALL
-from stagegate.ci.shell.state import UNSET, Break, Dead, Exit, Return, State, join, replay
+from stagegate.ci.shell.state import CWD, UNSET, Break, Dead, Exit, Return, State, join, replay
 from stagegate.ci.shell.tests import decide
 from stagegate.ci.shell.values import ENV, OUTPUT, SPECIALS, Failed, Glob, marker
 from stagegate.ci.transfers import (
@@ -649,6 +650,10 @@ class Walker:
                 f"${name} is set where stagegate does not read ({node.reason}, {self.loc(node.line)})",
             )
         text = node.source
+        if not node.fatal and any(tool in text for tool in commands.REPORTED_TOOLS):
+            first = text.strip().split("\n", 1)[0][:200]
+            why = f"a statement stagegate does not read ({node.reason}) names a build tool"
+            self.report([Unknown(first, why)], {})
         calls = any(self.repo.repo_path(m.group(1)) for m in CALL.finditer(text))
         if "gh run download" in text or "GITHUB_ENV" in text or "GITHUB_OUTPUT" in text or calls:
             what = (
@@ -881,6 +886,34 @@ class Walker:
     def files(self, values: list[Value]) -> None:
         self.state.emit(("files", self.loc(), tuple(values), None))
 
+    def report(self, argv: list[Value], env: dict[str, Value]) -> None:
+        """The command, with the variables it sees that the script set (name, value or
+        None where unset, whether exported; its own prefix assignments last) and the
+        folder it runs in (``CWD``)."""
+        state = self.state
+        seen = [
+            (name, None if value is UNSET else value, name in state.exported)
+            for name, value in state.vars.items()
+            if name != CWD
+        ]
+        seen += [(name, value, True) for name, value in env.items()]
+        self.state.emit(("command", self.loc(), tuple(argv), tuple(seen), state.vars.get(CWD)))
+
+    def change_dir(self, target: Value | None) -> None:
+        current = self.state.vars.get(CWD, "")
+        if isinstance(target, str) and not isinstance(target, Glob):
+            if target.startswith("/"):
+                self.state.vars[CWD] = posixpath.normpath(target)
+                return
+            if isinstance(current, str):
+                folder = posixpath.join(current, target)
+                self.state.vars[CWD] = posixpath.normpath(folder) if folder else ""
+                return
+        written = " ".join(self.sources) or "cd"
+        self.state.vars[CWD] = Unknown(
+            written, f"{written} at {self.where()} goes to a folder stagegate does not follow"
+        )
+
     def use(self) -> None:
         if self.state.pending:
             self.state.used = True
@@ -934,6 +967,8 @@ class Walker:
                 return True
             kept = self.state.vars, self.state.exported, self.state.functions
             given = {n: kept[0][n] for n in kept[1] if n in kept[0]}
+            if CWD in kept[0]:  # a child process starts where its parent is
+                given[CWD] = kept[0][CWD]
             given.update(env)  # `A=1 ./x`: the script's environment
             key = self.call_key(rel, args, given)
             if key is not None and self.recalled(key):
