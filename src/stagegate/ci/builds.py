@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from stagegate.ci.files import Files
     from stagegate.ci.handlers import Use
     from stagegate.ci.model import Job, Step, Workflow
-    from stagegate.ci.scopes import Scope
+    from stagegate.ci.scopes import Command, Scope
 
 UNKNOWN = "\ue010"
 """Stands for a piece of a script that cannot be evaluated, while it is split into words."""
@@ -86,10 +86,6 @@ class _Built:
         return None if output is None else (folders.folder(self.step.directory, output),)
 
 
-Told = tuple[Loc, list[Value], tuple[tuple[str, Value | None, bool], ...], Value | None]
-"""A command the shell reader told of: where, its words, the script's variables, its folder."""
-
-
 class Builds:
     """The build steps of each context a job runs in, in order."""
 
@@ -100,7 +96,7 @@ class Builds:
         self.steps: dict[tuple[Any, ...], list[_Built]] = {}
         self.pins: dict[tuple[Any, ...], Setting] = {}
         self.runners: dict[tuple[Any, ...], Setting] = {}
-        self.told: list[Told] = []
+        self.told: list[Command] = []
         """The commands the shell reader told of in the step being read, in order."""
 
     def runner(self, where: tuple[Any, ...], site: Site) -> Setting:
@@ -155,7 +151,7 @@ class Builds:
             return True
         return bool(self.steps.get(where)) and _MOVES.search(text) is not None
 
-    def command(self, site: Site, told: Told) -> None:
+    def command(self, site: Site, told: Command) -> None:
         """A command of the script being read, as the shell reader expanded it."""
         if site.runs:
             self.told.append(told)
@@ -177,8 +173,8 @@ class Builds:
         if not site.runs:
             return
         if read:
-            for loc, argv, variables, folder in told:
-                self._told(where, site, (step, scope, workflow), loc, argv, variables, folder)
+            for command in told:
+                self._told(where, site, (step, scope, workflow), command)
             return
         if not any(w in step.run for w in REPORTED_TOOLS):
             return
@@ -215,13 +211,11 @@ class Builds:
         where: tuple[Any, ...],
         site: Site,
         at: tuple[Step, Scope, Workflow | None],
-        loc: Loc,
-        argv: list[Value],
-        variables: tuple[tuple[str, Value | None, bool], ...],
-        folder: Value | None,
+        command: Command,
     ) -> None:
         """A command the shell reader told of: a build, a pin, a copy or move of wheels."""
         step, scope, workflow = at
+        loc, argv, variables, folder = command
         here, why = _here(self._directory(step, scope), folder)
         if argv[0] in ("cp", "mv"):
             if here is not None:
@@ -240,7 +234,7 @@ class Builds:
         blind = None if why is None else Unresolved(loc, shown(head), why)
         self._command(where, site, words, env, here or self._directory(step, scope), blind)
 
-    def _move(self, where: tuple[Any, ...], argv: list[Value], here: str) -> None:
+    def _move(self, where: tuple[Any, ...], argv: tuple[Value, ...], here: str) -> None:
         """``cp``/``mv`` of every wheel of a build's folder, read exactly: the folder
         they are then in too (cp), or instead (mv)."""
         found = _copy(argv)
@@ -404,7 +398,7 @@ def _here(directory: str, folder: Value | None) -> tuple[str | None, str | None]
     return here, None
 
 
-def _copy(argv: list[Value]) -> tuple[list[tuple[str, str]], str] | None:
+def _copy(argv: tuple[Value, ...]) -> tuple[list[tuple[str, str]], str] | None:
     """``cp``/``mv`` [options] SOURCE... DEST, every word known: each source as (folder,
     file glob) and the destination folder; None where it is not read exactly (an option
     stagegate does not know, a destination that is a file or a pattern)."""

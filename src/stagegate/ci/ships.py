@@ -22,7 +22,7 @@ from stagegate.ci.builds import Builds
 from stagegate.ci.files import Files, discover, nothing_found
 from stagegate.ci.follow import Flows, follow
 from stagegate.ci.model import Job, Step, Workflow
-from stagegate.ci.scopes import Scope
+from stagegate.ci.scopes import Command, Scope
 from stagegate.ci.selfsteps import stagegate_command
 from stagegate.ci.shipped import (
     Context,
@@ -348,15 +348,8 @@ class ShipReader(Reader):
             )
         return bool(found)
 
-    def on_command(
-        self,
-        site: Site,
-        loc: Loc,
-        argv: list[Value],
-        variables: tuple[tuple[str, Value | None, bool], ...],
-        folder: Value | None,
-    ) -> None:
-        self.builds.command(site, (loc, argv, variables, folder))
+    def on_command(self, site: Site, command: Command) -> None:
+        self.builds.command(site, command)
 
     def wants_script(self, site: Site, text: str) -> bool:
         return site.runs and self.builds.wants(self._where(site), text)

@@ -32,7 +32,7 @@ from stagegate.ci.files import (
 from stagegate.ci.matrix import expand
 from stagegate.ci.model import Action, Job, Step, Workflow, invalid, is_action
 from stagegate.ci.pwsh import PowerShell
-from stagegate.ci.scopes import Env, Host, Lazy, Scope
+from stagegate.ci.scopes import Command, Env, Host, Lazy, Scope
 from stagegate.ci.selfsteps import outputs_at, stagegate_command
 from stagegate.ci.shell import Shell
 from stagegate.ci.transfers import (
@@ -634,14 +634,7 @@ class Reader:
     def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
         """A script moved or downloaded files (``continuity`` follows them)."""
 
-    def on_command(
-        self,
-        site: Site,
-        loc: Loc,
-        argv: list[Value],
-        variables: tuple[tuple[str, Value | None, bool], ...],
-        folder: Value | None,
-    ) -> None:
+    def on_command(self, site: Site, command: Command) -> None:
         """A script ran a command that builds wheels, or copies or moves files (``ci.builds``)."""
 
     def wants_script(self, site: Site, text: str) -> bool:
@@ -753,14 +746,7 @@ class _Quiet:
     def on_files(self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None) -> None:
         """Followed where the job itself was read."""
 
-    def on_command(
-        self,
-        site: Site,
-        loc: Loc,
-        argv: list[Value],
-        variables: tuple[tuple[str, Value | None, bool], ...],
-        folder: Value | None,
-    ) -> None:
+    def on_command(self, site: Site, command: Command) -> None:
         """Told where the job itself was read."""
 
 

@@ -162,7 +162,7 @@ def deliver(
             fetch = moved(fetch, site)
         host.on_files(site, effect[1], list(effect[2]), fetch)
     elif kind == "command":
-        host.on_command(site, effect[1], list(effect[2]), effect[3], effect[4])
+        host.on_command(site, effect[1:])
     elif kind == "stopped":
         host.stopped(site, effect[1], effect[2])
     elif notes:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from stagegate.ci.budget import MAX_DEPTH, MAX_VALUE, Budget, OverBudget
 from stagegate.ci.files import invalid
+from stagegate.ci.scopes import Command as Told
 from stagegate.ci.scopes import Host, Scope
 from stagegate.ci.shell import commands, effects, memo, pipes, syntax, textops, variables, words
 from stagegate.ci.shell.memo import Inputs
@@ -897,7 +898,8 @@ class Walker:
             if name != CWD
         ]
         seen += [(name, value, True) for name, value in env.items()]
-        self.state.emit(("command", self.loc(), tuple(argv), tuple(seen), state.vars.get(CWD)))
+        told: Told = (self.loc(), tuple(argv), tuple(seen), state.vars.get(CWD))
+        self.state.emit(("command", *told))
 
     def change_dir(self, target: Value | None) -> None:
         current = self.state.vars.get(CWD, "")
