@@ -138,6 +138,9 @@ COPIES = {
     "the project's name": ("cp target/wheels/pkg*.whl dist", ["cp312-manylinux_x86_64"]),
     "a variable": ('OUT=target/wheels\ncp "$OUT"/*.whl dist', ["cp312-manylinux_x86_64"]),
     "mv": ("mv target/wheels/*.whl dist", ["cp312-manylinux_x86_64"]),
+    "after mkdir &&": ("mkdir -p dist && cp target/wheels/*.whl dist", ["cp312-manylinux_x86_64"]),
+    "after an if": ('if [[ "$X" == 1 ]]; then echo one; fi\ncp target/wheels/*.whl dist', ["cp312-manylinux_x86_64"]),
+    "a loop over the wheels": ('for f in target/wheels/*.whl; do cp "$f" dist; done', ["cp312-manylinux_x86_64"]),
     # not read exactly: the wheels stay where maturin wrote them
     "a quoted pattern": ('cp "target/wheels/*.whl" dist', []),
     "another name": ("cp target/wheels/other*.whl dist", []),
@@ -146,6 +149,13 @@ COPIES = {
     "another folder": ("cp wheelhouse/*.whl dist", []),
     "a destination not known": ("cp target/wheels/*.whl $(mktemp -d)", []),
     "a file": ("cp target/wheels/*.whl dist/pkg.whl", []),
+    # a copy a run that gets there may not make
+    "in a branch not decided": ('if [[ "$X" == 1 ]]; then cp target/wheels/*.whl dist; fi', []),
+    "after a test": ("test -d dist && cp target/wheels/*.whl dist", []),
+    "after an exit": ('[[ "$X" == 1 ]] && exit 0\ncp target/wheels/*.whl dist', []),
+    "a loop that skips some": (
+        'for f in target/wheels/*.whl; do [[ "$f" == *musl* ]] && continue; cp "$f" dist; done', [],
+    ),
 }
 
 

@@ -215,10 +215,10 @@ class Builds:
     ) -> None:
         """A command the shell reader told of: a build, a pin, a copy or move of wheels."""
         step, scope, workflow = at
-        loc, argv, variables, folder = command
+        loc, argv, variables, folder, maybe = command
         here, why = _here(self._directory(step, scope), folder)
         if argv[0] in ("cp", "mv"):
-            if here is not None:
+            if here is not None and not maybe:  # a copy that may not run: not followed
                 self._move(where, argv, here)
             return
         env = self._env(site, step, scope, workflow, (variables, loc))

@@ -20,11 +20,14 @@ from stagegate.model.ghexpr import Unknown, Value
 # --------------------------------------------------------------------------- scopes
 
 
-Command = tuple[Loc, tuple[Value, ...], tuple[tuple[str, Value | None, bool], ...], Value | None]
+Command = tuple[
+    Loc, tuple[Value, ...], tuple[tuple[str, Value | None, bool], ...], Value | None, bool
+]
 """A command a script runs, as the shell reader tells of it (``Host.on_command``): where,
 its words expanded, the variables the script set by then (name, value or None where
-unset, whether exported; its prefix assignments last) and the folder it runs in (None:
-the step's; else from it, or absolute; unknown where a ``cd`` is not followed)."""
+unset, whether exported; its prefix assignments last), the folder it runs in (None: the
+step's; else from it, or absolute; unknown where a ``cd`` is not followed), and whether
+it may not run in a run that gets that far (a condition not decided, a jump past it)."""
 
 
 class Host(Protocol):

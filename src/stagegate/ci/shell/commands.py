@@ -92,6 +92,9 @@ SILENT = frozenset(
     {"mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"}
 )
 """Commands that print nothing stagegate could read (their exit status is not known)."""
+EFFECTS = frozenset({"cd", "pushd", "mkdir", "cp", "mv", "touch", "chmod", "ln", "rm", "true", ":"})
+"""Commands run for what they do, not as a test: the list after ``mkdir -p d &&`` runs in
+every run that gets there (a run where they fail is not one that ships)."""
 PREFIXES = frozenset({"command", "builtin", "exec", "nohup", "time", "sudo"})
 """Commands that run the command after them."""
 REPORTED_TOOLS = ("cibuildwheel", "maturin")
