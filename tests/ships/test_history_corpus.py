@@ -8,8 +8,8 @@ each pair is compared with `continuity --base BASE --head HEAD --format json`, i
 process. What is compared, exactly (README.md): the exit code; every release job found
 and the artifact names it lost, gained and accepted; where the case says so, the head's
 new findings, the names that reach the release at the head, the releases with a blind
-spot, the wheel identifiers lost and gained (issue 35), and the wheels two uploads
-reaching one release both carry. A case with `accept` runs
+spot, the wheel identifiers lost and gained (issue 35), the wheels two uploads
+reaching one release both carry, and the renames (base name, head name). A case with `accept` runs
 again with `--accept FILE`; one with `event` on a pull_request event whose body holds
 the Release-Change lines.
 
@@ -153,6 +153,11 @@ def _compare(data: dict[str, Any], code: int, want: dict[str, Any], whole: dict[
             for r in data["releases"]
         }
         assert {k: twice.get(k) for k in whole["duplicates"]} == whole["duplicates"]
+    if "renamed" in whole:
+        renames = {
+            _key(r): sorted([n["from"], n["to"]] for n in r["renamed"]) for r in data["releases"]
+        }
+        assert {k: renames.get(k) for k in whole["renamed"]} == whole["renamed"]
     if "wheels" in whole:
         wheels = {}
         for r in data["releases"]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Result
+from conftest import FIXTURES, Result
 from scratch import dedent, init, pin_git
 
 Sg = Callable[..., Result]
@@ -779,3 +779,81 @@ def test_one_wheel_from_two_uploads_fails_where_a_pull_request_makes_it(
     # the same duplicate at both commits is not the pull request's doing
     code, data, lines = compare(sg, tmp_path / "had", {WF: head, **PROJECT}, {WF: head + "\n"})
     assert code == 0, lines
+
+
+# --------------------------------------------------------------------------- wheels a script builds
+
+MERGED = FIXTURES / "history" / "39-maturin-in-local-action-shell-vars"
+ACTION = ".github/actions/manylinux/action.yaml"
+ARTIFACT = ".github/workflows/artifact.yaml"
+
+
+def _side(side: str) -> dict[str, str]:
+    root = MERGED / side
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_a_merged_matrix_that_also_drops_an_interpreter_names_the_lost_wheels(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """history/39's refactor (per-arch jobs into one matrix job, the wheels built by maturin
+    in a local action from shell variables) dropping python3.9 as well: the renamed uploads
+    pair by their wheels, the 3.9 ones are lost with the identifiers they carried."""
+    head = _side("head")
+    row = "          { interpreter: 'python3.9', compatibility: \"manylinux_2_17\", publish: true },\n"
+    assert row in head[ARTIFACT]
+    head[ARTIFACT] = head[ARTIFACT].replace(row, "")
+    code, data, lines = compare(sg, tmp_path / "drop", _side("base"), head)
+    assert code == 1, lines
+    (release,) = data["releases"]
+    assert names(data, "lost") == [
+        [
+            "orjson_manylinux_aarch64_python3.9_manylinux_2_17",
+            "orjson_manylinux_amd64_python3.9_manylinux_2_17",
+        ]
+    ]
+    assert names(data, "gained") == [[]]
+    assert len(release["renamed"]) == 2
+    assert (release["wheels"]["lost"], release["wheels"]["gained"]) == (
+        ["cp39-manylinux_aarch64", "cp39-manylinux_x86_64"],
+        [],
+    )
+    assert (
+        "  wheels: loses cp39-manylinux_aarch64, cp39-manylinux_x86_64 (no step builds them "
+        f"(was {ACTION}:36))"
+    ) in lines, lines
+
+
+def test_an_interpreter_the_script_cannot_compute_leaves_the_wheels_unresolved(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """The same refactor where the action's script takes the interpreter from a command
+    (`uv python find`): the identifiers are not known at either commit, each upload says
+    why at the build's line, and the uploads renamed are lost and gained."""
+    found = 'export PYTHON="$(uv python find ${{ inputs.interpreter }})"'
+    base, head = _side("base"), _side("head")
+    for tree in (base, head):
+        tree[ACTION] = tree[ACTION].replace('export PYTHON="${{ inputs.interpreter }}"', found)
+        assert found in tree[ACTION]
+    code, data, lines = compare(sg, tmp_path / "unknown", base, head)
+    assert code == 1, lines
+    (release,) = data["releases"]
+    assert [len(n) for n in names(data, "lost") + names(data, "gained")] == [3, 3]
+    assert release["renamed"] == []
+    wheels = release["wheels"]
+    assert (wheels["lost"], wheels["gained"]) == ([], [])
+    assert {(u["file"], u["line"], u["expression"], u["reason"]) for u in wheels["unresolved"]} == {
+        (
+            ACTION,
+            36,
+            "--interpreter",
+            f"--interpreter=$(uv python find python{v}) is not known: $PYTHON is assigned at "
+            f"{ACTION}:24 from $(uv python find python{v}): $(uv python find python{v}) runs "
+            "a command",
+        )
+        for v in ("3.9", "3.13", "3.14")
+    }

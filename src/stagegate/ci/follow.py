@@ -12,6 +12,7 @@ artifact-action version cannot be read is **blind** (not compared, with the reas
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -173,12 +174,10 @@ def select(
     fetch: Fetch, artifacts: Mapping[str, list[tuple[Context, str]]]
 ) -> tuple[dict[str, list[tuple[Context, str]]], list[Context]]:
     """The artifacts a download takes (same backend), and the contexts it names but
-    cannot see (the other backend)."""
-    if fetch.kind == "name":
-        names = [fetch.select] if fetch.select in artifacts else []
-    else:
-        names = [n for n in artifacts if pattern_matches(fetch.select, n)]
-    names = [n for n in names if not any(pattern_matches(x, n) for x in fetch.exclude)]
+    cannot see (the other backend). A name with a piece that cannot be evaluated is taken
+    where every value of it is (``wheel-*`` takes ``wheel-${{ x }}``); where only some
+    are, ``may_take`` says so."""
+    names = [n for n in artifacts if meets(fetch, n) == "all"]
     taken: dict[str, list[tuple[Context, str]]] = {}
     hidden: list[Context] = []
     for name in names:
@@ -188,6 +187,59 @@ def select(
             else:
                 hidden.append(ctx)
     return taken, hidden
+
+
+def may_take(fetch: Fetch, artifacts: Mapping[str, list[tuple[Context, str]]]) -> list[Context]:
+    """The contexts whose name holds a piece that cannot be evaluated and that the download
+    takes for some values of it but not for others (``wheel-*`` and
+    ``${{ steps.parse.outputs.name }}``): whether it takes them is not known."""
+    return [
+        ctx for name, items in artifacts.items() if meets(fetch, name) == "some" for ctx, _ in items
+    ]
+
+
+_UNKNOWN_PIECE = re.compile(r"\$\{\{.*?\}\}")
+"""A piece of an upload's name that cannot be evaluated, as ``ci.transfers.shown`` writes it."""
+
+
+def meets(fetch: Fetch, name: str) -> str:
+    """Whether the download takes the artifact ``name`` for every value of its unknown
+    pieces ("all"), for some ("some") or for none ("none"), its ``exclude`` included."""
+    return _meets(fetch.kind, fetch.select, tuple(fetch.exclude), name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _meets(kind: str, selected: str, exclude: tuple[str, ...], name: str) -> str:
+    if not _UNKNOWN_PIECE.search(name):
+        taken = name == selected if kind == "name" else pattern_matches(selected, name)
+        return "all" if taken and not any(pattern_matches(x, name) for x in exclude) else "none"
+    from stagegate.engine import globs
+
+    pieces: list[globs.Piece] = []
+    for i, text in enumerate(_UNKNOWN_PIECE.split(name)):
+        if i:
+            pieces.append(globs.Glob("*"))
+        if text:
+            pieces.append(globs.Lit(text))
+    named = globs.language(pieces)
+
+    def language(alternatives: Sequence[str], literal: bool) -> list[globs.Language]:
+        return [
+            globs.language([globs.Lit(a) if literal else globs.Glob(a.replace("**", "*"))])
+            for a in alternatives
+        ]
+
+    wanted = language(
+        [selected] if kind == "name" else publish.expand_braces(selected), kind == "name"
+    )
+    unwanted = language([a for x in exclude for a in publish.expand_braces(x)], False)
+    if not any(globs.intersects(named, w, excluding=unwanted) for w in wanted):
+        return "none"
+    if not globs.intersects(named, excluding=[*wanted]) and not any(
+        globs.intersects(named, u) for u in unwanted
+    ):
+        return "all"
+    return "some"
 
 
 def landed(
@@ -312,6 +364,12 @@ class _Release:
         self.foreign: list[Foreign] = []
         self.sources: set[str] = {run.root}
         self.selected: list[Context] = []
+        self.unnamed: list[tuple[Fetch, Context]] = []
+        """Uploads a download may take, whose names cannot be evaluated (``may_take``)."""
+
+    @property
+    def unnamed_contexts(self) -> list[Context]:
+        return [ctx for _, ctx in self.unnamed]
 
     def taken(self, fetch: Fetch, findings: dict[str, Finding]) -> list[tuple[Context, str]]:
         """Where the files ``fetch`` takes land (of this run, or of the run it reads)."""
@@ -334,6 +392,8 @@ class _Release:
         took, hidden = select(fetch, artifacts)
         fetch_findings(fetch, self.top, hidden, findings, "release job")
         self.selected += [ctx for items in took.values() for ctx, _ in items]
+        taken = {ctx.key for items in took.values() for ctx, _ in items}
+        self.unnamed += [(fetch, ctx) for ctx in may_take(fetch, artifacts) if ctx.key not in taken]
         return landed(fetch, took)
 
     def reached(
@@ -393,6 +453,29 @@ class _Release:
                     break
         self.blind += _blind_uploads(reached.values())
         return reached, aside
+
+
+def _blind_unnamed(unnamed: Sequence[tuple[Fetch, Context]]) -> list[Blind]:
+    """One blind spot per download that may take uploads whose names cannot be worked out."""
+    by_fetch: dict[Loc, tuple[Fetch, list[Context]]] = {}
+    for fetch, ctx in unnamed:
+        by_fetch.setdefault(fetch.loc, (fetch, []))[1].append(ctx)
+    out = []
+    for fetch, contexts in by_fetch.values():
+        steps = sorted({c.loc for c in contexts})
+        jobs = sorted({c.top for c in contexts})
+        more = f" and {len(jobs) - 1} more" if len(jobs) > 1 else ""
+        out.append(
+            Blind(
+                key=f"unnamed {fetch.select}",
+                loc=steps[0],
+                reason=f"the download {fetch.select!r} ({_where(fetch.loc)}) may take "
+                f"{len(steps)} upload step{'s' if len(steps) != 1 else ''} whose names cannot "
+                f"be worked out (in {jobs[0]}{more}; the first named {contexts[0].name!r}): "
+                "which files it publishes is not known",
+            )
+        )
+    return out
 
 
 def _unknown_move(moves: Sequence[Moving], after: int, before: int) -> Blind | None:
@@ -478,8 +561,10 @@ def release(
             return None  # it publishes nothing stagegate can see, and takes nothing
         follow.blind += unread  # a step it does not read may publish what the run made
     reached, aside = follow.reached(here, findings)
+    if not reached:  # it may publish uploads whose names are not known, and nothing else
+        follow.blind += _blind_unnamed(follow.unnamed)
     file, _, job_id = top.partition("#")
-    flow = {top, *run.waits(top), *(c.top for c in follow.selected)}
+    flow = {top, *run.waits(top), *(c.top for c in (*follow.selected, *follow.unnamed_contexts))}
     return Release(
         file=file,
         job=job_id,

@@ -20,6 +20,16 @@ from stagegate.model.ghexpr import Unknown, Value
 # --------------------------------------------------------------------------- scopes
 
 
+Command = tuple[
+    Loc, tuple[Value, ...], tuple[tuple[str, Value | None, bool], ...], Value | None, bool
+]
+"""A command a script runs, as the shell reader tells of it (``Host.on_command``): where,
+its words expanded, the variables the script set by then (name, value or None where
+unset, whether exported; its prefix assignments last), the folder it runs in (None: the
+step's; else from it, or absolute; unknown where a ``cd`` is not followed), and whether
+it may not run in a run that gets that far (a condition not decided, a jump past it)."""
+
+
 class Host(Protocol):
     """What scopes and the shell reader ask of the reading they belong to
     (``ci.workflows.Reader``): binds, what scripts wrote to ``$GITHUB_ENV``, where the
@@ -59,6 +69,12 @@ class Host(Protocol):
         """A script's ``gh run download`` (``fetch``; ``words``: its ``-D`` folder, and
         ``"1"`` where each artifact gets its own folder) or ``mv``/``cp``/``find`` (its words),
         run where the script is (``cwd``, from the step's folder: ``cd``)."""
+
+    def on_command(self, site: Site, command: Command) -> None:
+        """A command of a script (``ci.shell.commands.reported``), its words expanded."""
+
+    def wants_script(self, site: Site, text: str) -> bool:
+        """Whether a script no transfer makes worth reading is read for ``on_command``."""
 
 
 class Env:

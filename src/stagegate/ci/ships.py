@@ -22,7 +22,7 @@ from stagegate.ci.builds import Builds
 from stagegate.ci.files import Files, discover, nothing_found
 from stagegate.ci.follow import Flows, follow
 from stagegate.ci.model import Job, Step, Workflow
-from stagegate.ci.scopes import Scope
+from stagegate.ci.scopes import Command, Scope
 from stagegate.ci.selfsteps import stagegate_command
 from stagegate.ci.shipped import (
     Context,
@@ -369,9 +369,16 @@ class ShipReader(Reader):
             )
         return bool(found)
 
-    def on_run(self, site: Site, step: Step, scope: Scope) -> None:
+    def on_command(self, site: Site, command: Command) -> None:
+        self.builds.command(site, command)
+
+    def wants_script(self, site: Site, text: str) -> bool:
+        return site.runs and self.builds.wants(self._where(site), text)
+
+    def on_run(self, site: Site, step: Step, scope: Scope, *, read: bool) -> None:
         assert step.run is not None
-        self.builds.run(self._where(site), site, step, scope, self.files.workflows.get(site.rel))
+        workflow = self.files.workflows.get(site.rel)
+        self.builds.run(self._where(site), site, step, scope, workflow, read=read)
         base = publish.norm(step.working_directory or site.folder)
         shell_read = self._script_files(site, base)
         others, script = _script_of(step.run)
@@ -484,7 +491,11 @@ class ShipReader(Reader):
                     words = []  # `X=$(gh release view ...)`: the words are the substitution's
                 words = words[1:]  # `notes=.../release/...`: a variable, not a command
             head = " ".join(words[:2]) if words[:1] == ["make"] else words[0] if words else ""
-            if _NAMED_PUBLISHING.search(head) and publish.read_script(" ".join(words), ".") == []:
+            program = head.rstrip(");&|").rsplit("/", 1)[-1]  # the name, not its folder
+            if (
+                _NAMED_PUBLISHING.search(program)
+                and publish.read_script(" ".join(words), ".") == []
+            ):
                 self.unread(
                     site,
                     loc,

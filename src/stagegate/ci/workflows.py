@@ -33,7 +33,7 @@ from stagegate.ci.matrix import expand
 from stagegate.ci.model import Action, Job, Step, Workflow, invalid, is_action
 from stagegate.ci.pwsh import PowerShell
 from stagegate.ci.runkinds import RELEASE_EVENTS
-from stagegate.ci.scopes import Env, Host, Lazy, Scope
+from stagegate.ci.scopes import Command, Env, Host, Lazy, Scope
 from stagegate.ci.selfsteps import outputs_at, stagegate_command
 from stagegate.ci.shell import Shell
 from stagegate.ci.transfers import (
@@ -654,19 +654,30 @@ class Reader:
                 if command:
                     self.stagegate_step(at, step, command)
                 used = step.shell or shell
+                read = False
                 if used.split()[:1] in (["pwsh"], ["powershell"]):
                     PowerShell(self, at, step.at("run"), step.run, here).run()
                 else:
-                    Shell(self, at, step.at("run"), step.run, here).run()
-                self.on_run(at, step, here)
+                    reading = Shell(self, at, step.at("run"), step.run, here)
+                    reading.run()
+                    read = reading.complete
+                self.on_run(at, step, here, read=read)
 
-    def on_run(self, site: Site, step: Step, scope: Scope) -> None:
-        """A ``run:`` step was read (``continuity`` reads its publish commands)."""
+    def on_run(self, site: Site, step: Step, scope: Scope, *, read: bool) -> None:
+        """A ``run:`` step was read (``continuity`` reads its publish commands); ``read``:
+        the shell reader read its script to the end (it told ``on_command`` its commands)."""
 
     def on_files(
         self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None, cwd: Value = "."
     ) -> None:
         """A script moved or downloaded files, where it is (``continuity`` follows them)."""
+
+    def on_command(self, site: Site, command: Command) -> None:
+        """A script ran a command that builds wheels, or copies or moves files (``ci.builds``)."""
+
+    def wants_script(self, site: Site, text: str) -> bool:
+        """Whether a script no transfer makes worth reading is read for ``on_command``."""
+        return False
 
     def on_uses(self, use: handlers.Use) -> None:
         """A ``uses:`` step was read (``continuity`` reads what the action does)."""
@@ -774,6 +785,9 @@ class _Quiet:
         self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None, cwd: Value = "."
     ) -> None:
         """Followed where the job itself was read."""
+
+    def on_command(self, site: Site, command: Command) -> None:
+        """Told where the job itself was read."""
 
 
 # --------------------------------------------------------------------------- entry points

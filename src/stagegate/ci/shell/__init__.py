@@ -69,6 +69,12 @@ class Shell:
         self.locs: dict[int, Loc] = {}
         self.rows: list[int] | None = None
         """Rendered line -> the script's line, where ``${{ }}`` wrote line breaks."""
+        self.complete = False
+        """Whether the script was read to its end (not: not worth reading, too long, or
+        the work budget stopped the reading)."""
+        self.quiet = False
+        """Read only for the commands the reading wants (``Host.wants_script``): what it
+        leaves unresolved moves no artifact, and is not noted."""
 
     def loc(self, row: int) -> Loc:
         """Where the rendered script's line ``row`` (from 0) is written (made once)."""
@@ -90,7 +96,9 @@ class Shell:
 
     def run(self) -> None:
         if not (self.for_outputs or worth_reading(self.reader.files, self.text)):
-            return
+            if not self.reader.wants_script(self.site, self.text):
+                return
+            self.quiet = True
         if len(self.text) > MAX_SCRIPT:
             if "gh run download" in self.text or "GITHUB_ENV" in self.text:
                 self.reader.note_unresolved(
@@ -107,8 +115,9 @@ class Shell:
         walker = Walker(self.reader, self.site, self.scope, self.reader.work.child(MAX_WORK))
         outcome = memo.recall(self.reader, key, walker.inputs) if key is not None else None
         if outcome is not None:
-            memo.replay(self.reader, self.site, outcome)
+            memo.replay(self.reader, self.site, outcome, notes=not self.quiet)
             self.done(dict(outcome.writes), dict(outcome.outputs))
+            self.complete = True
             return
         tree = syntax.parse(rendered, mark)
         file = self.script[0] if self.script is not None else self.site.doc.file
@@ -127,6 +136,7 @@ class Shell:
         finally:
             walker.budget.settle()
         outcome = self.finish(walker)
+        self.complete = not stopped
         if not stopped and key is not None:  # a reading the budget stopped depends on
             memo.remember(self.reader, key, outcome)  # what was left of it
 
@@ -166,14 +176,7 @@ class Shell:
             walker.inputs.asked, done, pending, state.writes, state.outputs, walker.inputs.written
         )
         for effect in done:
-            if effect[0] == "add":
-                self.reader.add(effect[1])
-            elif effect[0] == "files":
-                self.reader.on_files(self.site, effect[1], list(effect[2]), effect[3], effect[4])
-            elif effect[0] == "stopped":
-                self.reader.stopped(self.site, effect[1], effect[2])
-            else:
-                self.reader.note_unresolved(effect[1], effect[2])
+            memo.deliver(self.reader, self.site, effect, notes=not self.quiet)
         for transfer in pending:
             self.reader.add(transfer)
         self.done(dict(state.writes), dict(state.outputs))

@@ -14,6 +14,7 @@ from stagegate.ci.shell import effects, pipes
 from stagegate.ci.shell.state import Break, Exit, Return
 from stagegate.ci.shell.tests import decide_words
 from stagegate.ci.shell.values import Failed, known
+from stagegate.ci.transfers import shown
 from stagegate.model.ghexpr import Unknown, Value
 
 if TYPE_CHECKING:
@@ -55,8 +56,11 @@ class Run(Protocol):
     def files(self, values: list[Value]) -> None:
         """``mv``/``cp``/``find``: files the step moves (its words)."""
 
-    def chdir(self, target: Value | None) -> None:
-        """``cd``: the script goes to ``target`` (None: a folder not known)."""
+    def report(self, argv: list[Value], env: dict[str, Value]) -> None:
+        """A command the reading is told of with its words (``REPORTED``)."""
+
+    def change_dir(self, target: Value | None) -> None:
+        """``cd``/``pushd`` to ``target`` (None: a folder not named, ``popd``)."""
 
     def use(self) -> None:
         """The downloaded files are used (an ``rm`` after this is clean-up)."""
@@ -84,16 +88,39 @@ class Run(Protocol):
 
 
 Handler = Callable[[Run, list[Value]], Status]
-SILENT = frozenset({"mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"})
+SILENT = frozenset(
+    {"mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"}
+)
 """Commands that print nothing stagegate could read (their exit status is not known)."""
+EFFECTS = frozenset({"cd", "pushd", "mkdir", "cp", "mv", "touch", "chmod", "ln", "rm", "true", ":"})
+"""Commands run for what they do, not as a test: the list after ``mkdir -p d &&`` runs in
+every run that gets there (a run where they fail is not one that ships)."""
 PREFIXES = frozenset({"command", "builtin", "exec", "nohup", "time", "sudo"})
 """Commands that run the command after them."""
+REPORTED_TOOLS = ("cibuildwheel", "maturin")
+REPORTED_HEADS = frozenset({"cp", "mv"})
+"""The commands ``Host.on_command`` is told of with their expanded words: those naming a
+wheel build tool (``ci.builds``: the build, the tool's install), and copies and moves
+(where the built wheels go)."""
+
+
+def reported(argv: list[Value]) -> bool:
+    """Whether ``Host.on_command`` is told of the command ``argv``."""
+    if argv[0] in REPORTED_HEADS:
+        return True
+    for word in argv:
+        text = word if isinstance(word, str) else shown(word)
+        if any(tool in text for tool in REPORTED_TOOLS):
+            return True
+    return False
 
 
 def run(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status:
     """Carry out the command ``argv`` (expanded), with the prefix assignments ``env``."""
     while argv and argv[0] in PREFIXES and len(argv) > 1 and not str(argv[1]).startswith("-"):
         argv = argv[1:]
+    if reported(argv):
+        shell.report(argv, env)
     head = argv[0]
     if not isinstance(head, str):
         shell.print(Unknown("command", "the output of a command stagegate cannot name"))
@@ -162,6 +189,17 @@ def _script(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status | bo
 
 
 # --------------------------------------------------------------------------- builtins
+
+
+def _cd(shell: Run, argv: list[Value]) -> Status:
+    """``cd DIR``, ``pushd DIR``: where later commands run; ``popd``, ``cd -``, ``cd`` alone
+    and a folder given another way go where stagegate does not follow (None)."""
+    given = [a for a in argv[1:] if a not in ("-L", "-P", "-e", "--")]
+    target = given[0] if len(given) == 1 and argv[0] != "popd" else None
+    if isinstance(target, str) and (target in ("-", "") or target.startswith(("~", "+", "-"))):
+        target = None
+    shell.change_dir(target)
+    return None
 
 
 def _true(shell: Run, argv: list[Value]) -> Status:
@@ -319,16 +357,10 @@ def _test(shell: Run, argv: list[Value]) -> Status:
     return decide_words(argv[1:])
 
 
-def _cd(shell: Run, argv: list[Value]) -> Status:
-    """``cd DIR`` and ``pushd DIR``: where the script's later paths are; ``cd`` alone (the
-    home folder), ``cd -``, ``popd`` and options go where stagegate does not follow."""
-    args = argv[1:]
-    plain = len(args) == 1 and args[0] != "-" and not str(args[0]).startswith(("-", "~"))
-    shell.chdir(args[0] if plain and argv[0] != "popd" else None)
-    return None  # whether the folder exists is not known
-
-
 HANDLERS: dict[str, Handler] = {
+    "cd": _cd,
+    "pushd": _cd,
+    "popd": _cd,
     ":": _true,
     "true": _true,
     "false": _false,
@@ -350,9 +382,6 @@ HANDLERS: dict[str, Handler] = {
     "eval": _eval,
     "test": _test,
     "[": _test,
-    "cd": _cd,
-    "pushd": _cd,
-    "popd": _cd,
 }
 
 

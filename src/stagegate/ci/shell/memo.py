@@ -137,29 +137,36 @@ def moved(transfer: Transfer, site: Site) -> Transfer:
     return replace(transfer, job=site.job, callers=site.callers, active=site.runs, off=site.why)
 
 
-def replay(host: Host, site: Site, outcome: Outcome) -> None:
+def replay(host: Host, site: Site, outcome: Outcome, *, notes: bool = True) -> None:
     """Tell the reading what a remembered reading did, as this site does it."""
     for name, reason in outcome.written:
         host.env_writers[name] = reason
     for effect in outcome.effects:
-        kind = effect[0]
-        if kind == "add":
-            host.add(moved(effect[1], site))
-        elif kind == "files":
-            fetch = effect[3]
-            host.on_files(
-                site,
-                effect[1],
-                list(effect[2]),
-                None if fetch is None else moved(fetch, site),
-                effect[4],
-            )
-        elif kind == "stopped":
-            host.stopped(site, effect[1], effect[2])
-        else:
-            host.note_unresolved(effect[1], effect[2])
+        deliver(host, site, effect, notes=notes, again=True)
     for transfer in outcome.pending:
         host.add(moved(transfer, site))
+
+
+def deliver(
+    host: Host, site: Site, effect: tuple[Any, ...], *, notes: bool = True, again: bool = False
+) -> None:
+    """Tell the reading one effect of a reading at ``site`` (``again``: of a remembered
+    reading, its transfers made as this site makes them); ``notes``: the unknown values
+    it noted too."""
+    kind = effect[0]
+    if kind == "add":
+        host.add(moved(effect[1], site) if again else effect[1])
+    elif kind == "files":
+        fetch = effect[3]
+        if again and fetch is not None:
+            fetch = moved(fetch, site)
+        host.on_files(site, effect[1], list(effect[2]), fetch, effect[4])
+    elif kind == "command":
+        host.on_command(site, effect[1:])
+    elif kind == "stopped":
+        host.stopped(site, effect[1], effect[2])
+    elif notes:
+        host.note_unresolved(effect[1], effect[2])
 
 
 # --------------------------------------------------------------------------- called scripts

@@ -17,14 +17,19 @@ from stagegate.records import replace
 
 UNSET: Any = object()
 """A variable ``unset`` removed: unset however the environment has it."""
+CWD = " cwd"
+"""The folder the script is in after a ``cd``, kept with its variables (a name no script
+can write): from the step's folder (its ``working-directory``), or absolute; unknown where
+paths went to different folders."""
+MAYBE = " maybe"
+"""Set where the commands being read may not run in a run that gets this far: in a path
+of a condition stagegate cannot decide, or after a path that jumped past them (``exit 0``,
+``return``, ``continue``), up to where the jump lands."""
 
 Effect = tuple[Any, ...]
-"""("add", transfer), ("files", loc, words, transfer|None, cwd), ("note", loc, value) or
-("stopped", loc, message): jq or yq stops with an error there (``Host.stopped``)."""
-
-CWD = "%cwd"
-"""The variable that holds where the script is (``cd``), from the step's folder: a name
-no script can spell, so that it is kept, joined and scoped as a variable is."""
+"""("add", transfer), ("files", loc, words, transfer|None, folder), ("note", loc, value),
+("command", loc, words, variables, folder, maybe) (``Host.on_command``) or ("stopped", loc,
+message): jq or yq stops with an error there (``Host.stopped``)."""
 Chain = tuple[Effect, "Chain"] | None
 """Effects, the latest first, sharing what paths have in common."""
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from stagegate.ci.budget import MAX_DEPTH, MAX_VALUE, Budget, OverBudget
 from stagegate.ci.files import invalid
+from stagegate.ci.scopes import Command as Told
 from stagegate.ci.scopes import Host, Scope
 from stagegate.ci.shell import commands, effects, memo, pipes, syntax, textops, variables, words
 from stagegate.ci.shell.memo import Inputs
@@ -52,7 +53,18 @@ from stagegate.ci.shell.nodes import (
     Word,
 )
 from stagegate.ci.shell.scripts import CALL
-from stagegate.ci.shell.state import CWD, UNSET, Break, Dead, Exit, Return, State, join, replay
+from stagegate.ci.shell.state import (
+    CWD,
+    MAYBE,
+    UNSET,
+    Break,
+    Dead,
+    Exit,
+    Return,
+    State,
+    join,
+    replay,
+)
 from stagegate.ci.shell.tests import decide
 from stagegate.ci.shell.values import ENV, OUTPUT, SPECIALS, Failed, Glob, marker
 from stagegate.ci.transfers import (
@@ -81,10 +93,12 @@ class Target:
     """Where jumps of one ``kind`` ("loop", "function", "frame") land, with the states
     of the paths that jumped there while the walk followed several."""
 
-    __slots__ = ("again", "kind", "out")
+    __slots__ = ("again", "doubt", "kind", "out")
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, doubt: Value | None = None) -> None:
         self.kind = kind
+        self.doubt = doubt
+        """``MAYBE`` where the construct starts: what it is again where its jumps land."""
         self.out: list[State] = []
         """States that left: ``break``, ``return``, ``exit``."""
         self.again: list[State] = []
@@ -188,7 +202,7 @@ class Walker:
         """Read ``body`` as the script of ``frame``: its ``exit`` ends it; a failing one
         ends this path (a run that succeeds did not take it)."""
         saved, self.frame = self.frame, frame
-        target = Target("frame")
+        target = Target("frame", self.state.vars.get(MAYBE))
         self.targets.append(target)
         where = frame.locate(0)
         try:
@@ -213,6 +227,7 @@ class Walker:
             self.state = join(
                 [self.state, *target.out], self.state, where, "the exits of the script"
             )
+            self.doubt(target.doubt)
 
     def block(self, block: Block) -> Status:
         status: Status = True
@@ -234,31 +249,49 @@ class Walker:
 
     # -- paths
 
-    def fork(self, runs: list[Callable[[], Status]], line: int, construct: str) -> Status:
+    def fork(
+        self, runs: list[Callable[[], Status]], line: int, construct: str, doubt: bool = True
+    ) -> Status:
         """Follow each of ``runs`` from the current state and join what goes on after
-        them; a run that jumps leaves its state at the jump's target."""
+        them; a run that jumps leaves its state at the jump's target. ``doubt``: each
+        run may not be the one a run of the step takes (``MAYBE``); where one jumps,
+        what goes on after the construct may not run either."""
         base = self.state
         ends: list[State] = []
         statuses: list[Status] = []
+        jumped = False
         for run in runs:
             self.state = base.copy()
+            if doubt:
+                self.state.vars[MAYBE] = "1"
             try:
                 statuses.append(run())
                 ends.append(self.state)
             except Exit as jump:
                 if jump.code in (0, None):
                     self.stash("frame", self.state)
+                    jumped = True
             except Break as jump:
                 self.stash("loop", self.state, again=jump.again)
+                jumped = True
             except Return:
                 self.stash("function", self.state)
+                jumped = True
             except Dead:
                 pass
         if not ends:
             self.state = base
             raise Dead
         self.state = join(ends, base, self.loc(line), construct)
+        self.doubt("1" if jumped else base.vars.get(MAYBE))
         return statuses[0] if all(s == statuses[0] for s in statuses) else None
+
+    def doubt(self, value: Value | None) -> None:
+        """Set ``MAYBE`` (None: the commands from here run in every run that gets here)."""
+        if value is None:
+            self.state.vars.pop(MAYBE, None)
+        else:
+            self.state.vars[MAYBE] = value
 
     def stash(self, kind: str, state: State, *, again: bool = False) -> None:
         """Leave a path's state at the nearest target of ``kind`` (none past the script)."""
@@ -276,6 +309,7 @@ class Walker:
         otherwise: Callable[[], Status],
         line: int,
         construct: str,
+        doubt: bool = True,
     ) -> Status:
         """``then`` where ``decided`` is True, ``otherwise`` where it is False, both
         (joined) where it is None."""
@@ -283,7 +317,7 @@ class Walker:
             return then()
         if decided is False:
             return otherwise()
-        return self.fork([then, otherwise], line, construct)
+        return self.fork([then, otherwise], line, construct, doubt)
 
     def landed(self, target: Target, alive: bool, line: int, construct: str) -> None:
         """The state after a construct that jumps land at: the paths that went on, and
@@ -292,6 +326,7 @@ class Walker:
         if not ends:
             raise Dead
         self.state = join(ends, self.state, self.loc(line), construct)
+        self.doubt(target.doubt)
 
     # -- control flow
 
@@ -300,12 +335,13 @@ class Walker:
         construct = f"the {node.op} list"
         if _fails(Block((node.right,))):  # `X || exit 1`: a run that succeeds had X succeed
             left = node.op == "||"
+        doubt = _command_name(node.left) not in commands.EFFECTS  # `mkdir -p d && cp ...`
         if node.op == "&&":
             return self.branch(
-                left, lambda: self.statement(node.right), lambda: False, node.line, construct
+                left, lambda: self.statement(node.right), lambda: False, node.line, construct, doubt
             )
         return self.branch(
-            left, lambda: True, lambda: self.statement(node.right), node.line, construct
+            left, lambda: True, lambda: self.statement(node.right), node.line, construct, doubt
         )
 
     def negate(self, node: Not) -> Status:
@@ -441,7 +477,7 @@ class Walker:
 
     def turns(self, name: str, values: list[Value], body: Block, line: int) -> Status:
         """The body once per value, in order; ``break`` and ``continue`` land here."""
-        target = Target("loop")
+        target = Target("loop", self.state.vars.get(MAYBE))
         self.targets.append(target)
         status: Status = True
         alive = True
@@ -456,6 +492,7 @@ class Walker:
                     break
                 alive = True
                 self.state.vars[name] = value
+                self.doubt(target.doubt)  # each turn runs, whatever the last one skipped
                 alive, status = self.turn(body, target)
         finally:
             self.targets.pop()
@@ -480,9 +517,10 @@ class Walker:
         """A ``while``/``until`` loop: turns while its condition holds; where it cannot
         be decided, turns until the state settles (at most FIXPOINT), and it may end
         after any of them."""
-        target = Target("loop")
+        target = Target("loop", self.state.vars.get(MAYBE))
         self.targets.append(target)
         construct = f"the turns of the {'until' if node.until else 'while'} loop"
+        doubtful = False
         exits: list[State] = []
         alive = True
         entry = self.state.copy()
@@ -495,6 +533,8 @@ class Walker:
                     break
                 if decided is None:
                     exits.append(self.state.copy())
+                    doubtful = True  # this turn, and those after it, may not run
+                self.doubt("1" if doubtful else target.doubt)
                 before = self.state.copy()
                 alive, _status = self.turn(node.body, target)
                 if target.again:
@@ -541,7 +581,7 @@ class Walker:
         self.state.vars = dict(kept[0])
         self.state.exported = set(kept[1])
         self.state.functions = dict(kept[2])
-        target = Target("frame")
+        target = Target("frame", self.state.vars.get(MAYBE))
         self.targets.append(target)
         status: Status = None
         alive = True
@@ -650,6 +690,10 @@ class Walker:
                 f"${name} is set where stagegate does not read ({node.reason}, {self.loc(node.line)})",
             )
         text = node.source
+        if not node.fatal and any(tool in text for tool in commands.REPORTED_TOOLS):
+            first = text.strip().split("\n", 1)[0][:200]
+            why = f"a statement stagegate does not read ({node.reason}) names a build tool"
+            self.report([Unknown(first, why)], {})
         calls = any(self.repo.repo_path(m.group(1)) for m in CALL.finditer(text))
         if "gh run download" in text or "GITHUB_ENV" in text or "GITHUB_OUTPUT" in text or calls:
             what = (
@@ -883,17 +927,38 @@ class Walker:
         self.state.emit(("files", self.loc(), tuple(values), None, self.cwd()))
 
     def cwd(self) -> Value:
-        """Where the script is, from the step's folder (``cd``)."""
-        return self.state.vars.get(CWD, ".")
+        """Where the script is (``CWD``): from the step's folder, or absolute."""
+        return self.state.vars.get(CWD, "") or "."
 
-    def chdir(self, target: Value | None) -> None:
-        here = self.cwd()
-        if target is None or not isinstance(here, str) or not isinstance(target, str):
-            self.state.vars[CWD] = Unknown(
-                "cd", "the script goes to a folder stagegate does not follow (cd)"
-            )
-            return
-        self.state.vars[CWD] = posixpath.normpath(posixpath.join(here, target))
+    def report(self, argv: list[Value], env: dict[str, Value]) -> None:
+        """The command, with the variables it sees that the script set (name, value or
+        None where unset, whether exported; its own prefix assignments last) and the
+        folder it runs in (``CWD``)."""
+        state = self.state
+        seen = [
+            (name, None if value is UNSET else value, name in state.exported)
+            for name, value in state.vars.items()
+            if name not in (CWD, MAYBE)
+        ]
+        seen += [(name, value, True) for name, value in env.items()]
+        maybe = MAYBE in state.vars
+        told: Told = (self.loc(), tuple(argv), tuple(seen), state.vars.get(CWD), maybe)
+        self.state.emit(("command", *told))
+
+    def change_dir(self, target: Value | None) -> None:
+        current = self.state.vars.get(CWD, "")
+        if isinstance(target, str) and not isinstance(target, Glob):
+            if target.startswith("/"):
+                self.state.vars[CWD] = posixpath.normpath(target)
+                return
+            if isinstance(current, str):
+                folder = posixpath.join(current, target)
+                self.state.vars[CWD] = posixpath.normpath(folder) if folder else ""
+                return
+        written = " ".join(self.sources) or "cd"
+        self.state.vars[CWD] = Unknown(
+            written, f"{written} at {self.where()} goes to a folder stagegate does not follow"
+        )
 
     def use(self) -> None:
         if self.state.pending:
@@ -907,7 +972,7 @@ class Walker:
         saved, line = self.args, self.line
         self.args = tuple(args)
         self.locals.append({})
-        target = Target("function")
+        target = Target("function", self.state.vars.get(MAYBE))
         self.targets.append(target)
         status: Status = None
         alive = True
@@ -948,9 +1013,10 @@ class Walker:
                 return True
             kept = self.state.vars, self.state.exported, self.state.functions
             given = {n: kept[0][n] for n in kept[1] if n in kept[0]}
+            for name in (CWD, MAYBE):  # a child process starts where its parent is
+                if name in kept[0]:
+                    given[name] = kept[0][name]
             given.update(env)  # `A=1 ./x`: the script's environment
-            if CWD in kept[0]:
-                given[CWD] = kept[0][CWD]  # it starts where the caller is
             key = self.call_key(rel, args, given)
             if key is not None and self.recalled(key):
                 return True

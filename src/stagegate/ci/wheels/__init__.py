@@ -31,6 +31,31 @@ def shipped(step: BuildStep, files: Files, *, tool: bool = True) -> Wheels:
     return maturin.shipped(step, files)
 
 
+def file_names(step: BuildStep, files: Files) -> frozenset[str] | None:
+    """How the names of the wheel files ``step`` builds begin: the project's name as a
+    wheel's file name writes it, then ``-`` (``orjson-``, ``pydantic_core-``), in each
+    form a release of the tool writes it (case kept or lowered); None: not known."""
+    import re
+
+    from stagegate.ci.wheels import cibw, maturin, project
+    from stagegate.ci.wheels.model import CIBUILDWHEEL
+
+    if step.tool == CIBUILDWHEEL:
+        directory = cibw.package_dir(step, cibw.deciders(step, files))
+        manifest = None
+    else:  # where maturin looks for pyproject.toml with --manifest-path: not followed
+        found = maturin.deciders(step, files)
+        directory = None if "cli.manifest-path" in found else maturin.crate_dir(step, found)
+        manifest = project.join(directory or "", "Cargo.toml")
+    if directory is None:
+        return None
+    name = project.dist_name(files, directory, manifest)
+    if name is None:
+        return None
+    forms = {name.replace("-", "_"), re.sub(r"[-_.]+", "_", name)}
+    return frozenset(f"{form}-" for found in forms for form in (found, found.lower()))
+
+
 def forget() -> None:
     """Empty the caches of parsed texts and compiled selectors (a benchmark's cold run)."""
     from stagegate.ci.wheels import cibw, maturin, patterns, project, table

@@ -23,12 +23,16 @@ class Option:
 def options(words: Sequence[Word], valued: Collection[str], many: Collection[str] = ()) -> list[Option]:
     """The options of ``words``: those in ``valued`` take the next word (or ``=value``),
     those in ``many`` every word up to the next option. An option whose value is not known
-    has ``why``; the walk stops at a word not known where an option could stand (it comes
+    (``--name=`` and a value not known: ``Word.option``) has ``why``; the walk stops at a word not known where an option could stand (it comes
     last, nameless, with ``why``)."""
     out: list[Option] = []
     i = 0
     while i < len(words):
         word = words[i]
+        if word.text is None and word.option and (word.option in valued or word.option in many):
+            out.append(Option(name=word.option, values=(), loc=word.loc, why=word.why or "its value is not known"))
+            i += 1
+            continue
         if word.text is None:
             out.append(Option(name="", values=(), loc=word.loc, why=word.why or "a word is not known"))
             return out

@@ -87,6 +87,8 @@ def _cli(words: list[Word], out: dict[str, Setting]) -> None:
         if option.why and option.name in _VALUED:
             key = _KEYS.get(option.name, option.name.lstrip("-"))
             out[f"cli.{key}"] = Setting(name=option.name, value=None, loc=option.loc, why=option.why)
+        elif option.why and option.name in ("-i", "--interpreter"):
+            out["cli.interpreter"] = Setting(name=option.name, value=None, loc=option.loc, why=option.why)
         elif option.why:
             out["cli"] = Setting(name="maturin's command line", value=None, loc=option.loc, why=option.why)
             return
@@ -145,8 +147,10 @@ def _pythons(found: Mapping[str, Setting]) -> list[str]:
         raise Stop(finder.loc, finder.name, "--find-interpreter builds for every Python on the runner or in the manylinux container; name them with --interpreter")
     if given is None:
         return []
+    if given.value is None:
+        raise Stop(given.loc, given.name, given.why)
     out = []
-    for word in (given.value or "").split():
+    for word in given.value.split():
         matched = _INTERPRETER.fullmatch(word)
         if matched is None:
             raise Stop(given.loc, given.name, f"interpreter {word!r} does not say its Python version")

@@ -61,6 +61,9 @@ class Word:
     text: str | None
     loc: Loc
     why: str = ""
+    option: str = ""
+    """Where ``text`` is None, the option the word is known to give (``--interpreter`` of
+    ``--interpreter="${PYTHON}"``): its value is what is not known."""
 
 
 @record(kw_only=True)
@@ -78,7 +81,8 @@ class BuildStep:
     - ``inputs``: the action's ``with:`` (``package-dir``, ``config-file``, ``only``;
       maturin-action's ``target``, ``manylinux``, ``args``, ``command``);
     - ``args``: the command's words after the tool's name (``run:`` steps);
-    - ``directory``: the step's ``working-directory`` (relative to the repository root).
+    - ``directory``: the step's ``working-directory`` (relative to the repository root);
+    - ``action``: a ``uses:`` step (the action decides its folders), not a command.
     """
 
     tool: str
@@ -89,6 +93,7 @@ class BuildStep:
     inputs: Mapping[str, Setting] = field(default_factory=dict)
     args: tuple[Word, ...] = ()
     directory: str = ""
+    action: bool = False
 
 
 class Files(Protocol):

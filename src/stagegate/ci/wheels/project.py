@@ -219,3 +219,32 @@ def abi3(files: Files, directory: str, manifest: str) -> Setting | None:
                 )
             return Setting(name="pyo3 abi3", value=f"cp{matched[1]}{matched[2]}", loc=loc)
     return None
+
+
+def dist_name(files: Files, directory: str, manifest: str | None) -> str | None:
+    """The name of the distribution a project's wheels carry: ``[project] name`` in
+    pyproject.toml, else (maturin: ``manifest``, its Cargo.toml) ``[package] name``, else
+    setup.cfg's ``[metadata] name``; None where it is computed (``dynamic``, setup.py)
+    or not found."""
+    pyproject = load_toml(files, join(directory, "pyproject.toml"))
+    if isinstance(pyproject, Setting):
+        return None
+    table = pyproject[1].get("project") if pyproject is not None else None
+    if isinstance(table, dict):
+        name = table.get("name")
+        return name if isinstance(name, str) and name else None
+    if manifest is not None:
+        cargo = load_toml(files, manifest)
+        package = cargo[1].get("package") if isinstance(cargo, tuple) else None
+        name = package.get("name") if isinstance(package, dict) else None
+        return name if isinstance(name, str) and name else None
+    text = files.text(join(directory, "setup.cfg"))
+    if text is None:
+        return None
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    name = parser.get("metadata", "name", raw=True, fallback="")
+    return name if re.fullmatch(r"[A-Za-z0-9._-]+", name) else None

@@ -65,13 +65,13 @@ def from_uses(
     if action == CIBW_ACTION:
         version = action_version(uses, line, loc, "cibuildwheel version")
         return BuildStep(tool=CIBUILDWHEEL, loc=loc, version=version, runner=runner, env=env,
-                         inputs=inputs, directory=directory)
+                         inputs=inputs, directory=directory, action=True)
     if action == MATURIN_ACTION:
         command = inputs.get("command")
         if command is not None and command.value is not None and command.value.strip() not in ("", "build"):
             return None  # sdist, upload, publish: no wheels built here
         return BuildStep(tool=MATURIN, loc=loc, version=inputs.get("maturin-version"), runner=runner,
-                         env=env, inputs=inputs, directory=directory)
+                         env=env, inputs=inputs, directory=directory, action=True)
     return None
 
 
