@@ -380,7 +380,7 @@ class _Release:
             if source is None or source not in self.runs:
                 self.blind.append(
                     Blind(
-                        key=f"run {fetch.loc.at} {fetch.run}",
+                        key=f"run {fetch.loc.file} {fetch.job} {fetch.select} {fetch.run}",  # not its line
                         loc=fetch.loc,
                         reason=f"its files come from another run ({fetch.run}) and {why}; "
                         "declare it under workflows.runs",
@@ -483,7 +483,7 @@ def _unknown_move(moves: Sequence[Moving], after: int, before: int) -> Blind | N
     for move in moves:
         if move.move.unknown and after < move.order < before and move.loc is not None:
             return Blind(
-                key=f"move {move.loc.at}",
+                key=f"move {move.loc.file} {move.job} {move.move.sources} {move.move.dest}",  # not its line
                 loc=move.loc,
                 reason="a script moves the downloaded files with words stagegate cannot work "
                 "out (an array, a command's output): whether they reach the publish step is "

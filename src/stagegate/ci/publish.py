@@ -625,9 +625,11 @@ def _found(words: list[str], base: str) -> Command | Move | Outside | None:
     ``cd`` not followed: a publish command reads files not known, a download lands
     anywhere, a move is not known)."""
     if base != _LOST:
+        move = move_of(words, base)
+        if move is not None and any("$" in w or "`" in w for w in words):
+            return Move(copy=move.copy, sources=(), dest=".", unknown=True)  # "${x[@]}", $(ls)
         return (
-            _publisher(words, base) or move_of(words, base) or _outside(words, base)
-            or _written(words, base)
+            _publisher(words, base) or move or _outside(words, base) or _written(words, base)
         )  # fmt: skip
     command = _publisher(words, ".")
     if command is not None:
