@@ -4,8 +4,10 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -117,6 +119,28 @@ def sg(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
         return Result(code, captured.out, captured.err)
 
     return invoke
+
+
+@contextmanager
+def computed_once(module: ModuleType, name: str) -> Iterator[None]:
+    """Within the block, ``module.name`` (a command's core, which the command imports when
+    it runs) is computed once for equal arguments: a test that runs one command in two
+    formats compares the same commits or models twice, and each run still parses its
+    options and prints through the command."""
+    real = getattr(module, name)
+    made: dict[tuple[object, ...], Any] = {}
+
+    def once(*args: Any, **kwargs: Any) -> Any:
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in made:
+            made[key] = real(*args, **kwargs)
+        return made[key]
+
+    setattr(module, name, once)
+    try:
+        yield
+    finally:
+        setattr(module, name, real)
 
 
 def schema_check(builtin: str, path: Path) -> subprocess.CompletedProcess[str]:
