@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -34,9 +37,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 FUZZ_LONG = False
 
 
+FULL_PASS_EVERY = 1_000
+"""Young-generation passes between the collector's full passes in the session (Python's
+default: 10)."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     global FUZZ_LONG
     FUZZ_LONG = bool(config.getoption("--fuzz-long"))
+    # The session keeps what it makes (modules, test items, module fixtures, memoized
+    # readings): hundreds of thousands of objects that the cyclic collector's full passes
+    # walk again and again as the session grows (a full pass of a late session takes a
+    # third of a second; they were about 5% of the suite's CPU). Young garbage is still
+    # collected as often as Python's defaults say; only the full passes are rarer. The
+    # commands the tests start as processes keep Python's defaults.
+    young, middle, _full = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_PASS_EVERY)
 
 
 def examples(normal: int) -> int:
@@ -117,6 +133,28 @@ def sg(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
         return Result(code, captured.out, captured.err)
 
     return invoke
+
+
+@contextmanager
+def computed_once(module: ModuleType, name: str) -> Iterator[None]:
+    """Within the block, ``module.name`` (a command's core, which the command imports when
+    it runs) is computed once for equal arguments: a test that runs one command in two
+    formats compares the same commits or models twice, and each run still parses its
+    options and prints through the command."""
+    real = getattr(module, name)
+    made: dict[tuple[object, ...], Any] = {}
+
+    def once(*args: Any, **kwargs: Any) -> Any:
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in made:
+            made[key] = real(*args, **kwargs)
+        return made[key]
+
+    setattr(module, name, once)
+    try:
+        yield
+    finally:
+        setattr(module, name, real)
 
 
 def schema_check(builtin: str, path: Path) -> subprocess.CompletedProcess[str]:

@@ -75,6 +75,42 @@ def test_the_cache_stays_small_as_files_are_edited(
     assert sg("validate", cwd=tmp_path / "m").code == 0  # the newest entries still serve
 
 
+def test_a_process_counts_a_cache_folder_once_and_then_its_own_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entries a folder holds (another process's too) are counted at this process's
+    first store there; its later stores are added to that count without reading the
+    folder, until the count reaches the bound: then it is counted again, and pruned."""
+    import os
+
+    from stagegate.load import cache as disk_cache
+
+    monkeypatch.setattr(disk_cache, "MAX_CACHE_ENTRIES", 10)
+    folder = tmp_path / "documents"
+    folder.mkdir()
+    for n in range(12):  # left by another process long ago: over the bound already
+        (folder / f"old-{n:02d}.json").write_text("{}")
+        os.utime(folder / f"old-{n:02d}.json", (1_000_000 + n, 1_000_000 + n))
+    scans: list[str] = []
+    real = os.scandir
+
+    def counted(path: Any) -> Any:
+        scans.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(disk_cache.os, "scandir", counted)
+    disk_cache.store_json(folder / "new-00.json", {})  # 13 entries, counted: pruned to 7
+    assert len(list(folder.iterdir())) == 7 and (folder / "new-00.json").exists()
+    assert not (folder / "old-00.json").exists()  # the older half went
+    scans.clear()
+    for n in range(1, 4):  # 8, 9, 10 entries: this process's own count
+        disk_cache.store_json(folder / f"new-{n:02d}.json", {})
+    assert scans == [] and len(list(folder.iterdir())) == 10
+    (folder / "behind-its-back.json").write_text("{}")  # another process: 11
+    disk_cache.store_json(folder / "new-04.json", {})  # its count reaches 11: counted again
+    assert scans and sorted(p.name[:3] for p in folder.iterdir()) == ["beh"] + ["new"] * 5
+
+
 def test_the_cache_serves_the_same_files_shown_from_anywhere(
     tmp_path: Path, sg: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:

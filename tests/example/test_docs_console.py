@@ -169,9 +169,15 @@ def workspace(tmp_path: Path, block: Block, env: dict[str, str]) -> Path:
     return root
 
 
-PLAIN = re.compile(r"stagegate(?: [^|<>;&$`'\"\\*?#{~]*)?")
-"""A `stagegate ARGS` line that the shell would only split into words: no pipe,
-redirection, quoting, expansion or comment."""
+_WORD = (
+    r"(?:[^\s|<>;&$`'\"\\*?#{~]"  # a character the shell takes as it is
+    r"|(?<=[^\s=:])~"  # a tilde inside a word (HEAD~1), not where bash expands it
+    r"|\"[^\"$`\\!]*\")+"  # double quotes around text without expansion or escape
+)
+PLAIN = re.compile(rf"stagegate(?: +{_WORD})*(?: +#.*)? *")
+"""A `stagegate ARGS` line that the shell would only split into words (``shlex`` splits
+it alike): no pipe, redirection, expansion or escape; double quotes around plain text, a
+tilde inside a word and a comment at the end are as the shell reads them."""
 
 
 def in_process(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str] | None:
@@ -191,7 +197,7 @@ def in_process(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str] 
     os.chdir(cwd)
     try:
         with contextlib.redirect_stdout(merged), contextlib.redirect_stderr(merged):
-            code = run(command.split()[1:])
+            code = run(shlex.split(command, comments=True)[1:])
     finally:
         os.chdir(saved_cwd)
         os.environ.clear()
@@ -296,3 +302,31 @@ def test_the_comparison_is_strict_except_where_the_doc_cuts(
     expected: list[str], actual: list[str], ok: bool
 ) -> None:
     assert matches(expected, actual) is ok
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("stagegate continuity --base HEAD~1", ["continuity", "--base", "HEAD~1"]),
+        ('stagegate new-stage "Build the sdist"', ["new-stage", "Build the sdist"]),
+        ("stagegate drift   # after the edit", ["drift"]),
+        ("stagegate", []),
+        ("stagegate x ~/a", None),  # the shell expands a leading tilde
+        ("stagegate x --a=~/b", None),  # and one after `=` (bash)
+        ("stagegate x a:~b", None),
+        ('stagegate x "a$b"', None),
+        ('stagegate x "a\\"b"', None),
+        ("stagegate x 'a b'", None),
+        ("stagegate x *", None),
+        ("stagegate graph > graph.mmd", None),
+        ("stagegate graph | dot", None),
+    ],
+)
+def test_only_lines_the_shell_would_just_split_run_in_process(
+    line: str, words: list[str] | None
+) -> None:
+    """A line runs in this process only where ``shlex`` splits it as bash would."""
+    plain = PLAIN.fullmatch(line) is not None
+    assert plain is (words is not None)
+    if words is not None:
+        assert shlex.split(line, comments=True)[1:] == words

@@ -143,18 +143,54 @@ Trees = Callable[[int], Path]
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory: pytest.TempPathFactory) -> Trees:
-    """``trees(after)``: ``example_on_tree`` for 0, 3 or 7, built once for the module and
-    shared by the tests that only read it (audit and drift write nothing); a test that
-    changes its tree builds its own."""
+    """``trees(after)``: ``example_on_tree`` for 0, 3 or 7 without the stage files' pytest
+    checks (``without_pytest_checks``), built once for the module and shared by the tests
+    that only read it (audit, drift and the checks that read the workflows write nothing;
+    audit and drift print the same on the tree with its pytest checks); a test that changes
+    its tree builds its own."""
     built: dict[int, Path] = {}
 
     def tree(after: int = 0) -> Path:
         if after not in built:
             folder = tmp_path_factory.mktemp(f"tree-after-{after}")
             built[after] = example_on_tree(folder / "cuda-python", after=after)
+            without_pytest_checks(built[after])
+            _SHARED.add(str(built[after].resolve()))
         return built[after]
 
     return tree
+
+
+_SHARED: set[str] = set()
+"""The roots of ``trees``: read only, so a reading of one is made once."""
+_READ: dict[tuple[object, ...], tuple[Any, Any, dict[Any, Any]]] = {}
+"""The workflows' reading of a shared tree at a stage (``ships.read_model``), with what it
+took from its stage: `drift` and the check `workflows` read the same tree alike."""
+
+
+@pytest.fixture(autouse=True)
+def _read_shared_trees_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ships.read_model`` of a shared tree made once for the module (`drift` and `check`
+    at one stage on one tree make the same reading); any other tree is read afresh."""
+    from stagegate.ci import ships
+
+    real = ships.read_model
+
+    def once(migration: Any, stage: int, files: Any, **kwargs: Any) -> Any:
+        root = str(Path(migration.root).resolve())  # the tree the command runs in
+        if root not in _SHARED:
+            return real(migration, stage, files, **kwargs)
+        key = (migration.file, root, stage, str(Path(files.root).resolve()))
+        if key not in _READ:
+            took: dict[Any, Any] = {}
+            reading, side = real(migration, stage, files, stage_reads=took)
+            _READ[key] = (reading, side, took)
+        reading, side, took = _READ[key]
+        if kwargs.get("stage_reads") is not None:
+            kwargs["stage_reads"].update(took)
+        return reading, side
+
+    monkeypatch.setattr(ships, "read_model", once)
 
 
 def test_audit_at_stage_7_finds_every_branch_reference_of_the_tree(
@@ -272,14 +308,11 @@ def flags_wired(sg: Callable[..., Result], root: Path, stage: int) -> dict[str, 
 
 
 def test_flags_wired_holds_on_the_stage_3_tree_only(
-    tmp_path: Path, sg: Callable[..., Result]
+    trees: Trees, sg: Callable[..., Result]
 ) -> None:
     """Stage 3 flips local-cu12-bindings: its pull request makes build-wheel.yml read it.
     Stages 1 to 6 run flags-wired (their flips reach CI), on cuda-python's tree."""
-    after = example_on_tree(tmp_path / "after", after=3)
-    before = example_on_tree(tmp_path / "before")
-    for root in (after, before):
-        without_pytest_checks(root)
+    after, before = trees(3), trees(0)
     wired = flags_wired(sg, after, 3)
     assert wired["ok"], wired["text"]
     # On the stage 0 tree nothing reads BUILD_CU12_LOCAL: the flip would change nothing.

@@ -30,12 +30,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import FUZZ_LONG
 from fuzzkit import (
     CHUNK,
     COMMAND_SECONDS,
     LONG_CASES,
     NORMAL_CASES,
     ODD_VALUES,
+    TEXT_MUTATIONS,
     Outcome,
     Project,
     commands,
@@ -57,6 +59,16 @@ def _chunks(total: int, offset: int) -> list[range]:
 )
 def test_mutated_inputs_end_cleanly(seeds_: range, tmp_path: Path) -> None:
     run_cases(seeds_, tmp_path)
+
+
+def test_the_suites_seeds_make_every_text_mutation() -> None:
+    """The suite runs seeds 0 to NORMAL_CASES - 1 (``--fuzz-long`` the thousands after):
+    a slice that still makes each text mutation, on several seed projects."""
+    corpus = seeds()
+    cases = [mutate(seed, corpus) for seed in range(NORMAL_CASES)]
+    made = {step.split(" in ")[0] for case in cases for step in case.steps}
+    assert {m.__name__.lstrip("_") for m in TEXT_MUTATIONS} <= made
+    assert len({case.base for case in cases}) >= 10
 
 
 def test_what_validate_refuses_every_command_refuses_alike(tmp_path: Path) -> None:
@@ -171,8 +183,8 @@ def _medium_with(slot: str, text: str) -> Project:
     return {k: v.encode("utf-8", "surrogatepass") for k, v in files.items()}
 
 
-def _examples(request: pytest.FixtureRequest, normal: int) -> int:
-    return normal * 20 if request.config.getoption("--fuzz-long") else normal
+def _examples(request: pytest.FixtureRequest, normal: int, long: int) -> int:
+    return long if request.config.getoption("--fuzz-long") else normal
 
 
 def _clean(root: Path, files: Project) -> None:
@@ -186,7 +198,7 @@ def test_odd_text_in_every_field_ends_cleanly(
     """Expressions, templates, globs, regexes and tags hold their own languages: fuzz them."""
 
     @settings(
-        max_examples=_examples(request, 80),
+        max_examples=_examples(request, 30, long=1600),
         deadline=None,
         derandomize=True,
         database=None,
@@ -199,7 +211,9 @@ def test_odd_text_in_every_field_ends_cleanly(
     check()
 
 
-SUBPROCESS_SEEDS = (0, 3, 8, 25, 40, 77)
+SUBPROCESS_SEEDS = (0, 3, 8, 25, 40, 77) if FUZZ_LONG else (3, 25)
+"""Through the console script: one case validate refuses (3) and one every command runs on
+(25) in the suite; with ``--fuzz-long`` four more."""
 
 
 def run_in_subprocess(argv: list[str]) -> Outcome:
@@ -245,7 +259,7 @@ def test_arbitrary_bytes_as_files_end_cleanly(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     @settings(
-        max_examples=_examples(request, 60),
+        max_examples=_examples(request, 60, long=1200),
         deadline=None,
         derandomize=True,
         database=None,

@@ -14,11 +14,13 @@ diff of tests/snapshots/commands/ like code.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -28,7 +30,6 @@ from conftest import FIXTURES, REPO, TESTS, Result
 from scratch import git_env, pin_git, small_repo
 
 if TYPE_CHECKING:  # imported when a drift test runs, not when the module is collected
-    from stagegate.ci.drift import Drift
     from stagegate.model import Migration
 
 SNAPSHOTS = TESTS / "snapshots" / "commands"
@@ -113,25 +114,53 @@ def rendered(result: Result, files: dict[str, Path], root: Path) -> str:
     return text
 
 
-_COMPARED: dict[tuple[object, ...], Drift] = {}
-"""drift's comparison on the example tree (read only), by its arguments: made once."""
+_MADE: dict[tuple[object, ...], Any] = {}
+"""A command core's result on the example tree (read only), by its arguments: made once."""
 
 
-def compare_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``drift`` in each format compares the same model with the same tree at the same
-    stage: the comparison is made once and printed in each format (each run still parses
-    its options, loads the migration and prints through the command)."""
-    from stagegate.ci import drift as module
+def core_once(
+    monkeypatch: pytest.MonkeyPatch,
+    module: ModuleType,
+    name: str,
+    key: Callable[..., tuple[object, ...]],
+) -> None:
+    """``module.name`` (a command's core, which the command imports when it runs) made once
+    per ``key`` of its arguments: ``drift`` and ``continuity`` compare the same commits and
+    models, and ``history`` reads the same log and readiness, in each format (each run still
+    parses its options, loads the migration and prints through the command)."""
+    real = getattr(module, name)
 
-    real = module.drift
+    def once(*args: Any, **kwargs: Any) -> Any:
+        made = (module.__name__, name, *key(*args, **kwargs))
+        if made not in _MADE:
+            _MADE[made] = real(*args, **kwargs)
+        return _MADE[made]
 
-    def once(migration: Migration, stage: int, *args: Any, **kwargs: Any) -> Drift:
-        key = (migration.file, stage, args, tuple(sorted(kwargs.items())))
-        if key not in _COMPARED:
-            _COMPARED[key] = real(migration, stage, *args, **kwargs)
-        return _COMPARED[key]
+    monkeypatch.setattr(module, name, once)
 
-    monkeypatch.setattr(module, "drift", once)
+
+def drift_key(migration: Migration, stage: int, *args: Any, **kwargs: Any) -> tuple[object, ...]:
+    return (migration.file, stage, args, tuple(sorted(kwargs.items())))
+
+
+def continuity_key(file: str, *args: Any, **kwargs: Any) -> tuple[object, ...]:
+    """Its arguments, and the event it reads a pull request's description from."""
+    event = kwargs.get("environ", os.environ)
+    pull_request = (event.get("GITHUB_EVENT_NAME"), event.get("GITHUB_EVENT_PATH"))
+    rest = sorted((k, v) for k, v in kwargs.items() if k != "environ")
+    return (file, args, tuple(rest), pull_request)
+
+
+def compare_once(monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    from stagegate.ci import drift
+    from stagegate.commands import continuity, history
+
+    if command == "drift":
+        core_once(monkeypatch, drift, "drift", drift_key)
+    elif command == "continuity":
+        core_once(monkeypatch, continuity, "continuity", continuity_key)
+    elif command == "history":
+        core_once(monkeypatch, history, "history", lambda migration: (migration.file,))
 
 
 _READ: dict[tuple[object, ...], tuple[Any, Any, dict[Any, Any]]] = {}
@@ -170,8 +199,7 @@ def test_output_on_the_example(
     argv: tuple[str, ...],
     name: str,
 ) -> None:
-    if argv[0] == "drift":
-        compare_once(monkeypatch)
+    compare_once(monkeypatch, argv[0])
     read_once(monkeypatch)
     result = sg(*argv, cwd=example_tree)
     snapshot.snapshot_dir = SNAPSHOTS

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from stagegate.ci.publish import Command, Move, artifact_files, glob_meets, moved, read_script
+from stagegate.ci.publish import (
+    Command,
+    Move,
+    artifact_files,
+    glob_meets,
+    moved,
+    read_script,
+    segment_meets,
+)
 
 
 @pytest.mark.parametrize(
@@ -25,6 +33,24 @@ from stagegate.ci.publish import Command, Move, artifact_files, glob_meets, move
 def test_glob_meets(a: str, b: str, meet: bool) -> None:
     assert glob_meets(a, b) is meet
     assert glob_meets(b, a) is meet
+
+
+GLOBS = ["dist/*", "dist/**/*", "*.whl", "a[0-9]/*", "a[!0-9]/x", "**", "a5/x", "dist/a.whl"]
+
+
+def test_glob_meets_answers_from_its_cache_what_it_computes() -> None:
+    """glob_meets and segment_meets keep their answers per pair of texts: asked again,
+    in any order, they answer what the uncached search computes."""
+    pairs = [(a, b) for a in GLOBS for b in GLOBS]
+    computed = {pair: glob_meets.__wrapped__(*pair) for pair in pairs}
+    first = {glob: glob.split("/")[0] for glob in GLOBS}  # one segment each, to meet
+    last = {glob: glob.split("/")[-1] for glob in GLOBS}
+    words = {(a, b): segment_meets.__wrapped__(first[a], last[b]) for a, b in pairs}
+    assert {True, False} == set(computed.values()) == set(words.values())
+    for _ in range(2):
+        for a, b in pairs:
+            assert glob_meets(a, b) is computed[a, b], (a, b)
+            assert segment_meets(first[a], last[b]) is words[a, b], (a, b)
 
 
 @pytest.mark.parametrize(

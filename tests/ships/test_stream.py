@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, Result
+from conftest import FIXTURES, Result, computed_once
 from scratch import dedent, init, pin_git
 
 Sg = Callable[..., Result]
@@ -85,8 +85,11 @@ def compare(
             repo.write(rel, text)
     repo.git("add", "-A")
     repo.commit("head")
-    data = sg("continuity", "--base", first, "--format", "json", *args, cwd=repo.root)
-    text = sg("continuity", "--base", first, *args, cwd=repo.root)
+    from stagegate.commands import continuity
+
+    with computed_once(continuity, "continuity"):  # one comparison, printed in two formats
+        data = sg("continuity", "--base", first, "--format", "json", *args, cwd=repo.root)
+        text = sg("continuity", "--base", first, *args, cwd=repo.root)
     assert data.code == text.code, (data.out, text.out)
     return text.code, json.loads(data.out), text.out.splitlines()
 

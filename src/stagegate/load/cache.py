@@ -112,18 +112,38 @@ of one migration's size made one of 999 stages evict its own entries at every ru
 parse and store them all again)."""
 
 
+_COUNTED: dict[str, int] = {}
+"""Per cache folder: its entries when this process last counted them, plus the entries
+this process stored there since."""
+
+
 def _prune(folder: Path) -> None:
-    """Keep a cache folder small: every edit of a migration file makes a new entry."""
+    """Keep a cache folder small: every edit of a migration file makes a new entry.
+
+    A process counts a folder's entries at its first store there and again whenever its
+    count reaches the bound, and adds its own stores in between: a command (one process)
+    counts as often as before, and a long-lived process (an API user, a test session)
+    does not read the whole folder at every store. Entries other processes store meanwhile
+    are counted by them, and by this process when it counts again."""
+    key = str(folder)
+    known = _COUNTED.get(key)
+    if known is not None and known < MAX_CACHE_ENTRIES:
+        _COUNTED[key] = known + 1
+        return
     try:
         with os.scandir(folder) as it:  # counted first: the entries are read, not stat'ed
-            if sum(1 for _ in it) <= MAX_CACHE_ENTRIES:
-                return
+            count = sum(1 for _ in it)
+        if count <= MAX_CACHE_ENTRIES:
+            _COUNTED[key] = count
+            return
         with os.scandir(folder) as it:
             entries = [(entry.stat().st_mtime, entry.path) for entry in it]
-        for _mtime, path in sorted(entries)[: len(entries) // 2]:
+        removed = sorted(entries)[: len(entries) // 2]
+        for _mtime, path in removed:
             os.unlink(path)
+        _COUNTED[key] = len(entries) - len(removed)
     except OSError:
-        pass  # another process pruned first, or the cache is read-only
+        _COUNTED.pop(key, None)  # another process pruned first, or the cache is read-only
 
 
 def read_json(directory: Path, path: Path) -> Any:
