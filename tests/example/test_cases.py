@@ -99,15 +99,15 @@ def test_a_process_counts_a_cache_folder_once_and_then_its_own_stores(
         return real(path)
 
     monkeypatch.setattr(disk_cache.os, "scandir", counted)
-    disk_cache.store_json(folder / "new-00.json", {})  # 13 entries, counted: pruned to 7
+    disk_cache.store_json(folder, folder / "new-00.json", {})  # 13 entries, counted: pruned to 7
     assert len(list(folder.iterdir())) == 7 and (folder / "new-00.json").exists()
     assert not (folder / "old-00.json").exists()  # the older half went
     scans.clear()
     for n in range(1, 4):  # 8, 9, 10 entries: this process's own count
-        disk_cache.store_json(folder / f"new-{n:02d}.json", {})
+        disk_cache.store_json(folder, folder / f"new-{n:02d}.json", {})
     assert scans == [] and len(list(folder.iterdir())) == 10
     (folder / "behind-its-back.json").write_text("{}")  # another process: 11
-    disk_cache.store_json(folder / "new-04.json", {})  # its count reaches 11: counted again
+    disk_cache.store_json(folder, folder / "new-04.json", {})  # its count reaches 11: counted again
     assert scans and sorted(p.name[:3] for p in folder.iterdir()) == ["beh"] + ["new"] * 5
 
 
