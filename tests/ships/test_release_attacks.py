@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
+from test_stream import PER_OS
 
 from conftest import Result
 from scratch import Repo, dedent, init, pin_git
@@ -30,36 +31,9 @@ from scratch import Repo, dedent, init, pin_git
 Sg = Callable[..., Result]
 WF = ".github/workflows/release.yml"
 
-RELEASE = dedent(
-    """\
-    on:
-      push:
-        tags: ["v*"]
-    jobs:
-      wheels:
-        runs-on: ${{ matrix.os }}
-        strategy:
-          matrix:
-            include:
-              - {os: ubuntu-latest, name: linux}
-              - {os: macos-13, name: mac}
-        steps:
-          - uses: actions/upload-artifact@v4
-            with:
-              name: wheels-${{ matrix.name }}
-              path: wheelhouse/*.whl
-      publish:
-        needs: wheels
-        runs-on: ubuntu-latest
-        steps:
-          - uses: actions/download-artifact@v4
-            with:
-              pattern: wheels-*
-              path: dist
-              merge-multiple: true
-          - uses: pypa/gh-action-pypi-publish@release/v1
-    """
-)
+RELEASE = PER_OS
+"""Two wheel legs named by a matrix value, downloaded into dist/ and published (as
+test_stream's)."""
 """Two wheel legs downloaded into dist/ and published on a tag."""
 PUBLISH = "      - uses: pypa/gh-action-pypi-publish@release/v1\n"
 UPLOAD = "      - uses: actions/upload-artifact@v4\n"
