@@ -55,10 +55,13 @@ def pytest_configure(config: pytest.Config) -> None:
     gc.set_threshold(young, middle, FULL_PASS_EVERY)
 
 
-def examples(normal: int) -> int:
-    """A hypothesis test's ``max_examples``: ``normal`` in the suite, ten times as many
-    with ``--fuzz-long`` (read when a test module is collected, after the options)."""
-    return normal * 10 if FUZZ_LONG else normal
+def examples(normal: int, long: int | None = None) -> int:
+    """A hypothesis test's ``max_examples``: ``normal`` in the suite, ``long`` (else ten
+    times as many) with ``--fuzz-long`` (read when a test module is collected, after the
+    options)."""
+    if not FUZZ_LONG:
+        return normal
+    return long if long is not None else normal * 10
 
 
 @pytest.fixture(scope="session")
