@@ -4,6 +4,7 @@ import gc
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,7 +14,24 @@ from typing import Any
 
 import pytest
 
-from stagegate.cli import run
+
+def _plain_imports(*packages: str) -> None:
+    """Import ``packages`` as Python compiles them, not rewritten for pytest's assertion
+    messages. pytest rewrites every module of a distribution that registers a plugin
+    (stagegate's own, hypothesis), not only the tests: on a clean clone (CI) each module
+    of theirs the session imports is parsed, rewritten and compiled once more than the
+    processes the tests start compile it, ~1.3 CPU-s. Their ``assert`` statements still
+    raise; only the message is Python's. What was imported before this conftest (the
+    plugin modules) stays as it was. No effect if pytest's hook keeps no such set."""
+    for finder in sys.meta_path:
+        marked = getattr(finder, "_must_rewrite", None)
+        if isinstance(marked, set):
+            marked.difference_update(packages)
+
+
+_plain_imports("stagegate", "hypothesis")
+
+from stagegate.cli import run  # noqa: E402 (imported as compiled, not rewritten)
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -55,10 +73,13 @@ def pytest_configure(config: pytest.Config) -> None:
     gc.set_threshold(young, middle, FULL_PASS_EVERY)
 
 
-def examples(normal: int) -> int:
-    """A hypothesis test's ``max_examples``: ``normal`` in the suite, ten times as many
-    with ``--fuzz-long`` (read when a test module is collected, after the options)."""
-    return normal * 10 if FUZZ_LONG else normal
+def examples(normal: int, long: int | None = None) -> int:
+    """A hypothesis test's ``max_examples``: ``normal`` in the suite, ``long`` (else ten
+    times as many) with ``--fuzz-long`` (read when a test module is collected, after the
+    options)."""
+    if not FUZZ_LONG:
+        return normal
+    return long if long is not None else normal * 10
 
 
 @pytest.fixture(scope="session")

@@ -389,12 +389,16 @@ _TOKENS = [
 ]
 
 
+RANDOM_SCRIPTS = 600 if FUZZ_LONG else 60
+"""The suite's random scripts are the first of the long run's (one seeded sequence)."""
+
+
 def test_random_scripts_give_a_verdict(sg: Sg, root: Path) -> None:
     """Scripts of random shell tokens: parsed or not, never a crash, never run."""
     import random
 
     rng = random.Random(14)
-    for _ in range(150):
+    for _ in range(RANDOM_SCRIPTS):
         script = " ".join(rng.choice(_TOKENS) for _ in range(rng.randint(1, 40)))
         body = "\n".join("          " + line for line in script.split("\n"))
         workflow(

@@ -673,7 +673,9 @@ pieces = st.one_of(
 )
 piece_lists = st.lists(pieces, min_size=1, max_size=3)
 FAST = settings(
-    max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(50, long=1000),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 
 
@@ -694,7 +696,7 @@ def test_glob_membership_agrees_with_fnmatch(pattern: str) -> None:
         assert matches(compiled, probe) == fnmatch.fnmatchcase(probe, pattern), probe
 
 
-@settings(max_examples=examples(200), deadline=None)
+@settings(max_examples=examples(100, long=2000), deadline=None)
 @given(st.text(alphabet="ab-()[]{}|*+?^$\\.,0123:P<>=!dwsxZAb#", max_size=12))
 def test_arbitrary_regex_text_is_rejected_or_agrees_with_re(pattern: str) -> None:
     with warnings.catch_warnings():
@@ -723,7 +725,11 @@ def test_concatenation_membership_agrees_with_reference(parts: list[Piece]) -> N
         assert matches(compiled, probe) == bool(expected.fullmatch(probe)), probe
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(75, long=1500),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     st.lists(piece_lists, min_size=1, max_size=3),
     st.lists(piece_lists, max_size=2),
@@ -753,7 +759,11 @@ def test_witness_agrees_with_brute_force(
 fronts = st.lists(st.tuples(st.text(alphabet=SMALL, max_size=6), piece_lists), max_size=3)
 
 
-@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(50, long=1000),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(fronts.filter(bool), fronts)
 def test_witness_after_literal_text_agrees_with_brute_force(
     positive: list[tuple[str, list[Piece]]], excluded: list[tuple[str, list[Piece]]]
