@@ -122,9 +122,10 @@ def _prune(folder: Path) -> None:
 
     A process counts a folder's entries at its first store there and again whenever its
     count reaches the bound, and adds its own stores in between: a command (one process)
-    counts as often as before, and a long-lived process (an API user, a test session)
-    does not read the whole folder at every store. Entries other processes store meanwhile
-    are counted by them, and by this process when it counts again."""
+    reads the folder once, as it did for a migration of one file, and a long-lived process
+    (an API user, a test session) does not read a folder of thousands of entries at every
+    store. Entries other processes store meanwhile are counted by them, and by this
+    process when it counts again."""
     key = str(folder)
     known = _COUNTED.get(key)
     if known is not None and known < MAX_CACHE_ENTRIES:
