@@ -18,12 +18,19 @@ child, alternated the same way): on a machine shared with other work the wall cl
 a short process is mostly waiting, and the CPU ratio is the one that says what the
 code costs.
 
-A third figure (issue 23): `stagegate check --all` on a git copy (the example runs the
-check `workflows` at every stage, an invariant: at the current stage and as readiness at
-every stage ahead; and `flags-wired` at stages 1 to 6) against one `stagegate drift` of
-the same copy, in CPU time too: the workflows are read once for the stages where nothing
+A third figure (issue 23), in CPU time: `stagegate check --all` on a git copy (the
+example runs the check `workflows` at every stage, an invariant: at the current stage and
+as readiness at every stage ahead; and `flags-wired` at stages 1 to 6) against one
+`stagegate drift` of the same copy, one workflow file changed before each (so that drift
+reads too): the workflows are read once for the stages where nothing
 the reading takes from the stage differs (reported, not judged: check --all runs every
 other check of the example too, its pytest sessions included).
+
+The drift of files unchanged since the last run prints the output it remembered
+(cli/remembered.py: every file the reading asked for gets the same answer); the figure
+"changed since the last run" appends a comment line to one workflow file before each
+timed run, so each is read afresh (the parse cache warm for the other files): what a
+pull request that edits one workflow costs.
 """
 
 from __future__ import annotations
@@ -36,12 +43,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Figure, environment, paired
 
 REPO = Path(__file__).resolve().parent.parent
+EDITED = ".github/workflows/build-wheel.yml"
 STAGEGATE = str(Path(sys.executable).parent / "stagegate")
 PARSE = """\
 import glob, yaml
@@ -60,16 +69,26 @@ def cpu(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
 
 
 def cpu_pair(
-    name: str, subject: list[str], baseline: list[str], cwd: Path, env: dict[str, str], runs: int
+    name: str,
+    subject: list[str],
+    baseline: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    runs: int,
+    before: Callable[[], None] | None = None,
 ) -> str:
     """The CPU time of ``subject`` and ``baseline``, alternated: medians and the median
     of the paired ratios, as a line of the report (after a run of each: the cache, the
-    byte-code)."""
+    byte-code). ``before``: done (not timed) before each run of either."""
     cpu(subject, cwd, env)
     cpu(baseline, cwd, env)
     ours, theirs = [], []
     for _ in range(runs):
+        if before is not None:
+            before()
         ours.append(cpu(subject, cwd, env))
+        if before is not None:
+            before()
         theirs.append(cpu(baseline, cwd, env))
     ratio = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
     return (
@@ -102,24 +121,50 @@ def figures(tree: Path, work: Path, runs: int) -> tuple[list[Figure], list[str]]
     for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "tree"]):
         subprocess.run(["git", *command], cwd=gated, env=committer, check=True)
     check_all = [STAGEGATE, "check", "--all"]
+    edited = copy / EDITED
+    text = edited.read_text(encoding="utf-8")
+    toggle = iter(range(1_000_000))
+
+    def changed(tree: Path) -> Callable[[], None]:
+        def one_file_changed() -> None:  # a pull request's edit: a comment line, new each run
+            (tree / EDITED).write_text(f"{text}# edit {next(toggle)}\n", encoding="utf-8")
+
+        return one_file_changed
+
     cpu_lines = [
-        cpu_pair("check --all (warm cache) vs one drift", check_all, drift, gated, env, runs),
-        cpu_pair("drift (warm cache) vs CLoader parse", drift, parse, copy, env, runs),
-        cpu_pair("drift (no cache) vs CLoader parse", drift, parse, copy, cold, runs),
-    ]
-    return [
-        paired(
-            "check --all, workflows at every stage (warm cache) vs one drift",
+        cpu_pair(
+            f"check --all vs one drift, {EDITED} changed before each (warm cache)",
             check_all,
             drift,
-            cwd=gated,
-            env=env,
-            target=float("inf"),
-            runs=max(1, runs // 2),
-            warmup=1,
+            gated,
+            env,
+            runs,
+            before=changed(gated),
         ),
+        cpu_pair(
+            "drift, files unchanged since the last run (remembered) vs CLoader parse",
+            drift,
+            parse,
+            copy,
+            env,
+            runs,
+        ),
+        cpu_pair(
+            f"drift, {EDITED} changed since the last run (read afresh) vs CLoader parse",
+            drift,
+            parse,
+            copy,
+            env,
+            runs,
+            before=changed(copy),
+        ),
+        cpu_pair("drift (no cache) vs CLoader parse", drift, parse, copy, cold, runs),
+    ]
+    edited.write_text(text, encoding="utf-8")
+    (gated / EDITED).write_text(text, encoding="utf-8")
+    return [
         paired(
-            "drift (warm cache) vs CLoader parse",
+            "drift, files unchanged since the last run (remembered) vs CLoader parse",
             drift,
             parse,
             cwd=copy,

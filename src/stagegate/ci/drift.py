@@ -807,8 +807,8 @@ def drift(
     ``strict``: an unresolved value (or an unread step) fails the comparison too.
     ``files``: the parsed workflow files, where the caller keeps them across stages;
     ``reading`` and ``side``: a reading the caller made with ``ci.ships.read_model``."""
+    from stagegate.ci.files import files_for
     from stagegate.ci.ships import read_model
-    from stagegate.ci.workflows import files_for
     from stagegate.engine import globs
     from stagegate.engine.budget import work_limit
 

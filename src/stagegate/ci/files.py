@@ -19,6 +19,7 @@ from stagegate.load.sources import FileSource, Source
 from stagegate.load.yamlsrc import Document, decode
 from stagegate.load.yamlsrc import Path as DocPath
 from stagegate.load.yamlsrc import read as read_yaml
+from stagegate.model import Migration
 from stagegate.model.ghexpr import Unknown, Value
 
 # --------------------------------------------------------------------------- files
@@ -111,6 +112,11 @@ def workflow_root(folder: Path, shown: Path | None = None) -> Files:
     locations are named the same way (``ci/..`` -> ``.github/workflows/x.yml``)."""
     top = Path(os.path.normpath(folder / _up(folder)))
     return Files(top, shown=shown_top(folder, shown if shown is not None else folder))
+
+
+def files_for(migration: Migration) -> Files:
+    """The workflow files of the repository holding the migration (``workflow_root``)."""
+    return workflow_root(migration.root if str(migration.root) else Path("."))
 
 
 def nothing_found(files: Files, paths: Sequence[str], where: Loc | None, file: str) -> InvalidInput:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, cast
 
 from stagegate.ci import dispatch, handlers
@@ -25,9 +24,9 @@ from stagegate.ci.files import (
     Files,
     as_mapping,
     discover,
+    files_for,
     nothing_found,
     root_inputs,
-    workflow_root,
 )
 from stagegate.ci.matrix import expand
 from stagegate.ci.model import Action, Job, Step, Workflow, invalid, is_action
@@ -791,11 +790,6 @@ class _Quiet:
 
 
 # --------------------------------------------------------------------------- entry points
-
-
-def files_for(migration: Migration) -> Files:
-    """The workflow files of the repository holding the migration (``workflow_root``)."""
-    return workflow_root(migration.root if str(migration.root) else Path("."))
 
 
 def same_at(migration: Migration, stage: int, stage_reads: Mapping[tuple[Any, ...], Any]) -> bool:

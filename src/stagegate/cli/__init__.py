@@ -78,9 +78,13 @@ def show(
 ) -> int:
     """Print ``result`` as the renderer for ``fmt`` in the command's table renders it, then
     append its step summary; the command's exit code: 0, or 1 where ``ok`` is false."""
+    return shown(renderers[fmt](result), fmt, ok=ok)
+
+
+def shown(output: Output, fmt: str, *, ok: bool = True) -> int:
+    """Print a rendered ``output`` (as ``show`` does) and return the exit code."""
     from stagegate.report import printable
 
-    output = renderers[fmt](result)
     if output.out:  # JSON is escaped by ``report.dumps``; other text here
         click.echo(output.out if fmt == "json" else printable(output.out), nl=False)
     if output.err:
@@ -504,11 +508,10 @@ def schema(stage_file: bool) -> int:
 @pass_ctx
 def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
     """The model against the real workflows: undeclared or missing uploads, other selections."""
-    from stagegate.ci.drift import drift as compare
-    from stagegate.report.drift import DRIFT
+    from stagegate.cli import remembered
 
-    result = compare(ctx.migration(), ctx.stage(stage), strict=strict)
-    return show(DRIFT, fmt, result, ok=not result.failed)
+    output, ok = remembered.drift(ctx.migration(), ctx.stage(stage), strict=strict, fmt=fmt)
+    return shown(output, fmt, ok=ok)
 
 
 @cli.command()
