@@ -297,6 +297,43 @@ WHEELS_RELEASE = dedent(
 )
 """A tag release of two wheel legs, downloaded by pattern with merge-multiple into dist/
 for the PyPI publish step: the release the continuity and verify-pr tests change."""
+WHEELS_LINUX_ONLY = WHEELS_RELEASE.replace(
+    "os: [ubuntu-latest, windows-latest]", "os: [ubuntu-latest]"
+)
+"""The same release without its Windows leg."""
+WHEELS_MIGRATION = dedent(
+    """\
+    version: 1
+    migration: wheels
+    summary: Stop building Windows wheels.
+    stage: 0
+    flags:
+      no-windows:
+        summary: Build Linux wheels only.
+    producers:
+      linux:
+        artifacts: ["wheels-ubuntu-latest"]
+        jobs: [".github/workflows/release.yml#wheels"]
+      windows:
+        when: not no-windows
+        artifacts: ["wheels-windows-latest"]
+        jobs: [".github/workflows/release.yml#wheels"]
+    releases:
+      rel:
+        tags: ["v1.*"]
+        select: ["wheels-*"]
+        jobs: [".github/workflows/release.yml#publish"]
+    invariants:
+      - check: release-continuity
+        tag: v1.0.0
+    """
+)
+"""A migration of ``WHEELS_RELEASE`` whose flag ``no-windows`` turns the Windows leg off."""
+WHEELS_DECLARED = (
+    "stage: 1\ntitle: No Windows wheels\nset:\n  no-windows: true\nrelease_changes:\n"
+    "  - tag: v1.0.0\n    drop: ['wheels-windows-*']\n"
+)
+"""Stage 1 of ``WHEELS_MIGRATION``: the flag on, the release's loss declared."""
 
 
 SMALL_STAGE_TESTS = {

@@ -12,47 +12,27 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from scratch import WHEELS_RELEASE, Repo, dedent, init, pin_git
+from scratch import (
+    WHEELS_DECLARED,
+    WHEELS_LINUX_ONLY,
+    WHEELS_MIGRATION,
+    WHEELS_RELEASE,
+    Repo,
+    dedent,
+    init,
+    pin_git,
+)
 
 Sg = Callable[..., Result]
 WF = ".github/workflows/release.yml"
 
 WORKFLOW = WHEELS_RELEASE
-LINUX_ONLY = WORKFLOW.replace("os: [ubuntu-latest, windows-latest]", "os: [ubuntu-latest]")
+LINUX_ONLY = WHEELS_LINUX_ONLY
 
-MIGRATION = dedent(
-    """\
-    version: 1
-    migration: wheels
-    summary: Stop building Windows wheels.
-    stage: 0
-    flags:
-      no-windows:
-        summary: Build Linux wheels only.
-    producers:
-      linux:
-        artifacts: ["wheels-ubuntu-latest"]
-        jobs: [".github/workflows/release.yml#wheels"]
-      windows:
-        when: not no-windows
-        artifacts: ["wheels-windows-latest"]
-        jobs: [".github/workflows/release.yml#wheels"]
-    releases:
-      rel:
-        tags: ["v1.*"]
-        select: ["wheels-*"]
-        jobs: [".github/workflows/release.yml#publish"]
-    invariants:
-      - check: release-continuity
-        tag: v1.0.0
-    """
-)
+MIGRATION = WHEELS_MIGRATION
 # the model says the stage changes nothing for the release; the workflows will say otherwise
 QUIET = "stage: 1\ntitle: Tidy the workflows\n"
-DECLARED = (
-    "stage: 1\ntitle: No Windows wheels\nset:\n  no-windows: true\nrelease_changes:\n"
-    "  - tag: v1.0.0\n    drop: ['wheels-windows-*']\n"
-)
+DECLARED = WHEELS_DECLARED
 
 
 @pytest.fixture(autouse=True)

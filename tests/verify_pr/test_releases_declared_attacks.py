@@ -12,43 +12,24 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from scratch import WHEELS_RELEASE, Repo, dedent, init, pin_git
+from scratch import (
+    WHEELS_DECLARED,
+    WHEELS_LINUX_ONLY,
+    WHEELS_MIGRATION,
+    WHEELS_RELEASE,
+    Repo,
+    dedent,
+    init,
+    pin_git,
+)
 
 Sg = Callable[..., Result]
 WF = ".github/workflows/release.yml"
-LINUX_ONLY = WHEELS_RELEASE.replace("os: [ubuntu-latest, windows-latest]", "os: [ubuntu-latest]")
+LINUX_ONLY = WHEELS_LINUX_ONLY
 PUBLISH = "      - uses: pypa/gh-action-pypi-publish@release/v1\n"
 
-MIGRATION = dedent(
-    """\
-    version: 1
-    migration: wheels
-    stage: 0
-    flags:
-      no-windows:
-        summary: Build Linux wheels only.
-    producers:
-      linux:
-        artifacts: ["wheels-ubuntu-latest"]
-        jobs: [".github/workflows/release.yml#wheels"]
-      windows:
-        when: not no-windows
-        artifacts: ["wheels-windows-latest"]
-        jobs: [".github/workflows/release.yml#wheels"]
-    releases:
-      rel:
-        tags: ["v1.*"]
-        select: ["wheels-*"]
-        jobs: [".github/workflows/release.yml#publish"]
-    invariants:
-      - check: release-continuity
-        tag: v1.0.0
-    """
-)
-DECLARED = (
-    "stage: 1\ntitle: No Windows wheels\nset:\n  no-windows: true\nrelease_changes:\n"
-    "  - tag: v1.0.0\n    drop: ['wheels-windows-*']\n"
-)
+MIGRATION = WHEELS_MIGRATION
+DECLARED = WHEELS_DECLARED
 HEADS = {
     "publish step on a branch only": LINUX_ONLY.replace(
         PUBLISH, PUBLISH + "        if: github.ref == 'refs/heads/main'\n"
