@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
-from test_stream import PER_OS
+from test_stream import COMPOSITE, PER_OS, PUBLISH_STEP, SHA
 
 from conftest import Result
-from scratch import Repo, dedent, init, pin_git
+from scratch import Repo, init, pin_git
 
 Sg = Callable[..., Result]
 WF = ".github/workflows/release.yml"
@@ -35,7 +35,7 @@ RELEASE = PER_OS
 """Two wheel legs named by a matrix value, downloaded into dist/ and published (as
 test_stream's)."""
 """Two wheel legs downloaded into dist/ and published on a tag."""
-PUBLISH = "      - uses: pypa/gh-action-pypi-publish@release/v1\n"
+PUBLISH = PUBLISH_STEP
 UPLOAD = "      - uses: actions/upload-artifact@v4\n"
 DOWNLOAD = "      - uses: actions/download-artifact@v4\n"
 TWINE = "      - run: twine upload dist/*\n"
@@ -375,20 +375,6 @@ def test_commands_that_bring_nothing_into_the_folder_are_not_named(
 
 # --------------------------------------------------------------------------- attack 11
 
-COMPOSITE = dedent(
-    """\
-    name: upload
-    inputs:
-      name: {required: true}
-    runs:
-      using: composite
-      steps:
-        - uses: actions/upload-artifact@v4
-          with:
-            name: ${{ inputs.name }}
-            path: wheelhouse/*.whl
-    """
-)
 MOVED = RELEASE.replace(
     "      - uses: actions/upload-artifact@v4\n        with:\n          name: wheels-${{ matrix.name }}\n"
     "          path: wheelhouse/*.whl\n",
@@ -471,7 +457,6 @@ def test_the_same_release_written_otherwise_keeps_its_answer(sg: Sg, repo: Repo,
     assert (lost(data), data["releases"][0]["compared"]) == ([[]], True)
 
 
-SHA = "0" * 39 + "1"
 
 
 def test_a_pin_whose_comment_names_another_backend_fails(sg: Sg, repo: Repo) -> None:

@@ -16,39 +16,12 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, Result, computed_once
-from scratch import dedent, init, pin_git
+from scratch import WHEELS_RELEASE, dedent, init, pin_git
 
 Sg = Callable[..., Result]
 WF = ".github/workflows/release.yml"
 
-BUILD = dedent(
-    """\
-    on:
-      push:
-        tags: ["v*"]
-    jobs:
-      wheels:
-        runs-on: ${{ matrix.os }}
-        strategy:
-          matrix:
-            os: [ubuntu-latest, macos-13]
-        steps:
-          - uses: actions/upload-artifact@v4
-            with:
-              name: wheels-${{ matrix.os }}
-              path: wheelhouse/*.whl
-      publish:
-        needs: wheels
-        runs-on: ubuntu-latest
-        steps:
-          - uses: actions/download-artifact@v4
-            with:
-              pattern: wheels-*
-              path: dist
-              merge-multiple: true
-          - uses: pypa/gh-action-pypi-publish@release/v1
-    """
-)
+BUILD = WHEELS_RELEASE.replace("windows-latest", "macos-13")
 """Two wheel legs named by their runner, downloaded into dist/ and published."""
 
 PER_OS = BUILD.replace("wheels-${{ matrix.os }}", "wheels-${{ matrix.name }}").replace(
