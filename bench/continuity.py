@@ -11,7 +11,8 @@ Two trees, each a git repository of two commits whose head renames every upload:
   `pattern:` + `merge-multiple: true` and publishes with pypa/gh-action-pypi-publish;
   the model is what `init --from-workflows` writes, so drift does the whole comparison.
 
-continuity reads and follows the workflows of both commits; drift reads one. The
+continuity reads and follows the workflows of both commits; drift reads one (`--fresh`:
+drift would otherwise print the output it remembered from the round before). The
 figure is the ratio of their median times, measured in the same run, rounds
 alternating (target: at most 2x).
 """
@@ -106,7 +107,7 @@ def figure(name: str, repo: Path, env: dict[str, str], runs: int) -> Figure:
     return paired(
         name,
         [STAGEGATE, "continuity", "--base", "HEAD~1"],
-        [STAGEGATE, "drift"],
+        [STAGEGATE, "drift", "--fresh"],
         cwd=repo,
         env=env,
         target=2.0,

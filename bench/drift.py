@@ -8,7 +8,8 @@ two uploads) and a test job (a download by name and a `gh run download -p` in a
 script); the model is what `stagegate init --from-workflows` writes for it, so drift
 reports nothing and does the whole comparison. Figures are ratios, measured in the
 same run, to the bare start-up floor (`python -c "import yaml, click"`) and to
-`stagegate validate` of the same migration (warm validation cache, as in CI).
+`stagegate validate` of the same migration (warm validation cache, as in CI). drift runs
+with `--fresh`: each run reads the workflows, none prints a remembered output.
 """
 
 from __future__ import annotations
@@ -84,14 +85,16 @@ def drift_figures(work: Path, files: int = 200) -> list[Figure]:
     repo.mkdir()
     env = environment(work)
     generate(repo, files)
-    check = subprocess.run([STAGEGATE, "drift"], cwd=repo, env=env, capture_output=True, text=True)
+    check = subprocess.run(
+        [STAGEGATE, "drift", "--fresh"], cwd=repo, env=env, capture_output=True, text=True
+    )
     if check.returncode != 0:
         raise SystemExit(f"drift on the generated repository failed:\n{check.stdout}{check.stderr}")
     runs = 7
     return [
         paired(
             f"drift, {files} workflow files vs import yaml, click",
-            [STAGEGATE, "drift"],
+            [STAGEGATE, "drift", "--fresh"],
             [PYTHON, "-c", "import yaml, click"],
             cwd=repo,
             env=env,
@@ -100,7 +103,7 @@ def drift_figures(work: Path, files: int = 200) -> list[Figure]:
         ),
         paired(
             f"drift, {files} workflow files vs validate",
-            [STAGEGATE, "drift"],
+            [STAGEGATE, "drift", "--fresh"],
             [STAGEGATE, "validate"],
             cwd=repo,
             env=env,

@@ -83,6 +83,15 @@ def test_the_second_run_on_the_same_files_prints_the_same_without_reading(
     assert len(readings) == 2
 
 
+def test_fresh_reads_again_and_prints_the_same(
+    sg: Sg, repo: Path, readings: list[int]
+) -> None:
+    first = run(sg, repo)
+    again = run(sg, repo, "--fresh")
+    assert (again.code, again.out) == (first.code, first.out)
+    assert len(readings) == 2
+
+
 def test_a_failing_verdict_is_remembered_as_failing(
     sg: Sg, repo: Path, readings: list[int]
 ) -> None:

@@ -504,13 +504,19 @@ def schema(stage_file: bool) -> int:
 @cli.command()
 @stage_option("Compare at this stage (default: the current stage).")
 @option("--strict", is_flag=True, help="Fail (exit 1) on values that cannot be evaluated too.")
+@option(
+    "--fresh",
+    is_flag=True,
+    help="Read the workflows even where a run on the same inputs printed its output before.",
+)
 @format_option()
 @pass_ctx
-def drift(ctx: Context, stage: int | None, strict: bool, fmt: str) -> int:
+def drift(ctx: Context, stage: int | None, strict: bool, fresh: bool, fmt: str) -> int:
     """The model against the real workflows: undeclared or missing uploads, other selections."""
     from stagegate.cli import remembered
 
-    output, ok = remembered.drift(ctx.migration(), ctx.stage(stage), strict=strict, fmt=fmt)
+    migration = ctx.migration()
+    output, ok = remembered.drift(migration, ctx.stage(stage), strict=strict, fmt=fmt, fresh=fresh)
     return shown(output, fmt, ok=ok)
 
 

@@ -196,15 +196,18 @@ class Remembered:
         store_json(self.directory, self.path, data)
 
 
-def drift(migration: Migration, stage: int, *, strict: bool, fmt: str) -> tuple[Output, bool]:
+def drift(
+    migration: Migration, stage: int, *, strict: bool, fmt: str, fresh: bool = False
+) -> tuple[Output, bool]:
     """``stagegate drift``'s output at ``stage`` and whether it passed: remembered where
-    nothing it reads has changed since a run that printed it, else compared afresh."""
+    nothing it reads has changed since a run that printed it, else compared afresh
+    (``fresh``: compared afresh whatever is remembered, and remembered again)."""
     from stagegate.ci.files import discover, files_for
 
     files = files_for(migration)
     listed = discover(files.root, migration.workflows.paths)
     entry = Remembered(migration, files, listed, [str(stage), str(strict), fmt])
-    found = entry.recall()
+    found = None if fresh else entry.recall()
     if found is not None:
         return found
     from stagegate.ci.drift import drift as compare
