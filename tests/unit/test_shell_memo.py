@@ -247,7 +247,7 @@ def test_a_replay_is_charged_the_work_of_its_walk(
         out.write('          echo "Y=$B" >> "$GITHUB_ENV"\n')
     memo.forget()
     seen(migration, head)
-    cost = {"Y=" in key[0]: found[0].cost for key, found in memo.READINGS.table.items()}
+    cost = {"Y=" in key[0]: found.cost for key, found in memo.READINGS.readings()}
     monkeypatch.setattr(workflows, "MAX_READING", cost[False] + cost[True] - 1)
     memo.forget()
     alone = seen(migration, head)

@@ -21,7 +21,7 @@ What a walk depends on, exactly:
   script also its arguments, the variables it inherits (names and values, strictly),
   how deep the calls and constructs go, and the walker's loop over downloaded folders;
 - as recorded questions (``Inputs``), asked in order and answered by the reading that
-  recalls (``still``): a bind (``Host.bound``), the step's environment
+  recalls (``Tree.find``): a bind (``Host.bound``), the step's environment
   (``Scope.env_value``), what an earlier step wrote to ``$GITHUB_ENV``
   (``Host.env_writers``), and every repository file the walk looks at: which file a
   path a script names is (``Files.repo_path``: a called script, ``-f``, a ``yq``
@@ -38,8 +38,10 @@ transfers on replay (``moved``), and the effects are told to the reading that re
 (``deliver``), which decides what they mean (its publishers, its kind of run). A walk
 the budget stopped is not remembered. Answers are compared strictly (``same``).
 
-Memory is bounded: at most MAX_KEYS scripts and places (least recently used
-forgotten first), MAX_OUTCOMES readings each, for readings and called scripts alike.
+A key's readings form a tree of questions and answers (``Tree``): a recall asks each
+question once, down the path its answers take. Memory is bounded: at most MAX_KEYS
+scripts and places and MAX_REMEMBERED readings in all (least recently used keys
+forgotten first), MAX_OUTCOMES readings a key, for readings and called scripts alike.
 """
 
 from __future__ import annotations
@@ -53,8 +55,10 @@ from stagegate.records import replace
 
 MAX_KEYS = 4_096
 """Scripts and places remembered in the process (each memo: readings, calls)."""
-MAX_OUTCOMES = 16
+MAX_OUTCOMES = 256
 """Readings remembered per script and place (one per set of answers, e.g. per row)."""
+MAX_REMEMBERED = 16_384
+"""Readings remembered in all (each memo)."""
 
 Question = tuple[Any, ...]
 
@@ -123,9 +127,6 @@ class Inputs:
         self.host.env_writers[name] = reason
         self.written.append((name, reason))
 
-    def still(self, asked: list[tuple[Question, Any]]) -> bool:
-        """Whether each recorded question gets the same answer here, in order."""
-        return all(same(self.answer(question), found) for question, found in asked)
 
 
 class Remembered(Protocol):
@@ -137,44 +138,149 @@ class Remembered(Protocol):
 R = TypeVar("R", bound=Remembered)
 
 
-class Memory(Generic[R]):
-    """A script's key -> its remembered readings, one per set of answers; at most
-    MAX_KEYS keys, the least recently used forgotten first. ``recalled`` and
-    ``remembered`` count what it did (for tests and benchmarks)."""
+def token(answer: Any) -> Any:
+    """An answer as a dictionary key equal where ``same`` holds (TypeError where it
+    cannot be hashed: a list or mapping from ``fromJSON``)."""
+    found: tuple[Any, ...]
+    if isinstance(answer, tuple):
+        found = (tuple, tuple(token(a) for a in answer))
+    else:
+        found = (type(answer), answer, getattr(answer, "axis", None))
+    hash(found)
+    return found
+
+
+class Node(Generic[R]):
+    """Where the walks of one key that got the same answers so far stand: the next
+    question they asked (a walk is a function of its key and answers, so all of them
+    asked the same one) and a node per answer; or the reading that asked nothing more."""
+
+    __slots__ = ("branches", "leaf", "odd", "question")
 
     def __init__(self) -> None:
-        self.table: dict[tuple[Any, ...], list[R]] = {}
+        self.question: Question | None = None
+        self.branches: dict[Any, Node[R]] = {}
+        self.odd: list[tuple[Any, Node[R]]] = []
+        """Answers that cannot be hashed, compared with ``same``."""
+        self.leaf: R | None = None
+
+    def child(self, answer: Any, *, make: bool = False) -> Node[R] | None:
+        try:
+            key = token(answer)
+        except TypeError:
+            for found, odd in self.odd:
+                if same(found, answer):
+                    return odd
+            if not make:
+                return None
+            made: Node[R] = Node()
+            self.odd.append((answer, made))
+            return made
+        node = self.branches.get(key)
+        if node is None and make:
+            node = Node()
+            self.branches[key] = node
+        return node
+
+
+class Tree(Generic[R]):
+    """The remembered readings of one key, as a tree of questions and answers."""
+
+    __slots__ = ("root", "size")
+
+    def __init__(self) -> None:
+        self.root: Node[R] = Node()
+        self.size = 0
+
+    def find(self, inputs: Inputs) -> R | None:
+        """The reading whose questions get the same answers here: each question is
+        asked once, in the order the walks asked them."""
+        node: Node[R] | None = self.root
+        while node is not None:
+            if node.leaf is not None:
+                return node.leaf
+            if node.question is None:
+                return None
+            node = node.child(inputs.answer(node.question))
+        return None
+
+    def add(self, item: R) -> bool:
+        """Whether ``item`` was added (not where a walk asked otherwise: never, as a
+        walk is a function of its key and answers)."""
+        node = self.root
+        for question, answer in item.asked:
+            if node.leaf is not None:
+                return False
+            if node.question is None:
+                node.question = question
+            elif node.question != question:
+                return False
+            found = node.child(answer, make=True)
+            assert found is not None
+            node = found
+        if node.question is not None or node.leaf is not None:
+            return False
+        node.leaf = item
+        self.size += 1
+        return True
+
+
+class Memory(Generic[R]):
+    """A script's key -> its remembered readings (a ``Tree``): at most MAX_OUTCOMES for
+    a key (past them its readings are forgotten) and MAX_REMEMBERED in all, the least
+    recently used keys forgotten first. ``recalled`` and ``remembered`` count what it
+    did (for tests and benchmarks)."""
+
+    def __init__(self) -> None:
+        self.table: dict[tuple[Any, ...], Tree[R]] = {}
+        self.size = 0
         self.recalled = 0
         self.remembered = 0
 
     def recall(self, key: tuple[Any, ...], inputs: Inputs, left: int) -> R | None:
         """A remembered reading of ``key`` whose questions get the same answers here,
         and whose work fits in what is ``left`` of the budget."""
-        found = self.table.get(key)
-        if not found:
+        tree = self.table.get(key)
+        if tree is None:
             return None
-        for item in reversed(found):
-            if item.cost <= left and inputs.still(item.asked):
-                del self.table[key]
-                self.table[key] = found  # the most recently used last
-                self.recalled += 1
-                return item
-        return None
+        found = tree.find(inputs)
+        if found is None or found.cost > left:
+            return None
+        del self.table[key]
+        self.table[key] = tree  # the most recently used last
+        self.recalled += 1
+        return found
 
     def remember(self, key: tuple[Any, ...], item: R) -> None:
         table = self.table
-        found = table.get(key)
-        if found is None:
-            if len(table) >= MAX_KEYS:
-                del table[next(iter(table))]
-            found = table[key] = []
-        if len(found) >= MAX_OUTCOMES:
-            found.pop(0)
-        found.append(item)
-        self.remembered += 1
+        tree = table.get(key)
+        if tree is None or tree.size >= MAX_OUTCOMES:
+            if tree is not None:
+                self.size -= tree.size
+            tree = table[key] = Tree()
+        if tree.add(item):
+            self.size += 1
+            self.remembered += 1
+        while self.size > MAX_REMEMBERED or len(table) > MAX_KEYS:
+            oldest = next(iter(table))
+            self.size -= table.pop(oldest).size
+
+    def readings(self) -> list[tuple[tuple[Any, ...], R]]:
+        """Every remembered reading with its key."""
+        out: list[tuple[tuple[Any, ...], R]] = []
+        for key, tree in self.table.items():
+            todo = [tree.root]
+            while todo:
+                node = todo.pop()
+                if node.leaf is not None:
+                    out.append((key, node.leaf))
+                todo += node.branches.values()
+                todo += [n for _a, n in node.odd]
+        return out
 
     def clear(self) -> None:
         self.table.clear()
+        self.size = 0
 
 
 class Outcome:
