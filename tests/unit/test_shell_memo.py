@@ -13,6 +13,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -287,3 +288,44 @@ def test_the_same_tree_read_again_replays(migration: Migration, tmp_path: Path) 
         ".github/workflows/ci.yml:8:1: download name w-a",
         UPLOAD.format(line=11, name="one"),
     ]
+
+
+class Answers:
+    """A context that answers ``("env", NAME)`` from a mapping (``memo.Inputs.answer``)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+
+    def answer(self, question: memo.Question) -> str:
+        return self.env[question[1]]
+
+
+def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most MAX_OUTCOMES readings a key (past them the key starts over), MAX_KEYS
+    keys and MAX_REMEMBERED readings in all, the least recently used key forgotten."""
+    monkeypatch.setattr(memo, "MAX_OUTCOMES", 2)
+    monkeypatch.setattr(memo, "MAX_KEYS", 3)
+    monkeypatch.setattr(memo, "MAX_REMEMBERED", 4)
+    store: memo.Memory[memo.Call] = memo.Memory()
+
+    def call(row: str) -> memo.Call:
+        return memo.Call([(("env", "ROW"), row)], [], [], {}, {}, [], False, 1)
+
+    def recall(key: str, row: str) -> memo.Call | None:
+        return store.recall((key,), cast(memo.Inputs, Answers({"ROW": row})), 10)
+
+    one, two, three = call("1"), call("2"), call("3")
+    store.remember(("a",), one)
+    store.remember(("a",), two)
+    assert recall("a", "1") is one and recall("a", "2") is two and recall("a", "3") is None
+    store.remember(("a",), three)  # a third row: the key starts over
+    assert recall("a", "1") is None and recall("a", "3") is three
+    for key in "bcd":
+        store.remember((key,), call("1"))
+    assert sorted(k for (k,), _item in store.readings()) == ["b", "c", "d"]
+    assert recall("b", "1") is not None  # b is used: c is the least recently used
+    store.remember(("b",), call("2"))
+    store.remember(("d",), call("2"))
+    assert store.size == 4
+    assert sorted(k for (k,), _item in store.readings()) == ["b", "b", "d", "d"]
+    assert recall("b", "1") is not None and recall("c", "1") is None

@@ -53,11 +53,11 @@ from stagegate.ci.transfers import Site, Transfer
 from stagegate.model.ghexpr import Value
 from stagegate.records import replace
 
-MAX_KEYS = 4_096
+MAX_KEYS = 2_048
 """Scripts and places remembered in the process (each memo: readings, calls)."""
 MAX_OUTCOMES = 256
 """Readings remembered per script and place (one per set of answers, e.g. per row)."""
-MAX_REMEMBERED = 16_384
+MAX_REMEMBERED = 8_192
 """Readings remembered in all (each memo)."""
 
 Question = tuple[Any, ...]
