@@ -112,9 +112,12 @@ class Shell:
             return
         rendered, mark, values, expressions = self.render()
         key = self.key(rendered, mark, values)
-        walker = Walker(self.reader, self.site, self.scope, self.reader.work.child(MAX_WORK))
-        outcome = memo.recall(self.reader, key, walker.inputs) if key is not None else None
+        budget = self.reader.work.child(MAX_WORK)
+        walker = Walker(self.reader, self.site, self.scope, budget)
+        outcome = memo.READINGS.recall(key, walker.inputs, budget.left) if key is not None else None
         if outcome is not None:
+            budget.charge(outcome.cost)  # the work the walk takes, as if walked again
+            budget.settle()
             memo.replay(self.reader, self.site, outcome, notes=not self.quiet)
             self.done(dict(outcome.writes), dict(outcome.outputs))
             self.complete = True
@@ -134,20 +137,29 @@ class Shell:
             self.stopped(walker, exc)
             stopped = True
         finally:
-            walker.budget.settle()
-        outcome = self.finish(walker)
+            budget.settle()
+        outcome = self.finish(walker, budget.limit - budget.left)
         self.complete = not stopped
         if not stopped and key is not None:  # a reading the budget stopped depends on
-            memo.remember(self.reader, key, outcome)  # what was left of it
+            memo.READINGS.remember(key, outcome)  # what was left of it
 
     def key(self, rendered: str, mark: str, values: tuple[Value, ...]) -> tuple[object, ...] | None:
-        """What a reading depends on besides its questions to the context (``memo``)."""
-        strict = tuple((type(v).__name__, v, getattr(v, "axis", None)) for v in values)
+        """What a reading depends on besides its questions to the context (``memo``):
+        the text as written and rendered, and where it is shown (its first line's
+        location: every location the walk makes follows from it and the text)."""
+        strict = memo.strict(values)
         if self.script is None:
-            place: tuple[object, ...] = (self.site.doc.file, self.path)
+            start = self.loc(0)
+            place: tuple[object, ...] = (
+                self.site.doc.file,
+                self.path,
+                start.file,
+                start.line,
+                start.col,
+            )
         else:
-            place = (self.script[0], tuple(self.script[1]), self.script[2])
-        key = (rendered, mark, strict, place, self.site.runs, self.for_outputs)
+            place = (self.script[0], memo.strict(self.script[1]), self.script[2])
+        key = (self.text, rendered, mark, strict, place, self.site.runs, self.for_outputs)
         try:
             hash(key)
         except TypeError:  # a value that cannot be a key: read again each time
@@ -167,13 +179,20 @@ class Shell:
             for name in table:
                 table[name] = Unknown(f"{prefix}{name}", reason)
 
-    def finish(self, walker: Walker) -> memo.Outcome:
-        """Tell the reading what the script did, each thing once, in order."""
+    def finish(self, walker: Walker, cost: int) -> memo.Outcome:
+        """Tell the reading what the script did, each thing once, in order (``cost``:
+        the work the walk took)."""
         state = walker.state
         done = _once(replay(state.effects))
         pending = [transfer for transfer, _folder in state.pending]
         outcome = memo.Outcome(
-            walker.inputs.asked, done, pending, state.writes, state.outputs, walker.inputs.written
+            walker.inputs.asked,
+            done,
+            pending,
+            state.writes,
+            state.outputs,
+            walker.inputs.written,
+            cost,
         )
         for effect in done:
             memo.deliver(self.reader, self.site, effect, notes=not self.quiet)

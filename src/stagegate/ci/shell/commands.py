@@ -8,7 +8,7 @@ module never sees the walker's state.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from stagegate.ci.shell import effects, pipes
 from stagegate.ci.shell.state import Break, Exit, Return
@@ -17,16 +17,11 @@ from stagegate.ci.shell.values import Failed, known
 from stagegate.ci.transfers import shown
 from stagegate.model.ghexpr import Unknown, Value
 
-if TYPE_CHECKING:
-    from stagegate.ci.files import Files
-
 Status = bool | None
 
 
 class Run(Protocol):
     """What a command can do to the reading (``ci.shell.walker.Walker`` does it)."""
-
-    repo: Files
 
     def input(self) -> Value | None:
         """The command's standard input (None: nothing is known to be there)."""
@@ -64,6 +59,12 @@ class Run(Protocol):
 
     def use(self) -> None:
         """The downloaded files are used (an ``rm`` after this is clean-up)."""
+
+    def repo_path(self, written: str) -> str | None:
+        """The repository file a script names, None where it is none (``Files.repo_path``)."""
+
+    def repo_script(self, rel: str) -> str | None:
+        """The text of the repository's shell script ``rel`` (``Files.script``)."""
 
     def call(
         self, rel: str, text: str, args: list[Value], env: dict[str, Value], *, source: bool
@@ -179,10 +180,10 @@ def _script(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status | bo
     where = str(words[0])
     if ("/" not in where and not source) or where.startswith("/"):
         return False
-    rel = shell.repo.repo_path(where)
+    rel = shell.repo_path(where)
     if rel is None:
         return False
-    text = shell.repo.script(rel)
+    text = shell.repo_script(rel)
     if text is None:
         return False
     return shell.call(rel, text, list(words[1:]), env, source=source)

@@ -4,6 +4,7 @@ through ``ci.files.Files`` (``repo_path``, ``script``), from the work tree or a 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -20,8 +21,14 @@ CALL = re.compile(
 def worth_reading(files: Files, text: str) -> bool:
     """Whether a script may download, write ``$GITHUB_ENV`` or call a repository
     script: the others have no effect stagegate follows."""
-    return (
-        GH.search(text) is not None
-        or "GITHUB_ENV" in text
-        or any(files.repo_path(m.group(1)) is not None for m in CALL.finditer(text))
-    )
+    sure, calls = _words(text)
+    return sure or any(files.repo_path(call) is not None for call in calls)
+
+
+@functools.lru_cache(maxsize=1_024)
+def _words(text: str) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``text`` runs ``gh`` or names ``GITHUB_ENV``; else the words that may
+    call a repository script (what ``worth_reading`` asks the files), once per text."""
+    if GH.search(text) is not None or "GITHUB_ENV" in text:
+        return True, ()
+    return False, tuple(dict.fromkeys(m.group(1) for m in CALL.finditer(text)))

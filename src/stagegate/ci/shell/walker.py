@@ -17,7 +17,7 @@ import functools
 import posixpath
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stagegate.ci.budget import MAX_DEPTH, MAX_VALUE, Budget, OverBudget
 from stagegate.ci.files import invalid
@@ -79,9 +79,6 @@ from stagegate.ci.transfers import (
 from stagegate.errors import Loc
 from stagegate.model.ghexpr import Sym, Unknown, Value, concat, unknowns
 from stagegate.records import replace
-
-if TYPE_CHECKING:
-    from stagegate.ci.files import Files
 
 Status = bool | None
 """A command's success: True, False, or None where stagegate cannot tell."""
@@ -155,7 +152,6 @@ class Walker:
         self.inputs = Inputs(host, scope)
         """What the walk asks of its context (``ci.shell.memo``)."""
         self.budget = budget
-        self.repo: Files = host.files
         self.state = State()
         self.frame: Frame | None = None
         self.line = 0
@@ -694,7 +690,7 @@ class Walker:
             first = text.strip().split("\n", 1)[0][:200]
             why = f"a statement stagegate does not read ({node.reason}) names a build tool"
             self.report([Unknown(first, why)], {})
-        calls = any(self.repo.repo_path(m.group(1)) for m in CALL.finditer(text))
+        calls = any(self.repo_path(m.group(1)) for m in CALL.finditer(text))
         if "gh run download" in text or "GITHUB_ENV" in text or "GITHUB_OUTPUT" in text or calls:
             what = (
                 "a gh run download"
@@ -1017,7 +1013,7 @@ class Walker:
                 if name in kept[0]:
                     given[name] = kept[0][name]
             given.update(env)  # `A=1 ./x`: the script's environment
-            key = self.call_key(rel, args, given)
+            key = self.call_key(rel, text, args, given)
             if key is not None and self.recalled(key):
                 return True
             mark = self.mark()
@@ -1035,24 +1031,27 @@ class Walker:
             self.args, self.line = saved_args, line
 
     def call_key(
-        self, rel: str, args: list[Value], given: dict[str, Value]
+        self, rel: str, text: str, args: list[Value], given: dict[str, Value]
     ) -> tuple[Any, ...] | None:
-        """What reading a called script depends on besides its questions (``memo``);
-        None where the caller's state takes part (a capture, input, pending downloads)."""
+        """What reading a called script depends on besides its questions (``memo``):
+        its path and text, its arguments and environment, how deep it is read, the loop
+        over downloaded folders it is in; None where the caller's state takes part (a
+        capture, input, pending downloads)."""
         state = self.state
         if self.sink is not None or self.stdin is not None or state.pending or state.heredoc:
             return None
         items = sorted(given.items())
         names = tuple(n for n, _v in items)
         values = memo.strict(v for _n, v in items)
-        key = (rel, memo.strict(args), names, values, self.site.runs, self.calls, self.depth)
+        where = (self.site.runs, self.calls, self.depth, self.folders, tuple(self.skipped))
+        key = (rel, text, memo.strict(args), names, values, where)
         try:
             hash(key)
         except TypeError:  # a list or mapping from fromJSON: read again each time
             return None
         return key
 
-    def mark(self) -> tuple[int, int, Any, dict[str, Value], dict[str, Value], bool]:
+    def mark(self) -> tuple[int, int, Any, dict[str, Value], dict[str, Value], bool, int]:
         state = self.state
         return (
             len(self.inputs.asked),
@@ -1061,11 +1060,12 @@ class Walker:
             dict(state.writes),
             dict(state.outputs),
             state.used,
+            self.budget.left,
         )
 
     def remember(self, key: tuple[Any, ...], mark: tuple[Any, ...]) -> None:
         """Keep what the call did to this state, to replay for the same answers."""
-        asked, written, effects, writes, outputs, used = mark
+        asked, written, effects, writes, outputs, used, left = mark
         state = self.state
         new_writes = memo.changed(writes, state.writes)
         new_outputs = memo.changed(outputs, state.outputs)
@@ -1079,14 +1079,16 @@ class Walker:
             new_outputs,
             self.inputs.written[written:],
             state.used,
+            left - self.budget.left,
         )
-        memo.remember_call(self.host, key, call)
+        memo.CALLS.remember(key, call)
 
     def recalled(self, key: tuple[Any, ...]) -> bool:
         """Replay a remembered call with the same answers here; whether there was one."""
-        call = memo.recall_call(self.host, key, self.inputs)
+        call = memo.CALLS.recall(key, self.inputs, self.budget.left)
         if call is None:
             return False
+        self.budget.charge(call.cost)  # the work the call takes, as if read again
         state = self.state
         self.inputs.asked += call.asked
         for name, reason in call.written:
@@ -1190,16 +1192,31 @@ class Walker:
         )
 
     def in_repository(self, path: str) -> bool:
-        return self.repo.repo_path(path) is not None
+        return self.repo_path(path) is not None
+
+    def repo_path(self, written: str) -> str | None:
+        """The repository file a script names (a question to the reading: ``memo``)."""
+        return self.inputs.path(written)
+
+    def repo_script(self, rel: str) -> str | None:
+        """The text of the repository's shell script ``rel`` (``Files.script``), its
+        bytes a question to the reading (``memo``)."""
+        if self.inputs.bytes_of(rel) is None:
+            return None
+        return self.inputs.files.script(rel)
 
     def stopped(self, message: str) -> None:
         self.state.emit(("stopped", self.loc(), message))
 
     def data(self, file: str) -> tuple[bool, Any]:
-        files = self.host.files
+        """The data of the YAML file ``file`` a ``yq`` reads: which file it is and its
+        bytes are questions to the reading (``memo``); parsed once per reading."""
+        rel = self.inputs.path(file)
+        if rel is not None:
+            self.inputs.bytes_of(rel)
+        files = self.inputs.files
         found = files.data.get(file)
-        if found is None:  # the file as it is when this reading first reads it
-            rel = files.repo_path(file)
+        if found is None:
             found = files.data[file] = pipes.repository_data(files, rel, file)
         return found
 
