@@ -58,14 +58,14 @@ def _row(matrix: Value) -> tuple[tuple[str, str], ...]:
 
 
 _SCRIPT_WORDS = re.compile(
-    r"\b(gh|twine|maturin|mv|cp|rm|find|uv|poetry|hatch|pdm|flit|curl|wget|pip3?|aws|gsutil"
-    r"|scp|rsync|git)\b"
+    r"\b(gh|twine|maturin|mv|cp|rm|find|uv|poetry|hatch|pdm|flit|cargo|curl|wget|pip3?|aws"
+    r"|gsutil|scp|rsync|git)\b"
 )
 _WRITES = re.compile(r">\s*[\w./'\"]|\btee\b")
 """A line that writes a file itself (``> PATH``, ``tee PATH``; not ``> $GITHUB_OUTPUT``)."""
 _CHDIR = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd|popd)\b")
 """A script that changes folder: read whole (``publish.read_script`` follows it)."""
-_OTHER_PUBLISHERS = re.compile(r"\b(npm|cargo)\s+publish\b")
+_OTHER_PUBLISHERS = re.compile(r"\b(npm)\s+publish\b")
 _NAMED_PUBLISHING = re.compile(r"publish|release|upload|deploy", re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PATH_WORD = re.compile(r"(?<![\w/.$-])(?:\./)?[A-Za-z0-9_.][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)+")
@@ -427,7 +427,7 @@ class ShipReader(Reader):
                 self.lookups.setdefault(top, set()).add(found.workflow)
             elif lookups_only and not (isinstance(found, publish.Move) and found.remove):
                 continue  # the shell reader followed the called script's moves
-            elif isinstance(found, publish.Command) and found.lost:
+            elif isinstance(found, publish.Command) and found.lost and found.reads:
                 self.unread(
                     site,
                     loc,
