@@ -67,6 +67,9 @@ _CHDIR = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd|popd)\b")
 """A script that changes folder: read whole (``publish.read_script`` follows it)."""
 _OTHER_PUBLISHERS = re.compile(r"\b(npm)\s+publish\b")
 _NAMED_PUBLISHING = re.compile(r"publish|release|upload|deploy", re.IGNORECASE)
+_NAMED_NOT_PUBLISHING = frozenset({"lsb_release"})
+"""Programs named for publishing that publish nothing: ``lsb_release`` prints the Linux
+distribution's release."""
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PATH_WORD = re.compile(r"(?<![\w/.$-])(?:\./)?[A-Za-z0-9_.][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)+")
 """Publish commands whose files are not read: listed as unread where they run."""
@@ -494,6 +497,7 @@ class ShipReader(Reader):
             program = head.rstrip(");&|").rsplit("/", 1)[-1]  # the name, not its folder
             if (
                 _NAMED_PUBLISHING.search(program)
+                and program not in _NAMED_NOT_PUBLISHING
                 and publish.read_script(" ".join(words), ".") == []
             ):
                 self.unread(
