@@ -9,7 +9,7 @@ from typing import Any
 
 from stagegate.ci import publish
 from stagegate.ci.transfers import Unresolved
-from stagegate.errors import Loc
+from stagegate.errors import Loc, Problem
 from stagegate.records import field, record
 
 
@@ -219,6 +219,17 @@ class Release:
         return (self.file, self.job, self.caller)
 
 
+@record(kw_only=True)
+class Unreadable:
+    """A workflow file that cannot be read at a commit (GitHub would refuse it, or a local
+    action or called workflow it needs): the problems, each naming the commit. Its jobs
+    take no part in the reading; a release of its run, or of a run it starts or calls,
+    is not known."""
+
+    file: str
+    problems: tuple[Problem, ...]
+
+
 @record(kw_only=True, eq=False)
 class Side:
     """One commit's workflows, as far as shipping goes."""
@@ -238,3 +249,5 @@ class Side:
     """Each unread step (its place and ``uses:``) -> the jobs it runs in."""
     unresolved_in: Mapping[tuple[Loc, str], frozenset[str]] = field(default_factory=dict)
     """Each unresolved item (its place and expression) -> the jobs of the run it is in."""
+    unreadable: tuple[Unreadable, ...] = ()
+    """The workflow files that cannot be read, left out of the reading."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -570,15 +571,17 @@ def ships(
     migration: Migration | None = None,
     stage: int = 0,
     kind: str | None = None,
+    only: Sequence[str] | None = None,
 ) -> Side:
     """Each release job of the workflows ``files`` holds (found by the default
-    ``workflows.paths``) and what reaches its publish steps: read with ``migration`` at
-    ``stage`` (its binds, and the flags its `stagegate flags` steps output), else as they
-    are with ``settings`` (the remote actions, publishers and runs a migration declares);
-    ``kind``: for a run of that kind (``github.event_name`` and ``github.ref`` known)."""
+    ``workflows.paths``; ``only``: these of them) and what reaches its publish steps: read
+    with ``migration`` at ``stage`` (its binds, and the flags its `stagegate flags` steps
+    output), else as they are with ``settings`` (the remote actions, publishers and runs a
+    migration declares); ``kind``: for a run of that kind (``github.event_name`` and
+    ``github.ref`` known)."""
     reader = ShipReader(migration or bare_migration(files.root, settings), files, stage)
     reader.kind = kind
-    reader.run(discover(files.source, DEFAULT_WORKFLOW_PATHS))
+    reader.run(discover(files.source, DEFAULT_WORKFLOW_PATHS) if only is None else only)
     return follow(reader.flows())
 
 

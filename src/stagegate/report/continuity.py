@@ -93,6 +93,11 @@ def as_json(result: Continuity) -> dict[str, Any]:
             {"file": u.loc.file, "line": u.loc.line, "expression": u.expression, "reason": u.reason}
             for u in result.unresolved
         ],
+        "unreadable": [
+            {"workflow": u.file, "file": p.loc.file, "line": p.loc.line, "message": p.message}
+            for u in result.unreadable
+            for p in u.problems
+        ],
     }
 
 
@@ -251,6 +256,11 @@ def text(result: Continuity) -> str:
         out += _release_lines(release)
     out += [f"{f.loc.at}: {f.kind}: {f.message}" for f in result.findings]
     out += [f"{f.loc.at}: fixed at the head: {f.kind}: {f.message}" for f in result.resolved]
+    out += [
+        f"{p.loc}: {u.file} is not read, its jobs are not compared: {p.message}"
+        for u in result.unreadable
+        for p in u.problems
+    ]
     out += _unresolved_lines(result)
     lost = sum(len(r.lost) for r in result.releases)
     gained = sum(len(r.gained) for r in result.releases)
