@@ -292,6 +292,30 @@ def test_a_pull_request_that_fixes_an_unreadable_workflow_is_compared(
     assert again.code == 2 and "at " + base in again.err, again.output
 
 
+def test_a_publish_step_that_gets_nothing_while_another_takes_everything_fails(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """aio-libs/aiohttp d54b3e2 (tests/fixtures/history/46-...): the v4 download without
+    merge-multiple leaves the PyPI step nothing while softprops still uploads every file.
+    The control (47, merge-multiple) passes with the same renames."""
+    trees = FIXTURES / "history" / "46-v4-pattern-without-merge-second-publisher"
+    repo, base, _ = tree_pair(tmp_path / "r", trees, "head", "base")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert result.out.splitlines()[1] == (
+        "  pypa/gh-action-pypi-publish publishes nothing: no upload of the run lands where it "
+        "reads (5 upload contexts at the base; another publish step still takes them)"
+    )
+    data = json.loads(sg("continuity", "--base", base, "--format", "json", cwd=repo.root).out)
+    (release,) = data["releases"]
+    assert release["publishes_nothing"] == [{"publisher": "pypa/gh-action-pypi-publish", "base": 5}]
+    assert (release["lost"], release["gained"], len(release["renamed"])) == ([], [], 5)
+    control = FIXTURES / "history" / "47-v4-pattern-merged-second-publisher"
+    repo, base, _ = tree_pair(tmp_path / "c", control, "head", "base")
+    data = json.loads(sg("continuity", "--base", base, "--format", "json", cwd=repo.root).out)
+    assert data["ok"] and data["releases"][0]["publishes_nothing"] == []
+
+
 def test_unreadable_head_workflow_names_commit_file_and_line(sg: Sg, tmp_path: Path) -> None:
     repo, base = small(
         tmp_path / "r", RELEASE.replace("    needs: wheels\n", "    needs: [wheels\n")

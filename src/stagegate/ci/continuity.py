@@ -226,10 +226,22 @@ class ReleaseChange:
         )
 
     @property
+    def emptied(self) -> tuple[tuple[str, int], ...]:
+        """The publish steps (their tool, and how many upload contexts reached them at the
+        base) that publish nothing at the head, where another step of the job still
+        publishes what the run made: files landing where that step does not read them
+        (aio-libs/aiohttp d54b3e2, download-artifact v4 without merge-multiple: PyPI got
+        nothing, the GitHub release everything)."""
+        if not (self.before and self.after and self.compared and self.head):
+            return ()
+        was = dict(self.before.reach)
+        return tuple((t, was[t]) for t, n in self.after.reach if n == 0 and was.get(t, 0) > 0)
+
+    @property
     def failed(self) -> bool:
         """Lost or gained a context or a wheel no one declared; one wheel from two uploads;
-        selecting nothing where the base selected something; a flow made unreadable;
-        files from outside new at the head."""
+        selecting nothing where the base selected something, or a publish step doing so;
+        a flow made unreadable; files from outside new at the head."""
         return bool(
             self.lost
             or self.gained
@@ -238,6 +250,7 @@ class ReleaseChange:
             or self.wheels_blind
             or self.new_duplicates
             or (self.empty and self.base and self.compared)
+            or self.emptied
             or self.newly_blind
             or self.new_foreign
         )

@@ -213,6 +213,9 @@ class Release:
     """The workflows whose runs its files come from (its own, another run's)."""
     flow: frozenset[str] = frozenset()
     """The jobs (``PATH#JOB``) whose uploads, downloads or steps decide what it ships."""
+    reach: tuple[tuple[str, int], ...] = ()
+    """Each publisher (its tool) and how many of the upload contexts reach it: a step that
+    publishes nothing where another step of the job still publishes them."""
 
     @property
     def key(self) -> tuple[str, str, str]:

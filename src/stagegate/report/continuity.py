@@ -69,6 +69,7 @@ def as_json(result: Continuity) -> dict[str, Any]:
                     for direction, c, where in r.accepted
                 ],
                 "selects_nothing": r.empty,
+                "publishes_nothing": [{"publisher": t, "base": n} for t, n in r.emptied],
                 "wheels": _wheels_json(r),
                 "duplicates": [
                     {
@@ -187,6 +188,11 @@ def _release_lines(r: ReleaseChange) -> list[str]:
             "publishes (its files come from a script or another run stagegate does not read)"
         )
     out += [f"  files from outside: {f.what} ({f.loc.at})" for f in r.new_foreign]
+    out += [
+        f"  {tool} publishes nothing: no upload of the run lands where it reads "
+        f"({counted(n, 'upload context')} at the base; another publish step still takes them)"
+        for tool, n in r.emptied
+    ]
     both = {c.name for c in r.lost} & {c.name for c in r.gained}
     out += [f"  lost: {_ctx(c, c.name in both)}" for c in r.lost]
     out += [f"  gained: {_ctx(c, c.name in both)}" for c in r.gained]
