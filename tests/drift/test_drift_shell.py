@@ -305,6 +305,32 @@ def test_a_windows_runner_runs_powershell_not_bash(sg: Sg, tmp_path: Path) -> No
     ]
 
 
+def test_a_powershell_write_in_a_step_its_if_rules_out_is_not_unresolved(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """aio-libs/aiohttp d9a4714: `echo "PYTHON_GIL=0" >> $GITHUB_ENV` under `if:
+    endsWith(matrix.pyver, 't')` in a matrix with Windows rows: it runs on no Windows
+    row (the free-threaded row is on Linux), so the PowerShell there writes nothing. The
+    control: the same step with a Windows free-threaded row is listed."""
+    steps = (
+        "      - if: ${{ endsWith(matrix.pyver, 't') }}\n"
+        '        run: echo "PYTHON_GIL=0" >> $GITHUB_ENV\n'
+    )
+    workflow = tmp_path / "repo" / ".github" / "workflows" / "w.yml"
+    matrix = "        os: [ubuntu, windows]\n        pyver: ['3.13', '3.14']\n"
+    ft_linux = "        include:\n          - {os: ubuntu, pyver: 3.14t}\n"
+    read(sg, tmp_path, steps, matrix=matrix + ft_linux)
+    workflow.write_text(workflow.read_text().replace("ubuntu-latest", "${{ matrix.os }}-latest"))
+    data = json.loads(sg("drift", "--format", "json", cwd=tmp_path / "repo").out)
+    assert unresolved(data) == []
+    workflow.write_text(workflow.read_text().replace("{os: ubuntu, pyver", "{os: windows, pyver"))
+    data = json.loads(sg("drift", "--format", "json", cwd=tmp_path / "repo").out)
+    assert unresolved(data) == [
+        (13, 'echo "PYTHON_GIL=0" >> $GITHUB_ENV', "a write of $GITHUB_ENV in PowerShell "
+         "stagegate cannot read")
+    ]  # fmt: skip
+
+
 def test_upload_pages_artifact_is_an_upload(sg: Sg, tmp_path: Path) -> None:
     """build-docs.yml's `actions/upload-pages-artifact`: named `github-pages` unless
     `name:` says otherwise."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, Result
-from scratch import WHEELS_RELEASE, Repo, dedent, init, pin_git, tree_pair
+from scratch import WHEELS_LINUX_ONLY, WHEELS_RELEASE, Repo, dedent, init, pin_git, tree_pair
 
 CORPUS = FIXTURES / "continuity"
 Sg = Callable[..., Result]
@@ -79,7 +79,9 @@ def test_the_usual_v4_migration_is_information(sg: Sg, tmp_path: Path) -> None:
 def test_json_keys(sg: Sg, tmp_path: Path) -> None:
     repo, base, head = two_trees(tmp_path / "r", "r11-socs-reusable-adds-artifacts", "after")
     data = json.loads(sg("continuity", "--base", base, "--format", "json", cwd=repo.root).out)
-    assert set(data) == {"ok", "base", "head", "releases", "findings", "resolved", "unresolved"}
+    assert set(data) == {
+        "ok", "base", "head", "releases", "findings", "resolved", "unresolved", "unreadable"
+    }  # fmt: skip
     assert (data["base"], data["head"]) == (base, head)
     (release,) = data["releases"]
     assert release["file"] == ".github/workflows/deploy.yml"
@@ -221,6 +223,97 @@ def test_outside_a_repository(sg: Sg, tmp_path: Path) -> None:
     result = sg("continuity", "--base", "main", cwd=tmp_path)
     assert result.code == 3
     assert "is not in a git repository" in result.err
+
+
+BROKEN_ACTION = dedent(
+    """\
+    runs:
+      using: composite
+      steps:
+        - uses: actions/setup-python@v5
+          with: ${{ inputs }}
+    """
+)
+"""A local action GitHub refuses (`with:` is not a mapping: PyO3/maturin-action 083eb89)."""
+TESTS = "on: pull_request\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./\n"
+
+
+def test_a_workflow_unreadable_at_both_commits_is_listed_and_the_rest_compared(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """PyO3/maturin-action f4e8c67: the tests use the repository's own action, which
+    cannot be read at the base nor at the head; the release is compared without them,
+    and the broken workflow is listed with each commit. `--strict` fails it; the
+    control: the same pull request also drops the Windows leg, which is lost."""
+    repo = init(tmp_path / "r")
+    repo.write(WF, RELEASE)
+    repo.write("action.yml", BROKEN_ACTION)
+    repo.write(".github/workflows/tests.yml", TESTS)
+    base = repo.commit("base")
+    repo.write(".github/workflows/tests.yml", TESTS.replace("ubuntu-latest", "ubuntu-24.04"))
+    head = repo.commit("head")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 0, result.output
+    lines = result.out.splitlines()
+    assert lines[1:3] == [
+        f"./action.yml:5:13: .github/workflows/tests.yml is not read, its jobs are not "
+        f"compared: at {ref} ({sha[:12]}): with must be a mapping (key: value); fix the workflow."
+        for ref, sha in ((base, base), ("HEAD", head))
+    ]
+    assert lines[-1].endswith("1 release job, 0 lost, 0 gained, 0 renamed, 0 new findings: ok")
+    data = json.loads(sg("continuity", "--base", base, "--format", "json", cwd=repo.root).out)
+    assert [(u["workflow"], u["file"], u["line"]) for u in data["unreadable"]] == [
+        (".github/workflows/tests.yml", "./action.yml", 5)
+    ] * 2
+    assert sg("continuity", "--base", base, "--strict", cwd=repo.root).code == 1
+    repo.write(WF, WHEELS_LINUX_ONLY)
+    repo.commit("drop windows")
+    lost = sg("continuity", "--base", base, cwd=repo.root)
+    assert lost.code == 1 and "0 lost" not in lost.out.splitlines()[-1], lost.output
+
+
+def test_a_pull_request_that_fixes_an_unreadable_workflow_is_compared(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """NVIDIA/cccl a9ec272: the base's broken workflow is listed, the head reads; a pull
+    request that breaks one stays exit 2 (below)."""
+    repo = init(tmp_path / "r")
+    repo.write(WF, RELEASE)
+    repo.write("action.yml", BROKEN_ACTION)
+    repo.write(".github/workflows/tests.yml", TESTS)
+    base = repo.commit("base")
+    repo.write("action.yml", BROKEN_ACTION.replace("${{ inputs }}", "{python-version: '3.12'}"))
+    repo.commit("fix")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 0, result.output
+    assert [line.split(": at ")[1][: len(base)] for line in result.out.splitlines()[1:2]] == [base]
+    assert "is not read" not in result.out.splitlines()[2]
+    again = sg("continuity", "--base", "HEAD", "--head", base, cwd=repo.root)
+    assert again.code == 2 and "at " + base in again.err, again.output
+
+
+def test_a_publish_step_that_gets_nothing_while_another_takes_everything_fails(
+    sg: Sg, tmp_path: Path
+) -> None:
+    """aio-libs/aiohttp d54b3e2 (tests/fixtures/history/46-...): the v4 download without
+    merge-multiple leaves the PyPI step nothing while softprops still uploads every file.
+    The control (47, merge-multiple) passes with the same renames."""
+    trees = FIXTURES / "history" / "46-v4-pattern-without-merge-second-publisher"
+    repo, base, _ = tree_pair(tmp_path / "r", trees, "head", "base")
+    result = sg("continuity", "--base", base, cwd=repo.root)
+    assert result.code == 1, result.output
+    assert result.out.splitlines()[1] == (
+        "  pypa/gh-action-pypi-publish publishes nothing: no upload of the run lands where it "
+        "reads (5 upload contexts at the base; another publish step still takes them)"
+    )
+    data = json.loads(sg("continuity", "--base", base, "--format", "json", cwd=repo.root).out)
+    (release,) = data["releases"]
+    assert release["publishes_nothing"] == [{"publisher": "pypa/gh-action-pypi-publish", "base": 5}]
+    assert (release["lost"], release["gained"], len(release["renamed"])) == ([], [], 5)
+    control = FIXTURES / "history" / "47-v4-pattern-merged-second-publisher"
+    repo, base, _ = tree_pair(tmp_path / "c", control, "head", "base")
+    data = json.loads(sg("continuity", "--base", base, "--format", "json", cwd=repo.root).out)
+    assert data["ok"] and data["releases"][0]["publishes_nothing"] == []
 
 
 def test_unreadable_head_workflow_names_commit_file_and_line(sg: Sg, tmp_path: Path) -> None:

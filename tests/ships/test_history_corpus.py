@@ -40,7 +40,6 @@ XFAIL: dict[str, str] = {
     "15-pin-comment-forms": "pin comments `# tag=vN` and `# pin @vN` unread: the download's version unknown, the release selects nothing",
     "16-ratchet-pin-collision": "`# ratchet:owner/repo@vN` pin comments unread: no collision, nothing lost",
     "23-build-moved-to-remote-reusable": "a flow made unreadable is reported as a loss, not as a blind spot",
-    "35-unrelated-workflow-invalid-yaml": "invalid YAML in a workflow that moves no artifact stops the comparison (exit 2): a pull request fixing it cannot be judged",
 }
 """What the current code gets wrong, per case (``NAME`` its plain run, ``NAME:accept`` and
 ``NAME:event`` its runs with Release-Change lines)."""

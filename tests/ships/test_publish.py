@@ -85,6 +85,11 @@ def test_scripts() -> None:
     ]
 
 
+def test_cargo_publish_packages_the_crate_and_its_dry_run_publishes_nothing() -> None:
+    script = "cargo publish --dry-run\ncargo publish -n\ncargo login $TOKEN\ncargo publish\n"
+    assert read_script(script, ".") == [Command(tool="cargo publish", reads=())]
+
+
 def test_a_script_read_again_reads_alike_whatever_the_caller_did_with_the_first_answer() -> None:
     # read once per (script, base) for speed: the answer is a new list each time, and
     # the base is part of what is remembered (control: another base, other paths)

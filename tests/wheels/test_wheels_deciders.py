@@ -326,9 +326,27 @@ def test_a_release_the_table_does_not_know_is_unresolved() -> None:
 
 
 def test_a_moving_pin_is_unresolved() -> None:
-    assert problem(step("v3")) == (
-        f"{WF}:10: cibuildwheel v3 is not one release (a moving tag or range): pin an exact version, "
+    assert problem(step("3")) == (
+        f"{WF}:10: cibuildwheel 3 is not one release (a moving tag or range): pin an exact version, "
         "or a commit with a `# vX.Y.Z` comment"
+    )
+
+
+def test_a_moving_ref_to_a_closed_series_is_every_release_of_it() -> None:
+    """ultrajson/ultrajson b70a4aa: `@v3.2.0` -> `@v3.2`, the newest 3.2.x: 3.2.0 and 3.2.1
+    build the same here (a later series is known, so no later 3.2.x is expected); `@v3`
+    spans releases that build differently; `@v4`'s newest release is not known."""
+    assert ids(step("v3.2")) == ids(step("3.2.1")) == ids(step("3.2.0"))
+    assert cibw.shipped(step("v3.2"), Tree(None)).how == (
+        "the table of cibuildwheel 3.2.0 to 3.2.1 (v3.2: alike)"
+    )
+    assert problem(step("v3")) == (
+        f"{WF}:10: cibuildwheel v3 is a moving ref, and its releases 3.0.0 to 3.4.1 build "
+        "different wheels here: pin an exact version"
+    )
+    assert problem(step("v4")) == (
+        f"{WF}:10: cibuildwheel v4 is a moving ref whose newest release stagegate cannot know: "
+        "pin an exact version, or a commit with a `# vX.Y.Z` comment"
     )
 
 
@@ -346,7 +364,9 @@ def test_table_covers_exactly_its_releases() -> None:
         ("pypa/cibuildwheel@v2.23.3", "      - uses: pypa/cibuildwheel@v2.23.3", "2.23.3"),
         ("pypa/cibuildwheel@" + "a" * 40, "  uses: pypa/cibuildwheel@" + "a" * 40 + "  # v3.1.4", "3.1.4"),
         ("pypa/cibuildwheel@" + "a" * 40, "  uses: pypa/cibuildwheel@" + "a" * 40, None),
-        ("pypa/cibuildwheel@v3", "  uses: pypa/cibuildwheel@v3  # v3.1.4", None),
+        ("pypa/cibuildwheel@v3", "  uses: pypa/cibuildwheel@v3  # v3.1.4", "v3"),
+        ("pypa/cibuildwheel@v3.2", "  uses: pypa/cibuildwheel@v3.2", "v3.2"),
+        ("pypa/cibuildwheel@main", "  uses: pypa/cibuildwheel@main", None),
     ],
 )
 def test_action_pins(uses: str, line: str, expected: str | None) -> None:

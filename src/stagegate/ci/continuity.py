@@ -15,6 +15,7 @@ listed first, not compared; a pull request that makes a read flow blind fails.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import posixpath
 import re
@@ -24,7 +25,7 @@ from typing import Any
 from stagegate.ci import publish
 from stagegate.ci.files import Files, discover
 from stagegate.ci.follow import known_action, may_publish
-from stagegate.ci.shipped import Blind, Context, Finding, Foreign, Release, Side
+from stagegate.ci.shipped import Blind, Context, Finding, Foreign, Release, Side, Unreadable
 from stagegate.ci.ships import ships
 from stagegate.ci.transfers import Unresolved
 from stagegate.errors import InvalidInput, Loc, Problem
@@ -225,10 +226,22 @@ class ReleaseChange:
         )
 
     @property
+    def emptied(self) -> tuple[tuple[str, int], ...]:
+        """The publish steps (their tool, and how many upload contexts reached them at the
+        base) that publish nothing at the head, where another step of the job still
+        publishes what the run made: files landing where that step does not read them
+        (aio-libs/aiohttp d54b3e2, download-artifact v4 without merge-multiple: PyPI got
+        nothing, the GitHub release everything)."""
+        if not (self.before and self.after and self.compared and self.head):
+            return ()
+        was = dict(self.before.reach)
+        return tuple((t, was[t]) for t, n in self.after.reach if n == 0 and was.get(t, 0) > 0)
+
+    @property
     def failed(self) -> bool:
         """Lost or gained a context or a wheel no one declared; one wheel from two uploads;
-        selecting nothing where the base selected something; a flow made unreadable;
-        files from outside new at the head."""
+        selecting nothing where the base selected something, or a publish step doing so;
+        a flow made unreadable; files from outside new at the head."""
         return bool(
             self.lost
             or self.gained
@@ -237,6 +250,7 @@ class ReleaseChange:
             or self.wheels_blind
             or self.new_duplicates
             or (self.empty and self.base and self.compared)
+            or self.emptied
             or self.newly_blind
             or self.new_foreign
         )
@@ -269,13 +283,16 @@ class Continuity:
     """Whether a blind spot already at the base fails too (``--strict``)."""
     declared: tuple[Acceptance, ...] = ()
     """The changes the pull request declares (``Release-Change:``, a flip)."""
+    unreadable: tuple[Unreadable, ...] = ()
+    """The workflows left out of the reading at either commit, with why (each problem
+    names its commit): the same file at both, or at the base alone."""
 
     @property
     def ok(self) -> bool:
         return (
             not any(r.failed for r in self.releases)
             and not any(f.kind in FAILING for f in self.findings)
-            and not (self.strict and any(r.blind for r in self.releases))
+            and not (self.strict and (any(r.blind for r in self.releases) or self.unreadable))
         )
 
 
@@ -329,22 +346,44 @@ def read_commit(
 
 
 def _read(files: Files, commit: str, shown: str, reading: Reading) -> tuple[Side, dict[str, str]]:
-    """What ships at the commit ``files`` reads, and the id of every file read."""
-    try:
-        side = ships(
+    """What ships at the commit ``files`` reads, and the id of every file read. A
+    workflow that cannot be read (with what it needs: a local action, a called
+    workflow) is left out and named in the side's ``unreadable``, where the others can
+    be read without it; else its problems stop the comparison."""
+
+    def at(problems: Sequence[Problem]) -> tuple[Problem, ...]:
+        return tuple(
+            Problem(p.loc, f"at {shown} ({commit[:12]}): {p.message}", p.path) for p in problems
+        )
+
+    def read(only: Sequence[str] | None = None) -> Side:
+        return ships(
             files,
             reading.settings,
             migration=reading.migration,
             stage=reading.stage,
             kind=reading.kind,
+            only=only,
         )
+
+    try:
+        side = read()
     except InvalidInput as exc:
-        raise InvalidInput(
-            [
-                Problem(p.loc, f"at {shown} ({commit[:12]}): {p.message}", p.path)
-                for p in exc.problems
-            ]
-        ) from None
+        rels = discover(files.source, DEFAULT_WORKFLOW_PATHS)
+        bad: dict[str, tuple[Problem, ...]] = {}
+        for rel in rels:
+            try:
+                read([rel])
+            except InvalidInput as alone:
+                bad[rel] = at(alone.problems)
+        rest: Side | None = None
+        with contextlib.suppress(InvalidInput):  # else the others need it too
+            rest = read([rel for rel in rels if rel not in bad]) if bad else None
+        if rest is None:
+            raise InvalidInput(list(at(exc.problems))) from None
+        side = replace(
+            rest, unreadable=tuple(Unreadable(file=f, problems=p) for f, p in sorted(bad.items()))
+        )
     source = files.source
     assert isinstance(source, GitSource)
     return side, {rel: _object_id(source, rel) for rel in files.raw}
@@ -628,6 +667,10 @@ def continuity(
     base_reading, head_reading = readings
     base_side = read_commit(repo, base, base_ref, base_reading)
     head_side = read_commit(repo, head, head_ref or "HEAD", head_reading)
+    was = {u.file for u in base_side.unreadable}
+    broken = [p for u in head_side.unreadable if u.file not in was for p in u.problems]
+    if broken:  # the pull request makes a workflow unreadable: fix it first
+        raise InvalidInput(broken)
     releases, new, gone = compare(base_side, head_side, accept)
     releases = _wheels_of_runs(repo, (base, head), refs, readings, releases, accept)
     changed = {
@@ -646,6 +689,7 @@ def continuity(
         head_contexts=head_side.contexts,
         strict=strict,
         declared=tuple(accept),
+        unreadable=(*base_side.unreadable, *head_side.unreadable),
     )
 
 

@@ -366,6 +366,8 @@ class _Release:
         self.selected: list[Context] = []
         self.unnamed: list[tuple[Fetch, Context]] = []
         """Uploads a download may take, whose names cannot be evaluated (``may_take``)."""
+        self.reach: dict[str, set[tuple[Any, ...]]] = {}
+        """Each publisher (its tool) -> the upload contexts that reach it."""
 
     @property
     def unnamed_contexts(self) -> list[Context]:
@@ -408,6 +410,8 @@ class _Release:
             places = self.taken(fetch, findings)
             if not fetch.lands:  # a declared action: its files count as reaching publishing
                 reached.update((ctx.key, ctx) for ctx, _ in places)
+                for publisher in here.publishers:
+                    self.reach.setdefault(publisher.tool, set()).update(c.key for c, _ in places)
                 continue
             for ctx, where in places:
                 meant: Publisher | None = None
@@ -422,6 +426,7 @@ class _Release:
                     after = _moved(where, here.moves, fetch.order, publisher.order)
                     if any(publish.glob_meets(r, p) for r in publisher.reads for p in after):
                         reached[ctx.key] = ctx
+                        self.reach.setdefault(publisher.tool, set()).add(ctx.key)
                     elif (
                         after
                         and meant is None
@@ -579,6 +584,9 @@ def release(
         foreign=tuple(sorted({f.key: f for f in follow.foreign}.values())),
         sources=tuple(sorted(follow.sources)),
         flow=frozenset(flow),
+        reach=tuple(
+            sorted({p.tool: len(follow.reach.get(p.tool, ())) for p in here.publishers}.items())
+        ),
     )
 
 

@@ -351,6 +351,10 @@ def _publisher(words: list[str], base: str) -> Command | None:
         )
     if words[:2] == ["flit", "publish"]:
         return Command(tool="flit publish", reads=())  # it builds what it publishes
+    if words[:2] == ["cargo", "publish"]:
+        if "--dry-run" in words or "-n" in words:
+            return None  # it packages and verifies the crate, and publishes nothing
+        return Command(tool="cargo publish", reads=())  # the crate it packages from source
     return None
 
 

@@ -115,20 +115,23 @@ class PowerShell:
                     if self.site.runs:
                         self.writes[name] = Unknown(f"env.{name}", self.reader.env_writers[name])
                     return
-            self.reader.note_unresolved(
-                self.loc(number),
-                Unknown(line[:200], "a write of $GITHUB_ENV in PowerShell stagegate cannot read"),
-            )
+            self._unread_write(number, line)
             return
         if "GITHUB_ENV" in line:
-            self.reader.note_unresolved(
-                self.loc(number),
-                Unknown(line[:200], "a write of $GITHUB_ENV in PowerShell stagegate cannot read"),
-            )
+            self._unread_write(number, line)
             return
         assign = _PS_ASSIGN.fullmatch(line)
         if assign:
             self.vars[assign.group(2)] = self.ps_value(assign.group(3))
+
+    def _unread_write(self, number: int, line: str) -> None:
+        """A write of $GITHUB_ENV not read: unresolved where the step runs (a step whose
+        ``if:`` rules it out here writes nothing)."""
+        if self.site.runs:
+            self.reader.note_unresolved(
+                self.loc(number),
+                Unknown(line[:200], "a write of $GITHUB_ENV in PowerShell stagegate cannot read"),
+            )
 
     def too_long(self, line: str) -> Unknown:
         """A value over MAX_VALUE characters (doubling assignments) is not built: it is

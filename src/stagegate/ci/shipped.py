@@ -9,7 +9,7 @@ from typing import Any
 
 from stagegate.ci import publish
 from stagegate.ci.transfers import Unresolved
-from stagegate.errors import Loc
+from stagegate.errors import Loc, Problem
 from stagegate.records import field, record
 
 
@@ -213,10 +213,24 @@ class Release:
     """The workflows whose runs its files come from (its own, another run's)."""
     flow: frozenset[str] = frozenset()
     """The jobs (``PATH#JOB``) whose uploads, downloads or steps decide what it ships."""
+    reach: tuple[tuple[str, int], ...] = ()
+    """Each publisher (its tool) and how many of the upload contexts reach it: a step that
+    publishes nothing where another step of the job still publishes them."""
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.file, self.job, self.caller)
+
+
+@record(kw_only=True)
+class Unreadable:
+    """A workflow file that cannot be read at a commit (GitHub would refuse it, or a local
+    action or called workflow it needs): the problems, each naming the commit. Its jobs
+    take no part in the reading; a release of its run, or of a run it starts or calls,
+    is not known."""
+
+    file: str
+    problems: tuple[Problem, ...]
 
 
 @record(kw_only=True, eq=False)
@@ -238,3 +252,5 @@ class Side:
     """Each unread step (its place and ``uses:``) -> the jobs it runs in."""
     unresolved_in: Mapping[tuple[Loc, str], frozenset[str]] = field(default_factory=dict)
     """Each unresolved item (its place and expression) -> the jobs of the run it is in."""
+    unreadable: tuple[Unreadable, ...] = ()
+    """The workflow files that cannot be read, left out of the reading."""

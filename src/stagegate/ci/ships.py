@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,15 +59,18 @@ def _row(matrix: Value) -> tuple[tuple[str, str], ...]:
 
 
 _SCRIPT_WORDS = re.compile(
-    r"\b(gh|twine|maturin|mv|cp|rm|find|uv|poetry|hatch|pdm|flit|curl|wget|pip3?|aws|gsutil"
-    r"|scp|rsync|git)\b"
+    r"\b(gh|twine|maturin|mv|cp|rm|find|uv|poetry|hatch|pdm|flit|cargo|curl|wget|pip3?|aws"
+    r"|gsutil|scp|rsync|git)\b"
 )
 _WRITES = re.compile(r">\s*[\w./'\"]|\btee\b")
 """A line that writes a file itself (``> PATH``, ``tee PATH``; not ``> $GITHUB_OUTPUT``)."""
 _CHDIR = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd|popd)\b")
 """A script that changes folder: read whole (``publish.read_script`` follows it)."""
-_OTHER_PUBLISHERS = re.compile(r"\b(npm|cargo)\s+publish\b")
+_OTHER_PUBLISHERS = re.compile(r"\b(npm)\s+publish\b")
 _NAMED_PUBLISHING = re.compile(r"publish|release|upload|deploy", re.IGNORECASE)
+_NAMED_NOT_PUBLISHING = frozenset({"lsb_release"})
+"""Programs named for publishing that publish nothing: ``lsb_release`` prints the Linux
+distribution's release."""
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PATH_WORD = re.compile(r"(?<![\w/.$-])(?:\./)?[A-Za-z0-9_.][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)+")
 """Publish commands whose files are not read: listed as unread where they run."""
@@ -427,7 +431,7 @@ class ShipReader(Reader):
                 self.lookups.setdefault(top, set()).add(found.workflow)
             elif lookups_only and not (isinstance(found, publish.Move) and found.remove):
                 continue  # the shell reader followed the called script's moves
-            elif isinstance(found, publish.Command) and found.lost:
+            elif isinstance(found, publish.Command) and found.lost and found.reads:
                 self.unread(
                     site,
                     loc,
@@ -494,6 +498,7 @@ class ShipReader(Reader):
             program = head.rstrip(");&|").rsplit("/", 1)[-1]  # the name, not its folder
             if (
                 _NAMED_PUBLISHING.search(program)
+                and program not in _NAMED_NOT_PUBLISHING
                 and publish.read_script(" ".join(words), ".") == []
             ):
                 self.unread(
@@ -566,15 +571,17 @@ def ships(
     migration: Migration | None = None,
     stage: int = 0,
     kind: str | None = None,
+    only: Sequence[str] | None = None,
 ) -> Side:
     """Each release job of the workflows ``files`` holds (found by the default
-    ``workflows.paths``) and what reaches its publish steps: read with ``migration`` at
-    ``stage`` (its binds, and the flags its `stagegate flags` steps output), else as they
-    are with ``settings`` (the remote actions, publishers and runs a migration declares);
-    ``kind``: for a run of that kind (``github.event_name`` and ``github.ref`` known)."""
+    ``workflows.paths``; ``only``: these of them) and what reaches its publish steps: read
+    with ``migration`` at ``stage`` (its binds, and the flags its `stagegate flags` steps
+    output), else as they are with ``settings`` (the remote actions, publishers and runs a
+    migration declares); ``kind``: for a run of that kind (``github.event_name`` and
+    ``github.ref`` known)."""
     reader = ShipReader(migration or bare_migration(files.root, settings), files, stage)
     reader.kind = kind
-    reader.run(discover(files.source, DEFAULT_WORKFLOW_PATHS))
+    reader.run(discover(files.source, DEFAULT_WORKFLOW_PATHS) if only is None else only)
     return follow(reader.flows())
 
 

@@ -69,6 +69,7 @@ def as_json(result: Continuity) -> dict[str, Any]:
                     for direction, c, where in r.accepted
                 ],
                 "selects_nothing": r.empty,
+                "publishes_nothing": [{"publisher": t, "base": n} for t, n in r.emptied],
                 "wheels": _wheels_json(r),
                 "duplicates": [
                     {
@@ -92,6 +93,11 @@ def as_json(result: Continuity) -> dict[str, Any]:
         "unresolved": [
             {"file": u.loc.file, "line": u.loc.line, "expression": u.expression, "reason": u.reason}
             for u in result.unresolved
+        ],
+        "unreadable": [
+            {"workflow": u.file, "file": p.loc.file, "line": p.loc.line, "message": p.message}
+            for u in result.unreadable
+            for p in u.problems
         ],
     }
 
@@ -182,6 +188,11 @@ def _release_lines(r: ReleaseChange) -> list[str]:
             "publishes (its files come from a script or another run stagegate does not read)"
         )
     out += [f"  files from outside: {f.what} ({f.loc.at})" for f in r.new_foreign]
+    out += [
+        f"  {tool} publishes nothing: no upload of the run lands where it reads "
+        f"({counted(n, 'upload context')} at the base; another publish step still takes them)"
+        for tool, n in r.emptied
+    ]
     both = {c.name for c in r.lost} & {c.name for c in r.gained}
     out += [f"  lost: {_ctx(c, c.name in both)}" for c in r.lost]
     out += [f"  gained: {_ctx(c, c.name in both)}" for c in r.gained]
@@ -251,6 +262,11 @@ def text(result: Continuity) -> str:
         out += _release_lines(release)
     out += [f"{f.loc.at}: {f.kind}: {f.message}" for f in result.findings]
     out += [f"{f.loc.at}: fixed at the head: {f.kind}: {f.message}" for f in result.resolved]
+    out += [
+        f"{p.loc}: {u.file} is not read, its jobs are not compared: {p.message}"
+        for u in result.unreadable
+        for p in u.problems
+    ]
     out += _unresolved_lines(result)
     lost = sum(len(r.lost) for r in result.releases)
     gained = sum(len(r.gained) for r in result.releases)

@@ -263,17 +263,45 @@ def _dotted(version: table.Version) -> str:
 
 
 def refused(found: Mapping[str, Setting]) -> None:
-    """``Stop`` where a variable the pinned release refuses is set: the build stops after
-    choosing its identifiers, so ``--print-build-identifiers`` does not show it."""
+    """``Stop`` where a variable the pinned release (or one a moving ref may be) refuses
+    is set: the build stops after choosing its identifiers, so
+    ``--print-build-identifiers`` does not show it."""
     setting = found.get("version")
-    text = (setting.value or "").strip().removeprefix("v") if setting else ""
-    if not re.fullmatch(r"\d+\.\d+\.\d+", text) or table.v(text) not in table.KNOWN:
+    text = (setting.value or "").strip() if setting else ""
+    if re.fullmatch(r"v\d+(?:\.\d+)?", text):
+        try:
+            versions: tuple[table.Version, ...] = releases(found)
+        except Stop:
+            return
+    elif re.fullmatch(r"\d+\.\d+\.\d+", text.removeprefix("v")) and table.v(text.removeprefix("v")) in table.KNOWN:
+        versions = (table.v(text.removeprefix("v")),)
+    else:
         return
-    version = table.v(text)
-    for name, when in table.REFUSED_ENV.items():
-        env = found.get(f"env.{name}")
-        if env is not None and table._in(version, when):
-            raise Stop(env.loc, env.name, f"cibuildwheel {_dotted(version)} stops when {name} is set (use enable)")
+    for version in versions:
+        for name, when in table.REFUSED_ENV.items():
+            env = found.get(f"env.{name}")
+            if env is not None and table._in(version, when):
+                raise Stop(env.loc, env.name, f"cibuildwheel {_dotted(version)} stops when {name} is set (use enable)")
+
+
+def releases(found: Mapping[str, Setting]) -> tuple[table.Version, ...]:
+    """The releases the step may run: the one it pins, or for a moving ref to a series
+    (``@v3.2``, ``@v2``: its newest release) every release of that series, where the table
+    knows a later series (so no later release of it is expected); ``Stop`` otherwise."""
+    setting = found["version"]
+    text = (setting.value or "").strip()
+    series = re.fullmatch(r"v(\d+)(?:\.(\d+))?", text)
+    if series is None:
+        return (pinned(found),)
+    prefix = tuple(int(p) for p in series.groups() if p is not None)
+    known = sorted(r for r in table.KNOWN if r[: len(prefix)] == prefix)
+    if not known or known[-1] == table.NEWEST:
+        raise Stop(
+            setting.loc, setting.name,
+            f"cibuildwheel {text} is a moving ref whose newest release stagegate cannot know: "
+            "pin an exact version, or a commit with a `# vX.Y.Z` comment",
+        )
+    return tuple(known)
 
 
 def pinned(found: Mapping[str, Setting]) -> table.Version:
@@ -349,8 +377,26 @@ def _admits(requires: str, identifier: str) -> bool:
 
 
 def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
-    """The identifiers the deciders select, by the pinned release's table."""
-    version = pinned(found)
+    """The identifiers the deciders select, by the table of the release they pin; for a
+    moving ref, of each release it may be, where they all select the same."""
+    versions = releases(found)
+    answers = {_select(found, version)[0] for version in versions}
+    if len(answers) > 1:
+        setting = found["version"]
+        raise Stop(
+            setting.loc, setting.name,
+            f"cibuildwheel {setting.value} is a moving ref, and its releases "
+            f"{_dotted(versions[0])} to {_dotted(versions[-1])} build different wheels here: "
+            "pin an exact version",
+        )
+    if len(versions) == 1:
+        return _select(found, versions[0])
+    span = f"{_dotted(versions[0])} to {_dotted(versions[-1])}"
+    return answers.pop(), f"the table of cibuildwheel {span} ({found['version'].value}: alike)"
+
+
+def _select(found: Mapping[str, Setting], version: table.Version) -> tuple[frozenset[str], str]:
+    """The identifiers the deciders select, by the table of ``version``."""
     platform, native = host(found)
     opts = Options(found, version, platform)
     only_key = "cli.only" if "cli.only" in found else "with.only"

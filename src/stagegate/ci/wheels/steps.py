@@ -22,6 +22,7 @@ from stagegate.errors import Loc
 CIBW_ACTION = "pypa/cibuildwheel"
 MATURIN_ACTION = "pyo3/maturin-action"
 _EXACT = re.compile(r"v?(\d+\.\d+\.\d+)")
+_SERIES = re.compile(r"v(\d+(?:\.\d+)?)")
 _COMMENT = re.compile(r"#\s*(?:tag\s*[:=]?\s*|version\s*[:=]?\s*)?v?(\d+\.\d+\.\d+)\b", re.IGNORECASE)
 _SHA = re.compile(r"[0-9a-f]{40}")
 _PIP_PIN = re.compile(r"cibuildwheel\s*(?:\[[^\]]*\])?\s*==\s*(\d+\.\d+\.\d+)$", re.IGNORECASE)
@@ -38,6 +39,9 @@ def action_version(uses: str, line: str, loc: Loc, name: str) -> Setting:
     exact = _EXACT.fullmatch(ref)
     if exact:
         return Setting(name=name, value=exact[1], loc=loc)
+    series = _SERIES.fullmatch(ref)
+    if series:  # `@v3.2`: the newest 3.2.x (``cibw.releases`` decides whether that is known)
+        return Setting(name=name, value=f"v{series[1]}", loc=loc)
     comment = _COMMENT.search(line.partition(uses)[2] if uses in line else line)
     if _SHA.fullmatch(ref) and comment:
         return Setting(name=name, value=comment[1], loc=loc)
