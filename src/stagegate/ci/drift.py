@@ -241,6 +241,8 @@ class _Compare:
         self._by_job: dict[int, dict[str, list[Transfer]]] = {}
         self._declared: dict[tuple[str, str], dict[tuple[str, str], Row]] = {}
         self.bad_dispatch: set[tuple[str, str]] = set()  # releases with unknown-dispatch
+        self._every_row: RowIndex | None = None
+        """Every producer's rows at any stage, indexed once (``holding``)."""
         self.halted = {(h.job, h.callers): h for h in reading.halted}
 
     def langs(self, transfer: Transfer, *, unknown: bool = False) -> list[tuple[Language, str]]:
@@ -447,7 +449,7 @@ class _Compare:
             for p in self.migration.producers.values()
             if any(matches_job(r.text, upload) for r in self.settings.jobs_of(p))
         ]
-        holding = [p for p in self.migration.producers.values() if self.holds(p, langs)]
+        holding = self.holding(upload, langs)
         owner = next((p for p in holding if p in listing), holding[0] if holding else None)
         if owner is not None:
             return owner.id, self.why_not(owner, owner in listing, len(names)), owner.loc
@@ -476,6 +478,30 @@ class _Compare:
                 close.template.loc,
             )
         return "", "no active producer has a template like it", self.producers_loc()
+
+    def holding(self, upload: Transfer, langs: list[Language]) -> list[Producer]:
+        """The producers whose rows (at any stage) hold every name of ``langs``, in the
+        migration's order. A row holds a name only where their fixed prefixes meet (one
+        starts with the other), so only the producers with such a row for each name are
+        checked, each exactly (``holds``); a name that is no name at all (an empty
+        language) narrows nothing."""
+        from stagegate.engine.globs import intersects
+        from stagegate.engine.resolve import rows
+
+        if self._every_row is None:
+            producers = self.migration.producers.values()
+            self._every_row = RowIndex(row for p in producers for row in rows(self.migration, p))
+        every = self._every_row
+        maybe: set[str] | None = None
+        for lang, prefix in self.langs(upload):
+            if intersects(lang):
+                found = {every.rows[i].producer for i in every.candidates(prefix)}
+                maybe = found if maybe is None else maybe & found
+        return [
+            p
+            for p in self.migration.producers.values()
+            if (maybe is None or p.id in maybe) and self.holds(p, langs)
+        ]
 
     def holds(self, producer: Producer, langs: list[Language]) -> bool:
         """Whether every name of ``langs`` is one of the producer's rows (at any stage)."""
