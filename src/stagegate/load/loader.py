@@ -25,7 +25,7 @@ from stagegate.load.sources import (
     Source,
     StageFile,
 )
-from stagegate.load.yamlsrc import Document, read
+from stagegate.load.yamlsrc import Document, keep, read, remembered
 from stagegate.model import (
     Migration,
 )
@@ -58,10 +58,17 @@ def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Docu
         ) from None
     except OSError as exc:
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    # read lately in this process: neither the cache nor the parser is asked
+    doc = remembered(raw, shown) if MEMO_LOADS > 0 else None
+    if doc is not None:
+        return doc, raw
     doc = cache.document(raw, shown)
-    if doc is None:
-        doc = read(raw, shown)
-        cache.store_document(raw, doc)
+    if doc is not None:
+        if MEMO_LOADS > 0:
+            keep(raw, shown, doc)
+        return doc, raw
+    doc = read(raw, shown)
+    cache.store_document(raw, doc)
     return doc, raw
 
 
@@ -100,7 +107,8 @@ def load(
 
 MEMO_LOADS = 16
 """Migrations ``load`` keeps (by the file as shown and the kind of source); when it is
-full, the one loaded longest ago goes. 0: none (every load reads the cache folder)."""
+full, the one loaded longest ago goes. 0: none, and no file's document read lately is
+taken either (every load reads the cache folder)."""
 MEMO_BYTES = 1024 * 1024
 """Files larger than this together are not kept: what they build is large, and a
 migration that large is rarely loaded twice."""
