@@ -16,7 +16,7 @@ from stagegate.errors import InvalidInput, Loc, Problem, UsageError
 from stagegate.load.build import Builder, check_runs_problem
 from stagegate.load.cache import ValidCache
 from stagegate.load.rules import Located, Rules
-from stagegate.load.schema import dedupe, schema, schema_problems, validator_class
+from stagegate.load.schema import dedupe, schema_problems, shared_schema, validator_class
 from stagegate.load.sources import (
     MAX_STAGES,
     MAX_TOTAL_BYTES,
@@ -285,7 +285,7 @@ def _well_formed(
     dropped: dict[str, set[str]] = {section: set() for section in _ITEM_SECTIONS}
     if valid:
         return data, dropped
-    validator = validator_class()(schema(kind, rules))
+    validator = validator_class()(shared_schema(kind, rules)[0])
     placeholders = {**_PLACEHOLDERS, "stage": stage}
     for _round in range(MAX_PRUNE_ROUNDS):
         errors = list(validator.iter_errors(data))
