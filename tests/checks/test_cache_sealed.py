@@ -19,6 +19,7 @@ import pytest
 from conftest import Result
 from scratch import init, pin_git
 from stagegate.load import cache as disk_cache
+from stagegate.load import loader
 
 Sg = Callable[..., Result]
 
@@ -38,9 +39,11 @@ invariants:
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A cache folder of the test's own (its key beside it), and a migration whose
-    `command` check fails."""
+    `command` check fails. Every load reads the folder: none is served from the
+    migrations this process loaded before (``loader.MEMO_LOADS``)."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("STAGEGATE_CACHE_DIR", str(cache))
+    monkeypatch.setattr(loader, "MEMO_LOADS", 0)
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "migration.yaml").write_text(FAILING)
     return cache
@@ -75,7 +78,6 @@ def test_the_parse_stagegate_stored_serves(
     """The control: the entry written by stagegate is read back, the file not parsed."""
     root = tmp_path / "m"
     assert sg("check", cwd=root).code == 1
-    from stagegate.load import loader
 
     parsed: list[str] = []
     real = loader.read

@@ -56,8 +56,7 @@ def compare(
             (repo.root / rel).unlink()
         else:
             repo.write(rel, text)
-    repo.git("add", "-A")
-    repo.commit("head")
+    repo.commit("head")  # adds every change (git add -A)
     from stagegate.commands import continuity
 
     with computed_once(continuity, "continuity"):  # one comparison, printed in two formats

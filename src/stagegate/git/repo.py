@@ -77,14 +77,18 @@ def parse_diff(out: str) -> dict[str, set[int]]:
 
 
 class Repository:
-    """A git work tree (never bare) and its repository."""
+    """A git work tree (never bare) and its repository, as one command sees it: a ref is
+    resolved once per ``Repository`` (stagegate moves no ref; a command that asks twice
+    what ``HEAD`` or the base names gets one answer)."""
 
-    __slots__ = ("_objects", "_shallow", "root")
+    __slots__ = ("_objects", "_resolved", "_shallow", "root")
 
     def __init__(self, root: Path) -> None:
         self.root = root  # the work tree's top folder, symbolic links resolved
         self._shallow: bool | None = None
         self._objects: Objects | None = None
+        self._resolved: dict[str, str] = {}
+        """The commit each ref resolved names (``HEAD`` included, by ``head`` too)."""
 
     def __repr__(self) -> str:
         return f"Repository(root={self.root!r})"
@@ -129,10 +133,14 @@ class Repository:
         shallow clone's tip, counts as unknown."""
         if not ref or ref.startswith("-"):
             raise GitError(f"{ref!r} is not a git ref; pass a branch, tag or commit id.")
+        known = self._resolved.get(ref)
+        if known is not None:
+            return known
         code, found, _err = status(
             ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], self.root
         )
         if code == 0 and found.strip():
+            self._resolved[ref] = found.strip()
             return found.strip()
         relative = any(c in ref for c in "~^@:")
         if ref.startswith("origin/"):
@@ -153,9 +161,14 @@ class Repository:
         )
 
     def head(self) -> str | None:
-        """The checked-out commit (HEAD may be detached); None before the first commit."""
+        """The checked-out commit (HEAD may be detached); None before the first commit.
+        The question ``resolve("HEAD")`` asks: one answer serves both."""
+        known = self._resolved.get("HEAD")
+        if known is not None:
+            return known
         code, found, err = status(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], self.root)
         if code == 0 and found.strip():
+            self._resolved["HEAD"] = found.strip()
             return found.strip()
         if code == 1:
             return None
@@ -325,19 +338,25 @@ def open_repository(start: Path | str = ".") -> Repository:
     )
     if not probe.is_dir():
         raise outside
+    # One git process answers all three; where there is no work tree (a bare repository,
+    # the inside of .git), git prints the first two answers, then fails on the third.
     args = ["rev-parse", "--is-bare-repository", "--absolute-git-dir"]
-    code, out, err = status(args, probe)
-    if code != 0:
+    code, out, err = status([*args, "--show-toplevel"], probe)
+    lines = out.split("\n")
+    bare, git_dir = [*lines, ""][:2]
+    if code != 0 and len(lines) < 2:
         if "not a git repository" in git_said(err).lower():
             raise outside
         raise command_failure(args, probe, code, err)
-    bare, git_dir = [*out.split("\n"), ""][:2]
     if bare.strip() == "true":
         raise GitError(
             f"{git_dir} is a bare repository; run stagegate inside a work tree "
             "(a clone with its files checked out)."
         )
-    top = run(["rev-parse", "--show-toplevel"], probe)
+    if code != 0:
+        raise command_failure(["rev-parse", "--show-toplevel"], probe, code, err)
+    # a line break in a path makes the lines ambiguous: then the top is asked alone
+    top = lines[2] if len(lines) == 3 else run(["rev-parse", "--show-toplevel"], probe)
     repo = Repository(root=Path(top).resolve())
     if repo.head() is None:
         raise GitError(

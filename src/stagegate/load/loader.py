@@ -15,8 +15,8 @@ from typing import Any
 from stagegate.errors import InvalidInput, Loc, Problem, UsageError
 from stagegate.load.build import Builder, check_runs_problem
 from stagegate.load.cache import ValidCache
-from stagegate.load.rules import Rules
-from stagegate.load.schema import dedupe, schema, schema_problems, validator_class
+from stagegate.load.rules import Located, Rules
+from stagegate.load.schema import dedupe, schema_problems, shared_schema, validator_class
 from stagegate.load.sources import (
     MAX_STAGES,
     MAX_TOTAL_BYTES,
@@ -25,10 +25,11 @@ from stagegate.load.sources import (
     Source,
     StageFile,
 )
-from stagegate.load.yamlsrc import Document, read
+from stagegate.load.yamlsrc import Document, keep, read, remembered
 from stagegate.model import (
     Migration,
 )
+from stagegate.records import field, record, replace
 
 _LOOKS_LIKE_STAGE = re.compile(r"[0-9]+[-_].*\.ya?ml")
 
@@ -57,10 +58,17 @@ def _read(source: Source, rel: str, shown: str, cache: ValidCache) -> tuple[Docu
         ) from None
     except OSError as exc:
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    # read lately in this process: neither the cache nor the parser is asked
+    doc = remembered(raw, shown) if MEMO_LOADS > 0 else None
+    if doc is not None:
+        return doc, raw
     doc = cache.document(raw, shown)
-    if doc is None:
-        doc = read(raw, shown)
-        cache.store_document(raw, doc)
+    if doc is not None:
+        if MEMO_LOADS > 0:
+            keep(raw, shown, doc)
+        return doc, raw
+    doc = read(raw, shown)
+    cache.store_document(raw, doc)
     return doc, raw
 
 
@@ -72,12 +80,141 @@ def load(
 
     Every problem of every file is reported in one run: a migration file that does not
     parse still has its stage files read and checked, and a schema problem in one place
-    does not stop the meaning checks of the parts that are well formed."""
+    does not stop the meaning checks of the parts that are well formed.
+
+    A migration loaded before in this process is built again only where its source
+    answers differently (``_Loaded``): a command that loads it twice, and a process that
+    runs many commands (a test session, an API user), build it once per content."""
+    root = Path(path).parent
+    if source is None:
+        source = FileSource(root if str(root) else Path("."))
+    key = (str(path), type(source))
+    known = _LOADED.get(key) if not os.environ.get("STAGEGATE_NO_CACHE") else None
+    if known is not None and known.holds(source, rules):
+        return known.again(rules)
+    if MEMO_LOADS < 1:
+        return _load_afresh(path, source, rules)
+    recording = _Recording(source)
+    migration = _load_afresh(path, recording, rules)
+    _LOADED.pop(key, None)  # the newest last: the oldest goes first
+    if recording.size > MEMO_BYTES:
+        return migration
+    while len(_LOADED) >= MEMO_LOADS:
+        del _LOADED[next(iter(_LOADED))]
+    _LOADED[key] = _Loaded(rules, _limits(), tuple(recording.answers), migration)
+    return migration
+
+
+MEMO_LOADS = 16
+"""Migrations ``load`` keeps (by the file as shown and the kind of source); when it is
+full, the one loaded longest ago goes. 0: none, and no file's document read lately is
+taken either (every load reads the cache folder)."""
+MEMO_BYTES = 1024 * 1024
+"""Files larger than this together are not kept: what they build is large, and a
+migration that large is rarely loaded twice."""
+
+
+def _limits() -> tuple[int, ...]:
+    """The limits a load holds the files to, as they are now (a test may lower one)."""
+    from stagegate.load import build, yamlsrc
+
+    runs: int = vars(build)["MAX_CHECK_RUNS"]  # the name build reads (imported there)
+    return (MAX_STAGES, MAX_TOTAL_BYTES, runs, yamlsrc.MAX_BYTES, yamlsrc.MAX_DEPTH)
+
+
+_Answer = tuple[str, str, object]
+"""One question a load asked its source: (method, path, what it answered or raised)."""
+
+
+class _Recording:
+    """A ``Source`` that keeps every answer of the source it stands for, in order: the
+    whole input of a load (the loader reads nothing else)."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.answers: list[_Answer] = []
+        self.size = 0
+        """The bytes of the files read."""
+
+    def read(self, rel: str) -> bytes:
+        raw: bytes = self._ask("read", rel)
+        self.size += len(raw)
+        return raw
+
+    def listdir(self, rel: str) -> list[tuple[str, bool]]:
+        entries: list[tuple[str, bool]] = self._ask("listdir", rel)
+        return entries
+
+    def escapes(self, rel: str) -> bool:
+        escapes: bool = self._ask("escapes", rel)
+        return escapes
+
+    def _ask(self, method: str, rel: str) -> Any:
+        answer = _answer(self.source, method, rel)
+        self.answers.append((method, rel, answer))
+        if isinstance(answer, _Raised):
+            raise answer.error
+        return answer
+
+
+@record
+class _Raised:
+    """An answer that was an error (a missing file, a file where a folder should be):
+    equal to another of the same type and arguments."""
+
+    kind: type[OSError]
+    args: tuple[object, ...]
+    error: OSError = field(compare=False)
+
+
+def _answer(source: Source, method: str, rel: str) -> object:
+    try:
+        answer: object = getattr(source, method)(rel)
+    except OSError as exc:
+        return _Raised(type(exc), exc.args, exc)
+    return answer
+
+
+@record
+class _Loaded:
+    """A migration ``load`` built, and everything it was built from: the rules, the
+    limits, and each answer of its source."""
+
+    rules: Rules = field(compare=False)
+    limits: tuple[int, ...]
+    answers: tuple[_Answer, ...]
+    migration: Migration
+
+    def holds(self, source: Source, rules: Rules) -> bool:
+        """Whether a load now would build the same migration: the same rules and limits,
+        and the source answers each question as before (asked again in order; the load
+        asks nothing else and decides nothing from anything else)."""
+        if rules is not self.rules or _limits() != self.limits:
+            return False
+        return all(_answer(source, method, rel) == was for method, rel, was in self.answers)
+
+    def again(self, rules: Rules) -> Migration:
+        """A migration of its own (compared by identity: what is kept per load starts
+        afresh), after the checks of more than the files' bytes, as on a cache hit
+        (``Rules.uncached``); the records inside are shared (immutable)."""
+        migration = replace(self.migration)
+        stages = tuple(s.document for s in migration.stages if s.document is not None)
+        assert migration.document is not None and len(stages) == len(migration.stages)
+        files = Located(migration=migration.document, stages=stages)
+        problems = [p for validator in rules.uncached for p in validator(migration, files)]
+        if problems:
+            raise InvalidInput(problems)
+        return migration
+
+
+_LOADED: dict[tuple[str, type], _Loaded] = {}
+
+
+def _load_afresh(path: str | Path, source: Source, rules: Rules) -> Migration:
+    """``load``: the files read from ``source``, parsed, validated and built."""
     shown = str(path)
     file_path = Path(path)
     root = file_path.parent
-    if source is None:
-        source = FileSource(root if str(root) else Path("."))
     cache = ValidCache()
     unparsed: list[Problem] = []
     try:
@@ -148,7 +285,7 @@ def _well_formed(
     dropped: dict[str, set[str]] = {section: set() for section in _ITEM_SECTIONS}
     if valid:
         return data, dropped
-    validator = validator_class()(schema(kind, rules))
+    validator = validator_class()(shared_schema(kind, rules)[0])
     placeholders = {**_PLACEHOLDERS, "stage": stage}
     for _round in range(MAX_PRUNE_ROUNDS):
         errors = list(validator.iter_errors(data))

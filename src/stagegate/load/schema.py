@@ -40,8 +40,8 @@ def schema_problems(kind: str, doc: Document, rules: Rules) -> tuple[list[Proble
 
     The answer depends on the schema and the document alone (its file name, data and
     places): one given before for the same of both is given again (``_ANSWERS``)."""
-    full = schema(kind, rules)
-    key = _answer_key(full, doc)
+    full, digest = shared_schema(kind, rules)
+    key = _answer_key(digest, doc)
     known = _ANSWERS.get(key)
     if known is not None:
         return list(known[0]), known[1]
@@ -66,12 +66,22 @@ by the schema), validates each unchanged file once; the oldest answer goes first
 ANSWERS_KEPT = 64
 
 
-def _answer_key(full: dict[str, Any], doc: Document) -> bytes:
-    """A digest of everything ``schema_problems`` reads: the whole schema, and the
-    document's file name, data and places. ``repr`` keeps what JSON would merge (``1``
-    and ``"1"``, ``1`` and ``1.0``, ``true`` and ``1``); two equal values written alike
-    give one key, and any difference at worst a second key (validated afresh)."""
-    parts = (full, doc.file, doc.data, doc.marks, doc.key_marks, doc.quoted, doc.spans)
+@functools.lru_cache(maxsize=8)
+def shared_schema(kind: str, rules: Rules) -> tuple[dict[str, Any], bytes]:
+    """The full schema of ``kind`` files under ``rules`` and the digest of its ``repr``,
+    made once per kind and rules (a ``Rules``' check schema is fixed; every load of a
+    process asks for the same two). Shared: the validator only reads it."""
+    full = schema(kind, rules)
+    return full, blake2b(repr(full).encode("utf-8", "surrogatepass"), digest_size=32).digest()
+
+
+def _answer_key(schema_digest: bytes, doc: Document) -> bytes:
+    """A digest of everything ``schema_problems`` reads: the whole schema (by the digest
+    of its ``repr``), and the document's file name, data and places. ``repr`` keeps what
+    JSON would merge (``1`` and ``"1"``, ``1`` and ``1.0``, ``true`` and ``1``); two equal
+    values written alike give one key, and any difference at worst a second key
+    (validated afresh)."""
+    parts = (schema_digest, doc.file, doc.data, doc.marks, doc.key_marks, doc.quoted, doc.spans)
     return blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=32).digest()
 
 

@@ -381,6 +381,29 @@ MEMO_ENTRIES = 64
 _recent: dict[tuple[str, bytes], Document | InvalidInput] = {}
 
 
+def _memo_key(raw: bytes, file: str) -> tuple[str, bytes]:
+    return (file, blake2b(raw, digest_size=16).digest())
+
+
+def _keep(key: tuple[str, bytes], known: Document | InvalidInput) -> None:
+    if len(_recent) >= MEMO_ENTRIES:
+        del _recent[next(iter(_recent))]
+    _recent[key] = known
+
+
+def keep(raw: bytes, file: str, doc: Document) -> None:
+    """Remember ``doc`` as the document of these bytes under this name (one the loader
+    restored from its cache: the parse ``read`` would make)."""
+    _keep(_memo_key(raw, file), doc)
+
+
+def remembered(raw: bytes, file: str) -> Document | None:
+    """The document ``read`` made of these bytes under this name, if it still keeps it
+    (None: not read lately, or not a document: ``read`` raises its problems again)."""
+    known = _recent.get(_memo_key(raw, file))
+    return known if isinstance(known, Document) else None
+
+
 def read(raw: bytes, file: str) -> Document:
     """The located document of a file's bytes: ``decode`` then ``parse``.
 
@@ -388,7 +411,7 @@ def read(raw: bytes, file: str) -> Document:
     several commits (``verify-pr``'s base, merge base and head; ``log``'s versions and
     their parents) gets the document already read where the file did not change. A
     document is never changed after it is read, so one can be shared."""
-    key = (file, blake2b(raw, digest_size=16).digest())
+    key = _memo_key(raw, file)
     known = _recent.get(key)
     if known is None:
         try:
@@ -396,9 +419,7 @@ def read(raw: bytes, file: str) -> Document:
             known = parse(decode(raw, file), file, offset=offset)
         except InvalidInput as error:
             known = error
-        if len(_recent) >= MEMO_ENTRIES:
-            del _recent[next(iter(_recent))]
-        _recent[key] = known
+        _keep(key, known)
     if isinstance(known, InvalidInput):
         raise InvalidInput(known.problems)
     return known
