@@ -127,15 +127,18 @@ def paired(
     target: float,
     runs: int,
     warmup: int = 2,
+    baseline_cwd: Path | None = None,
 ) -> Figure:
-    """Alternate the two commands (A B A B ...) so that machine noise hits both alike."""
+    """Alternate the two commands (A B A B ...) so that machine noise hits both alike
+    (``baseline_cwd``: where the baseline runs, if not in ``cwd``)."""
+    there = baseline_cwd or cwd
     for _ in range(warmup):
         timed(subject, cwd, env)
-        timed(baseline, cwd, env)
+        timed(baseline, there, env)
     ours, theirs, ratios, peaks = [], [], [], []
     for _ in range(runs):
         s, peak, _ = timed(subject, cwd, env)
-        b, _, _ = timed(baseline, cwd, env)
+        b, _, _ = timed(baseline, there, env)
         ours.append(s)
         theirs.append(b)
         ratios.append(s / b)

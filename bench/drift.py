@@ -15,6 +15,7 @@ with `--fresh`: each run reads the workflows, none prints a remembered output.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -110,7 +111,27 @@ def drift_figures(work: Path, files: int = 200) -> list[Figure]:
             target=float("inf"),
             runs=runs,
         ),
+        paired(
+            f"drift, {files} workflow files with every upload renamed (a finding each) vs none",
+            [STAGEGATE, "drift", "--fresh"],
+            [STAGEGATE, "drift", "--fresh"],
+            cwd=renamed(repo, work / "renamed"),
+            env=env,
+            target=float("inf"),
+            runs=max(1, runs // 2),
+            baseline_cwd=repo,
+        ),
     ]
+
+
+def renamed(repo: Path, copy: Path) -> Path:
+    """``repo`` with every upload's name changed (`pkgN` -> `renamed-pkgN` in the workflows,
+    not in the model): each upload is undeclared and each template missing, with their
+    consequences for every consumer (what a pull request renaming the artifacts costs)."""
+    shutil.copytree(repo, copy)
+    for path in (copy / ".github" / "workflows").glob("*.yml"):
+        path.write_text(path.read_text().replace("PKG: pkg", "PKG: renamed-pkg"))
+    return copy
 
 
 def main(argv: list[str]) -> int:

@@ -239,3 +239,17 @@ def test_no_cache_means_no_entry(
     run(sg, repo)
     assert len(readings) == 2
     assert not (tmp_path / "cache/verdicts").exists()
+
+
+def test_a_comparison_past_its_work_budget_exits_2_at_the_stage(
+    sg: Sg, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deciding the names exactly is bounded: past the budget, drift says the migration
+    is too large at its `stage:` line and exits 2 (it was an internal error, exit 70)."""
+    from stagegate.engine import budget
+
+    monkeypatch.setattr(budget, "work_limit", lambda migration, stages=1: 10)
+    result = sg("drift", cwd=repo)
+    assert result.code == 2, result.output
+    assert result.err.startswith("migration.yaml:6:8: drift at stage 0: deciding the selections")
+    assert not (repo.parent / "cache/verdicts").exists()  # nothing remembered

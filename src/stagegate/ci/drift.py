@@ -32,7 +32,7 @@ from stagegate.engine.globs import (
 )
 from stagegate.engine.match import RowIndex, index, release_selection, selected
 from stagegate.engine.resolve import Plan, Row, resolve
-from stagegate.errors import Loc
+from stagegate.errors import Loc, TooComplex
 from stagegate.model import Consumer, Item, JobRef, Migration, Producer, Release
 from stagegate.model.ghexpr import Ph, Sym, Unknown, Value
 from stagegate.model.templates import Axis, finite_axes
@@ -243,6 +243,8 @@ class _Compare:
         self.bad_dispatch: set[tuple[str, str]] = set()  # releases with unknown-dispatch
         self._every_row: RowIndex | None = None
         """Every producer's rows at any stage, indexed once (``holding``)."""
+        self.takers = Takers(self)
+        """Which items take the uploads findings name (``_takes``)."""
         self.halted = {(h.job, h.callers): h for h in reading.halted}
 
     def langs(self, transfer: Transfer, *, unknown: bool = False) -> list[tuple[Language, str]]:
@@ -841,8 +843,11 @@ def drift(
     files = files or files_for(migration)
     if reading is None or side is None:
         reading, side = read_model(migration, stage, files)
-    with globs.budget(work_limit(migration)):
-        found = _Compare(migration, stage, reading, side).run()
+    try:
+        with globs.budget(work_limit(migration)):
+            found = _Compare(migration, stage, reading, side).run()
+    except globs.TooMuchWork as exc:  # the input as a whole: exit 2 at the stage, never 70
+        raise TooComplex(migration.stage_loc, f"drift at stage {stage}: {exc.message}") from None
     order = {kind: i for i, kind in enumerate(FINDING_KINDS)}
     found.sort(key=lambda f: (order[f.kind], f.loc))
     return Drift(
@@ -1041,29 +1046,71 @@ def _takes(compare: _Compare, item: Consumer | Release, upload: Transfer) -> boo
     """Whether the item would take an upload's names (uploads are this run's: the run of
     the workflows read). With jobs: a download of its jobs that runs for it (a release:
     read with its ``dispatch`` values) and reads this run selects them, minus what its
-    script removes. Without jobs: its own selects, those that read this run (a release's
-    ``run``; an input's ``from`` runs), minus their excludes."""
-    named = compare.langs(upload)
+    script removes (``Takers``). Without jobs: its own selects, those that read this run
+    (a release's ``run``; an input's ``from`` runs), minus their excludes."""
     if compare.jobs(item):
-        want = item.dispatch if isinstance(item, Release) else {}
-        return any(
-            _meet(prefix, fixed) and intersects(lang, other, excluding=removed)
-            for d in compare.transfers_of(item, compare.active_downloads)
-            if d.resolved and dispatch.matches(want, d.dispatch) and _reads_this(item, d)
-            for other, fixed, removed in compare.selections(d)
-            for lang, prefix in named
-        )
+        return (item.kind, item.id) in compare.takers.of(upload)
     return any(
         intersects(lang, other, excluding=removed)
         for other, removed in _own_selects(compare, item)
-        for lang, _prefix in named
+        for lang, _prefix in compare.langs(upload)
     )
 
 
-def _meet(one: str, other: str) -> bool:
-    """Whether two languages whose words start with these fixed texts may share a word:
-    only where one text starts with the other (a test that spares the automata)."""
-    return one.startswith(other) or other.startswith(one)
+class Takers:
+    """Which items with jobs take an upload's names, for every upload a finding names:
+    the selections of every item's downloads (those that run for it and read this run)
+    indexed once by their fixed prefixes, so that an upload is tested exactly against the
+    selections whose prefix meets one of its names' (``_meet``), not against every
+    download of every item."""
+
+    def __init__(self, compare: _Compare) -> None:
+        self.compare = compare
+        self.entries: list[tuple[str, tuple[str, str], Language, list[Language]]] | None = None
+        self.prefixes: list[str] = []
+        self.by_prefix: dict[str, list[int]] = {}
+        self.found: dict[int, set[tuple[str, str]]] = {}
+
+    def build(self) -> list[tuple[str, tuple[str, str], Language, list[Language]]]:
+        compare = self.compare
+        entries: list[tuple[str, tuple[str, str], Language, list[Language]]] = []
+        items: list[Consumer | Release] = [*compare.plan.releases, *compare.plan.consumers]
+        for item in items:
+            if not compare.jobs(item):
+                continue
+            want = item.dispatch if isinstance(item, Release) else {}
+            for d in compare.transfers_of(item, compare.active_downloads):
+                if d.resolved and dispatch.matches(want, d.dispatch) and _reads_this(item, d):
+                    for other, fixed, removed in compare.selections(d):
+                        entries.append((fixed, (item.kind, item.id), other, removed))
+        entries.sort(key=lambda entry: entry[0])
+        self.prefixes = [entry[0] for entry in entries]
+        for position, entry in enumerate(entries):
+            self.by_prefix.setdefault(entry[0], []).append(position)
+        return entries
+
+    def of(self, upload: Transfer) -> set[tuple[str, str]]:
+        """(kind, id) of each item with jobs that takes some name of ``upload``."""
+        import bisect
+
+        found = self.found.get(id(upload))
+        if found is not None:
+            return found
+        entries = self.entries if self.entries is not None else self.build()
+        self.entries = entries
+        found = set()
+        for lang, prefix in self.compare.langs(upload):
+            lo = bisect.bisect_left(self.prefixes, prefix)
+            hi = bisect.bisect_left(self.prefixes, prefix + "\U0010ffff", lo)
+            near = list(range(lo, hi))
+            for end in range(len(prefix)):
+                near += self.by_prefix.get(prefix[:end], ())
+            for position in near:
+                _fixed, key, other, removed = entries[position]
+                if key not in found and intersects(lang, other, excluding=removed):
+                    found.add(key)
+        self.found[id(upload)] = found
+        return found
 
 
 def _own_selects(
