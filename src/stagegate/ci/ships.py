@@ -68,6 +68,13 @@ _CHDIR = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd|popd)\b")
 _OTHER_PUBLISHERS = re.compile(r"\b(npm|cargo)\s+publish\b")
 _NAMED_PUBLISHING = re.compile(r"publish|release|upload|deploy", re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_CHECKS = frozenset(
+    {"validate", "verify", "check", "lint", "test", "print", "show", "list", "inspect", "dump"}
+)
+"""The verbs a program is named with that reads files and publishes none
+(``validate-release-wheels``, ``check_upload.py``, ``print-release-notes``)."""
+_ACTS = frozenset({"publish", "upload", "deploy", "push", "and", "then"})
+"""Words after that verb that make the name one of two actions (``check-and-upload``)."""
 _PATH_WORD = re.compile(r"(?<![\w/.$-])(?:\./)?[A-Za-z0-9_.][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)+")
 """Publish commands whose files are not read: listed as unread where they run."""
 """A script without one of these words publishes and moves nothing ``read_script`` reads."""
@@ -494,6 +501,7 @@ class ShipReader(Reader):
             program = head.rstrip(");&|").rsplit("/", 1)[-1]  # the name, not its folder
             if (
                 _NAMED_PUBLISHING.search(program)
+                and not _checks_only(program)
                 and publish.read_script(" ".join(words), ".") == []
             ):
                 self.unread(
@@ -503,6 +511,14 @@ class ShipReader(Reader):
                     "a publish step stagegate does not read: which files it publishes is not "
                     "known; declare it under workflows.publishers",
                 )
+
+
+def _checks_only(program: str) -> bool:
+    """Whether a program's name says it only checks or prints: its first word is one of
+    ``_CHECKS`` and none after it is one of ``_ACTS`` (``validate-release-wheels``; not
+    ``check-and-upload``, not ``upload-checked``)."""
+    words = [w for w in re.split(r"[-_.\s]+", program.lower()) if w]
+    return bool(words) and words[0] in _CHECKS and not _ACTS & set(words[1:])
 
 
 @functools.lru_cache(maxsize=4096)
