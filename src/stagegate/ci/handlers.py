@@ -276,7 +276,7 @@ def _run_of(use: Use, key: str) -> str:
     if value == THIS_RUN:
         return "this"
     if use.site.runs:  # the run it reads is never guessed
-        use.host.note_unresolved(use.loc(key), value)
+        use.host.note_run(use.loc(key), value)
     return ghexpr.to_text(use.given[key]).strip() or "?"
 
 

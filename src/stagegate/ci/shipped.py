@@ -238,3 +238,7 @@ class Side:
     """Each unread step (its place and ``uses:``) -> the jobs it runs in."""
     unresolved_in: Mapping[tuple[Loc, str], frozenset[str]] = field(default_factory=dict)
     """Each unresolved item (its place and expression) -> the jobs of the run it is in."""
+    run_ids: frozenset[tuple[Loc, str]] = frozenset()
+    """The unresolved items that are the id of the other run a download reads: which
+    workflow's run it is, not the id, decides what it can take (``ci.follow.source_of``),
+    and a release whose source workflow is not known is blind."""

@@ -110,6 +110,8 @@ class ShipReader(Reader):
         """The steps that build wheels, per context (what each upload carries)."""
         self.unresolved_in: dict[tuple[Loc, str], set[str]] = {}
         """Each unresolved item -> the jobs of the run (``PATH#JOB``) it is noted in."""
+        self.run_ids: set[tuple[Loc, str]] = set()
+        """The unresolved items that are the id of another run a download reads."""
         self.script_files: list[tuple[int, Loc, list[Value], Transfer | None, Value]] = []
         """What the scripts of the step being read download and move (``on_files``), in
         order, and where the script was (``cd``): made ``Fetch``/``Moving`` once the
@@ -141,6 +143,7 @@ class ShipReader(Reader):
             unresolved_in=self.unresolved_in,
             flow_jobs=self.flow_jobs,
             runs=self.migration.workflows.runs,
+            run_ids=frozenset(self.run_ids),
         )
 
     def _here(self, loc: Loc, expression: str) -> None:
@@ -151,6 +154,10 @@ class ShipReader(Reader):
         super().note_unresolved(loc, value)
         for part in unknowns(value):
             self._here(loc, part.expression)
+
+    def note_run(self, loc: Loc, value: Value) -> None:
+        super().note_run(loc, value)
+        self.run_ids.update((loc, part.expression) for part in unknowns(value))
 
     def note_value(self, loc: Loc, value: Unknown) -> None:
         self.values.setdefault(
