@@ -497,6 +497,6 @@ def test_a_command_named_for_releasing_is_unread_until_declared(sg: Sg, tmp_path
     code, data = drift(sg, repo(tmp_path / "unread", changes), "--strict")
     assert code == 1
     assert [u["expression"] for u in data["unread"]] == ["./scripts/sign-release"]
-    declared = MODEL + 'workflows:\n  publishers:\n    ./scripts/sign-release: {files: []}\n'
+    declared = MODEL + "workflows:\n  publishers:\n    ./scripts/sign-release: {files: []}\n"
     code, data = drift(sg, repo(tmp_path / "declared", changes, model=declared), "--strict")
     assert (code, data["findings"], data["unread"]) == (0, [], [])

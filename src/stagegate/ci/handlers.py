@@ -98,6 +98,9 @@ class Host(Protocol):
 
     def note_unresolved(self, loc: Loc, value: Value) -> None: ...
 
+    def note_run(self, loc: Loc, value: Value) -> None:
+        """The unknown id of the other run a download reads."""
+
 
 class Use:
     """One use of an action: its step, where it runs and what its values see."""
