@@ -481,20 +481,22 @@ CHECKS = """\
           cat > body.md <<BODY
           release notes: see the docs
           BODY
+          ./scripts/sign-release dist
           ./scripts/validate-release dist
       - uses: pypa/gh-action-pypi-publish@release/v1
 """
 
 
 def test_a_command_named_for_releasing_is_unread_until_declared(sg: Sg, tmp_path: Path) -> None:
-    """cuda-python's release jobs: a check named for releasing is unread (the job may
+    """cuda-python's release jobs: a command named for releasing is unread (the job may
     publish through it) until `workflows.publishers` says it publishes nothing
-    (`files: []`); a variable holding "release", a command substitution's words and a
+    (`files: []`); a program named for checking (`validate-release`) publishes nothing
+    and is not listed; a variable holding "release", a command substitution's words and a
     here-document's text are not commands."""
     changes = ("      - uses: pypa/gh-action-pypi-publish@release/v1\n", CHECKS)
     code, data = drift(sg, repo(tmp_path / "unread", changes), "--strict")
     assert code == 1
-    assert [u["expression"] for u in data["unread"]] == ["./scripts/validate-release"]
-    declared = MODEL + 'workflows:\n  publishers:\n    ./scripts/validate-release: {files: []}\n'
+    assert [u["expression"] for u in data["unread"]] == ["./scripts/sign-release"]
+    declared = MODEL + "workflows:\n  publishers:\n    ./scripts/sign-release: {files: []}\n"
     code, data = drift(sg, repo(tmp_path / "declared", changes, model=declared), "--strict")
     assert (code, data["findings"], data["unread"]) == (0, [], [])

@@ -46,3 +46,42 @@ def test_a_program_named_for_publishing_is_an_unread_publisher(
     (release,) = data["releases"]
     assert release["compared"] is False and release["blind"], lines
     assert "publish step is not read" in release["blind"][0]["reason"]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "./ci/tools/validate-release-wheels v1.0.0 all dist",
+        "tools/verify_release.py dist",
+        "scripts/print-release-notes.sh",
+    ],
+)
+def test_a_program_named_for_checking_a_release_is_not_a_publisher(
+    sg: Sg, tmp_path: Path, program: str
+) -> None:
+    """NVIDIA/cuda-python's release job validates the downloaded wheels against the tag
+    (`ci/tools/validate-release-wheels TAG COMPONENT DIR`) before its publish step: a
+    program whose name starts with a checking verb reads files and publishes none, so it
+    is no unread line of the release (its publish step is the pypa action)."""
+    validate = f"      - run: {program}\n"
+    base = PER_OS.replace(PUBLISH_STEP, validate + PUBLISH_STEP)
+    code, data, lines = compare(sg, tmp_path, {WF: base}, {WF: base + "\n"})
+    assert code == 0, lines
+    (release,) = data["releases"]
+    assert release["compared"] is True and release["blind"] == []
+    assert data["unresolved"] == []
+
+
+@pytest.mark.parametrize(
+    "program", ["./ci/tools/check-and-upload dist", "./ci/tools/upload-validated-wheels dist"]
+)
+def test_a_checking_name_that_also_uploads_is_still_an_unread_publish_step(
+    sg: Sg, tmp_path: Path, program: str
+) -> None:
+    """The control: a name with a publishing verb after the checking one (or first) is two
+    actions, one of them publishing: listed where the release's files flow."""
+    base = PER_OS.replace(PUBLISH_STEP, f"      - run: {program}\n" + PUBLISH_STEP)
+    code, data, lines = compare(sg, tmp_path, {WF: base}, {WF: base + "\n"})
+    assert code == 0, lines
+    assert [u["expression"] for u in data["unresolved"]] == [program.split()[0]]
+    assert "a publish step stagegate does not read" in data["unresolved"][0]["reason"]

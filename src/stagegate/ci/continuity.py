@@ -749,7 +749,10 @@ def _pair_key(change: ReleaseChange) -> tuple[Any, ...]:
 
 
 def _flowing(side: Side, releases: Sequence[ReleaseChange]) -> tuple[Unresolved, ...]:
-    """The side's unresolved items in the jobs whose files flow to a release of the head."""
+    """The side's unresolved items in the jobs whose files flow to a release of the head,
+    but the ids of the other runs downloads read: what such a download takes is the
+    artifacts of the workflow its run is of (``ci.follow.source_of``), or the release is
+    blind and says so."""
     flow: set[str] = set()
     for change in releases:
         if change.after is not None:
@@ -758,6 +761,7 @@ def _flowing(side: Side, releases: Sequence[ReleaseChange]) -> tuple[Unresolved,
         u
         for u in side.unresolved
         if side.unresolved_in.get((u.loc, u.expression), frozenset()) & flow
+        and (u.loc, u.expression) not in side.run_ids
         and (
             not _ACTION.fullmatch(u.expression)
             or known_action(u.expression)

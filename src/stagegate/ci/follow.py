@@ -60,6 +60,8 @@ class Flows:
     flow_jobs: set[str]
     runs: Mapping[str, str] = field(default_factory=dict)
     """``workflows.runs``: a release job -> the workflow file whose run it publishes."""
+    run_ids: frozenset[tuple[Loc, str]] = frozenset()
+    """The unresolved items that are the id of the other run a download reads."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -743,6 +745,7 @@ def follow(flows: Flows, *, every_job: bool = False) -> Side:
             + list(flows.flow_jobs)
         ),
         unread_in={k: frozenset(v) for k, v in flows.unread_in.items()},
+        run_ids=flows.run_ids,
         unresolved_in={
             **{k: frozenset(v) for k, v in flows.unresolved_in.items()},
             **{k: frozenset(v) for k, v in flows.unread_in.items()},

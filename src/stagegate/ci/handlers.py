@@ -98,6 +98,9 @@ class Host(Protocol):
 
     def note_unresolved(self, loc: Loc, value: Value) -> None: ...
 
+    def note_run(self, loc: Loc, value: Value) -> None:
+        """The unknown id of the other run a download reads."""
+
 
 class Use:
     """One use of an action: its step, where it runs and what its values see."""
@@ -276,7 +279,7 @@ def _run_of(use: Use, key: str) -> str:
     if value == THIS_RUN:
         return "this"
     if use.site.runs:  # the run it reads is never guessed
-        use.host.note_unresolved(use.loc(key), value)
+        use.host.note_run(use.loc(key), value)
     return ghexpr.to_text(use.given[key]).strip() or "?"
 
 

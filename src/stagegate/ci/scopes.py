@@ -57,6 +57,9 @@ class Host(Protocol):
 
     def note_unresolved(self, loc: Loc, value: Value) -> None: ...
 
+    def note_run(self, loc: Loc, value: Value) -> None:
+        """An unknown id of the other run a download reads (noted as unresolved too)."""
+
     def add(self, transfer: Transfer) -> None: ...
 
     def stopped(self, site: Site, loc: Loc, message: str) -> None:

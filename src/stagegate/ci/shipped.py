@@ -254,3 +254,7 @@ class Side:
     """Each unresolved item (its place and expression) -> the jobs of the run it is in."""
     unreadable: tuple[Unreadable, ...] = ()
     """The workflow files that cannot be read, left out of the reading."""
+    run_ids: frozenset[tuple[Loc, str]] = frozenset()
+    """The unresolved items that are the id of the other run a download reads: which
+    workflow's run it is, not the id, decides what it can take (``ci.follow.source_of``),
+    and a release whose source workflow is not known is blind."""

@@ -72,6 +72,13 @@ _NAMED_NOT_PUBLISHING = frozenset({"lsb_release"})
 """Programs named for publishing that publish nothing: ``lsb_release`` prints the Linux
 distribution's release."""
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_CHECKS = frozenset(
+    {"validate", "verify", "check", "lint", "test", "print", "show", "list", "inspect", "dump"}
+)
+"""The verbs a program is named with that reads files and publishes none
+(``validate-release-wheels``, ``check_upload.py``, ``print-release-notes``)."""
+_ACTS = frozenset({"publish", "upload", "deploy", "push", "and", "then"})
+"""Words after that verb that make the name one of two actions (``check-and-upload``)."""
 _PATH_WORD = re.compile(r"(?<![\w/.$-])(?:\./)?[A-Za-z0-9_.][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)+")
 """Publish commands whose files are not read: listed as unread where they run."""
 """A script without one of these words publishes and moves nothing ``read_script`` reads."""
@@ -107,6 +114,8 @@ class ShipReader(Reader):
         """The steps that build wheels, per context (what each upload carries)."""
         self.unresolved_in: dict[tuple[Loc, str], set[str]] = {}
         """Each unresolved item -> the jobs of the run (``PATH#JOB``) it is noted in."""
+        self.run_ids: set[tuple[Loc, str]] = set()
+        """The unresolved items that are the id of another run a download reads."""
         self.script_files: list[tuple[int, Loc, list[Value], Transfer | None, Value]] = []
         """What the scripts of the step being read download and move (``on_files``), in
         order, and where the script was (``cd``): made ``Fetch``/``Moving`` once the
@@ -138,6 +147,7 @@ class ShipReader(Reader):
             unresolved_in=self.unresolved_in,
             flow_jobs=self.flow_jobs,
             runs=self.migration.workflows.runs,
+            run_ids=frozenset(self.run_ids),
         )
 
     def _here(self, loc: Loc, expression: str) -> None:
@@ -148,6 +158,10 @@ class ShipReader(Reader):
         super().note_unresolved(loc, value)
         for part in unknowns(value):
             self._here(loc, part.expression)
+
+    def note_run(self, loc: Loc, value: Value) -> None:
+        super().note_run(loc, value)
+        self.run_ids.update((loc, part.expression) for part in unknowns(value))
 
     def note_value(self, loc: Loc, value: Unknown) -> None:
         self.values.setdefault(
@@ -499,6 +513,7 @@ class ShipReader(Reader):
             if (
                 _NAMED_PUBLISHING.search(program)
                 and program not in _NAMED_NOT_PUBLISHING
+                and not _checks_only(program)
                 and publish.read_script(" ".join(words), ".") == []
             ):
                 self.unread(
@@ -508,6 +523,14 @@ class ShipReader(Reader):
                     "a publish step stagegate does not read: which files it publishes is not "
                     "known; declare it under workflows.publishers",
                 )
+
+
+def _checks_only(program: str) -> bool:
+    """Whether a program's name says it only checks or prints: its first word is one of
+    ``_CHECKS`` and none after it is one of ``_ACTS`` (``validate-release-wheels``; not
+    ``check-and-upload``, not ``upload-checked``)."""
+    words = [w for w in re.split(r"[-_.\s]+", program.lower()) if w]
+    return bool(words) and words[0] in _CHECKS and not _ACTS & set(words[1:])
 
 
 @functools.lru_cache(maxsize=4096)

@@ -210,6 +210,11 @@ class Reader:
     def unread(self, site: Site, loc: Loc, what: str, reason: str) -> None:
         """A step whose effect on the artifacts is not read (``ci.ships`` lists it)."""
 
+    def note_run(self, loc: Loc, value: Value) -> None:
+        """The id of the other run a download reads, unknown: unresolved (``ci.ships``
+        keeps which items these are)."""
+        self.note_unresolved(loc, value)
+
     def note_unresolved(self, loc: Loc, value: Value) -> None:
         for part in unknowns(value):
             key = (loc, part.expression)
@@ -779,6 +784,9 @@ class _Quiet:
 
     def note_unresolved(self, loc: Loc, value: Value) -> None:
         """Reported where the value is used."""
+
+    def note_run(self, loc: Loc, value: Value) -> None:
+        """Reported where the download is read."""
 
     def on_files(
         self, site: Site, loc: Loc, words: list[Value], fetch: Transfer | None, cwd: Value = "."

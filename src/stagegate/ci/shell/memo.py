@@ -345,6 +345,8 @@ def deliver(
         host.on_command(site, effect[1:])
     elif kind == "stopped":
         host.stopped(site, effect[1], effect[2])
+    elif kind == "run" and notes:
+        host.note_run(effect[1], effect[2])
     elif notes:
         host.note_unresolved(effect[1], effect[2])
 

@@ -28,6 +28,7 @@ of a condition stagegate cannot decide, or after a path that jumped past them (`
 
 Effect = tuple[Any, ...]
 """("add", transfer), ("files", loc, words, transfer|None, folder), ("note", loc, value),
+("run", loc, value) (the unknown id of the run a ``gh run download`` reads),
 ("command", loc, words, variables, folder, maybe) (``Host.on_command``) or ("stopped", loc,
 message): jq or yq stops with an error there (``Host.stopped``)."""
 Chain = tuple[Effect, "Chain"] | None

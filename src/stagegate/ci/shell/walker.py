@@ -886,9 +886,9 @@ class Walker:
         run_id = "this"
         if spec.run is not None and not marker(spec.run, THIS_RUN):
             run_id = self.source(offset + spec.run_index) or shown(spec.run)
-            if self.site.runs:
+            if self.site.runs and unknowns(spec.run):
                 # which run it reads decides what it can select: never guessed
-                self.note(spec.run)
+                self.state.emit(("run", self.loc(), spec.run))
         selections = [(n, "name") for n in spec.names] + [(p, "pattern") for p in spec.patterns]
         isolate = (
             "1" if spec.patterns or len(spec.names) != 1 else ""
