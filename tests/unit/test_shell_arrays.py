@@ -33,6 +33,8 @@ LOOP = 'for n in {words}; do gh run download -n "$n"; done'
         ("declare -a a\na+=(x)", '"${a[@]}"', ["x"]),
         ("declare -a a=(x y)", '"${a[@]}"', ["x", "y"]),
         ("a=(x {1..2})", '"${a[@]}"', ["x", "1", "2"]),
+        ("a=(x dist/*.whl)", '"${a[0]}"', ["x"]),  # before the pattern, known
+        ("f() {\n  local -a a=(x y)\n  b=${#a[@]}\n}\nf\na=z", '"$b" "$a"', ["2", "z"]),
         # one value
         ("a=(x y z)", '"${a[1]}" "${a[-1]}" "${a}" "${a[7]}"', ["y", "z", "x", ""]),
         ("a=(x y z)", '"$a"', ["x"]),
@@ -77,6 +79,30 @@ def test_arrays(read: Read, script: str, words: str, names: list[str]) -> None:
             "a=(x y)\nunset 'a[0]'",
             "${a[@]}",
             "${a[@]}: an element of a is unset at .github/workflows/ci.yml:11",
+        ),
+        (
+            "a=(x dist/*.whl)",
+            "${#a[@]}",
+            "${#a[@]}: a holds dist/*.whl, a pattern whose files stagegate does not know (how "
+            "many there are)",
+        ),
+        (
+            "a=(x dist/*.whl y)",
+            "${a[2]}",
+            "${a[2]}: a holds dist/*.whl, a pattern whose files stagegate does not know (which "
+            "element is which)",
+        ),
+        (
+            "a=(dist/*.whl)\na[1]=x",
+            "${a[@]}",
+            "${a[@]}: a[1] is assigned at .github/workflows/ci.yml:11, where a holds dist/*.whl, "
+            "a pattern whose files stagegate does not know (which element is which)",
+        ),
+        (
+            "a=(x)\nfor i in {1..300}; do a+=(abcd); done",  # its elements bounded together
+            "${a[@]}",
+            "${a[@]}: a value longer than 1,000 characters (no artifact name or glob is that "
+            "long); stagegate does not compute it",
         ),
         ("a=(x y)", "${a[@]%y}", "${a[@]%y}: an operator on an array stagegate does not compute"),
         (

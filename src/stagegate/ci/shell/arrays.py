@@ -9,7 +9,7 @@ from __future__ import annotations
 from stagegate.ci.budget import MAX_VALUE
 from stagegate.ci.shell import arith, words
 from stagegate.ci.shell.nodes import Assign, Lit, Word
-from stagegate.ci.shell.values import Array, Failed, known, size
+from stagegate.ci.shell.values import Array, Failed, Glob, known, size
 from stagegate.model.ghexpr import Unknown, Value, concat, unknowns
 
 
@@ -39,6 +39,13 @@ def assigned(assign: Assign, ctx: words.Context) -> Value:
     if isinstance(current, Unknown):
         return current
     array = _as_array(current)
+    pattern = next((v for v in array.values() if isinstance(v, Glob)), None)
+    if pattern is not None:
+        return Unknown(
+            written,
+            f"{name}[{assign.index}] is assigned at {ctx.where()}, where {name} holds {pattern}, "
+            "a pattern whose files stagegate does not know (which element is which)",
+        )
     try:
         index = arith.evaluate(assign.index, lambda n: known(ctx.lookup(n)).text, _no_write)
     except (arith.Failed, Failed) as exc:

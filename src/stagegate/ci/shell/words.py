@@ -279,7 +279,14 @@ def element(part: Element, ctx: Context) -> Value:
     found = _elements(part, ctx)
     if isinstance(found, Unknown):
         return found
+    pattern = next((v for v in found.values() if isinstance(v, Glob)), None)
     if part.index in ("@", "*"):
+        if pattern is not None:  # a pattern is as many elements as it matches files
+            return Unknown(
+                part.source,
+                f"{part.source}: {part.name} holds {pattern}, a pattern whose files stagegate "
+                "does not know (how many there are)",
+            )
         if part.length:
             return str(len(found.items))
         return concat(_joined(found.values(), " ")) if found.items else ""
@@ -290,6 +297,14 @@ def element(part: Element, ctx: Context) -> Value:
     if index < 0 and (not found.items or index + found.items[-1][0] + 1 < 0):
         return Unknown(
             part.source, f"{part.source}: a negative index before the first element (bash fails)"
+        )
+    if pattern is not None and (
+        index < 0 or any(isinstance(v, Glob) for at, v in found.items if at <= index)
+    ):
+        return Unknown(
+            part.source,
+            f"{part.source}: {part.name} holds {pattern}, a pattern whose files stagegate does "
+            "not know (which element is which)",
         )
     value = found.get(index)
     if value is None:
