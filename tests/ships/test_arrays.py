@@ -66,6 +66,23 @@ def test_a_move_through_an_array_is_compared(sg: Sg, tmp_path: Path) -> None:
     assert "blind" not in result.out
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        'for d in got/*; do\n  w=( "$d"/**/*.whl )\n  mv "${w[@]}" dist/\ndone',
+        'for d in got/*; do\n  mv "$d"/**/*.whl dist/\ndone',  # the same without an array
+    ],
+)
+def test_a_move_through_globstar_in_each_artifact_folder(sg: Sg, tmp_path: Path, head: str) -> None:
+    """cuda-python's shape: ``**`` after the artifact's folder takes the files directly
+    in it too (none or any number of folders between)."""
+    result = continuity(sg, tmp_path / "r", "shopt -s nullglob globstar\n" + head)
+    assert result.code == 0, result.out
+    assert result.out.splitlines()[0] == (
+        HEADLINE + "2 upload contexts reach its publish step, 2 at the base"
+    )
+
+
 def test_an_array_of_a_command_s_output_stays_blind(sg: Sg, tmp_path: Path) -> None:
     result = continuity(sg, tmp_path / "r", 'wheels=($(ls got/*/*.whl))\nmv "${wheels[@]}" dist/')
     assert result.code == 1
