@@ -756,7 +756,7 @@ def moved(landed: str, move: Move) -> list[str]:
             continue
         src = segments(source)
         for k in range(1, len(parts) + 1):
-            fits = len(src) == k or (src and src[-1] == "**")
+            fits = len(src) == k or "**" in src  # ``**``: any number of folders, none too
             if fits and glob_meets("/".join(src), "/".join(parts[:k])):
                 target = "/".join([*segments(move.dest), *parts[k - 1 :]])
                 return [landed, target] if move.copy else [target]

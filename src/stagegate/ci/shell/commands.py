@@ -13,7 +13,7 @@ from typing import Protocol
 from stagegate.ci.shell import effects, pipes
 from stagegate.ci.shell.state import Break, Exit, Return
 from stagegate.ci.shell.tests import decide_words
-from stagegate.ci.shell.values import Failed, known
+from stagegate.ci.shell.values import Array, Failed, known
 from stagegate.ci.transfers import shown
 from stagegate.model.ghexpr import Unknown, Value
 
@@ -33,6 +33,9 @@ class Run(Protocol):
         """Write ``value`` to ``file`` (``tee``)."""
 
     def assign(self, name: str, value: Value) -> None: ...
+
+    def set_whole(self, name: str, value: Value) -> None:
+        """Set the whole variable (an array's every element) to ``value``."""
 
     def unset(self, name: str) -> None: ...
 
@@ -322,8 +325,8 @@ def _read(shell: Run, argv: list[Value]) -> Status:
     """``read [-r] NAME...``: the first line of the input, split at blanks."""
     names = [str(a) for a in argv[1:] if isinstance(a, str) and not a.startswith("-")]
     if any(isinstance(a, str) and a.startswith("-") and a != "-r" for a in argv[1:]):
-        for name in names:
-            shell.assign(name, Unknown(f"${name}", "read with options stagegate does not read"))
+        for name in names:  # ``read -a NAME`` sets an array
+            shell.set_whole(name, Unknown(f"${name}", "read with options stagegate does not read"))
         return None
     stdin = shell.input()
     if not isinstance(stdin, str):
@@ -338,6 +341,33 @@ def _read(shell: Run, argv: list[Value]) -> Status:
     pieces = line.split(None, max(len(names) - 1, 0)) if names else []
     for i, name in enumerate(names or ["REPLY"]):
         shell.assign(name, pieces[i] if i < len(pieces) else line if not names else "")
+    return True
+
+
+def _mapfile(shell: Run, argv: list[Value]) -> Status:
+    """``mapfile [-t] [NAME]`` (``readarray``): the lines of a known input as the
+    elements of an array (MAPFILE by default); other options are not read."""
+    given = [a for a in argv[1:] if isinstance(a, str)]
+    names = [a for a in given if not a.startswith("-")]
+    name = names[-1] if names else "MAPFILE"
+    stdin = shell.input()
+    why = ""
+    if len(given) != len(argv) - 1 or any(a.startswith("-") and a != "-t" for a in given):
+        why = f"{argv[0]} with options stagegate does not read"
+    elif len(names) > 1:
+        why = f"{argv[0]} with more than one name"
+    elif not isinstance(stdin, str):
+        why = f"{argv[0]} reads an input stagegate does not know"
+    if why:
+        shell.set_whole(name, Unknown(f"${{{name}[@]}}", why))
+        return None
+    assert isinstance(stdin, str)
+    lines = stdin.split("\n")
+    kept = [line if "-t" in given else line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        kept.append(lines[-1])
+    shell.charge(len(kept))
+    shell.set_whole(name, Array(tuple(enumerate(kept))))
     return True
 
 
@@ -380,6 +410,8 @@ HANDLERS: dict[str, Handler] = {
     "set": _set,
     "shift": _shift,
     "read": _read,
+    "mapfile": _mapfile,
+    "readarray": _mapfile,
     "eval": _eval,
     "test": _test,
     "[": _test,

@@ -65,15 +65,28 @@ class Arith:
 
 
 @record
+class Element:
+    """``${NAME[INDEX]}``: ``index`` as written ("@", "*" or arithmetic); ``length``:
+    ``${#NAME[INDEX]}`` (the number of elements, for "@" and "*")."""
+
+    name: str
+    index: str
+    length: bool
+    quoted: bool
+    source: str
+
+
+@record
 class Opaque:
-    """A piece of a word stagegate does not compute (process substitution, arrays)."""
+    """A piece of a word stagegate does not compute (process substitution, an operator
+    on an array's elements)."""
 
     source: str
     reason: str
     quoted: bool = False
 
 
-Part = Lit | Gh | Param | Expand | Subst | Arith | Opaque
+Part = Lit | Gh | Param | Expand | Subst | Arith | Element | Opaque
 
 
 @record
@@ -97,9 +110,14 @@ class Redirect:
 
 @record
 class Assign:
+    """``NAME=VALUE``, ``NAME+=VALUE``; ``NAME[INDEX]=VALUE`` (``index`` as written);
+    ``NAME=(WORDS)`` (``elements``, its ``value`` None)."""
+
     name: str
-    value: Word | None  # None: an array or subscript (not computed)
+    value: Word | None  # None: an array's elements, or what is not computed
     append: bool = False
+    index: str | None = None
+    elements: tuple[Word, ...] | None = None
 
 
 @record

@@ -31,6 +31,7 @@ from stagegate.ci.shell.nodes import (
     CFor,
     Command,
     Declare,
+    Element,
     Expand,
     For,
     Function,
@@ -217,12 +218,20 @@ class _Converter:
         value = node.child_by_field_name("value")
         written = self.text(name) if name is not None else ""
         append = any(c.type == "+=" for c in node.children)
-        if (
-            name is None
-            or name.type == "subscript"
-            or (value is not None and value.type == "array")
-        ):
+        if name is not None and name.type == "subscript":
+            array = name.child_by_field_name("name")
+            index = name.child_by_field_name("index")
+            if array is None or index is None or (value is not None and value.type == "array"):
+                return Assign(written, None, append)
+            word = self.word(value) if value is not None else self.empty()
+            return Assign(self.text(array), word, append, self.text(index))
+        if name is None:
             return Assign(written, None, append)
+        if value is not None and value.type == "array":
+            elements = [c for c in value.children if c.is_named and c.type != "comment"]
+            if any(_keyed(self.text(c)) for c in elements):  # ``([k]=v)``: not computed
+                return Assign(written, None, append)
+            return Assign(written, None, append, None, tuple(self.word(c) for c in elements))
         return Assign(written, self.word(value) if value is not None else self.empty(), append)
 
     def variable_assignment(self, node: Any) -> Node:
@@ -646,7 +655,7 @@ class _Converter:
                 name = self.text(child)
                 continue
             if kind == "subscript":
-                return [Opaque(source, f"{source}: arrays are not computed", quoted)]
+                return self.element(node, child, quoted)
             if field == "operator" or (not child.is_named and kind not in ("word",)):
                 text = self.text(child)
                 if not name:
@@ -697,6 +706,22 @@ class _Converter:
             return [Param(name, quoted)]
         return [Expand(name, op, words, quoted, source)]
 
+    def element(self, node: Any, subscript: Any, quoted: bool) -> list[Part]:
+        """``${A[I]}``, ``${A[@]}``, ``${A[*]}``, ``${#A[...]}``; any other operator
+        on an array is not computed."""
+        source = self.text(node)
+        array = subscript.child_by_field_name("name")
+        index = subscript.child_by_field_name("index")
+        around = [self.text(c) for c in node.children if c is not subscript]
+        if array is None or index is None or around not in (["${", "}"], ["${", "#", "}"]):
+            return [
+                Opaque(
+                    source, f"{source}: an operator on an array stagegate does not compute", quoted
+                )
+            ]
+        written = self.text(index)
+        return [Element(self.text(array), written, len(around) == 3, quoted, source)]
+
     def substitution(self, node: Any, quoted: bool) -> list[Part]:
         source = self.text(node)
         inner = [c for c in node.children if c.is_named]
@@ -741,6 +766,11 @@ def _with_redirects(inner: Node, redirects: tuple[Redirect, ...], line: int) -> 
         last = _with_redirects(inner.commands[-1], redirects, line)
         return Pipeline(inner.line, (*inner.commands[:-1], last))
     return Redirected(line, inner, redirects)
+
+
+def _keyed(text: str) -> bool:
+    """Whether an array element is written ``[KEY]=VALUE``."""
+    return text.startswith("[") and "]=" in text
 
 
 def _strip_tabs(text: str) -> str:

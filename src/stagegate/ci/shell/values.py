@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from stagegate.ci.transfers import ENV_FILE, OUT_FILE, THIS_RUN
 from stagegate.model.ghexpr import Ph, Sym, Tagged, Unknown, Value
+from stagegate.records import record
 
 
 class Marker(str):
@@ -102,3 +103,32 @@ def size(value: Value) -> int:
     if isinstance(value, Ph):
         return len(value.axis) + 2
     return 8
+
+
+@record
+class Array:
+    """A bash indexed array: its elements by index, ascending (``a[5]=x`` leaves the
+    ones before unset)."""
+
+    items: tuple[tuple[int, Value], ...]
+
+    def values(self) -> tuple[Value, ...]:
+        return tuple(value for _, value in self.items)
+
+    def get(self, index: int) -> Value | None:
+        """Element ``index`` (None: unset); negative ones count from after the last."""
+        if index < 0 and self.items:
+            index += self.items[-1][0] + 1
+        for at, value in self.items:
+            if at == index:
+                return value
+        return None
+
+    def put(self, index: int, value: Value) -> Array:
+        kept = tuple(item for item in self.items if item[0] != index)
+        return Array(tuple(sorted((*kept, (index, value)), key=lambda item: item[0])))
+
+    def then(self, values: list[Value]) -> Array:
+        """With ``values`` appended after the last element (``a+=(...)``)."""
+        start = self.items[-1][0] + 1 if self.items else 0
+        return Array((*self.items, *((start + i, v) for i, v in enumerate(values))))

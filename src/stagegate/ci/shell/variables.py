@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from stagegate.ci.shell.memo import Inputs
 from stagegate.ci.shell.state import UNSET
-from stagegate.ci.shell.values import ENV, OUTPUT, RUN, SPECIALS
+from stagegate.ci.shell.values import ENV, OUTPUT, RUN, SPECIALS, Array
 from stagegate.model.ghexpr import Unknown, Value, unknowns
 
 _MISSING = object()
@@ -36,6 +36,9 @@ def lookup(
     if bound is not NotImplemented:
         return bound
     found = local.get(name, _MISSING)
+    if isinstance(found, Array):  # ``$A`` is its element 0
+        found = found.get(0)
+        found = UNSET if found is None else found
     if found is UNSET:
         return ""
     if found is not _MISSING and not unknowns(found):
@@ -70,7 +73,8 @@ def is_set(
     if name.isdigit():
         return (args is not None and int(name) <= len(args) and name != "0") or name == "0"
     if name in local:
-        return local[name] is not UNSET
+        found = local[name]
+        return found is not UNSET and not (isinstance(found, Array) and found.get(0) is None)
     return (
         name.startswith("GITHUB_")
         or inputs.env(name) is not NotImplemented

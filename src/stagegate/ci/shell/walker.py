@@ -23,7 +23,17 @@ from stagegate.ci.budget import MAX_DEPTH, MAX_VALUE, Budget, OverBudget
 from stagegate.ci.files import invalid
 from stagegate.ci.scopes import Command as Told
 from stagegate.ci.scopes import Host, Scope
-from stagegate.ci.shell import commands, effects, memo, pipes, syntax, textops, variables, words
+from stagegate.ci.shell import (
+    arrays,
+    commands,
+    effects,
+    memo,
+    pipes,
+    syntax,
+    textops,
+    variables,
+    words,
+)
 from stagegate.ci.shell.memo import Inputs
 from stagegate.ci.shell.nodes import (
     AndOr,
@@ -66,7 +76,7 @@ from stagegate.ci.shell.state import (
     replay,
 )
 from stagegate.ci.shell.tests import decide
-from stagegate.ci.shell.values import ENV, OUTPUT, SPECIALS, Failed, Glob, marker
+from stagegate.ci.shell.values import ENV, OUTPUT, SPECIALS, Array, Failed, Glob, marker
 from stagegate.ci.transfers import (
     MAX_CALL_DEPTH,
     MAX_LOOP,
@@ -487,7 +497,7 @@ class Walker:
                 elif not alive:
                     break
                 alive = True
-                self.state.vars[name] = value
+                self.put(name, value)
                 self.doubt(target.doubt)  # each turn runs, whatever the last one skipped
                 alive, status = self.turn(body, target)
         finally:
@@ -741,7 +751,8 @@ class Walker:
             self.sink, self.stdin, self.sources = saved
 
     def value_of(self, assign: Assign) -> Value:
-        if assign.value is None:
+        """The value of a command's prefix assignment (``A=1 cmd``): a scalar."""
+        if assign.value is None or assign.index is not None:
             return Unknown(f"${assign.name}", "an array, which stagegate does not compute")
         value = words.expand(assign.value, self)
         if assign.append:
@@ -752,7 +763,37 @@ class Walker:
 
     def assignment(self, assign: Assign, line: int) -> None:
         self.line = line
-        self.state.vars[assign.name] = self.value_of(assign)
+        self.assigned(assign)
+
+    def assigned(self, assign: Assign) -> None:
+        """A variable's assignment: a scalar, an array's (``arrays``), or element 0 of
+        an array (``A=x`` where A is one, as bash does)."""
+        if assign.elements is not None or assign.index is not None:
+            self.state.vars[assign.name] = arrays.assigned(assign, self)
+        else:
+            self.put(assign.name, self.value_of(assign))
+
+    def put(self, name: str, value: Value) -> None:
+        """``name`` set to a scalar: element 0 where it is an array."""
+        current = self.state.vars.get(name)
+        self.state.vars[name] = current.put(0, value) if isinstance(current, Array) else value
+
+    def set_whole(self, name: str, value: Value) -> None:
+        self.state.vars[name] = value
+
+    def array(self, name: str) -> Value:
+        current = self.state.vars.get(name)
+        if isinstance(current, Array | Unknown):
+            return current
+        if self.is_set(name) is False:
+            return None
+        value = self.lookup(name)
+        if isinstance(value, Unknown):
+            return Unknown(
+                f"${{{name}[@]}}",
+                f"which elements {name} has is not known ({value.expression}: {value.reason})",
+            )
+        return value
 
     def declare(self, node: Declare) -> Status:
         """``export``, ``local``, ``declare``, ``readonly``, ``typeset`` and their operands."""
@@ -762,7 +803,10 @@ class Walker:
                 name = item.name
                 if node.keyword == "local":
                     self.localize(name)
-                self.state.vars[name] = self.value_of(item)
+                if _has_flag(node, "A"):
+                    self.state.vars[name] = _associative(name)
+                else:
+                    self.assigned(item)
             else:
                 text = words.text_of(item, self)
                 if text is None or text.startswith(("-", "+")):
@@ -771,6 +815,11 @@ class Walker:
                 if node.keyword == "local":
                     self.localize(name)
                     self.state.vars.setdefault(name, "")
+                if _has_flag(node, "A"):
+                    self.state.vars[name] = _associative(name)
+                elif _has_flag(node, "a") and not isinstance(self.state.vars.get(name), Array):
+                    found = self.state.vars.get(name, UNSET)
+                    self.state.vars[name] = Array(() if found in (UNSET, "") else ((0, found),))
             if node.keyword == "export" or (node.keyword == "declare" and _has_flag(node, "x")):
                 self.state.exported.add(name)
         return True
@@ -846,15 +895,21 @@ class Walker:
     def assign(self, name: str, value: Value) -> None:
         if name.isdigit():
             return
-        self.state.vars[name] = value
+        self.put(name, value)
 
     def unset(self, name: str) -> None:
+        if "[" in name:  # ``unset 'A[I]'``: which element goes is not computed
+            array = name.split("[", 1)[0]
+            self.state.vars[array] = Unknown(
+                f"${{{array}[@]}}", f"an element of {array} is unset at {self.where()}"
+            )
+            return
         self.state.vars[name] = UNSET
         self.state.functions.pop(name, None)
 
     def export(self, name: str, value: Value | None) -> None:
         if value is not None:
-            self.state.vars[name] = value
+            self.put(name, value)
         self.state.exported.add(name)
 
     def arguments(self) -> tuple[Value, ...] | None:
@@ -933,7 +988,7 @@ class Walker:
         state = self.state
         seen = [
             (name, None if value is UNSET else value, name in state.exported)
-            for name, value in state.vars.items()
+            for name, value in _scalars(state.vars)
             if name not in (CWD, MAYBE)
         ]
         seen += [(name, value, True) for name, value in env.items()]
@@ -1008,7 +1063,9 @@ class Walker:
                 self.script(frame, tree.body)
                 return True
             kept = self.state.vars, self.state.exported, self.state.functions
-            given = {n: kept[0][n] for n in kept[1] if n in kept[0]}
+            given = {  # bash exports no array
+                n: kept[0][n] for n in kept[1] if n in kept[0] and not isinstance(kept[0][n], Array)
+            }
             for name in (CWD, MAYBE):  # a child process starts where its parent is
                 if name in kept[0]:
                     given[name] = kept[0][name]
@@ -1294,6 +1351,23 @@ def _command_name(node: Node) -> str | None:
         part = node.words[0].parts[0]
         return part.text if isinstance(part, Lit) else None
     return None
+
+
+def _associative(name: str) -> Unknown:
+    return Unknown(
+        f"${{{name}[@]}}", f"{name} is an associative array, which stagegate does not compute"
+    )
+
+
+def _scalars(table: dict[str, Value]) -> list[tuple[str, Value]]:
+    """The variables, an array as its element 0 (what ``$A`` is)."""
+    out: list[tuple[str, Value]] = []
+    for name, value in table.items():
+        if isinstance(value, Array):
+            first = value.get(0)
+            value = UNSET if first is None else first
+        out.append((name, value))
+    return out
 
 
 def _has_flag(node: Declare, flag: str) -> bool:

@@ -12,8 +12,19 @@ from typing import Protocol
 
 from stagegate.ci.budget import MAX_VALUE
 from stagegate.ci.shell import arith, patterns
-from stagegate.ci.shell.nodes import Arith, Expand, Gh, Lit, Opaque, Param, Part, Subst, Word
-from stagegate.ci.shell.values import Bounded, Failed, Glob, known, result, size
+from stagegate.ci.shell.nodes import (
+    Arith,
+    Element,
+    Expand,
+    Gh,
+    Lit,
+    Opaque,
+    Param,
+    Part,
+    Subst,
+    Word,
+)
+from stagegate.ci.shell.values import Array, Bounded, Failed, Glob, known, result, size
 from stagegate.model.ghexpr import Unknown, Value, concat
 
 IFS = " \t\n"
@@ -34,6 +45,10 @@ class Context(Protocol):
         """Whether the repository holds the file ``path`` (from its top, as yq reads it)."""
 
     def assign(self, name: str, value: Value) -> None: ...
+
+    def array(self, name: str) -> Value:
+        """The variable as an array: an ``Array``, or its value as a scalar (element 0),
+        an unknown value (how many elements it has is not known too), or None (unset)."""
 
     def arguments(self) -> tuple[Value, ...] | None:
         """The positional parameters (None outside a script a ``run:`` calls)."""
@@ -98,6 +113,8 @@ def piece(part: Part, ctx: Context) -> Value:
         return ctx.substitute(part)
     if isinstance(part, Arith):
         return arithmetic(part.text, part.source, ctx)
+    if isinstance(part, Element):
+        return element(part, ctx)
     assert isinstance(part, Opaque)
     return Unknown(part.source, part.reason)
 
@@ -132,7 +149,12 @@ def fields(word: Word, ctx: Context) -> list[Value]:
             return [lit.text]
         if not any(c in lit.text for c in "{*?["):
             return [lit.text] if lit.text else []
-    elif all(getattr(p, "quoted", False) and getattr(p, "name", "") != "@" for p in parts):
+    elif all(
+        getattr(p, "quoted", False)
+        and getattr(p, "name", "") != "@"
+        and (type(p) is not Element or p.index != "@" or p.length)
+        for p in parts
+    ):
         return [expand(word, ctx)]  # quoted (not "$@"): one field, as it is
     variants = braces(parts)
     if variants is None:
@@ -166,33 +188,17 @@ def _split(parts: tuple[Part, ...], source: str, ctx: Context) -> list[Value]:
             done.append(current)
         current = _Field()
 
-    for part in parts:
-        if isinstance(part, Param) and part.name in ("@", "*") and ctx.arguments() is not None:
-            given = ctx.arguments() or ()
-            if part.quoted and part.name == "@":
-                for i, value in enumerate(given):
-                    if i:
-                        close()
-                    current.pieces.append(value)
-                    current.there = True
-                continue
-        value = piece(part, ctx)
-        quoted = getattr(part, "quoted", False)
-        if isinstance(part, Lit):
-            current.pieces.append(value)
-            current.there = current.there or quoted or bool(value)
-            current.glob = current.glob or (not quoted and any(c in value for c in "*?["))
-            continue
+    def add(value: Value, quoted: bool) -> None:
         if quoted or not isinstance(value, str):
             current.pieces.append(value)
             current.there = current.there or quoted or value != ""
-            continue
+            return
         text = str(value)
         if not any(c in IFS for c in text):  # one field: the value itself (a marker, a tag)
             current.pieces.append(value)
             current.there = current.there or text != ""
             current.glob = current.glob or any(c in text for c in "*?[")
-            continue
+            return
         words = text.split()
         if text[:1] in IFS and text:
             close()
@@ -204,6 +210,29 @@ def _split(parts: tuple[Part, ...], source: str, ctx: Context) -> list[Value]:
             current.glob = current.glob or any(c in found for c in "*?[")
         if text[-1:] in IFS and text:
             close()
+
+    for part in parts:
+        given = _many(part, ctx)
+        if given is not None:
+            for i, value in enumerate(given):
+                if part.quoted and i:  # "$@", "${A[@]}": a word each
+                    close()
+                elif i:  # unquoted: each split, and a word apart from the next
+                    add(" ", False)
+                if part.quoted:
+                    current.pieces.append(value)
+                    current.there = True
+                else:
+                    add(value, False)
+            continue
+        value = piece(part, ctx)
+        quoted = getattr(part, "quoted", False)
+        if isinstance(part, Lit):
+            current.pieces.append(value)
+            current.there = current.there or quoted or bool(value)
+            current.glob = current.glob or (not quoted and any(c in value for c in "*?["))
+            continue
+        add(value, quoted)
     close()
     out: list[Value] = []
     for field in done:
@@ -213,6 +242,80 @@ def _split(parts: tuple[Part, ...], source: str, ctx: Context) -> list[Value]:
         value = concat(field.pieces) if len(field.pieces) != 1 else field.pieces[0]
         out.append(Glob(value) if field.glob and type(value) is str else value)
     return out
+
+
+def _many(part: Part, ctx: Context) -> tuple[Value, ...] | None:
+    """The values ``$@``, ``$*``, ``${A[@]}`` and ``${A[*]}`` stand for, where they are
+    known (None: the part is one value), "$*" and "${A[*]}" being one."""
+    if type(part) is Param and part.name in ("@", "*"):
+        given = ctx.arguments()
+        if given is None or (part.quoted and part.name == "*"):
+            return None
+        return given
+    if type(part) is Element and part.index in ("@", "*") and not part.length:
+        if part.quoted and part.index == "*":
+            return None
+        found = _elements(part, ctx)
+        return found.values() if isinstance(found, Array) else None
+    return None
+
+
+def _elements(part: Element, ctx: Context) -> Array | Unknown:
+    """The array an element expansion reads (a scalar is its element 0)."""
+    found = ctx.array(part.name)
+    if isinstance(found, Array):
+        ctx.charge(len(found.items))
+        return found
+    if found is None:
+        return Array(())
+    if isinstance(found, Unknown):
+        return Unknown(part.source, f"{part.source}: {found.reason}")
+    return Array(((0, found),))
+
+
+def element(part: Element, ctx: Context) -> Value:
+    """``${A[I]}``, ``${A[@]}`` and ``${A[*]}`` as one value (joined with blanks),
+    ``${#A[@]}`` (how many elements), ``${#A[I]}``."""
+    found = _elements(part, ctx)
+    if isinstance(found, Unknown):
+        return found
+    pattern = next((v for v in found.values() if isinstance(v, Glob)), None)
+    if part.index in ("@", "*"):
+        if pattern is not None:  # a pattern is as many elements as it matches files
+            return Unknown(
+                part.source,
+                f"{part.source}: {part.name} holds {pattern}, a pattern whose files stagegate "
+                "does not know (how many there are)",
+            )
+        if part.length:
+            return str(len(found.items))
+        return concat(_joined(found.values(), " ")) if found.items else ""
+    try:
+        index = arith.evaluate(part.index, lambda name: known(ctx.lookup(name)).text, _no_write)
+    except (arith.Failed, Failed) as exc:
+        return Unknown(part.source, f"{part.source}: its index {part.index}: {exc}")
+    if index < 0 and (not found.items or index + found.items[-1][0] + 1 < 0):
+        return Unknown(
+            part.source, f"{part.source}: a negative index before the first element (bash fails)"
+        )
+    if pattern is not None and (
+        index < 0 or any(isinstance(v, Glob) for at, v in found.items if at <= index)
+    ):
+        return Unknown(
+            part.source,
+            f"{part.source}: {part.name} holds {pattern}, a pattern whose files stagegate does "
+            "not know (which element is which)",
+        )
+    value = found.get(index)
+    if value is None:
+        return "0" if part.length else ""
+    if not part.length:
+        return value
+    try:
+        text = known(value)
+    except Failed:
+        return Unknown(part.source, f"{part.source}: the length of a value stagegate does not know")
+    return result(str(len(text.text)), text.keys, "len")
 
 
 def braces(parts: tuple[Part, ...]) -> list[tuple[Part, ...]] | None:
