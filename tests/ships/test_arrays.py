@@ -9,19 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_scripts import DOWNLOAD
 
 from conftest import Result
 from scratch import WHEELS_RELEASE, init, pin_git
 
 Sg = Callable[..., Result]
 WF = ".github/workflows/release.yml"
-DOWNLOAD = """\
-      - uses: actions/download-artifact@v4
-        with:
-          pattern: wheels-*
-          path: dist
-          merge-multiple: true
-"""
 assert DOWNLOAD in WHEELS_RELEASE
 STEP = """\
       - run: |
