@@ -297,6 +297,21 @@ WHEELS_RELEASE = dedent(
 )
 """A tag release of two wheel legs, downloaded by pattern with merge-multiple into dist/
 for the PyPI publish step: the release the continuity and verify-pr tests change."""
+COMPOSITE = dedent(
+    """\
+    name: upload
+    inputs:
+      name: {required: true}
+    runs:
+      using: composite
+      steps:
+        - uses: actions/upload-artifact@v4
+          with:
+            name: ${{ inputs.name }}
+            path: wheelhouse/*.whl
+    """
+)
+"""A local composite action that uploads ``wheelhouse/*.whl`` under the name it is given."""
 WHEELS_LINUX_ONLY = WHEELS_RELEASE.replace(
     "os: [ubuntu-latest, windows-latest]", "os: [ubuntu-latest]"
 )

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, Result, computed_once
-from scratch import WHEELS_RELEASE, dedent, init, pin_git
+from scratch import COMPOSITE, WHEELS_RELEASE, dedent, init, pin_git
 
 Sg = Callable[..., Result]
 WF = ".github/workflows/release.yml"
@@ -154,20 +154,6 @@ def test_a_leg_dropped_is_lost_and_one_added_gained(sg: Sg, tmp_path: Path) -> N
     assert (names(data, "lost"), names(data, "gained")) == ([["wheels-mac"]], [["wheels-win"]])
 
 
-COMPOSITE = dedent(
-    """\
-    name: upload
-    inputs:
-      name: {required: true}
-    runs:
-      using: composite
-      steps:
-        - uses: actions/upload-artifact@v4
-          with:
-            name: ${{ inputs.name }}
-            path: wheelhouse/*.whl
-    """
-)
 
 
 def test_an_upload_moved_into_a_local_composite_action_changes_nothing(

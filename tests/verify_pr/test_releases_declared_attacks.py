@@ -13,12 +13,12 @@ import pytest
 
 from conftest import Result
 from scratch import (
+    COMPOSITE,
     WHEELS_DECLARED,
     WHEELS_LINUX_ONLY,
     WHEELS_MIGRATION,
     WHEELS_RELEASE,
     Repo,
-    dedent,
     init,
     pin_git,
 )
@@ -80,20 +80,6 @@ def test_the_declared_flip_alone_is_accepted(sg: Sg, tmp_path: Path) -> None:
     assert sg("continuity", "--base", base, cwd=repo.root).code == 0
 
 
-COMPOSITE = dedent(
-    """\
-    name: upload
-    inputs:
-      name: {required: true}
-    runs:
-      using: composite
-      steps:
-        - uses: actions/upload-artifact@v4
-          with:
-            name: ${{ inputs.name }}
-            path: wheelhouse/*.whl
-    """
-)
 UPLOAD = (
     "      - uses: actions/upload-artifact@v4\n        with:\n          name: wheels-${{ matrix.os }}\n"
     "          path: wheelhouse/*.whl\n"
