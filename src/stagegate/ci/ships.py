@@ -477,7 +477,7 @@ class ShipReader(Reader):
     def _called(self, run: str) -> list[str]:
         """The repository scripts a ``run:`` names (read for the runs they look up)."""
         out = []
-        for word in sorted(set(_PATH_WORD.findall(run))):
+        for word in _path_words(run):
             rel = self.files.repo_path(word.removeprefix("./"))
             if rel is not None and rel not in out:
                 out.append(rel)
@@ -502,27 +502,44 @@ class ShipReader(Reader):
     def _publishing_scripts(self, site: Site, loc: Loc, text: str) -> None:
         """A command named for publishing that stagegate does not read (``./publish.sh``,
         ``make release``): unread, so that a job it may publish from is blind, not quiet."""
-        for found in publish.commands(text) if _NAMED_PUBLISHING.search(text) else ():
-            words = list(found)
-            while words and _ASSIGNMENT.match(words[0]):
-                if "$(" in words[0] or "`" in words[0]:
-                    words = []  # `X=$(gh release view ...)`: the words are the substitution's
-                words = words[1:]  # `notes=.../release/...`: a variable, not a command
-            head = " ".join(words[:2]) if words[:1] == ["make"] else words[0] if words else ""
-            program = head.rstrip(");&|").rsplit("/", 1)[-1]  # the name, not its folder
-            if (
-                _NAMED_PUBLISHING.search(program)
-                and program not in _NAMED_NOT_PUBLISHING
-                and not _checks_only(program)
-                and publish.read_script(" ".join(words), ".") == []
-            ):
-                self.unread(
-                    site,
-                    loc,
-                    head,
-                    "a publish step stagegate does not read: which files it publishes is not "
-                    "known; declare it under workflows.publishers",
-                )
+        for head in _unread_publishing(text):
+            self.unread(
+                site,
+                loc,
+                head,
+                "a publish step stagegate does not read: which files it publishes is not "
+                "known; declare it under workflows.publishers",
+            )
+
+
+@functools.lru_cache(maxsize=4096)
+def _unread_publishing(text: str) -> tuple[str, ...]:
+    """The commands of a script named for publishing that stagegate does not read, in
+    order (``ShipReader._publishing_scripts``); once per text, which a step has in each
+    context it runs in."""
+    heads: list[str] = []
+    for found in publish.commands(text) if _NAMED_PUBLISHING.search(text) else ():
+        words = list(found)
+        while words and _ASSIGNMENT.match(words[0]):
+            if "$(" in words[0] or "`" in words[0]:
+                words = []  # `X=$(gh release view ...)`: the words are the substitution's
+            words = words[1:]  # `notes=.../release/...`: a variable, not a command
+        head = " ".join(words[:2]) if words[:1] == ["make"] else words[0] if words else ""
+        program = head.rstrip(");&|").rsplit("/", 1)[-1]  # the name, not its folder
+        if (
+            _NAMED_PUBLISHING.search(program)
+            and program not in _NAMED_NOT_PUBLISHING
+            and not _checks_only(program)
+            and publish.read_script(" ".join(words), ".") == []
+        ):
+            heads.append(head)
+    return tuple(heads)
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_words(run: str) -> tuple[str, ...]:
+    """The words of a ``run:`` that look like repository paths, sorted, once per text."""
+    return tuple(sorted(set(_PATH_WORD.findall(run))))
 
 
 def _checks_only(program: str) -> bool:
