@@ -299,6 +299,9 @@ def interpolated(text: str, scope: Scope) -> Value:
 
 def _mark(texts: list[str | None]) -> str:
     """A character none of the script's text has."""
+    first = chr(MARKS[0])
+    if not any(t and first in t for t in texts):
+        return first  # the common case, without a set of every character
     used = set().union(*(set(t) for t in texts if t))
     return next((chr(c) for c in MARKS if chr(c) not in used), "\U000f0000")
 
