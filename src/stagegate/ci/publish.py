@@ -552,12 +552,8 @@ def _commands(script: str) -> tuple[tuple[str, ...], ...]:
         heredoc = _HEREDOC.search(line)
         if heredoc is not None:
             until = (heredoc.group(3), heredoc.group(1) == "-")
-        try:
-            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
-            lexer.whitespace_split = True
-            lexer.commenters = "#"
-            words = list(lexer)
-        except ValueError:
+        words = _line_words(line)
+        if words is None:
             continue
         current: list[str] = []
         for word in words:
@@ -570,6 +566,19 @@ def _commands(script: str) -> tuple[tuple[str, ...], ...]:
         if current:
             out.append(current)
     return tuple(tuple(words) for words in out)
+
+
+@functools.lru_cache(maxsize=8192)
+def _line_words(line: str) -> tuple[str, ...] | None:
+    """One line's words as ``shlex`` splits them (None: it cannot), once per line: the
+    lines of a script evaluated in each matrix row are mostly the same."""
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        return tuple(lexer)
+    except ValueError:
+        return None
 
 
 def read_script(script: str, base: str) -> list[Command | Move | Outside | Lookup]:
