@@ -58,7 +58,13 @@ class Run(Protocol):
         """A command the reading is told of with its words (``REPORTED``)."""
 
     def change_dir(self, target: Value | None) -> None:
-        """``cd``/``pushd`` to ``target`` (None: a folder not named, ``popd``)."""
+        """``cd`` to ``target`` (None: a folder not named)."""
+
+    def push_dir(self, target: Value | None) -> None:
+        """``pushd`` to ``target``, keeping where the script was (None: a form not read)."""
+
+    def pop_dir(self, known: bool) -> Status:
+        """``popd``: back to where the last ``pushd`` was (``known``: a form read)."""
 
     def use(self) -> None:
         """The downloaded files are used (an ``rm`` after this is clean-up)."""
@@ -92,9 +98,7 @@ class Run(Protocol):
 
 
 Handler = Callable[[Run, list[Value]], Status]
-SILENT = frozenset(
-    {"mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"}
-)
+SILENT = frozenset({"mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"})
 """Commands that print nothing stagegate could read (their exit status is not known)."""
 EFFECTS = frozenset({"cd", "pushd", "mkdir", "cp", "mv", "touch", "chmod", "ln", "rm", "true", ":"})
 """Commands run for what they do, not as a test: the list after ``mkdir -p d &&`` runs in
@@ -196,14 +200,24 @@ def _script(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status | bo
 
 
 def _cd(shell: Run, argv: list[Value]) -> Status:
-    """``cd DIR``, ``pushd DIR``: where later commands run; ``popd``, ``cd -``, ``cd`` alone
-    and a folder given another way go where stagegate does not follow (None)."""
+    """``cd DIR``, ``pushd DIR``: where later commands run; ``cd -``, ``cd`` alone, a
+    stack rotation (``pushd +1``, ``pushd`` alone) and a folder given another way go where
+    stagegate does not follow (None)."""
     given = [a for a in argv[1:] if a not in ("-L", "-P", "-e", "--")]
-    target = given[0] if len(given) == 1 and argv[0] != "popd" else None
+    target = given[0] if len(given) == 1 else None
     if isinstance(target, str) and (target in ("-", "") or target.startswith(("~", "+", "-"))):
         target = None
-    shell.change_dir(target)
+    if argv[0] == "pushd":
+        shell.push_dir(target)
+    else:
+        shell.change_dir(target)
     return None
+
+
+def _popd(shell: Run, argv: list[Value]) -> Status:
+    """``popd``: back to the folder the last ``pushd`` left; with options or arguments
+    (``-n``, ``+N``) where stagegate does not follow. Fails where no ``pushd`` is left."""
+    return shell.pop_dir(all(a == "--" for a in argv[1:]))
 
 
 def _true(shell: Run, argv: list[Value]) -> Status:
@@ -391,7 +405,7 @@ def _test(shell: Run, argv: list[Value]) -> Status:
 HANDLERS: dict[str, Handler] = {
     "cd": _cd,
     "pushd": _cd,
-    "popd": _cd,
+    "popd": _popd,
     ":": _true,
     "true": _true,
     "false": _false,

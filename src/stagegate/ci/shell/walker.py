@@ -65,6 +65,7 @@ from stagegate.ci.shell.nodes import (
 from stagegate.ci.shell.scripts import CALL
 from stagegate.ci.shell.state import (
     CWD,
+    DIRS,
     MAYBE,
     UNSET,
     Break,
@@ -989,7 +990,7 @@ class Walker:
         seen = [
             (name, None if value is UNSET else value, name in state.exported)
             for name, value in _scalars(state.vars)
-            if name not in (CWD, MAYBE)
+            if name not in (CWD, DIRS, MAYBE)
         ]
         seen += [(name, value, True) for name, value in env.items()]
         maybe = MAYBE in state.vars
@@ -997,19 +998,56 @@ class Walker:
         self.state.emit(("command", *told))
 
     def change_dir(self, target: Value | None) -> None:
+        self.state.vars[CWD] = self._folder(target)
+
+    def _folder(self, target: Value | None) -> Value:
+        """Where ``cd target`` goes from where the script is (unknown: not followed)."""
         current = self.state.vars.get(CWD, "")
         if isinstance(target, str) and not isinstance(target, Glob):
             if target.startswith("/"):
-                self.state.vars[CWD] = posixpath.normpath(target)
-                return
+                return posixpath.normpath(target)
             if isinstance(current, str):
                 folder = posixpath.join(current, target)
-                self.state.vars[CWD] = posixpath.normpath(folder) if folder else ""
-                return
+                return posixpath.normpath(folder) if folder else ""
         written = " ".join(self.sources) or "cd"
-        self.state.vars[CWD] = Unknown(
+        return Unknown(
             written, f"{written} at {self.where()} goes to a folder stagegate does not follow"
         )
+
+    def push_dir(self, target: Value | None) -> None:
+        """``pushd``: the folder the script leaves goes on the stack (``DIRS``)."""
+        state = self.state
+        here = state.vars.get(CWD, "")
+        folder = self._folder(target)
+        stack = state.vars.get(DIRS)
+        if target is None or isinstance(stack, Unknown):
+            state.vars[DIRS] = Unknown("pushd", f"{self._written()} is not followed")
+        else:
+            kept = stack.values() if isinstance(stack, Array) else ()
+            state.vars[DIRS] = Array(tuple(enumerate((here, *kept))))
+        state.vars[CWD] = folder
+
+    def pop_dir(self, known: bool) -> Status:
+        """``popd``: back to the folder on top of the stack, which it leaves."""
+        state = self.state
+        stack = state.vars.get(DIRS)
+        if known and stack is None:
+            return False  # bash: "directory stack empty"; the script stays where it is
+        if not known or not isinstance(stack, Array):
+            why = f"{self._written()} goes to a folder stagegate does not follow"
+            state.vars[CWD] = Unknown(" ".join(self.sources) or "popd", why)
+            state.vars[DIRS] = Unknown("popd", why)
+            return None
+        top, *rest = stack.values()
+        state.vars[CWD] = top
+        if rest:
+            state.vars[DIRS] = Array(tuple(enumerate(rest)))
+        else:
+            del state.vars[DIRS]
+        return None
+
+    def _written(self) -> str:
+        return f"{' '.join(self.sources) or 'pushd'} at {self.where()}"
 
     def use(self) -> None:
         if self.state.pending:
