@@ -68,6 +68,8 @@ class Move:
 def norm(path: str, base: str = ".") -> str:
     """A workspace-relative path: ``base`` joined, ``./`` and trailing ``/`` gone."""
     path = path.strip()
+    if path in ("$GITHUB_WORKSPACE", "${GITHUB_WORKSPACE}", "${{ github.workspace }}"):
+        path, base = ".", "."
     if path.startswith(("$GITHUB_WORKSPACE/", "${GITHUB_WORKSPACE}/", "${{ github.workspace }}/")):
         path = path.split("/", 1)[1]
         base = "."

@@ -77,7 +77,18 @@ from stagegate.ci.shell.state import (
     replay,
 )
 from stagegate.ci.shell.tests import decide
-from stagegate.ci.shell.values import ENV, OUTPUT, SPECIALS, Array, Failed, Glob, marker
+from stagegate.ci.shell.values import (
+    ENV,
+    OUTPUT,
+    SPECIALS,
+    WORKSPACE,
+    Array,
+    Failed,
+    Glob,
+    absolute,
+    in_workspace,
+    marker,
+)
 from stagegate.ci.transfers import (
     MAX_CALL_DEPTH,
     MAX_LOOP,
@@ -180,6 +191,8 @@ class Walker:
         """The variable of a ``for`` loop over the downloaded artifacts' folders."""
         self.skipped: list[str] = []
         """The patterns of the folders that loop skips (``continue``): exclusions."""
+        self.home: Value = WORKSPACE
+        """Where the script starts: the step's folder, absolute (``values.WORKSPACE``)."""
 
     # -- where
 
@@ -1001,18 +1014,45 @@ class Walker:
         self.state.vars[CWD] = self._folder(target)
 
     def _folder(self, target: Value | None) -> Value:
-        """Where ``cd target`` goes from where the script is (unknown: not followed)."""
+        """Where ``cd target`` goes from where the script is (unknown: not followed); a
+        folder of the workspace named absolutely (``$GITHUB_WORKSPACE/x``) stays so."""
         current = self.state.vars.get(CWD, "")
         if isinstance(target, str) and not isinstance(target, Glob):
-            if target.startswith("/"):
+            rel = in_workspace(target)
+            if rel is None and isinstance(current, str) and not target.startswith("/"):
+                base = in_workspace(current)
+                if base is None:
+                    folder = posixpath.join(current, target)
+                    return posixpath.normpath(folder) if folder else ""
+                rel = posixpath.join(base, target)
+            if rel is not None:
+                rel = posixpath.normpath(rel or ".")
+                if rel != ".." and not rel.startswith("../"):
+                    return absolute(rel)
+            elif target.startswith("/"):
                 return posixpath.normpath(target)
-            if isinstance(current, str):
-                folder = posixpath.join(current, target)
-                return posixpath.normpath(folder) if folder else ""
         written = " ".join(self.sources) or "cd"
         return Unknown(
             written, f"{written} at {self.where()} goes to a folder stagegate does not follow"
         )
+
+    def here(self) -> Value:
+        """The absolute folder the script is in: its ``cd`` from the step's folder."""
+        current = self.state.vars.get(CWD, "")
+        if (
+            not isinstance(current, str)
+            or current.startswith("/")
+            or in_workspace(current) is not None
+        ):
+            return current
+        home = self.home
+        if not isinstance(home, str) or not current:
+            return home
+        base = in_workspace(home)
+        rel = posixpath.normpath(posixpath.join(base or ".", current))
+        if base is None or rel == ".." or rel.startswith("../"):
+            return Unknown("pwd", f"the folder the script is in at {self.where()} is not known")
+        return absolute(rel)
 
     def push_dir(self, target: Value | None) -> None:
         """``pushd``: the folder the script leaves goes on the stack (``DIRS``)."""
@@ -1221,6 +1261,8 @@ class Walker:
     # -- words.Context, pipes.Context
 
     def lookup(self, name: str) -> Value:
+        if name == "PWD" and name not in self.state.vars:
+            return self.here()  # bash keeps $PWD where `cd` goes
         file = self.frame.file if self.frame is not None else ""
         return variables.lookup(name, self.state.vars, self.args, file, self.inputs)
 
