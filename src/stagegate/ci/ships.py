@@ -293,6 +293,7 @@ class ShipReader(Reader):
                 step_loc=use.ref.loc,
                 maybe=effect.maybe,
                 per_row=effect.per_row,
+                path_loc=effect.path_loc,
             )
         elif isinstance(effect, handlers.Taken):
             self.fetches.append(self._fetch(site, effect))
