@@ -418,6 +418,64 @@ def test_an_env_write_of_an_unknown_value(read: Read) -> None:
     ]
 
 
+# ----------------------------------------- folders: pwd, realpath, cygpath, pushd/popd
+
+WS = "$GITHUB_WORKSPACE"
+
+
+@pytest.mark.parametrize(
+    ("script", "value"),
+    [
+        ('echo "X=$(pwd)" >> "$GITHUB_ENV"', WS),
+        ('echo "X=$PWD" >> "$GITHUB_ENV"', WS),
+        ('echo "X=$GITHUB_WORKSPACE/dist" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('cd sub; echo "X=$(pwd)" >> "$GITHUB_ENV"', f"{WS}/sub"),
+        ('cd sub; cd ..; echo "X=$PWD" >> "$GITHUB_ENV"', WS),
+        ('echo "X=$(realpath dist/../out)" >> "$GITHUB_ENV"', f"{WS}/out"),
+        ('echo "X=$(realpath -s ./dist/)" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('cd sub; echo "X=$(realpath ../dist)" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('R=$(pwd); cd sub; echo "X=$(realpath "$R/dist")" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('R=$(pwd); cd sub; cd "$R/ci"; echo "X=$(pwd)" >> "$GITHUB_ENV"', f"{WS}/ci"),
+        ('echo "X=$(readlink -f ./dist)" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('pushd a; pushd b; popd; echo "X=$(pwd)" >> "$GITHUB_ENV"', f"{WS}/a"),
+        ('echo "X=$(cygpath -w "$GITHUB_WORKSPACE/ci")" >> "$GITHUB_ENV"', f"{WS}/ci"),
+        pytest.param(
+            'PWD=$(pwd)\nR=$(cygpath -w ${PWD})\necho "X=$(realpath "${R}/dist")" >> "$GITHUB_ENV"',
+            f"{WS}/dist",
+            id="cuda-python's env-vars on a Windows row",
+        ),
+    ],
+)
+def test_the_folder_a_path_names(read: Read, script: str, value: str) -> None:
+    """pwd, $PWD, realpath, readlink -f and cygpath of a folder in the workspace: its
+    absolute path, spelled from ``$GITHUB_WORKSPACE`` (the text every path reader takes
+    for the workspace), wherever the script has gone since."""
+    assert read(script) == [f"{len(script.split(chr(10))) + 3}: upload name {value}"]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "realpath /usr/local/cuda",  # outside the workspace: often a link
+        "realpath ../out",  # above the workspace
+        "cygpath -w ci/tools",  # cygpath spells a relative path relative
+        "realpath -e dist",  # -e: nothing where it does not exist
+        "readlink dist",  # the link's target, not the folder
+        "realpath dist/*",  # the files the glob expands to
+        'cd "$(cat where)"; pwd',  # a folder not followed
+    ],
+)
+def test_a_folder_stagegate_does_not_know(read: Read, script: str) -> None:
+    """Controls: a path outside the workspace, a glob, an option that changes what is
+    printed, a folder a cd not followed went to: unknown, never guessed."""
+    assert read(f'echo "X=$({script})" >> "$GITHUB_ENV"') == [
+        "4: upload name <${{ env.X }}>",
+        "unresolved 4: ${{ env.X }}: X is written to $GITHUB_ENV by the script at "
+        f".github/workflows/ci.yml:10 from a value stagegate cannot compute ($({script})); "
+        "bind env.X",
+    ]
+
+
 # --------------------------------------------------------------------------- gh run download
 
 
@@ -676,7 +734,7 @@ def test_command_substitutions(read: Read, expression: str, value: str) -> None:
     [
         # controls: commands that depend on the runner stay unknown, never guessed
         ("$(nproc)", "$(nproc) runs a command"),
-        ("$(realpath x)", "$(realpath x) runs a command"),
+        ("$(realpath /opt/x)", "$(realpath /opt/x) runs a command"),
         ("$(cygpath -w x)", "$(cygpath -w x) runs a command"),
         ("$(echo $V | sort)", "$(echo $V | sort) runs a command"),
         ("$(tr -d . < f)", "tr with a redirection"),

@@ -64,6 +64,8 @@ _SCRIPT_WORDS = re.compile(
 )
 _WRITES = re.compile(r">\s*[\w./'\"]|\btee\b")
 """A line that writes a file itself (``> PATH``, ``tee PATH``; not ``> $GITHUB_OUTPUT``)."""
+_MOVING = re.compile(r"(?:^|[\s;&|(])(?:cp|mv|find)\s")
+"""A command that moves or copies files (``find ... -exec mv``)."""
 _CHDIR = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd|popd)\b")
 """A script that changes folder: read whole (``publish.read_script`` follows it)."""
 _OTHER_PUBLISHERS = re.compile(r"\b(npm)\s+publish\b")
@@ -291,6 +293,7 @@ class ShipReader(Reader):
                 step_loc=use.ref.loc,
                 maybe=effect.maybe,
                 per_row=effect.per_row,
+                path_loc=effect.path_loc,
             )
         elif isinstance(effect, handlers.Taken):
             self.fetches.append(self._fetch(site, effect))
@@ -391,7 +394,17 @@ class ShipReader(Reader):
         self.builds.command(site, command)
 
     def wants_script(self, site: Site, text: str) -> bool:
-        return site.runs and self.builds.wants(self._where(site), text)
+        """A script is read for its commands where it builds wheels, or where it moves
+        files with words only the shell can work out (``mv "$D"/* out/``, ``$(echo ... |
+        tr ...)``) after a download of its job: where the downloaded files go."""
+        if not site.runs:
+            return False
+        if self.builds.wants(self._where(site), text):
+            return True
+        if "$" not in text or _MOVING.search(text) is None:
+            return False
+        caller = site.callers[0] if site.callers else ""
+        return any(f.job == site.job and f.caller == caller for f in self.fetches)
 
     def on_run(self, site: Site, step: Step, scope: Scope, *, read: bool) -> None:
         assert step.run is not None
@@ -451,7 +464,7 @@ class ShipReader(Reader):
                     loc,
                     f"{found.tool} after cd",
                     "a publish command run after a `cd` stagegate does not follow (a variable, "
-                    "`cd` alone, `cd -`, `popd`): which files it publishes is not known; use "
+                    "`cd` alone, `cd -`, a `pushd`/`popd` stack rotation): which files it publishes is not known; use "
                     "working-directory, or cd to a folder written out",
                 )
                 self.flow_jobs.add(top)

@@ -661,7 +661,9 @@ class Reader:
                 if used.split()[:1] in (["pwsh"], ["powershell"]):
                     PowerShell(self, at, step.at("run"), step.run, here).run()
                 else:
-                    reading = Shell(self, at, step.at("run"), step.run, here)
+                    reading = Shell(
+                        self, at, step.at("run"), step.run, here, folder=step.working_directory
+                    )
                     reading.run()
                     read = reading.complete
                 self.on_run(at, step, here, read=read)

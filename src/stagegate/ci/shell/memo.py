@@ -128,7 +128,6 @@ class Inputs:
         self.written.append((name, reason))
 
 
-
 class Remembered(Protocol):
     asked: list[tuple[Question, Any]]
     cost: int
