@@ -36,6 +36,16 @@ reader takes for it (``publish.norm``): what ``$GITHUB_WORKSPACE`` is, and what 
 spelling the runner writes it (``/d/a/r/r``, ``D:\\a\\r\\r``)."""
 
 
+def opaque(text: str) -> bool:
+    """Whether ``text`` holds the workspace's path (``WORKSPACE``), which stagegate does
+    not know: such a text is carried and joined, but what a text operation makes of it
+    (a length, a trim, ``tr``, a pattern match) is not computed."""
+    return WORKSPACE in text
+
+
+ON_WORKSPACE = "a text operation on the workspace's path, which stagegate does not know"
+
+
 def in_workspace(path: str) -> str | None:
     """The folder ``path`` is from the workspace ("" the workspace itself), where it is
     ``WORKSPACE`` or under it (None: it is not)."""

@@ -76,7 +76,7 @@ from stagegate.ci.shell.state import (
     join,
     replay,
 )
-from stagegate.ci.shell.tests import decide
+from stagegate.ci.shell.tests import decide, match
 from stagegate.ci.shell.values import (
     ENV,
     OUTPUT,
@@ -447,7 +447,7 @@ class Walker:
         for pattern in patterns:
             if not isinstance(subject, str) or isinstance(subject, Glob):
                 return None
-            matched = _pattern_match(subject, pattern, self)
+            matched = match(subject, pattern, self)
             if matched is True:
                 return True
             if matched is None:
@@ -1457,17 +1457,6 @@ def _has_flag(node: Declare, flag: str) -> bool:
         and flag in syntax_text
         for i in node.items
     )
-
-
-def _pattern_match(subject: str, pattern: Word, walker: Walker) -> Status:
-    from stagegate.ci.shell.patterns import Matcher, compile_pattern
-    from stagegate.ci.shell.patterns import Unread as Unreadable
-
-    try:
-        compiled = compile_pattern(words.pattern_chars(pattern, walker))
-    except (Failed, Unreadable):
-        return None
-    return Matcher(compiled, walker.charge).fullmatch(subject)
 
 
 _STATEMENTS: dict[type, Callable[[Walker, Any], Status]] = {
