@@ -480,3 +480,52 @@ def test_a_maturin_word_not_known_is_unresolved_only_where_it_decides() -> None:
 
     assert built(unknown) == ["cp312-manylinux_x86_64"]  # where the wheels go is not which
     assert built(Word(text="dist", loc=at(12)), *words("--target"), unknown) == f"{WF}:7: $OUT is a shell variable"
+
+
+# --------------------------------------------------------------------------- iOS and Android
+
+
+def test_ios_on_an_arm_mac_builds_the_simulator_and_the_device_wheel() -> None:
+    got = ids(step("3.1.4", runner="macos-14", env={"CIBW_PLATFORM": "ios"}))
+    assert got == [f"cp31{m}-ios_arm64_{d}" for m in (3, 4) for d in ("iphoneos", "iphonesimulator")]
+    assert ids(step("3.1.4", runner="macos-13", env={"CIBW_PLATFORM": "ios"})) == [
+        "cp313-ios_x86_64_iphonesimulator", "cp314-ios_x86_64_iphonesimulator",
+    ]
+
+
+def test_ios_interpreters_are_their_own_list_and_obey_the_prerelease_gate() -> None:
+    env = {"CIBW_PLATFORM": "ios", "CIBW_ARCHS_IOS": "x86_64_iphonesimulator"}
+    assert ids(step("3.0.0", runner="macos-14", env=env)) == ["cp313-ios_x86_64_iphonesimulator"]
+    # 3.0.1 lists cp314 for iOS, behind cpython-prerelease until 3.1.0
+    assert ids(step("3.0.1", runner="macos-14", env=env)) == ["cp313-ios_x86_64_iphonesimulator"]
+    assert ids(step("3.0.1", runner="macos-14", env={**env, "CIBW_ENABLE": "cpython-prerelease"})) == [
+        "cp313-ios_x86_64_iphonesimulator", "cp314-ios_x86_64_iphonesimulator",
+    ]
+    assert ids(step("4.2.0", runner="macos-14", env=env)) == [
+        f"cp31{m}-ios_x86_64_iphonesimulator" for m in (3, 4, 5)
+    ]
+
+
+def test_android_from_3_1_on_linux_and_macos_runners() -> None:
+    env = {"CIBW_PLATFORM": "android"}
+    assert ids(step("3.1.0", runner="ubuntu-latest", env=env)) == ["cp313-android_x86_64"]
+    assert ids(step("3.2.0", runner="ubuntu-24.04-arm", env=env)) == [
+        "cp313-android_arm64_v8a", "cp314-android_arm64_v8a",
+    ]
+    both = {**env, "CIBW_ARCHS_ANDROID": "arm64_v8a x86_64"}
+    assert ids(step("3.2.0", runner="macos-14", env=both)) == [
+        "cp313-android_arm64_v8a", "cp313-android_x86_64", "cp314-android_arm64_v8a", "cp314-android_x86_64",
+    ]
+
+
+def test_a_cross_platform_the_release_or_the_runner_cannot_build_is_unresolved() -> None:
+    env = {"CIBW_PLATFORM": "android"}
+    assert problem(step("3.0.1", runner="ubuntu-latest", env=env)) == (
+        f"{WF}:20: cibuildwheel 3.0.1 does not build android wheels; it stops"
+    )
+    assert problem(step("3.2.0", runner="windows-latest", env=env)) == (
+        f"{WF}:20: building android wheels on a windows AMD64 runner is not computed by stagegate"
+    )
+    assert problem(step("3.2.0", runner="ubuntu-latest", env={"CIBW_PLATFORM": "ios"})) == (
+        f"{WF}:20: building ios wheels on a linux x86_64 runner is not computed by stagegate"
+    )

@@ -29,7 +29,7 @@ _FLAGS = {"--prerelease-pythons": "prerelease-pythons", "--allow-empty": "", "--
 _INPUTS = ("package-dir", "config-file", "only")
 ENV = frozenset({
     "CIBW_BUILD", "CIBW_SKIP", "CIBW_ARCHS", "CIBW_ARCHS_LINUX", "CIBW_ARCHS_MACOS",
-    "CIBW_ARCHS_WINDOWS", "CIBW_ENABLE", "CIBW_PROJECT_REQUIRES_PYTHON",
+    "CIBW_ARCHS_WINDOWS", "CIBW_ARCHS_IOS", "CIBW_ARCHS_ANDROID", "CIBW_ENABLE", "CIBW_PROJECT_REQUIRES_PYTHON",
     "CIBW_FREE_THREADED_SUPPORT", "CIBW_PRERELEASE_PYTHONS", "CIBW_PLATFORM",
 })
 """The variables that decide which identifiers are built (any release)."""
@@ -327,15 +327,20 @@ def pinned(found: Mapping[str, Setting]) -> table.Version:
 
 
 def host(found: Mapping[str, Setting]) -> tuple[str, str]:
-    """The platform the step builds for and the runner's architecture."""
+    """The platform the step builds for and the architecture ``native`` stands for there
+    (the runner's own; for iOS and Android, its counterpart on that platform)."""
     platform, native = runner(found)
     asked = first(found, "cli.platform", "env.CIBW_PLATFORM")
-    if asked is not None and (asked[1] or "auto") not in ("auto", platform):
+    if asked is None or (asked[1] or "auto") in ("auto", platform):
+        return platform, native
+    setting, wanted = asked
+    cross = table.CROSS_HOSTS.get(wanted, {}).get((platform, native))
+    if cross is None:
         raise Stop(
-            asked[0].loc, asked[0].name,
-            f"building {asked[1]} wheels on a {platform} runner is not computed by stagegate",
+            setting.loc, setting.name,
+            f"building {wanted} wheels on a {platform} {native} runner is not computed by stagegate",
         )
-    return platform, native
+    return wanted, cross
 
 
 def _python(identifier: str) -> tuple[int, int]:
@@ -398,6 +403,9 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
 def _select(found: Mapping[str, Setting], version: table.Version) -> tuple[frozenset[str], str]:
     """The identifiers the deciders select, by the table of ``version``."""
     platform, native = host(found)
+    if not table.all_archs(version, platform):
+        setting = found.get("cli.platform") or found["env.CIBW_PLATFORM"]
+        raise Stop(setting.loc, setting.name, f"cibuildwheel {_dotted(version)} does not build {platform} wheels; it stops")
     opts = Options(found, version, platform)
     only_key = "cli.only" if "cli.only" in found else "with.only"
     only = opts.value(only_key) if table.reads(version, "--only") else None

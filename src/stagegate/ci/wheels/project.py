@@ -20,7 +20,7 @@ from typing import Any
 from stagegate.ci.wheels.model import Files, Setting
 from stagegate.errors import Loc
 
-PLATFORMS = ("linux", "macos", "windows")
+PLATFORMS = ("linux", "macos", "windows", "ios", "android")
 CIBW_OPTIONS = ("build", "skip", "archs", "enable", "free-threaded-support")
 """The ``[tool.cibuildwheel]`` options that decide which identifiers are built."""
 

@@ -112,7 +112,36 @@ PLATFORM_TAGS: dict[str, tuple[tuple[str, str, Range], ...]] = {
         ("win_amd64", "AMD64", span("2.0.0-")),
         ("win_arm64", "ARM64", span("2.3.0-")),
     ),
+    "ios": (
+        ("ios_arm64_iphoneos", "arm64_iphoneos", span("3.0.0-")),
+        ("ios_x86_64_iphonesimulator", "x86_64_iphonesimulator", span("3.0.0-")),
+        ("ios_arm64_iphonesimulator", "arm64_iphonesimulator", span("3.0.0-")),
+    ),
+    "android": (
+        ("android_arm64_v8a", "arm64_v8a", span("3.1.0-")),
+        ("android_x86_64", "x86_64", span("3.1.0-")),
+    ),
 }
+
+CROSS: dict[str, tuple[tuple[str, Range], ...]] = {
+    # platform -> the only interpreters it is built for (its own list in each release's
+    # build-platforms.toml), and the releases that list each
+    "ios": (("cp313", span("3.0.0-")), ("cp314", span("3.0.1-")), ("cp315", span("4.0.0-"))),
+    "android": (("cp313", span("3.1.0-")), ("cp314", span("3.2.0-")), ("cp315", span("4.0.0-"))),
+}
+"""The platforms cibuildwheel builds for from another host (``--platform ios`` on a Mac,
+``android`` on Linux or a Mac), with their interpreters: they are not the general list."""
+
+CROSS_HOSTS: dict[str, dict[tuple[str, str], str]] = {
+    # platform -> (runner's platform, its architecture) -> the native architecture there
+    "ios": {("macos", "arm64"): "arm64_iphonesimulator", ("macos", "x86_64"): "x86_64_iphonesimulator"},
+    "android": {
+        ("linux", "x86_64"): "x86_64", ("linux", "aarch64"): "arm64_v8a",
+        ("macos", "x86_64"): "x86_64", ("macos", "arm64"): "arm64_v8a",
+    },
+}
+"""Where a cross platform is built, and the architecture ``native``/``auto`` stand for
+(iOS: the simulator of the Mac's own architecture)."""
 
 # Which interpreters each platform tag carries, where not every one: (interpreter glob,
 # platform tags it is limited to or kept from, releases). Checked in order; the first
@@ -169,7 +198,8 @@ def identifiers(version: Version, platform: str) -> tuple[tuple[str, str], ...]:
 
 
 def _identifiers(version: Version, platform: str) -> Iterator[tuple[str, str]]:
-    pythons = [tag for tag, when in PYTHONS if _in(version, when)]
+    listed = CROSS.get(platform, PYTHONS)
+    pythons = [tag for tag, when in listed if _in(version, when)]
     for tag, arch, when in PLATFORM_TAGS[platform]:
         if not _in(version, when):
             continue
@@ -310,6 +340,8 @@ def auto_archs(version: Version, platform: str, native: str) -> frozenset[str]:
         out.add("x86")
     if platform == "macos" and native == "arm64" and version < v("2.9.0"):
         out.add("universal2")
+    if platform == "ios" and native == "arm64_iphonesimulator":
+        out.add("arm64_iphoneos")  # an arm64 Mac builds the device wheel too
     return frozenset(out)
 
 
