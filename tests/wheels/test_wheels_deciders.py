@@ -195,6 +195,17 @@ def test_platform_archs_win_over_plain_archs_and_the_command_line_over_both() ->
     assert ids(step(env=env, args="--archs ppc64le")) == ["cp312-manylinux_ppc64le"]
 
 
+def test_an_empty_archs_is_skipped_from_3_1_4_and_stops_earlier_releases() -> None:
+    files = {"pyproject.toml": '[tool.cibuildwheel.macos]\narchs = "universal2"\n'}
+    env = {"CIBW_BUILD": "cp312-*", "CIBW_ARCHS": ""}
+    assert ids(step("3.4.0", runner="macos-15", env=env), files) == ["cp312-macosx_universal2"]
+    assert ids(step("3.4.0", runner="macos-15", env={**env, "CIBW_ARCHS": "auto"}), files) == ["cp312-macosx_arm64"]
+    assert ids(step("3.4.0", runner="ubuntu-latest", env=env)) == ["cp312-manylinux_x86_64", "cp312-musllinux_x86_64"]
+    assert problem(step("3.1.3", runner="macos-15", env=env), files) == (
+        f"{WF}:21: cibuildwheel 3.1.3 stops on an empty archs (3.1.4 and later ignore it)"
+    )
+
+
 def test_auto32_on_an_arm_runner_depends_on_its_kernel() -> None:
     assert problem(step(runner="ubuntu-24.04-arm", env={"CIBW_ARCHS": "auto32"})) == (
         f"{WF}:20: auto32 on an aarch64 runner builds armv7l only where its kernel runs 32-bit code"

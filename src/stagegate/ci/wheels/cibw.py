@@ -230,9 +230,13 @@ def _legacy(opts: Options, with_enable: bool) -> set[str]:
 def _archs(opts: Options, native: str) -> frozenset[str]:
     version, platform = opts.version, opts.platform
     key: str | None = "cli.archs"
-    text = opts.value("cli.archs")
+    text = opts.value("cli.archs") or None  # `--archs ""` is not given
     if text is None:
-        text, key = opts.cascade("archs", plat_env=True)
+        ignore = table._in(version, table.ARCHS_IGNORE_EMPTY)
+        text, key = opts.cascade("archs", plat_env=True, ignore_empty=ignore)
+    if text is not None and not text.strip():
+        loc, name = opts.where(key)
+        raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on an empty archs (3.1.4 and later ignore it)")
     text = text or "auto"
     allowed = table.all_archs(version, platform)
     out: set[str] = set()

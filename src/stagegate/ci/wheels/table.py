@@ -324,6 +324,10 @@ def reads(version: Version, option: str) -> bool:
 
 THIRTY_TWO = frozenset({"i686", "x86", "armv7l"})
 
+ARCHS_IGNORE_EMPTY = span("3.1.4-")
+"""Releases that skip an empty ``archs`` (``CIBW_ARCHS: ""``) for the value before it in
+the cascade; earlier ones stop on it (``Invalid architecture ''``)."""
+
 
 def all_archs(version: Version, platform: str) -> frozenset[str]:
     return frozenset(
