@@ -413,6 +413,45 @@ def test_an_unpinned_install_is_a_pin_without_value() -> None:
     assert steps.install_pin(words("pip install build")) is None
 
 
+def test_a_series_install_is_the_series() -> None:
+    pin = steps.install_pin(words("pip install cibuildwheel==2.23.*"))
+    assert pin is not None and pin.value == "v2.23"
+    assert ids(step("v2.23", env={"CIBW_BUILD": "cp313-manylinux_x86_64"})) == ["cp313-manylinux_x86_64"]
+
+
+REQUIREMENTS = {
+    "tools/wheel-requirements.txt": "# wheels\ncibuildwheel==3.1.*  # the series\ndelvewheel==1.10.*; sys_platform == 'win32'\n",
+    "ci/exact.txt": "build\ncibuildwheel[uv]==3.1.4\n",
+    "ci/nested.txt": "-r base.txt\nbuild\n",
+    "ci/plain.txt": "build\ntwine\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "directory", "expected"),
+    [
+        ("pip install -r tools/wheel-requirements.txt", "", ("v3.1", "tools/wheel-requirements.txt:2")),
+        ("python -m pip install --upgrade -r ../tools/wheel-requirements.txt", "src", ("v3.1", "tools/wheel-requirements.txt:2")),
+        ("pip install --requirement=ci/exact.txt", "", ("3.1.4", "ci/exact.txt:2")),
+        ("uv pip install -rci/exact.txt", "", ("3.1.4", "ci/exact.txt:2")),
+        ("pip install -r ci/plain.txt", "", None),
+        ("pip install build", "", None),
+        ("pip install -r ci/nested.txt", "", (None, f"{WF}:7")),
+        ("pip install -r ci/missing.txt", "", (None, f"{WF}:7")),
+    ],
+)
+def test_a_requirements_file_pins_cibuildwheel(command: str, directory: str, expected: tuple[str | None, str] | None) -> None:
+    pin = steps.requirements_pin(words(command), Tree(REQUIREMENTS).text, directory)
+    assert (None if pin is None else (pin.value, pin.loc.at)) == expected
+
+
+def test_why_a_requirements_file_gives_no_version() -> None:
+    nested = steps.requirements_pin(words("pip install -r ci/nested.txt"), Tree(REQUIREMENTS).text)
+    missing = steps.requirements_pin(words("pip install -r ci/missing.txt"), Tree(REQUIREMENTS).text)
+    assert nested is not None and nested.why == "ci/nested.txt includes another requirements file, which stagegate does not follow"
+    assert missing is not None and missing.why == "ci/missing.txt, the requirements file pip installs from, is not in the repository"
+
+
 # --------------------------------------------------------------------------- maturin
 
 
