@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from stagegate.ci.wheels import cibw, maturin, patterns, project, runners, steps, table
-from stagegate.ci.wheels.model import BuildStep, Setting, Word
+from stagegate.ci.wheels import cibw, compare, maturin, patterns, project, runners, steps, table
+from stagegate.ci.wheels.model import BuildStep, Setting, Wheels, Word
 from stagegate.errors import Loc
 
 WF = ".github/workflows/wheels.yml"
@@ -579,3 +579,39 @@ def test_a_cross_platform_the_release_or_the_runner_cannot_build_is_unresolved()
     assert problem(step("3.2.0", runner="ubuntu-latest", env={"CIBW_PLATFORM": "ios"})) == (
         f"{WF}:20: building ios wheels on a linux x86_64 runner is not computed by stagegate"
     )
+
+
+# --------------------------------------------------------------------------- a runner not known
+
+
+def test_what_a_step_may_build_on_any_machine_bounds_a_runner_not_known() -> None:
+    found = cibw.deciders(step("2.22.0", runner="self-hosted", env={"CIBW_BUILD": "cp313-*", "CIBW_SKIP": "*musllinux*"}), Tree())
+    may = cibw.possible(found)
+    assert may is not None and "cp313-manylinux_ppc64le" in may and "cp313-win_arm64" in may
+    assert "cp313-manylinux_riscv64" not in may  # 2.22 has no riscv64: it builds nothing there
+    assert not any(i.startswith("pp") or "musllinux" in i for i in may)
+
+
+def test_a_step_with_another_setting_not_known_has_no_bound() -> None:
+    assert cibw.possible(cibw.deciders(step(None, runner="self-hosted"), Tree())) is None
+    assert cibw.possible(cibw.deciders(step("2.22.0", runner="self-hosted", env={"CIBW_ARCHS": "sparc"}), Tree())) is None
+
+
+def test_a_release_loses_only_what_no_step_can_build_at_the_head() -> None:
+    def built(env: dict[str, str], runner: str = "ubuntu-latest") -> Wheels:
+        return cibw.shipped(step("2.22.0", runner=runner, env={"CIBW_BUILD": "cp313-* pp310-*", **env}), Tree())
+
+    known = ({}, {"CIBW_SKIP": "pp*"})
+    unknown = ({}, {"CIBW_SKIP": "pp*"})
+    change = compare.release([
+        ([built(known[0])], [built(known[1])]),
+        ([built(unknown[0], "arm-latest")], [built(unknown[1], "arm-latest")]),
+    ])
+    assert change.lost == ("pp310-manylinux_i686", "pp310-manylinux_x86_64") and change.gained == ()
+    assert {u.expression for u in change.unresolved} == {"runs-on"}
+    # where the unknown row may still build them, nothing is claimed
+    change = compare.release([
+        ([built(known[0])], [built(known[1])]),
+        ([built(unknown[0], "arm-latest")], [built(unknown[0], "arm-latest")]),
+    ])
+    assert (change.lost, change.gained) == ((), ())

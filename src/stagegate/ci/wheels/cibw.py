@@ -330,10 +330,11 @@ def pinned(found: Mapping[str, Setting]) -> table.Version:
     return version
 
 
-def host(found: Mapping[str, Setting]) -> tuple[str, str]:
+def host(found: Mapping[str, Setting], machine: tuple[str, str] | None = None) -> tuple[str, str]:
     """The platform the step builds for and the architecture ``native`` stands for there
-    (the runner's own; for iOS and Android, its counterpart on that platform)."""
-    platform, native = runner(found)
+    (the runner's own, or ``machine``'s; for iOS and Android, its counterpart on that
+    platform)."""
+    platform, native = machine or runner(found)
     asked = first(found, "cli.platform", "env.CIBW_PLATFORM")
     if asked is None or (asked[1] or "auto") in ("auto", platform):
         return platform, native
@@ -404,9 +405,39 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
     return answers.pop(), f"the table of cibuildwheel {span} ({found['version'].value}: alike)"
 
 
-def _select(found: Mapping[str, Setting], version: table.Version) -> tuple[frozenset[str], str]:
-    """The identifiers the deciders select, by the table of ``version``."""
-    platform, native = host(found)
+MACHINES: tuple[tuple[str, str], ...] = (
+    *(("linux", arch) for arch in ("x86_64", "i686", "aarch64", "ppc64le", "s390x", "armv7l", "riscv64")),
+    ("macos", "x86_64"), ("macos", "arm64"),
+    ("windows", "AMD64"), ("windows", "x86"), ("windows", "ARM64"),
+)
+"""Every machine cibuildwheel runs on, as its platform and own architecture."""
+
+
+def possible(found: Mapping[str, Setting]) -> frozenset[str] | None:
+    """Every identifier the deciders may select on whatever machine runs them: a bound
+    for a step whose runner is not known (None: something else is not known either)."""
+    if found.get("files") or found.get("cli"):
+        return None
+    if "cli.print" in found:
+        return frozenset()
+    out: set[str] = set()
+    try:
+        refused(found)
+        for version in releases(found):
+            for machine in MACHINES:
+                if machine[1] in table.all_archs(version, machine[0]):  # else it builds nothing there
+                    out |= _select(found, version, machine)[0]
+    except Stop:
+        return None
+    return frozenset(out)
+
+
+def _select(
+    found: Mapping[str, Setting], version: table.Version, machine: tuple[str, str] | None = None
+) -> tuple[frozenset[str], str]:
+    """The identifiers the deciders select, by the table of ``version`` (on ``machine``:
+    default, the runner's)."""
+    platform, native = host(found, machine)
     if not table.all_archs(version, platform):
         setting = found.get("cli.platform") or found["env.CIBW_PLATFORM"]
         raise Stop(setting.loc, setting.name, f"cibuildwheel {_dotted(version)} does not build {platform} wheels; it stops")
