@@ -615,3 +615,35 @@ def test_a_release_loses_only_what_no_step_can_build_at_the_head() -> None:
         ([built(unknown[0], "arm-latest")], [built(unknown[0], "arm-latest")]),
     ])
     assert (change.lost, change.gained) == ((), ())
+
+
+# --------------------------------------------------------------------------- images
+
+
+def test_default_images_by_release_and_architecture() -> None:
+    assert table.default_image(table.v("2.23.3"), "manylinux-x86_64") == "manylinux2014"
+    assert table.default_image(table.v("3.0.1"), "manylinux-x86_64") == "manylinux_2_28"
+    assert table.default_image(table.v("3.0.1"), "manylinux-i686") == "manylinux2014"
+    assert table.default_image(table.v("3.1.0"), "manylinux-i686") == "manylinux_2_28"
+    assert table.default_image(table.v("2.1.3"), "manylinux-pypy_x86_64") == "manylinux2010"
+    assert table.default_image(table.v("2.17.0"), "musllinux-aarch64") == "musllinux_1_1"
+    assert table.default_image(table.v("3.0.0"), "musllinux-riscv64") is None
+
+
+def test_each_linux_wheel_is_keyed_by_the_policy_of_its_image() -> None:
+    def keyed(env: dict[str, str], files: dict[str, str] | None = None) -> list[tuple[str, str]]:
+        found = cibw.images(cibw.shipped(step("3.4.1", env={"CIBW_BUILD": "cp312-* pp311-*", "CIBW_ENABLE": "pypy", **env}), Tree(files)))
+        assert found is not None
+        return sorted(found)
+
+    assert keyed({"CIBW_ARCHS": "x86_64 i686", "CIBW_SKIP": "*musl*"}) == [
+        ("cp312-manylinux_i686", "manylinux_2_28"), ("cp312-manylinux_x86_64", "manylinux_2_28"),
+        ("pp311-manylinux_i686", "manylinux_2_28"), ("pp311-manylinux_x86_64", "manylinux_2_28"),
+    ]
+    given = {"CIBW_SKIP": "*musl* *i686", "CIBW_MANYLINUX_X86_64_IMAGE": "quay.io/pypa/manylinux2014_x86_64:2025.01.01",
+             "CIBW_MANYLINUX_PYPY_X86_64_IMAGE": ""}  # empty: the default
+    assert keyed(given) == [("cp312-manylinux_x86_64", "manylinux2014"), ("pp311-manylinux_x86_64", "manylinux_2_28")]
+    toml = {"pyproject.toml": '[tool.cibuildwheel]\nmusllinux-x86_64-image = "musllinux_1_1"\n'}
+    assert keyed({"CIBW_BUILD": "cp312-musllinux_x86_64"}, toml) == [("cp312-musllinux_x86_64", "musllinux_1_1")]
+    windows = cibw.images(cibw.shipped(step("3.4.1", runner="windows-latest", env={"CIBW_BUILD": "cp312-win_amd64"}), Tree()))
+    assert windows == frozenset({("cp312-win_amd64", "")})

@@ -523,6 +523,41 @@ def naming(step: BuildStep, files: Files, directory: str | None) -> tuple[tuple[
             if (m := _IMAGE.fullmatch(key)) is not None:
                 found[f"{m[1]}linux-{m[2]}".lower()] = str(value)
     for name, setting in step.env.items():
-        if (m := _IMAGE.fullmatch(name)) is not None:
+        if (m := _IMAGE.fullmatch(name)) is not None and setting.value != "":  # empty: ignored
             found[f"{m[1]}linux-{m[2]}".lower()] = setting.value or "?"
     return tuple(sorted(found.items()))
+
+
+_POLICY = re.compile(r"(manylinux\d{4}|manylinux_\d+_\d+|musllinux_\d+_\d+)")
+_LINUX = re.compile(r"(?P<python>[a-z]+)\d+t?(?:_\d+)?-(?P<family>many|musl)linux_(?P<arch>\w+)")
+
+
+def images(wheels: Wheels) -> frozenset[tuple[str, str]] | None:
+    """Each identifier of a cibuildwheel step with the policy of the image its Linux wheel
+    is built in (``manylinux2014``, ``manylinux_2_28``: it names the wheel file), given or
+    the pinned release's default (``default`` where that is not known); ``""`` off Linux.
+    None where the identifiers are not known."""
+    if wheels.identifiers is None:
+        return None
+    given = {key: value.strip() for key, value in wheels.naming if value.strip()}
+    try:
+        versions = releases(wheels.deciders) if wheels.tool == CIBUILDWHEEL and "version" in wheels.deciders else ()
+    except Stop:
+        versions = ()
+    out: set[tuple[str, str]] = set()
+    for identifier in wheels.identifiers:
+        m = _LINUX.fullmatch(identifier)
+        if m is None or wheels.tool != CIBUILDWHEEL:
+            out.add((identifier, ""))
+            continue
+        pypy = "pypy_" if m["python"] == "pp" and m["family"] == "many" else ""
+        key = f"{m['family']}linux-{pypy}{m['arch']}"
+        value = given.get(key)
+        if value is not None:
+            policy = _POLICY.search(value)
+            out.add((identifier, policy[1] if policy else value))
+            continue
+        defaults = {table.default_image(v, key) for v in versions}
+        found = defaults.pop() if len(defaults) == 1 else None
+        out.add((identifier, found or "default"))
+    return frozenset(out)

@@ -320,6 +320,48 @@ def reads(version: Version, option: str) -> bool:
     return when is not None and _in(version, when)
 
 
+# --------------------------------------------------------------------------- container images
+
+
+def _images(many: dict[str, str], musl: str | None, *, riscv64: bool = True) -> dict[str, str]:
+    out = {f"manylinux-{arch}": image for arch, image in many.items()}
+    if musl is not None:
+        for arch in ("x86_64", "i686", "aarch64", "ppc64le", "s390x", "armv7l", "riscv64"):
+            out[f"musllinux-{arch}"] = musl
+    if not riscv64:  # 3.0 has no default riscv64 image: it must be given
+        out.pop("musllinux-riscv64", None)
+    return out
+
+
+_2010 = {"x86_64": "manylinux2010", "i686": "manylinux2010", "pypy_x86_64": "manylinux2010",
+         "pypy_i686": "manylinux2010", "aarch64": "manylinux2014", "ppc64le": "manylinux2014",
+         "s390x": "manylinux2014", "pypy_aarch64": "manylinux2014"}
+_2014 = {arch: "manylinux2014" for arch in _2010}
+_2_28 = {arch: "manylinux_2_28" for arch in _2010}
+DEFAULT_IMAGES: tuple[tuple[Range, dict[str, str]], ...] = (
+    (span("2.0.0-2.1.3"), _images(_2010, None)),
+    (span("2.2.0-2.2.2"), _images(_2010, "musllinux_1_1")),
+    (span("2.3.0-2.17.0"), _images(_2014, "musllinux_1_1")),
+    (span("2.18.0-2.21.3"), _images(_2014, "musllinux_1_2")),
+    (span("2.22.0-2.23.4"), _images({**_2014, "armv7l": "manylinux_2_31"}, "musllinux_1_2")),
+    (span("3.0.0-3.0.1"), _images(
+        {**_2_28, "i686": "manylinux2014", "pypy_i686": "manylinux2014", "armv7l": "manylinux_2_31"},
+        "musllinux_1_2", riscv64=False)),
+    (span("3.1.0-"), _images({**_2_28, "armv7l": "manylinux_2_31", "riscv64": "manylinux_2_39"}, "musllinux_1_2")),
+)
+"""The container image each release builds a Linux architecture's wheels in by default
+(``manylinux-x86_64-image``, ``musllinux-aarch64-image``, PyPy's ``manylinux-pypy_x86_64``):
+its policy names the wheel files (``manylinux_2_28_x86_64`` vs ``manylinux_2_17``)."""
+
+
+def default_image(version: Version, key: str) -> str | None:
+    """The image ``version`` uses for ``key`` where none is given (None: not known)."""
+    for when, images in DEFAULT_IMAGES:
+        if _in(version, when):
+            return images.get(key)
+    return None
+
+
 # --------------------------------------------------------------------------- architectures
 
 THIRTY_TWO = frozenset({"i686", "x86", "armv7l"})
