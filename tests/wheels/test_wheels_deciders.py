@@ -482,6 +482,17 @@ def test_maturin_abi3_from_cargo_toml() -> None:
     assert mat(cargo, target="x86_64", args="-i 3.9 3.12 pypy3.10") == ["cp38-abi3-manylinux_x86_64", "pp310-manylinux_x86_64"]
 
 
+def test_maturin_abi3_minimum_is_the_lowest_versioned_feature() -> None:
+    def cargo(features: str) -> dict[str, str]:
+        return {"Cargo.toml": f'[package]\nname = "x"\n\n[dependencies]\npyo3 = {{ version = "0.25", features = [{features}] }}\n'}
+
+    assert mat(cargo('"abi3", "abi3-py310"'), target="x86_64") == ["cp310-abi3-manylinux_x86_64"]
+    assert mat(cargo('"abi3-py311", "abi3", "abi3-py39"'), target="x86_64") == ["cp39-abi3-manylinux_x86_64"]
+    assert mat(cargo('"abi3"'), target="x86_64") == (
+        "Cargo.toml:5: pyo3's abi3 feature without a version: its minimum Python is pyo3's own"
+    )
+
+
 def test_maturin_find_interpreter_is_unresolved() -> None:
     assert mat(args="--release --find-interpreter") == (
         f"{WF}:30: --find-interpreter builds for every Python on the runner or in the manylinux container; "
