@@ -332,11 +332,12 @@ def _publisher(words: list[str], base: str) -> Command | None:
             tool="uv publish", reads=tuple(norm(f, at) for f in files) or (norm("dist/*", at),)
         )
     if words[:2] == ["poetry", "publish"]:
-        if "--build" in words:
-            return Command(tool="poetry publish --build", reads=())
+        # --build builds into the dist folder without emptying it, then publishes what is
+        # there: the files it builds and any it finds
+        tool = "poetry publish --build" if "--build" in words else "poetry publish"
         folder = _option(words[2:], frozenset({"-C", "--directory", "-P", "--project"})) or "."
         dist = _option(words[2:], frozenset({"--dist-dir"})) or "dist"
-        return Command(tool="poetry publish", reads=(norm(f"{dist}/*", norm(folder, base)),))
+        return Command(tool=tool, reads=(norm(f"{dist}/*", norm(folder, base)),))
     if words[:2] == ["hatch", "publish"]:
         files = _positional(words[2:], _HATCH_VALUED)
         return Command(
