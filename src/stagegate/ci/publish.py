@@ -339,10 +339,11 @@ def _publisher(words: list[str], base: str) -> Command | None:
         dist = _option(words[2:], frozenset({"--dist-dir"})) or "dist"
         return Command(tool=tool, reads=(norm(f"{dist}/*", norm(folder, base)),))
     if words[:2] == ["hatch", "publish"]:
-        files = _positional(words[2:], _HATCH_VALUED)
+        # each argument is a file, or a folder whose entries it publishes (default dist)
+        files = _positional(words[2:], _HATCH_VALUED) or ["dist"]
         return Command(
             tool="hatch publish",
-            reads=tuple(norm(f, base) for f in files) or (norm("dist/*", base),),
+            reads=tuple(r for f in files for r in (norm(f, base), norm(f"{f.rstrip('/')}/*", base))),
         )
     if words[:2] == ["pdm", "publish"]:
         if "--no-build" not in words:
