@@ -7,6 +7,7 @@ self-hosted or custom label is not guessed: the name stays unresolved at its lin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_stream import Sg, compare
@@ -52,9 +53,9 @@ runs:
 """
 
 
-def _names(data: dict[str, object]) -> list[str]:
-    (release,) = data["releases"]  # type: ignore[misc]
-    return sorted(c["name"] for c in release["head"])  # type: ignore[index]
+def _names(data: dict[str, Any]) -> list[str]:
+    (release,) = data["releases"]
+    return sorted(c["name"] for c in release["head"])
 
 
 EXPECTED = [
