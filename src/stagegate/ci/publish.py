@@ -306,7 +306,13 @@ def _option(words: Sequence[str], names: frozenset[str]) -> str | None:
 
 
 def _publisher(words: list[str], base: str) -> Command | None:
-    """The publish command ``words`` run (None: not one stagegate reads)."""
+    """The publish command ``words`` run (None: not one stagegate reads); a word with
+    ``{a,b}`` is the words the shell's brace expansion makes of it (one with a space was
+    quoted: the shell expands nothing in it)."""
+    words = [
+        *words[:2],
+        *(w for word in words[2:] for w in ([word] if " " in word else expand_braces(word))),
+    ]
     if words[:3] == ["gh", "release", "upload"]:
         files = _positional(words[3:], _GH_VALUED)[1:]
         return Command(
