@@ -306,13 +306,7 @@ def _option(words: Sequence[str], names: frozenset[str]) -> str | None:
 
 
 def _publisher(words: list[str], base: str) -> Command | None:
-    """The publish command ``words`` run (None: not one stagegate reads); a word with
-    ``{a,b}`` is the words the shell's brace expansion makes of it (one with a space was
-    quoted: the shell expands nothing in it)."""
-    words = [
-        *words[:2],
-        *(w for word in words[2:] for w in ([word] if " " in word else expand_braces(word))),
-    ]
+    """The publish command ``words`` run (None: not one stagegate reads)."""
     if words[:3] == ["gh", "release", "upload"]:
         files = _positional(words[3:], _GH_VALUED)[1:]
         return Command(
@@ -681,7 +675,9 @@ def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Loo
 def _found(words: list[str], base: str) -> Command | Move | Outside | None:
     """What the command ``words`` run in ``base`` does to the files (``_LOST``: after a
     ``cd`` not followed: a publish command reads files not known, a download lands
-    anywhere, a move is not known)."""
+    anywhere, a move is not known). A word with ``{a,b}`` is the words the shell's brace
+    expansion makes of it (one with a space was quoted: the shell expands nothing in it)."""
+    words = [w for word in words for w in ([word] if " " in word else expand_braces(word))]
     if base != _LOST:
         move = move_of(words, base)
         if move is not None and any("$" in w or "`" in w for w in words):
