@@ -37,6 +37,7 @@ INERT = frozenset(
         "actions/setup-java",
         "actions/cache",
         "actions/github-script",
+        "actions/create-release",  # a release from tag_name, release_name, body: no files
         "astral-sh/setup-uv",
         "pypa/cibuildwheel",
         "docker/setup-qemu-action",

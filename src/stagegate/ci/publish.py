@@ -332,16 +332,18 @@ def _publisher(words: list[str], base: str) -> Command | None:
             tool="uv publish", reads=tuple(norm(f, at) for f in files) or (norm("dist/*", at),)
         )
     if words[:2] == ["poetry", "publish"]:
-        if "--build" in words:
-            return Command(tool="poetry publish --build", reads=())
+        # --build builds into the dist folder without emptying it, then publishes what is
+        # there: the files it builds and any it finds
+        tool = "poetry publish --build" if "--build" in words else "poetry publish"
         folder = _option(words[2:], frozenset({"-C", "--directory", "-P", "--project"})) or "."
         dist = _option(words[2:], frozenset({"--dist-dir"})) or "dist"
-        return Command(tool="poetry publish", reads=(norm(f"{dist}/*", norm(folder, base)),))
+        return Command(tool=tool, reads=(norm(f"{dist}/*", norm(folder, base)),))
     if words[:2] == ["hatch", "publish"]:
-        files = _positional(words[2:], _HATCH_VALUED)
+        # each argument is a file, or a folder whose entries it publishes (default dist)
+        files = _positional(words[2:], _HATCH_VALUED) or ["dist"]
         return Command(
             tool="hatch publish",
-            reads=tuple(norm(f, base) for f in files) or (norm("dist/*", base),),
+            reads=tuple(r for f in files for r in (norm(f, base), norm(f"{f.rstrip('/')}/*", base))),
         )
     if words[:2] == ["pdm", "publish"]:
         if "--no-build" not in words:
@@ -673,7 +675,9 @@ def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Loo
 def _found(words: list[str], base: str) -> Command | Move | Outside | None:
     """What the command ``words`` run in ``base`` does to the files (``_LOST``: after a
     ``cd`` not followed: a publish command reads files not known, a download lands
-    anywhere, a move is not known)."""
+    anywhere, a move is not known). A word with ``{a,b}`` is the words the shell's brace
+    expansion makes of it (one with a space was quoted: the shell expands nothing in it)."""
+    words = [w for word in words for w in ([word] if " " in word else expand_braces(word))]
     if base != _LOST:
         move = move_of(words, base)
         if move is not None and any("$" in w or "`" in w for w in words):

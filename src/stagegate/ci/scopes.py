@@ -11,6 +11,7 @@ from stagegate.ci import runkinds
 from stagegate.ci.budget import Budget
 from stagegate.ci.files import Files
 from stagegate.ci.transfers import THIS_RUN, Site, Transfer
+from stagegate.ci.wheels.runners import platform_of
 from stagegate.errors import Loc
 from stagegate.load.yamlsrc import Document
 from stagegate.load.yamlsrc import Path as DocPath
@@ -80,6 +81,21 @@ class Host(Protocol):
         """Whether a script no transfer makes worth reading is read for ``on_command``."""
 
 
+_RUNNER_OS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
+_RUNNER_ARCH = {"x86_64": "X64", "AMD64": "X64", "aarch64": "ARM64", "arm64": "ARM64", "ARM64": "ARM64"}
+
+
+def runner_context(label: str, key: str) -> str | None:
+    """``runner.os`` or ``runner.arch`` (``key``) on the GitHub-hosted runner ``label``
+    (``ci.wheels.runners``), as GitHub sets them; None for a label stagegate does not know
+    (a self-hosted or custom runner is not guessed)."""
+    found = platform_of(label)
+    if isinstance(found, str):
+        return None
+    platform, arch = found
+    return _RUNNER_OS[platform] if key == "os" else _RUNNER_ARCH[arch]
+
+
 class Env:
     """Environment layers: workflow, job, `$GITHUB_ENV` writes, step; nearest wins."""
 
@@ -129,6 +145,7 @@ class Scope:
         needs: Mapping[str, Any] | None = None,
         in_action: bool = False,
         strategy: tuple[int, int] | None = None,
+        runner: Value = None,
     ) -> None:
         self.reader = reader
         self.doc = doc
@@ -142,6 +159,8 @@ class Scope:
         self.callers = reader.current_callers
         self.strategy = strategy
         """``strategy.job-index`` and ``job-total`` of the job's matrix row, where known."""
+        self.runner = runner
+        """The job's ``runs-on`` label in this row (None where not one known label)."""
 
     def with_env(self, env: Env) -> Scope:
         return Scope(
@@ -154,6 +173,7 @@ class Scope:
             needs=self.needs,
             in_action=self.in_action,
             strategy=self.strategy,
+            runner=self.runner,
         )
 
     # -- look-ups
@@ -211,6 +231,10 @@ class Scope:
             which = rest.lower()
             if which in ("job-index", "job-total"):
                 return self.strategy[0 if which == "job-index" else 1]
+        if head == "runner" and rest.lower() in ("os", "arch") and isinstance(self.runner, str):
+            known = runner_context(self.runner, rest.lower())
+            if known is not None:
+                return known
         if head in ("secrets", "vars", "runner", "job", "strategy", "jobs", "hashfiles"):
             return Unknown(path, f"{path} is not known from the YAML; bind it if a name uses it")
         return NotImplemented

@@ -184,7 +184,9 @@ class ShipReader(Reader):
         and land is not known: its downloads count as reaching the publish steps."""
         site, scope, loc = use.site, use.scope, use.ref.loc
         inputs = {str(k): use.value(str(k)) for k in use.given}
-        inner = Scope(self, site.doc, inputs=inputs, env=scope.env, in_action=True)
+        inner = Scope(
+            self, site.doc, inputs=inputs, env=scope.env, in_action=True, runner=scope.runner
+        )
         for i, text in enumerate(spec.uploads):
             value = self.expression_bind(f"{spec.uses} uploads {i}", text, inner)
             self.add(site.transfer("upload", loc, value))

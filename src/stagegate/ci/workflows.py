@@ -615,12 +615,23 @@ class Reader:
             steps=site.outputs,
             needs=scope.needs,
             strategy=scope.strategy,
+            runner=self.runner_label(job, scope),
         )
         folder = job.defaults.working_directory or workflow.defaults.working_directory
         if folder is not None:
             where = job.at("defaults") if job.defaults.working_directory else ("defaults",)
             site = replace(site, folder=shown(text_value(scope.evaluate(folder, where))))
         self.steps(site, job.steps, scope, self.default_shell(workflow, job, scope))
+
+    def runner_label(self, job: Job, scope: Scope) -> str | None:
+        """The one label of the job's ``runs-on`` in this row, where it is one known text
+        (``runner.os`` and ``runner.arch`` follow from it); None otherwise."""
+        if job.runs_on is None or isinstance(job.runs_on, dict):
+            return None
+        value = scope.evaluate(job.runs_on, job.at("runs-on"))
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        return str(value) if isinstance(value, str) else None
 
     def default_shell(self, workflow: Workflow, job: Job, scope: Scope) -> str:
         """The shell of a ``run:`` without ``shell:``: the job's ``defaults.run.shell``,
@@ -727,7 +738,7 @@ class Reader:
         self.used_actions.add(action_file)
         action = self.files.action(action_file, ref.loc)
         inputs: dict[str, Value] = {}
-        defaults = Scope(self, action.doc, env=scope.env, in_action=True)
+        defaults = Scope(self, action.doc, env=scope.env, in_action=True, runner=scope.runner)
         for key, spec in action.inputs.items():
             inputs[str(key)] = (
                 defaults.evaluate(spec.get("default"), ("inputs", key, "default"))
@@ -740,7 +751,9 @@ class Reader:
             raise invalid(
                 ref.loc, f"composite actions nest more than {MAX_CALL_DEPTH} deep; break the chain."
             )
-        inner = Scope(self, action.doc, inputs=inputs, env=scope.env, in_action=True)
+        inner = Scope(
+            self, action.doc, inputs=inputs, env=scope.env, in_action=True, runner=scope.runner
+        )
         here = replace(site, rel=action_file, doc=action.doc, depth=site.depth + 1, outputs={})
         self.action_steps(here, action, inner)
 
@@ -765,7 +778,13 @@ class Reader:
         written = site.written
         env = scope.env if written in scope.env.layers else scope.env.child(written)
         inner = Scope(
-            self, action.doc, inputs=scope.inputs, env=env, steps=site.outputs, in_action=True
+            self,
+            action.doc,
+            inputs=scope.inputs,
+            env=env,
+            steps=site.outputs,
+            in_action=True,
+            runner=scope.runner,
         )
         self.steps(site, action.steps, inner)
 
