@@ -20,7 +20,7 @@ from typing import Any
 
 from stagegate.ci import actions, publish
 from stagegate.ci.model import Workflow
-from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
+from stagegate.ci.runkinds import PULL_REQUEST, RELEASE_EVENTS, job_events, workflow_events
 from stagegate.ci.shipped import (
     Blind,
     Context,
@@ -541,6 +541,17 @@ def known_action(uses: str) -> bool:
     return uses.partition("@")[0].strip().lower() in HANDLERS
 
 
+def _pull_release(run: Run, kinds: set[str], here: Steps) -> set[str]:
+    """``{"pull_request"}`` where the job's workflow starts on pull requests only and a
+    publish step stagegate reads may run there: a pull request run is then the release
+    run (the job merges and tags the release pull request, then publishes:
+    ``edgedb/action-release``); else nothing. A workflow that also runs on pushes
+    releases on those: a publish step only its pull request runs take is a preview."""
+    if PULL_REQUEST not in kinds or workflow_events(run.workflow.data) != {PULL_REQUEST}:
+        return set()
+    return {PULL_REQUEST} if here.on({PULL_REQUEST}).publishers else set()
+
+
 def release(
     flows: Flows,
     run: Run,
@@ -553,7 +564,7 @@ def release(
 ) -> Release | None:
     """The release job ``top`` (None: not one): what reaches its publish steps, on the runs
     that can carry a tag (its steps whose `if:` rules those out take no part)."""
-    tag = kinds & RELEASE_EVENTS
+    tag = kinds & RELEASE_EVENTS or _pull_release(run, kinds, here)
     if not tag:
         return None
     here = here.on(tag)
