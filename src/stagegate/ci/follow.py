@@ -444,6 +444,7 @@ class _Release:
                             context=ctx, fetch=fetch, lands=where, publisher=meant, moved=moved
                         )
                     )
+        self.own(here, reached)
         for fetched in here.outside:
             for publisher in here.publishers:
                 after = _moved(fetched.path, here.moves, fetched.order, publisher.order)
@@ -460,6 +461,32 @@ class _Release:
                     break
         self.blind += _blind_uploads(reached.values())
         return reached, aside
+
+
+    def own(self, here: Steps, reached: dict[tuple[Any, ...], Context]) -> None:
+        """The job's own uploads whose files a later publish step of the same matrix row
+        reads where they are (a job that builds, uploads and publishes): they reach it as
+        a download's would. An upload of files a download of the job brought is not one
+        (those are the download's)."""
+        for ctx in self.run.contexts:
+            if ctx.top != self.top or not runs_on(ctx.kinds, self.tag):
+                continue
+            files = [publish.norm(line) for line in publish.artifact_paths(ctx.path)]
+            if not files or any(
+                fetch.order < ctx.order
+                and any(publish.glob_meets(publish.norm(f"{fetch.path}/**"), f) for f in files)
+                for fetch in here.fetches
+            ):
+                continue
+            for publisher in here.publishers:
+                if publisher.order <= ctx.order or publisher.row != (ctx.caller_row, ctx.matrix):
+                    continue
+                after = [
+                    p for f in files for p in _moved(f, here.moves, ctx.order, publisher.order)
+                ]
+                if any(publish.glob_meets(r, p) for r in publisher.reads for p in after):
+                    reached[ctx.key] = ctx
+                    self.reach.setdefault(publisher.tool, set()).add(ctx.key)
 
 
 def _blind_unnamed(unnamed: Sequence[tuple[Fetch, Context]]) -> list[Blind]:

@@ -38,6 +38,8 @@ class Host(Protocol):
     files: Files
     current_job: str
     current_callers: tuple[str, ...]
+    runner_os: str | None
+    """``runner.os`` of the job whose steps are read (None: not known)."""
     tag_matrix: bool
     generated: set[str]
     env_writers: dict[str, str]
@@ -213,6 +215,8 @@ class Scope:
             which = rest.lower()
             if which in ("job-index", "job-total"):
                 return self.strategy[0 if which == "job-index" else 1]
+        if head == "runner" and rest.lower() == "os" and self.reader.runner_os is not None:
+            return self.reader.runner_os
         if head in ("secrets", "vars", "runner", "job", "strategy", "jobs", "hashfiles"):
             return Unknown(path, f"{path} is not known from the YAML; bind it if a name uses it")
         return NotImplemented

@@ -47,6 +47,7 @@ from stagegate.ci.transfers import (
     text_value,
 )
 from stagegate.ci.transfers import Job as JobSeen
+from stagegate.ci.wheels.runners import RUNNER_OS, platform_of
 from stagegate.engine.resolve import flag_table
 from stagegate.errors import Loc, LocatedError
 from stagegate.load.yamlsrc import Document
@@ -84,6 +85,7 @@ class Reader:
         """``uses: ./path`` -> its action file (None: a workflow), looked up once."""
         self.current_job = ""
         self.current_callers: tuple[str, ...] = ()
+        self.runner_os: str | None = None
         self.caller_rows: tuple[Value, ...] = ()
         """The matrix rows of the jobs that call the workflow being read, outermost first."""
         """The jobs that call the workflow being read, outermost first."""
@@ -621,7 +623,20 @@ class Reader:
         if folder is not None:
             where = job.at("defaults") if job.defaults.working_directory else ("defaults",)
             site = replace(site, folder=shown(text_value(scope.evaluate(folder, where))))
-        self.steps(site, job.steps, scope, self.default_shell(workflow, job, scope))
+        saved, self.runner_os = self.runner_os, self.runner_os_of(job, scope)
+        try:
+            self.steps(site, job.steps, scope, self.default_shell(workflow, job, scope))
+        finally:
+            self.runner_os = saved
+
+    def runner_os_of(self, job: Job, scope: Scope) -> str | None:
+        """``runner.os`` in the job's steps: from its ``runs-on`` where that is one
+        GitHub-hosted label (``ci.wheels.runners``); None: not known."""
+        if not isinstance(job.runs_on, str):
+            return None
+        value = scope.evaluate(job.runs_on, job.at("runs-on"))
+        known = platform_of(value) if isinstance(value, str) else None
+        return RUNNER_OS.get(known[0]) if isinstance(known, tuple) else None
 
     def default_shell(self, workflow: Workflow, job: Job, scope: Scope) -> str:
         """The shell of a ``run:`` without ``shell:``: the job's ``defaults.run.shell``,
