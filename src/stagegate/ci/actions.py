@@ -46,6 +46,9 @@ INERT = frozenset(
         "conda-incubator/setup-miniconda",
         "mamba-org/setup-micromamba",
         "ilammy/msvc-dev-cmd",
+        "edgedb/action-release",  # validate-pr, merge: a release pull request checked, merged, tagged
+        "actions/create-release",  # a GitHub release without assets (upload-release-asset adds them)
+        "elprans/gh-action-create-release",  # the same, a fork
     }
 )
 """Remote actions that neither move artifacts nor publish files: nothing to read."""

@@ -462,7 +462,6 @@ class _Release:
         self.blind += _blind_uploads(reached.values())
         return reached, aside
 
-
     def own(self, here: Steps, reached: dict[tuple[Any, ...], Context]) -> None:
         """The job's own uploads whose files a later publish step of the same matrix row
         reads where they are (a job that builds, uploads and publishes): they reach it as
