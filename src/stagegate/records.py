@@ -157,6 +157,8 @@ def _build(cls: type[T], eq: bool, order: bool) -> type[T]:
     namespace.pop("__weakref__", None)
     namespace["__slots__"] = tuple(name for name in annotations if name not in names)
     namespace["__record_fields__"] = tuple(spec)
+    namespace["__record_names__"] = tuple(name for name, *_ in spec)
+    namespace["__record_name_set__"] = frozenset(name for name, *_ in spec)
     namespace.setdefault("__repr__", _repr)  # a class may show itself its own way
     namespace.update(
         __setattr__=_setattr,
@@ -200,10 +202,14 @@ def record(
 
 
 def replace(obj: T, **changes: Any) -> T:
-    """A copy of ``obj`` with some fields changed."""
-    values = {name: getattr(obj, name) for name, *_ in type(obj).__record_fields__}  # type: ignore[attr-defined]
-    values.update(changes)
-    return type(obj)(**values)
+    """A copy of ``obj`` with some fields changed (built from every field in order: the
+    fast way into ``__init__``; readers copy their sites in every step of every row)."""
+    cls = type(obj)
+    names = cls.__record_names__  # type: ignore[attr-defined]
+    if not changes.keys() <= cls.__record_name_set__:  # type: ignore[attr-defined]
+        unknown = sorted(set(changes) - cls.__record_name_set__)  # type: ignore[attr-defined]
+        raise TypeError(f"{cls.__name__}() got unknown fields {unknown}")
+    return cls(*[changes[name] if name in changes else getattr(obj, name) for name in names])
 
 
 def field_names(cls: type[Any]) -> tuple[str, ...]:

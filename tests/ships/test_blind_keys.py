@@ -30,10 +30,11 @@ ARRAY_MOVE = (
     "      - uses: actions/download-artifact@v4\n"
     "        with: {pattern: wheels-*, path: artifacts}\n"
     "      - run: |\n"
-    "          wheels=( artifacts/*/*.whl )\n"
+    "          wheels=( $(cat wheels.txt) )\n"
     '          mv "${wheels[@]}" dist/\n'
 )
-"""A move through a shell array: stagegate cannot work out its words."""
+"""A move through a shell array of a file's lines: stagegate cannot work out its words
+(an array of globs it can: the shell reader reads the script)."""
 
 FROM_SOMEWHERE = '      - run: gh run download "$RUN" -p "wheels-*" -D dist\n'
 """A download from a run nothing here names."""

@@ -418,6 +418,141 @@ def test_an_env_write_of_an_unknown_value(read: Read) -> None:
     ]
 
 
+# ----------------------------------------- folders: pwd, realpath, cygpath, pushd/popd
+
+WS = "$GITHUB_WORKSPACE"
+
+
+@pytest.mark.parametrize(
+    ("script", "value"),
+    [
+        ('echo "X=$(pwd)" >> "$GITHUB_ENV"', WS),
+        ('echo "X=$PWD" >> "$GITHUB_ENV"', WS),
+        ('echo "X=$GITHUB_WORKSPACE/dist" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('cd sub; echo "X=$(pwd)" >> "$GITHUB_ENV"', f"{WS}/sub"),
+        ('cd sub; cd ..; echo "X=$PWD" >> "$GITHUB_ENV"', WS),
+        ('echo "X=$(realpath dist/../out)" >> "$GITHUB_ENV"', f"{WS}/out"),
+        ('echo "X=$(realpath -s ./dist/)" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('cd sub; echo "X=$(realpath ../dist)" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('R=$(pwd); cd sub; echo "X=$(realpath "$R/dist")" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('R=$(pwd); cd sub; cd "$R/ci"; echo "X=$(pwd)" >> "$GITHUB_ENV"', f"{WS}/ci"),
+        ('echo "X=$(readlink -f ./dist)" >> "$GITHUB_ENV"', f"{WS}/dist"),
+        ('pushd a; pushd b; popd; echo "X=$(pwd)" >> "$GITHUB_ENV"', f"{WS}/a"),
+        ('echo "X=$(cygpath -w "$GITHUB_WORKSPACE/ci")" >> "$GITHUB_ENV"', f"{WS}/ci"),
+        pytest.param(
+            'PWD=$(pwd)\nR=$(cygpath -w ${PWD})\necho "X=$(realpath "${R}/dist")" >> "$GITHUB_ENV"',
+            f"{WS}/dist",
+            id="cuda-python's env-vars on a Windows row",
+        ),
+    ],
+)
+def test_the_folder_a_path_names(read: Read, script: str, value: str) -> None:
+    """pwd, $PWD, realpath, readlink -f and cygpath of a folder in the workspace: its
+    absolute path, spelled from ``$GITHUB_WORKSPACE`` (the text every path reader takes
+    for the workspace), wherever the script has gone since."""
+    assert read(script) == [f"{len(script.split(chr(10))) + 3}: upload name {value}"]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "realpath /usr/local/cuda",  # outside the workspace: often a link
+        "realpath ../out",  # above the workspace
+        "cygpath -w ci/tools",  # cygpath spells a relative path relative
+        "realpath -e dist",  # -e: nothing where it does not exist
+        "readlink dist",  # the link's target, not the folder
+        "realpath dist/*",  # the files the glob expands to
+        'cd "$(cat where)"; pwd',  # a folder not followed
+    ],
+)
+def test_a_folder_stagegate_does_not_know(read: Read, script: str) -> None:
+    """Controls: a path outside the workspace, a glob, an option that changes what is
+    printed, a folder a cd not followed went to: unknown, never guessed."""
+    assert read(f'echo "X=$({script})" >> "$GITHUB_ENV"') == [
+        "4: upload name <${{ env.X }}>",
+        "unresolved 4: ${{ env.X }}: X is written to $GITHUB_ENV by the script at "
+        f".github/workflows/ci.yml:10 from a value stagegate cannot compute ($({script})); "
+        "bind env.X",
+    ]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '$(basename "$(pwd)")',  # the workspace's own name
+        "$(basename $GITHUB_WORKSPACE/)",
+        '$(dirname "$PWD")',  # the folder above it
+        "${PWD##*/}",
+        "${GITHUB_WORKSPACE%/*}",
+        "${PWD/work/x}",
+        "${PWD:1:3}",
+        "${PWD^^}",
+        "${#PWD}",
+        "$(pwd | tr / -)",
+        "$(pwd | sed s/o/x/)",
+        "$(pwd | cut -d/ -f2)",
+        "$(echo $PWD | awk -F/ '{print $2}')",
+        '$(echo -e "$GITHUB_WORKSPACE")',  # a Windows path's backslashes read as escapes
+        "$(printf '%.4s' \"$PWD\")",
+        '$(echo "{\\"p\\": \\"$PWD\\"}" | jq -r .p)',
+    ],
+)
+def test_what_a_text_operation_makes_of_the_workspace_is_not_known(read: Read, value: str) -> None:
+    """Attack: the workspace's path is carried as ``$GITHUB_WORKSPACE``, a text that is
+    not the path; a length, trim, slice or text tool over it would compute from that
+    text, not from the path. Unknown, never guessed."""
+    assert read(f'echo "X={value}" >> "$GITHUB_ENV"') == [
+        "4: upload name <${{ env.X }}>",
+        "unresolved 4: ${{ env.X }}: X is written to $GITHUB_ENV by the script at "
+        f".github/workflows/ci.yml:10 from a value stagegate cannot compute ({value}); "
+        "bind env.X",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        ('$(basename "$(pwd)/dist")', "dist"),
+        ("$(dirname $PWD/dist/x)", f"{WS}/dist"),
+        ('$(echo "$PWD/out" | cat)', f"{WS}/out"),
+        ("$(printf '%s/a' \"$PWD\")", f"{WS}/a"),
+    ],
+)
+def test_what_only_carries_the_workspace_is_computed(read: Read, value: str, name: str) -> None:
+    """Controls: ``basename``/``dirname`` below the workspace, ``cat``, ``echo``, plain
+    ``printf %s`` keep the path as it is."""
+    assert read(f'echo "X={value}" >> "$GITHUB_ENV"') == [f"4: upload name {name}"]
+
+
+@pytest.mark.parametrize(
+    ("test", "name"),
+    [
+        ('[ "$PWD" = "$GITHUB_WORKSPACE" ]', "yes"),  # the same text: the same path
+        ('[[ "$(pwd)" == "$GITHUB_WORKSPACE" ]]', "yes"),
+        ('[[ "$PWD/a" != "$GITHUB_WORKSPACE/a" ]]', "no"),
+        ("[[ $PWD == */r ]]", None),  # what the path ends with is not known
+        ('[ "$PWD" = /home/runner/work/r/r ]', None),
+        ('[[ "$PWD" < /x ]]', None),
+    ],
+)
+def test_a_test_on_the_workspace_is_decided_only_by_its_own_text(
+    read: Read, test: str, name: str | None
+) -> None:
+    """Attack: a pattern or a comparison with another path over the workspace's path is
+    not decided (both names are possible); the same text is."""
+    out = read(f'if {test}; then X=yes; else X=no; fi\necho "X=$X" >> "$GITHUB_ENV"')
+    if name is not None:
+        assert out == [f"5: upload name {name}"]
+    else:
+        assert out == [
+            "5: upload name <${{ env.X }}>",
+            "unresolved 5: ${{ env.X }}: X is written to $GITHUB_ENV by the script at "
+            ".github/workflows/ci.yml:11 from a value stagegate cannot compute ($X, which "
+            "is set differently by the branches of the if at .github/workflows/ci.yml:10, whose "
+            "condition stagegate cannot decide); bind env.X",
+        ]
+
+
 # --------------------------------------------------------------------------- gh run download
 
 
@@ -676,7 +811,7 @@ def test_command_substitutions(read: Read, expression: str, value: str) -> None:
     [
         # controls: commands that depend on the runner stay unknown, never guessed
         ("$(nproc)", "$(nproc) runs a command"),
-        ("$(realpath x)", "$(realpath x) runs a command"),
+        ("$(realpath /opt/x)", "$(realpath /opt/x) runs a command"),
         ("$(cygpath -w x)", "$(cygpath -w x) runs a command"),
         ("$(echo $V | sort)", "$(echo $V | sort) runs a command"),
         ("$(tr -d . < f)", "tr with a redirection"),

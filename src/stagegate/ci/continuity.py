@@ -752,16 +752,22 @@ def _flowing(side: Side, releases: Sequence[ReleaseChange]) -> tuple[Unresolved,
     """The side's unresolved items in the jobs whose files flow to a release of the head,
     but the ids of the other runs downloads read: what such a download takes is the
     artifacts of the workflow its run is of (``ci.follow.source_of``), or the release is
-    blind and says so."""
+    blind and says so; and but an upload's ``path`` whose files would reach no release's
+    publish step whatever files they were (a test artifact a release downloads and skips,
+    or none downloads): not knowing it changes nothing that ships."""
     flow: set[str] = set()
+    paths: set[Loc] = set()
     for change in releases:
         if change.after is not None:
             flow |= change.after.flow
+            paths |= change.after.paths
+    uploads = {c.path_loc for c in side.contexts if c.path_loc is not None}
     return tuple(
         u
         for u in side.unresolved
         if side.unresolved_in.get((u.loc, u.expression), frozenset()) & flow
         and (u.loc, u.expression) not in side.run_ids
+        and (u.loc not in uploads or u.loc in paths)
         and (
             not _ACTION.fullmatch(u.expression)
             or known_action(u.expression)

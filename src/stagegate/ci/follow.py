@@ -245,9 +245,10 @@ def _meets(kind: str, selected: str, exclude: tuple[str, ...], name: str) -> str
 
 
 def landed(
-    fetch: Fetch, taken: Mapping[str, list[tuple[Context, str]]]
+    fetch: Fetch, taken: Mapping[str, list[tuple[Context, str]]], *, anything: bool = False
 ) -> list[tuple[Context, str]]:
-    """Where each taken context's files land: path globs from the workspace."""
+    """Where each taken context's files land: path globs from the workspace
+    (``anything``: were its upload's ``path`` to take any files)."""
     version = fetch.version or 0
     flat = (
         fetch.kind == "name"
@@ -257,7 +258,7 @@ def landed(
     out: list[tuple[Context, str]] = []
     for name, items in taken.items():
         for ctx, inner in items:
-            for file in publish.artifact_files(ctx.path) or ("*",):
+            for file in ("**",) if anything else publish.artifact_files(ctx.path) or ("*",):
                 parts = [fetch.path, *([] if flat else [name]), *([inner] if inner else []), file]
                 out.append((ctx, publish.norm("/".join(parts))))
     return out
@@ -370,6 +371,12 @@ class _Release:
         """Uploads a download may take, whose names cannot be evaluated (``may_take``)."""
         self.reach: dict[str, set[tuple[Any, ...]]] = {}
         """Each publisher (its tool) -> the upload contexts that reach it."""
+        self.anywhere: dict[int, list[tuple[Context, str]]] = {}
+        """Each download (its order) -> where its contexts' files would land, were their
+        uploads' ``path`` to take any files."""
+        self.paths: set[Loc] = set()
+        """The ``path:`` of the uploads whose files would reach a publish step whatever
+        files they were."""
 
     @property
     def unnamed_contexts(self) -> list[Context]:
@@ -398,6 +405,7 @@ class _Release:
         self.selected += [ctx for items in took.values() for ctx, _ in items]
         taken = {ctx.key for items in took.values() for ctx, _ in items}
         self.unnamed += [(fetch, ctx) for ctx in may_take(fetch, artifacts) if ctx.key not in taken]
+        self.anywhere[fetch.order] = landed(fetch, took, anything=True)
         return landed(fetch, took)
 
     def reached(
@@ -444,6 +452,7 @@ class _Release:
                             context=ctx, fetch=fetch, lands=where, publisher=meant, moved=moved
                         )
                     )
+            self._paths(fetch, here)
         self.own(here, reached)
         for fetched in here.outside:
             for publisher in here.publishers:
@@ -461,6 +470,23 @@ class _Release:
                     break
         self.blind += _blind_uploads(reached.values())
         return reached, aside
+
+    def _paths(self, fetch: Fetch, here: Steps) -> None:
+        """The uploads ``fetch`` takes whose files would reach a publish step of ``here``
+        were their ``path`` to take any files: where not knowing that path matters."""
+        for ctx, where in self.anywhere.get(fetch.order, ()):
+            if ctx.path_loc is None or ctx.path_loc in self.paths:
+                continue
+            for publisher in here.publishers:
+                if publisher.order <= fetch.order:
+                    continue
+                unknown = _unknown_move(here.moves, fetch.order, publisher.order)
+                after = _moved(where, here.moves, fetch.order, publisher.order)
+                if unknown is not None or any(
+                    publish.glob_meets(r, p) for r in publisher.reads for p in after
+                ):
+                    self.paths.add(ctx.path_loc)
+                    break
 
     def own(self, here: Steps, reached: dict[tuple[Any, ...], Context]) -> None:
         """The job's own uploads whose files a later publish step of the same matrix row
@@ -480,6 +506,8 @@ class _Release:
             for publisher in here.publishers:
                 if publisher.order <= ctx.order or publisher.row != (ctx.caller_row, ctx.matrix):
                     continue
+                if ctx.path_loc is not None:  # a path not known: it may take what is published
+                    self.paths.add(ctx.path_loc)
                 after = [
                     p for f in files for p in _moved(f, here.moves, ctx.order, publisher.order)
                 ]
@@ -609,6 +637,9 @@ def release(
         follow.blind += _blind_unnamed(follow.unnamed)
     file, _, job_id = top.partition("#")
     flow = {top, *run.waits(top), *(c.top for c in (*follow.selected, *follow.unnamed_contexts))}
+    paths = follow.paths | {c.path_loc for c in follow.unnamed_contexts if c.path_loc}
+    if follow.blind or not here.publishers:  # what it ships is not followed: every path may
+        paths |= {c.path_loc for c in follow.selected if c.path_loc}
     return Release(
         file=file,
         job=job_id,
@@ -626,6 +657,7 @@ def release(
         reach=tuple(
             sorted({p.tool: len(follow.reach.get(p.tool, ())) for p in here.publishers}.items())
         ),
+        paths=frozenset(paths),
     )
 
 

@@ -45,6 +45,9 @@ class Made:
     """The step's ``if:``, where it cannot be evaluated."""
     per_row: bool = False
     """The name may differ from row to row (a finite placeholder, an unknown value)."""
+    path_loc: Loc | None = None
+    """Where ``path:`` is written, where it decides only which files the artifact holds
+    (not its name: ``archive: false`` names it after its file)."""
 
 
 @record(kw_only=True)
@@ -222,6 +225,9 @@ class Upload:
         ):
             files = publish.artifact_files(path)
             name = files[0].rsplit("/", 1)[-1] if len(files) == 1 else name
+            named_by_path = True
+        else:
+            named_by_path = False
         yield Made(
             name=name,
             path=path,
@@ -230,6 +236,7 @@ class Upload:
             overwrite=use.flag("overwrite"),
             maybe=use.maybe(),
             per_row=use.per_row(axes),
+            path_loc=use.loc("path") if use.has("path") and not named_by_path else None,
         )
 
 

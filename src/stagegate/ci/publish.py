@@ -68,6 +68,8 @@ class Move:
 def norm(path: str, base: str = ".") -> str:
     """A workspace-relative path: ``base`` joined, ``./`` and trailing ``/`` gone."""
     path = path.strip()
+    if path in ("$GITHUB_WORKSPACE", "${GITHUB_WORKSPACE}", "${{ github.workspace }}"):
+        path, base = ".", "."
     if path.startswith(("$GITHUB_WORKSPACE/", "${GITHUB_WORKSPACE}/", "${{ github.workspace }}/")):
         path = path.split("/", 1)[1]
         base = "."
@@ -557,12 +559,8 @@ def _commands(script: str) -> tuple[tuple[str, ...], ...]:
         heredoc = _HEREDOC.search(line)
         if heredoc is not None:
             until = (heredoc.group(3), heredoc.group(1) == "-")
-        try:
-            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
-            lexer.whitespace_split = True
-            lexer.commenters = "#"
-            words = list(lexer)
-        except ValueError:
+        words = _line_words(line)
+        if words is None:
             continue
         current: list[str] = []
         for word in words:
@@ -575,6 +573,19 @@ def _commands(script: str) -> tuple[tuple[str, ...], ...]:
         if current:
             out.append(current)
     return tuple(tuple(words) for words in out)
+
+
+@functools.lru_cache(maxsize=8192)
+def _line_words(line: str) -> tuple[str, ...] | None:
+    """One line's words as ``shlex`` splits them (None: it cannot), once per line: the
+    lines of a script evaluated in each matrix row are mostly the same."""
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        return tuple(lexer)
+    except ValueError:
+        return None
 
 
 def read_script(script: str, base: str) -> list[Command | Move | Outside | Lookup]:
@@ -592,18 +603,38 @@ _LOST = "\0"
 
 def _chdir(words: Sequence[str], base: str) -> str:
     """Where ``cd DIR``/``pushd DIR`` goes from ``base``; ``_LOST`` for a folder not known
-    (a variable, ``cd`` alone, ``cd -``, ``popd``)."""
-    target = words[1] if len(words) == 2 and words[0] != "popd" else ""
+    (a variable, ``cd`` alone, ``cd -``)."""
+    target = words[1] if len(words) == 2 else ""
     if base == _LOST or not target or target == "-" or any(c in target for c in "$`~*?["):
         return _LOST
     return norm(target, base)
+
+
+_REDIRECT = re.compile(r"\d*(?:>>?|<|&>>?)(?:&\d+|&-)?(?P<target>.*)")
+
+
+def _unredirected(words: list[str]) -> list[str]:
+    """The words of a command without its redirections (``> /dev/null``, ``2>&1``)."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        match = _REDIRECT.fullmatch(word)
+        if match is None:
+            out.append(word)
+        elif not match.group("target") and not word.endswith(("&1", "&2", "&-")):
+            skip = True  # `> FILE`: the next word is its target
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
 def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Lookup, ...]:
     found: list[Command | Move | Outside | Lookup] = []
     found += lookups(script)
-    outer: list[str] = []  # where each open subshell `( ... )` was entered from
+    outer: list[tuple[str, tuple[str, ...] | None]] = []  # where each open `( ... )` was entered
+    stack: tuple[str, ...] | None = ()  # the folders pushd left, latest last (None: not known)
     for words in commands(script):
         if _lookup(words, script) is not None:
             continue
@@ -611,7 +642,7 @@ def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Loo
             words = words[1:]  # VAR=value prefixes
         while words and (words[0] in _KEYWORDS or words[0].startswith("(")):
             if words[0].startswith("("):
-                outer.append(base)
+                outer.append((base, stack))
                 words = [words[0][1:], *words[1:]] if words[0] != "(" else words[1:]
             else:
                 words = words[1:]
@@ -624,13 +655,23 @@ def _read_script(script: str, base: str) -> tuple[Command | Move | Outside | Loo
         if words[:2] == ["uv", "run"] and len(words) > 2 and words[2] in ("twine", "maturin"):
             words = words[2:]
         if words[:1] in (["cd"], ["pushd"], ["popd"]):
+            words = _unredirected(words)
+        if words[:1] == ["pushd"]:
+            stack = (*stack, base) if stack is not None and len(words) == 2 else None
+            base = _chdir(words, base)
+        elif words[:1] == ["popd"]:
+            if words != ["popd"] or stack is None:
+                base, stack = _LOST, None
+            elif stack:  # bash's popd with nothing pushed fails, staying where it is
+                base, stack = stack[-1], stack[:-1]
+        elif words[:1] == ["cd"]:
             base = _chdir(words, base)
         else:
             found_one = _found(words, base)
             if found_one is not None:
                 found.append(found_one)
         for _ in range(min(closes, len(outer))):
-            base = outer.pop()
+            base, stack = outer.pop()
     return tuple(found)
 
 

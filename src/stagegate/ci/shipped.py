@@ -40,6 +40,8 @@ class Context:
     """The wheels of the build steps before it whose output its ``path`` takes
     (``ci.wheels.model.Wheels``, one per step)."""
 
+    path_loc: Loc | None = field(default=None, compare=False)
+    """Where its ``path:`` is written (``handlers.Made.path_loc``)."""
     caller_row: tuple[tuple[str, str], ...] = ()
     """The matrix row of the job that calls its reusable workflow (() if none)."""
     kinds: frozenset[str] | None = field(default=None, compare=False)
@@ -220,6 +222,9 @@ class Release:
     reach: tuple[tuple[str, int], ...] = ()
     """Each publisher (its tool) and how many of the upload contexts reach it: a step that
     publishes nothing where another step of the job still publishes them."""
+    paths: frozenset[Loc] = field(default=frozenset(), compare=False)
+    """The ``path:`` of each upload whose files would reach its publish steps, whatever
+    files they were (``Context.path_loc``): where an upload path not known matters."""
 
     @property
     def key(self) -> tuple[str, str, str]:

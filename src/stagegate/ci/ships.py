@@ -64,6 +64,8 @@ _SCRIPT_WORDS = re.compile(
 )
 _WRITES = re.compile(r">\s*[\w./'\"]|\btee\b")
 """A line that writes a file itself (``> PATH``, ``tee PATH``; not ``> $GITHUB_OUTPUT``)."""
+_MOVING = re.compile(r"(?:^|[\s;&|(])(?:cp|mv|find)\s")
+"""A command that moves or copies files (``find ... -exec mv``)."""
 _CHDIR = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd|popd)\b")
 """A script that changes folder: read whole (``publish.read_script`` follows it)."""
 _OTHER_PUBLISHERS = re.compile(r"\b(npm)\s+publish\b")
@@ -291,6 +293,7 @@ class ShipReader(Reader):
                 step_loc=use.ref.loc,
                 maybe=effect.maybe,
                 per_row=effect.per_row,
+                path_loc=effect.path_loc,
             )
         elif isinstance(effect, handlers.Taken):
             self.fetches.append(self._fetch(site, effect))
@@ -394,7 +397,17 @@ class ShipReader(Reader):
         self.builds.command(site, command)
 
     def wants_script(self, site: Site, text: str) -> bool:
-        return site.runs and self.builds.wants(self._where(site), text)
+        """A script is read for its commands where it builds wheels, or where it moves
+        files with words only the shell can work out (``mv "$D"/* out/``, ``$(echo ... |
+        tr ...)``) after a download of its job: where the downloaded files go."""
+        if not site.runs:
+            return False
+        if self.builds.wants(self._where(site), text):
+            return True
+        if "$" not in text or _MOVING.search(text) is None:
+            return False
+        caller = site.callers[0] if site.callers else ""
+        return any(f.job == site.job and f.caller == caller for f in self.fetches)
 
     def on_run(self, site: Site, step: Step, scope: Scope, *, read: bool) -> None:
         assert step.run is not None
@@ -454,7 +467,7 @@ class ShipReader(Reader):
                     loc,
                     f"{found.tool} after cd",
                     "a publish command run after a `cd` stagegate does not follow (a variable, "
-                    "`cd` alone, `cd -`, `popd`): which files it publishes is not known; use "
+                    "`cd` alone, `cd -`, a `pushd`/`popd` stack rotation): which files it publishes is not known; use "
                     "working-directory, or cd to a folder written out",
                 )
                 self.flow_jobs.add(top)
@@ -480,7 +493,7 @@ class ShipReader(Reader):
     def _called(self, run: str) -> list[str]:
         """The repository scripts a ``run:`` names (read for the runs they look up)."""
         out = []
-        for word in sorted(set(_PATH_WORD.findall(run))):
+        for word in _path_words(run):
             rel = self.files.repo_path(word.removeprefix("./"))
             if rel is not None and rel not in out:
                 out.append(rel)
@@ -505,27 +518,44 @@ class ShipReader(Reader):
     def _publishing_scripts(self, site: Site, loc: Loc, text: str) -> None:
         """A command named for publishing that stagegate does not read (``./publish.sh``,
         ``make release``): unread, so that a job it may publish from is blind, not quiet."""
-        for found in publish.commands(text) if _NAMED_PUBLISHING.search(text) else ():
-            words = list(found)
-            while words and _ASSIGNMENT.match(words[0]):
-                if "$(" in words[0] or "`" in words[0]:
-                    words = []  # `X=$(gh release view ...)`: the words are the substitution's
-                words = words[1:]  # `notes=.../release/...`: a variable, not a command
-            head = " ".join(words[:2]) if words[:1] == ["make"] else words[0] if words else ""
-            program = head.rstrip(");&|").rsplit("/", 1)[-1]  # the name, not its folder
-            if (
-                _NAMED_PUBLISHING.search(program)
-                and program not in _NAMED_NOT_PUBLISHING
-                and not _checks_only(program)
-                and publish.read_script(" ".join(words), ".") == []
-            ):
-                self.unread(
-                    site,
-                    loc,
-                    head,
-                    "a publish step stagegate does not read: which files it publishes is not "
-                    "known; declare it under workflows.publishers",
-                )
+        for head in _unread_publishing(text):
+            self.unread(
+                site,
+                loc,
+                head,
+                "a publish step stagegate does not read: which files it publishes is not "
+                "known; declare it under workflows.publishers",
+            )
+
+
+@functools.lru_cache(maxsize=4096)
+def _unread_publishing(text: str) -> tuple[str, ...]:
+    """The commands of a script named for publishing that stagegate does not read, in
+    order (``ShipReader._publishing_scripts``); once per text, which a step has in each
+    context it runs in."""
+    heads: list[str] = []
+    for found in publish.commands(text) if _NAMED_PUBLISHING.search(text) else ():
+        words = list(found)
+        while words and _ASSIGNMENT.match(words[0]):
+            if "$(" in words[0] or "`" in words[0]:
+                words = []  # `X=$(gh release view ...)`: the words are the substitution's
+            words = words[1:]  # `notes=.../release/...`: a variable, not a command
+        head = " ".join(words[:2]) if words[:1] == ["make"] else words[0] if words else ""
+        program = head.rstrip(");&|").rsplit("/", 1)[-1]  # the name, not its folder
+        if (
+            _NAMED_PUBLISHING.search(program)
+            and program not in _NAMED_NOT_PUBLISHING
+            and not _checks_only(program)
+            and publish.read_script(" ".join(words), ".") == []
+        ):
+            heads.append(head)
+    return tuple(heads)
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_words(run: str) -> tuple[str, ...]:
+    """The words of a ``run:`` that look like repository paths, sorted, once per text."""
+    return tuple(sorted(set(_PATH_WORD.findall(run))))
 
 
 def _checks_only(program: str) -> bool:

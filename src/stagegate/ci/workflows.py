@@ -15,6 +15,7 @@ and expression and reported as unresolved: never guessed. Nothing here prints or
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -172,11 +173,9 @@ class Reader:
             return text  # plain text: itself (most `with:` values and env entries)
         at = 0
         try:
-            pieces = ghexpr.split_text(text)
-            if condition and not any(p.startswith("${{") for p, _ in pieces):
-                pieces = [("${{ " + text + " }}", 0)]
+            pieces = _pieces(text, condition)
             values: list[Value] = []
-            at = 0
+            evaluate = ghexpr.Evaluator(scope.lookup)
             for piece, offset in pieces:
                 at = offset + 3
                 if not piece.startswith("${{"):
@@ -187,7 +186,7 @@ class Reader:
                 if node is None:
                     node = ghexpr.parse(inner)
                     self.parsed[inner] = node
-                value = ghexpr.Evaluator(scope.lookup)(node)
+                value = evaluate(node)
                 if isinstance(value, Unknown):
                     value = Unknown(piece.strip(), value.reason, truth=value.truth)
                 elif isinstance(value, Sym):
@@ -677,7 +676,9 @@ class Reader:
                 if used.split()[:1] in (["pwsh"], ["powershell"]):
                     PowerShell(self, at, step.at("run"), step.run, here).run()
                 else:
-                    reading = Shell(self, at, step.at("run"), step.run, here)
+                    reading = Shell(
+                        self, at, step.at("run"), step.run, here, folder=step.working_directory
+                    )
                     reading.run()
                     read = reading.complete
                 self.on_run(at, step, here, read=read)
@@ -782,6 +783,16 @@ class Reader:
             self, action.doc, inputs=scope.inputs, env=env, steps=site.outputs, in_action=True
         )
         self.steps(site, action.steps, inner)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _pieces(text: str, condition: bool) -> tuple[tuple[str, int], ...]:
+    """``text`` as literal and ``${{ }}`` pieces (``ghexpr.split_text``); an `if:` without
+    ``${{`` is one expression. Once per text: a step is read in every row and caller."""
+    pieces = ghexpr.split_text(text)
+    if condition and not any(p.startswith("${{") for p, _ in pieces):
+        return (("${{ " + text + " }}", 0),)
+    return tuple(pieces)
 
 
 class _Quiet:

@@ -20,7 +20,7 @@ class Document:
     the file: what ``flip`` rewrites byte-exactly. Anchors and tags before the
     value are outside its span."""
 
-    __slots__ = ("data", "file", "key_marks", "marks", "quoted", "spans")
+    __slots__ = ("_locs", "data", "file", "key_marks", "marks", "quoted", "spans")
 
     def __init__(
         self,
@@ -37,6 +37,8 @@ class Document:
         self.key_marks = key_marks if key_marks is not None else {}
         self.quoted = quoted if quoted is not None else set()
         self.spans = spans if spans is not None else {}
+        self._locs: dict[Path, Loc] = {}
+        """``loc`` of each path asked (readers ask the same paths in every matrix row)."""
 
     def __repr__(self) -> str:
         return f"Document({self.file!r})"
@@ -44,10 +46,14 @@ class Document:
     def loc(self, path: Path) -> Loc:
         """Where the value at ``path`` starts; the nearest enclosing value if unknown."""
         path = tuple(path)
-        while path not in self.marks and path:
-            path = path[:-1]
-        line, col = self.marks.get(path, (1, 1))
-        return Loc(self.file, line, col)
+        found = self._locs.get(path)
+        if found is None:
+            at = path
+            while at not in self.marks and at:
+                at = at[:-1]
+            line, col = self.marks.get(at, (1, 1))
+            found = self._locs[path] = Loc(self.file, line, col)
+        return found
 
     def key_loc(self, path: Path) -> Loc:
         """Where the key of the mapping entry at ``path`` starts (the value if no key)."""

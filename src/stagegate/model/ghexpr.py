@@ -73,7 +73,10 @@ Part = str | Ph | Unknown
 
 def concat(parts: Sequence[Value]) -> Value:
     """Text of values put side by side: a plain str when every piece is known."""
-    if all(type(value) is str for value in parts):  # the common case: plain text
+    for value in parts:  # the common case, plain text, without a generator
+        if type(value) is not str:
+            break
+    else:
         return "".join(parts)
     out: list[Part] = []
     for value in parts:

@@ -12,6 +12,7 @@ piece of that value.
 from __future__ import annotations
 
 import functools
+import posixpath
 from typing import Any
 
 from stagegate.ci.budget import MAX_WORK, OverBudget
@@ -20,7 +21,7 @@ from stagegate.ci.scopes import Host, Scope
 from stagegate.ci.shell import memo, syntax
 from stagegate.ci.shell.scripts import worth_reading
 from stagegate.ci.shell.state import Dead, replay
-from stagegate.ci.shell.values import SPECIALS
+from stagegate.ci.shell.values import SPECIALS, absolute
 from stagegate.ci.shell.walker import Frame, Walker
 from stagegate.ci.transfers import MAX_SCRIPT, Site
 from stagegate.errors import Loc, LocatedError
@@ -48,6 +49,7 @@ class Shell:
         *,
         script: tuple[str, list[Value], int] | None = None,
         for_outputs: bool = False,
+        folder: str | None = None,
     ) -> None:
         """``script``: a repository script a ``run:`` calls, as (its path, the values of
         its positional parameters, how deep the calls go); else the step's ``run:`` at
@@ -55,6 +57,8 @@ class Shell:
         writes (``outputs``), however little else it does."""
         self.reader = reader
         self.site = site
+        self.folder = folder
+        """The step's ``working-directory`` as written (None: the job's default)."""
         self.path = path
         self.text = text
         self.scope = scope
@@ -114,6 +118,7 @@ class Shell:
         key = self.key(rendered, mark, values)
         budget = self.reader.work.child(MAX_WORK)
         walker = Walker(self.reader, self.site, self.scope, budget)
+        walker.home = self.home()
         outcome = memo.READINGS.recall(key, walker.inputs, budget.left) if key is not None else None
         if outcome is not None:
             budget.charge(outcome.cost)  # the work the walk takes, as if walked again
@@ -159,12 +164,33 @@ class Shell:
             )
         else:
             place = (self.script[0], memo.strict(self.script[1]), self.script[2])
-        key = (self.text, rendered, mark, strict, place, self.site.runs, self.for_outputs)
+        home = self.home()
+        key = (self.text, rendered, mark, strict, place, self.site.runs, self.for_outputs, home)
         try:
             hash(key)
         except TypeError:  # a value that cannot be a key: read again each time
             return None
         return key
+
+    def home(self) -> Value:
+        """The folder the script starts in, absolute (``values.WORKSPACE`` and below):
+        the step's ``working-directory``, else the job's default; unknown where it holds
+        an expression or leaves the workspace."""
+        written = self.folder if self.folder is not None else self.site.folder
+        if written and "${{" in written:
+            if self.folder is None:
+                return Unknown("working-directory", "the job's working-directory is not known")
+            written = self.scope.evaluate(written, (*self.path[:-1], "working-directory"))
+            if not isinstance(written, str):
+                return Unknown("working-directory", "the step's working-directory is not known")
+        rel = posixpath.normpath(written or ".")
+        if rel.startswith("/"):
+            return rel
+        if rel == ".." or rel.startswith("../"):
+            return Unknown(
+                "working-directory", f"the working-directory {written} is outside the workspace"
+            )
+        return absolute(rel)
 
     def stopped(self, walker: Walker, exc: OverBudget) -> None:
         """The script is read no further: what it would still do is unknown."""
@@ -299,6 +325,9 @@ def interpolated(text: str, scope: Scope) -> Value:
 
 def _mark(texts: list[str | None]) -> str:
     """A character none of the script's text has."""
+    first = chr(MARKS[0])
+    if not any(t and first in t for t in texts):
+        return first  # the common case, without a set of every character
     used = set().union(*(set(t) for t in texts if t))
     return next((chr(c) for c in MARKS if chr(c) not in used), "\U000f0000")
 

@@ -7,13 +7,14 @@ module never sees the walker's state.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from typing import Protocol
 
 from stagegate.ci.shell import effects, pipes
 from stagegate.ci.shell.state import Break, Exit, Return
 from stagegate.ci.shell.tests import decide_words
-from stagegate.ci.shell.values import Array, Failed, known
+from stagegate.ci.shell.values import Array, Failed, Glob, absolute, in_workspace, known
 from stagegate.ci.transfers import shown
 from stagegate.model.ghexpr import Unknown, Value
 
@@ -58,7 +59,16 @@ class Run(Protocol):
         """A command the reading is told of with its words (``REPORTED``)."""
 
     def change_dir(self, target: Value | None) -> None:
-        """``cd``/``pushd`` to ``target`` (None: a folder not named, ``popd``)."""
+        """``cd`` to ``target`` (None: a folder not named)."""
+
+    def push_dir(self, target: Value | None) -> None:
+        """``pushd`` to ``target``, keeping where the script was (None: a form not read)."""
+
+    def pop_dir(self, known: bool) -> Status:
+        """``popd``: back to where the last ``pushd`` was (``known``: a form read)."""
+
+    def here(self) -> Value:
+        """The absolute folder the script is in (``values.WORKSPACE`` and below)."""
 
     def use(self) -> None:
         """The downloaded files are used (an ``rm`` after this is clean-up)."""
@@ -92,9 +102,7 @@ class Run(Protocol):
 
 
 Handler = Callable[[Run, list[Value]], Status]
-SILENT = frozenset(
-    {"mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"}
-)
+SILENT = frozenset({"mkdir", "touch", "chmod", "ln", "wait", "sleep", "hash", "trap", "shopt"})
 """Commands that print nothing stagegate could read (their exit status is not known)."""
 EFFECTS = frozenset({"cd", "pushd", "mkdir", "cp", "mv", "touch", "chmod", "ln", "rm", "true", ":"})
 """Commands run for what they do, not as a test: the list after ``mkdir -p d &&`` runs in
@@ -196,14 +204,104 @@ def _script(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status | bo
 
 
 def _cd(shell: Run, argv: list[Value]) -> Status:
-    """``cd DIR``, ``pushd DIR``: where later commands run; ``popd``, ``cd -``, ``cd`` alone
-    and a folder given another way go where stagegate does not follow (None)."""
+    """``cd DIR``, ``pushd DIR``: where later commands run; ``cd -``, ``cd`` alone, a
+    stack rotation (``pushd +1``, ``pushd`` alone) and a folder given another way go where
+    stagegate does not follow (None)."""
     given = [a for a in argv[1:] if a not in ("-L", "-P", "-e", "--")]
-    target = given[0] if len(given) == 1 and argv[0] != "popd" else None
+    target = given[0] if len(given) == 1 else None
     if isinstance(target, str) and (target in ("-", "") or target.startswith(("~", "+", "-"))):
         target = None
-    shell.change_dir(target)
+    if argv[0] == "pushd":
+        shell.push_dir(target)
+    else:
+        shell.change_dir(target)
     return None
+
+
+def _popd(shell: Run, argv: list[Value]) -> Status:
+    """``popd``: back to the folder the last ``pushd`` left; with options or arguments
+    (``-n``, ``+N``) where stagegate does not follow. Fails where no ``pushd`` is left."""
+    return shell.pop_dir(all(a == "--" for a in argv[1:]))
+
+
+def _pwd(shell: Run, argv: list[Value]) -> Status:
+    """``pwd``: where the script is, from the workspace (``values.WORKSPACE``)."""
+    shell.print(shell.here())
+    return True
+
+
+_REALPATH_OPTIONS = frozenset(
+    {
+        "-s",
+        "--strip",
+        "--no-symlinks",
+        "-m",
+        "--canonicalize-missing",
+        "-q",
+        "--quiet",
+        "-L",
+        "-P",
+        "--",
+    }
+)
+"""The ``realpath`` options that leave its output a folder's path, one a line."""
+_CYGPATH_OPTIONS = frozenset(
+    {"-w", "--windows", "-u", "--unix", "-m", "--mixed", "-a", "--absolute"}
+)
+"""The ``cygpath`` options that spell a path another way (the folder stays the one meant)."""
+
+
+def _realpath(shell: Run, argv: list[Value]) -> Status:
+    """``realpath PATH...``, ``readlink -f PATH``, ``cygpath -w PATH``: the absolute path
+    of a folder in the workspace, normalised (``..`` and ``.`` gone). The workspace's
+    folders are taken for what they are in the repository, as ``cd`` takes them: real
+    folders, not links elsewhere. A path outside the workspace (``/usr/local/cuda``,
+    often a link), a glob, or an option that changes what is printed is unknown."""
+    head = str(argv[0])
+    allowed = {"realpath": _REALPATH_OPTIONS, "cygpath": _CYGPATH_OPTIONS}.get(
+        head, frozenset({"-f", "-m", "-n"})
+    )
+    words = argv[1:]
+    options = [w for w in words if isinstance(w, str) and w.startswith("-") and w != "-"]
+    paths = [w for w in words if w not in options]
+    if head == "readlink" and not {"-f", "-m"} & set(options):
+        options.append("(-f or -m missing)")
+    why = ""
+    if any(o not in allowed for o in options):
+        why = f"{head} with options stagegate does not read ({' '.join(map(str, options))})"
+    elif not paths:
+        why = f"{head} without a path"
+    printed: list[str] = []
+    for path in paths if not why else ():
+        found = _absolute(shell, path, cygpath=head == "cygpath" and "-a" not in options)
+        if isinstance(found, Unknown):
+            why = found.reason
+            break
+        printed.append(found)
+    if why:
+        shell.print(Unknown(head, why))
+        return None
+    shell.print("\n".join(printed) + "\n")
+    return True
+
+
+def _absolute(shell: Run, path: Value, *, cygpath: bool = False) -> str | Unknown:
+    """The absolute path ``path`` names from where the script is, where it is in the
+    workspace (an Unknown saying why not); ``cygpath``: an absolute path only (cygpath
+    spells a relative one relative)."""
+    if not isinstance(path, str) or isinstance(path, Glob):
+        return Unknown("path", "a path stagegate cannot compute")
+    here = shell.here()
+    rel = in_workspace(path)
+    if rel is None and not path.startswith("/") and isinstance(here, str) and not cygpath:
+        base = in_workspace(here)
+        rel = None if base is None else posixpath.join(base, path)
+    if rel is None:
+        return Unknown(path, f"{path} is not in the workspace: whether it is a link is not known")
+    rel = posixpath.normpath(rel or ".")
+    if rel == ".." or rel.startswith("../"):
+        return Unknown(path, f"{path} is outside the workspace")
+    return absolute(rel)
 
 
 def _true(shell: Run, argv: list[Value]) -> Status:
@@ -391,7 +489,7 @@ def _test(shell: Run, argv: list[Value]) -> Status:
 HANDLERS: dict[str, Handler] = {
     "cd": _cd,
     "pushd": _cd,
-    "popd": _cd,
+    "popd": _popd,
     ":": _true,
     "true": _true,
     "false": _false,
@@ -414,6 +512,10 @@ HANDLERS: dict[str, Handler] = {
     "readarray": _mapfile,
     "eval": _eval,
     "test": _test,
+    "pwd": _pwd,
+    "realpath": _realpath,
+    "readlink": _realpath,
+    "cygpath": _realpath,
     "[": _test,
 }
 

@@ -128,7 +128,6 @@ class Inputs:
         self.written.append((name, reason))
 
 
-
 class Remembered(Protocol):
     asked: list[tuple[Question, Any]]
     cost: int
@@ -142,6 +141,9 @@ def token(answer: Any) -> Any:
     """An answer as a dictionary key equal where ``same`` holds (TypeError where it
     cannot be hashed: a list or mapping from ``fromJSON``)."""
     found: tuple[Any, ...]
+    kind = type(answer)
+    if kind is str or answer is None:  # most answers: no axis, hashable
+        return (kind, answer, None)
     if isinstance(answer, tuple):
         found = (tuple, tuple(token(a) for a in answer))
     else:

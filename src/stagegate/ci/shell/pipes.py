@@ -8,13 +8,23 @@ they read must be known; anything else is an unknown value that says why.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stagegate.ci import jq
 from stagegate.ci.shell import textops, words
 from stagegate.ci.shell.nodes import Command, Pipeline, Subst
-from stagegate.ci.shell.values import Bounded, Failed, Text, known, result
+from stagegate.ci.shell.values import (
+    ON_WORKSPACE,
+    Bounded,
+    Failed,
+    Text,
+    in_workspace,
+    known,
+    opaque,
+    result,
+)
 from stagegate.errors import InvalidInput
 from stagegate.model.ghexpr import MAX_JSON, Unknown, Value
 
@@ -133,6 +143,8 @@ def _input(command: Command, ctx: Context, head: str) -> Text | None:
 def tool(head: str, argv: list[str], stdin: str, ctx: Context, at: str) -> str | Unknown:
     """What the text tool ``head`` prints (``at``: the command, for reasons); Failed
     (``values`` or ``textops``) where it is not computed."""
+    if (opaque(stdin) or any(map(opaque, argv))) and not _carries(head, argv):
+        raise Failed(f"{head}: {ON_WORKSPACE}")
     tools: dict[str, Callable[[], str]] = {
         "echo": lambda: textops.echo(argv),
         "printf": lambda: textops.printf(argv),
@@ -151,6 +163,29 @@ def tool(head: str, argv: list[str], stdin: str, ctx: Context, at: str) -> str |
     out = tools[head]()
     ctx.charge(len(out) // 16 + 1)
     return out
+
+
+_CONVERSION = re.compile(r"%(%|[^%a-zA-Z]*[a-zA-Z])")
+
+
+def _carries(head: str, argv: list[str]) -> bool:
+    """Whether ``head`` only carries the workspace's path its words or input hold
+    (``values.WORKSPACE``), so its output holds it as the real path would be: ``cat``,
+    ``echo`` that reads no escapes (a Windows path has backslashes), ``printf`` whose
+    format is plain ``%s``, ``basename``/``dirname`` of paths below the workspace."""
+    if head == "cat":
+        return True
+    if head == "echo":
+        return not any(re.fullmatch(r"-[neE]*e[neE]*", a) for a in argv)
+    if head == "printf":
+        return (
+            bool(argv)
+            and not opaque(argv[0])
+            and all(c in ("%", "s") for c in _CONVERSION.findall(argv[0]))
+        )
+    if head in ("basename", "dirname"):
+        return all(not opaque(a) or in_workspace(a) not in (None, "") for a in argv)
+    return False
 
 
 # --------------------------------------------------------------------------- jq and yq

@@ -21,6 +21,10 @@ CWD = " cwd"
 """The folder the script is in after a ``cd``, kept with its variables (a name no script
 can write): from the step's folder (its ``working-directory``), or absolute; unknown where
 paths went to different folders."""
+DIRS = " dirs"
+"""The folders ``pushd`` left, the latest first (bash's ``DIRSTACK`` past its top): an
+``Array`` of ``CWD`` values, where ``popd`` goes back to; unset where empty (a child
+process starts with none); unknown where paths pushed different folders."""
 MAYBE = " maybe"
 """Set where the commands being read may not run in a run that gets this far: in a path
 of a condition stagegate cannot decide, or after a path that jumped past them (``exit 0``,

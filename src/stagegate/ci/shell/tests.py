@@ -13,7 +13,7 @@ from collections.abc import Callable
 from stagegate.ci.shell import words
 from stagegate.ci.shell.nodes import TestExpr, Word
 from stagegate.ci.shell.patterns import Matcher, Unread, compile_pattern
-from stagegate.ci.shell.values import Failed, Glob
+from stagegate.ci.shell.values import Failed, Glob, opaque
 from stagegate.model.ghexpr import Value
 
 Status = bool | None
@@ -26,6 +26,8 @@ COMPARE: dict[str, Callable[[int, int], bool]] = {
     "-ge": operator.ge,
 }
 NUMBER_CHARS = frozenset("0123456789")
+PATTERN_CHARS = frozenset("*?[]\\+@!()|")
+"""The characters a pattern may read as more than themselves (extended globs too)."""
 
 
 def decide(expr: TestExpr, ctx: words.Context, plain: bool = False) -> Status:
@@ -83,9 +85,9 @@ def _binary(
     if op in ("==", "=", "!="):
         if plain:
             other = _value(right, ctx)
-            same: Status = None if other is None else subject == other
+            same: Status = None if other is None else _same(subject, other)
         else:
-            same = _match(subject, right, ctx)
+            same = match(subject, right, ctx)
         return None if same is None else same == (op != "!=")
     if op in COMPARE:
         other = _value(right, ctx)
@@ -97,7 +99,7 @@ def _binary(
         return COMPARE[op](numbers[0], numbers[1])
     if op in ("<", ">"):
         other = _value(right, ctx)
-        if other is None or not (subject + other).isascii():
+        if other is None or not (subject + other).isascii() or opaque(subject + other):
             return None
         return subject < other if op == "<" else subject > other
     return None
@@ -111,9 +113,24 @@ def _decimal(text: str) -> int | None:
     return int(stripped)
 
 
-def _match(subject: str, pattern: Word, ctx: words.Context) -> Status:
+def _same(subject: str, other: str) -> Status:
+    """Whether two texts are equal; where one holds the workspace's path, which
+    stagegate does not know, only the same text is decided (equal)."""
+    if subject == other:
+        return True
+    return None if opaque(subject) or opaque(other) else False
+
+
+def match(subject: str, pattern: Word, ctx: words.Context) -> Status:
+    """Whether ``subject`` matches the pattern word (``[[ == ]]``, ``case``); None where
+    the pattern is not read, or the subject holds the workspace's path and the pattern
+    is not that very text."""
     try:
-        compiled = compile_pattern(words.pattern_chars(pattern, ctx))
+        chars = words.pattern_chars(pattern, ctx)
+        if opaque(subject) or opaque("".join(c for c, _ in chars)):
+            literal = all(quoted or c not in PATTERN_CHARS for c, quoted in chars)
+            return _same(subject, "".join(c for c, _ in chars)) if literal else None
+        compiled = compile_pattern(chars)
     except (Failed, Unread):
         return None
     return Matcher(compiled, ctx.charge).fullmatch(subject)
@@ -137,7 +154,8 @@ def decide_words(argv: list[Value]) -> Status:
     elif len(texts) == 2 and texts[0] in ("-n", "-z"):
         found = (texts[1] != "") == (texts[0] == "-n")
     elif len(texts) == 3 and texts[1] in ("=", "==", "!="):
-        found = (texts[0] == texts[2]) == (texts[1] != "!=")
+        same = _same(texts[0], texts[2])
+        found = None if same is None else same == (texts[1] != "!=")
     elif len(texts) == 3 and texts[1] in COMPARE:
         a, b = _decimal(texts[0]), _decimal(texts[2])
         found = None if a is None or b is None else COMPARE[texts[1]](a, b)

@@ -4,6 +4,8 @@ text with the matrix keys it was made from (``known``, for ``init``'s templates)
 
 from __future__ import annotations
 
+import posixpath
+
 from stagegate.ci.transfers import ENV_FILE, OUT_FILE, THIS_RUN
 from stagegate.model.ghexpr import Ph, Sym, Tagged, Unknown, Value
 from stagegate.records import record
@@ -25,6 +27,39 @@ ENV = Marker(ENV_FILE)
 OUTPUT = Marker(OUT_FILE)
 RUN = Marker(THIS_RUN)
 SPECIALS = {ENV_FILE: ENV, OUT_FILE: OUTPUT, THIS_RUN: RUN}
+
+
+WORKSPACE = "$GITHUB_WORKSPACE"
+"""The workspace's absolute path, which stagegate does not know, as the text every path
+reader takes for it (``publish.norm``): what ``$GITHUB_WORKSPACE`` is, and what ``pwd``,
+``realpath`` and ``cygpath`` print for a folder in it (``$GITHUB_WORKSPACE/dist``), in any
+spelling the runner writes it (``/d/a/r/r``, ``D:\\a\\r\\r``)."""
+
+
+def opaque(text: str) -> bool:
+    """Whether ``text`` holds the workspace's path (``WORKSPACE``), which stagegate does
+    not know: such a text is carried and joined, but what a text operation makes of it
+    (a length, a trim, ``tr``, a pattern match) is not computed."""
+    return WORKSPACE in text
+
+
+ON_WORKSPACE = "a text operation on the workspace's path, which stagegate does not know"
+
+
+def in_workspace(path: str) -> str | None:
+    """The folder ``path`` is from the workspace ("" the workspace itself), where it is
+    ``WORKSPACE`` or under it (None: it is not)."""
+    if path == WORKSPACE:
+        return ""
+    if path.startswith(WORKSPACE + "/"):
+        return path[len(WORKSPACE) + 1 :]
+    return None
+
+
+def absolute(folder: str) -> str:
+    """The absolute path of a folder from the workspace ("" or "." the workspace)."""
+    rel = posixpath.normpath(folder) if folder else "."
+    return WORKSPACE if rel == "." else f"{WORKSPACE}/{rel}"
 
 
 class Glob(str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from stagegate.ci.shell.memo import Inputs
 from stagegate.ci.shell.state import UNSET
-from stagegate.ci.shell.values import ENV, OUTPUT, RUN, SPECIALS, Array
+from stagegate.ci.shell.values import ENV, OUTPUT, RUN, SPECIALS, WORKSPACE, Array
 from stagegate.model.ghexpr import Unknown, Value, unknowns
 
 _MISSING = object()
@@ -58,6 +58,8 @@ def lookup(
     value = inputs.env(name)
     if value is not NotImplemented:
         return SPECIALS.get(value, value) if type(value) is str else value
+    if name == "GITHUB_WORKSPACE":
+        return WORKSPACE
     reason = (
         inputs.writer(name)
         or f"${name} is set in no env: of the step, job or workflow, nor earlier in the script; bind env.{name}"

@@ -65,6 +65,7 @@ from stagegate.ci.shell.nodes import (
 from stagegate.ci.shell.scripts import CALL
 from stagegate.ci.shell.state import (
     CWD,
+    DIRS,
     MAYBE,
     UNSET,
     Break,
@@ -75,8 +76,19 @@ from stagegate.ci.shell.state import (
     join,
     replay,
 )
-from stagegate.ci.shell.tests import decide
-from stagegate.ci.shell.values import ENV, OUTPUT, SPECIALS, Array, Failed, Glob, marker
+from stagegate.ci.shell.tests import decide, match
+from stagegate.ci.shell.values import (
+    ENV,
+    OUTPUT,
+    SPECIALS,
+    WORKSPACE,
+    Array,
+    Failed,
+    Glob,
+    absolute,
+    in_workspace,
+    marker,
+)
 from stagegate.ci.transfers import (
     MAX_CALL_DEPTH,
     MAX_LOOP,
@@ -179,6 +191,8 @@ class Walker:
         """The variable of a ``for`` loop over the downloaded artifacts' folders."""
         self.skipped: list[str] = []
         """The patterns of the folders that loop skips (``continue``): exclusions."""
+        self.home: Value = WORKSPACE
+        """Where the script starts: the step's folder, absolute (``values.WORKSPACE``)."""
 
     # -- where
 
@@ -433,7 +447,7 @@ class Walker:
         for pattern in patterns:
             if not isinstance(subject, str) or isinstance(subject, Glob):
                 return None
-            matched = _pattern_match(subject, pattern, self)
+            matched = match(subject, pattern, self)
             if matched is True:
                 return True
             if matched is None:
@@ -989,7 +1003,7 @@ class Walker:
         seen = [
             (name, None if value is UNSET else value, name in state.exported)
             for name, value in _scalars(state.vars)
-            if name not in (CWD, MAYBE)
+            if name not in (CWD, DIRS, MAYBE)
         ]
         seen += [(name, value, True) for name, value in env.items()]
         maybe = MAYBE in state.vars
@@ -997,19 +1011,83 @@ class Walker:
         self.state.emit(("command", *told))
 
     def change_dir(self, target: Value | None) -> None:
+        self.state.vars[CWD] = self._folder(target)
+
+    def _folder(self, target: Value | None) -> Value:
+        """Where ``cd target`` goes from where the script is (unknown: not followed); a
+        folder of the workspace named absolutely (``$GITHUB_WORKSPACE/x``) stays so."""
         current = self.state.vars.get(CWD, "")
         if isinstance(target, str) and not isinstance(target, Glob):
-            if target.startswith("/"):
-                self.state.vars[CWD] = posixpath.normpath(target)
-                return
-            if isinstance(current, str):
-                folder = posixpath.join(current, target)
-                self.state.vars[CWD] = posixpath.normpath(folder) if folder else ""
-                return
+            rel = in_workspace(target)
+            if rel is None and isinstance(current, str) and not target.startswith("/"):
+                base = in_workspace(current)
+                if base is None:
+                    folder = posixpath.join(current, target)
+                    return posixpath.normpath(folder) if folder else ""
+                rel = posixpath.join(base, target)
+            if rel is not None:
+                rel = posixpath.normpath(rel or ".")
+                if rel != ".." and not rel.startswith("../"):
+                    return absolute(rel)
+            elif target.startswith("/"):
+                return posixpath.normpath(target)
         written = " ".join(self.sources) or "cd"
-        self.state.vars[CWD] = Unknown(
+        return Unknown(
             written, f"{written} at {self.where()} goes to a folder stagegate does not follow"
         )
+
+    def here(self) -> Value:
+        """The absolute folder the script is in: its ``cd`` from the step's folder."""
+        current = self.state.vars.get(CWD, "")
+        if (
+            not isinstance(current, str)
+            or current.startswith("/")
+            or in_workspace(current) is not None
+        ):
+            return current
+        home = self.home
+        if not isinstance(home, str) or not current:
+            return home
+        base = in_workspace(home)
+        rel = posixpath.normpath(posixpath.join(base or ".", current))
+        if base is None or rel == ".." or rel.startswith("../"):
+            return Unknown("pwd", f"the folder the script is in at {self.where()} is not known")
+        return absolute(rel)
+
+    def push_dir(self, target: Value | None) -> None:
+        """``pushd``: the folder the script leaves goes on the stack (``DIRS``)."""
+        state = self.state
+        here = state.vars.get(CWD, "")
+        folder = self._folder(target)
+        stack = state.vars.get(DIRS)
+        if target is None or isinstance(stack, Unknown):
+            state.vars[DIRS] = Unknown("pushd", f"{self._written()} is not followed")
+        else:
+            kept = stack.values() if isinstance(stack, Array) else ()
+            state.vars[DIRS] = Array(tuple(enumerate((here, *kept))))
+        state.vars[CWD] = folder
+
+    def pop_dir(self, known: bool) -> Status:
+        """``popd``: back to the folder on top of the stack, which it leaves."""
+        state = self.state
+        stack = state.vars.get(DIRS)
+        if known and stack is None:
+            return False  # bash: "directory stack empty"; the script stays where it is
+        if not known or not isinstance(stack, Array):
+            why = f"{self._written()} goes to a folder stagegate does not follow"
+            state.vars[CWD] = Unknown(" ".join(self.sources) or "popd", why)
+            state.vars[DIRS] = Unknown("popd", why)
+            return None
+        top, *rest = stack.values()
+        state.vars[CWD] = top
+        if rest:
+            state.vars[DIRS] = Array(tuple(enumerate(rest)))
+        else:
+            del state.vars[DIRS]
+        return None
+
+    def _written(self) -> str:
+        return f"{' '.join(self.sources) or 'pushd'} at {self.where()}"
 
     def use(self) -> None:
         if self.state.pending:
@@ -1183,6 +1261,8 @@ class Walker:
     # -- words.Context, pipes.Context
 
     def lookup(self, name: str) -> Value:
+        if name == "PWD" and name not in self.state.vars:
+            return self.here()  # bash keeps $PWD where `cd` goes
         file = self.frame.file if self.frame is not None else ""
         return variables.lookup(name, self.state.vars, self.args, file, self.inputs)
 
@@ -1377,17 +1457,6 @@ def _has_flag(node: Declare, flag: str) -> bool:
         and flag in syntax_text
         for i in node.items
     )
-
-
-def _pattern_match(subject: str, pattern: Word, walker: Walker) -> Status:
-    from stagegate.ci.shell.patterns import Matcher, compile_pattern
-    from stagegate.ci.shell.patterns import Unread as Unreadable
-
-    try:
-        compiled = compile_pattern(words.pattern_chars(pattern, walker))
-    except (Failed, Unreadable):
-        return None
-    return Matcher(compiled, walker.charge).fullmatch(subject)
 
 
 _STATEMENTS: dict[type, Callable[[Walker, Any], Status]] = {

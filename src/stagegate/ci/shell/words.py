@@ -24,7 +24,17 @@ from stagegate.ci.shell.nodes import (
     Subst,
     Word,
 )
-from stagegate.ci.shell.values import Array, Bounded, Failed, Glob, known, result, size
+from stagegate.ci.shell.values import (
+    ON_WORKSPACE,
+    Array,
+    Bounded,
+    Failed,
+    Glob,
+    known,
+    opaque,
+    result,
+    size,
+)
 from stagegate.model.ghexpr import Unknown, Value, concat
 
 IFS = " \t\n"
@@ -315,6 +325,8 @@ def element(part: Element, ctx: Context) -> Value:
         text = known(value)
     except Failed:
         return Unknown(part.source, f"{part.source}: the length of a value stagegate does not know")
+    if opaque(text.text):
+        return Unknown(part.source, f"{part.source}: {ON_WORKSPACE}")
     return result(str(len(text.text)), text.keys, "len")
 
 
@@ -445,6 +457,8 @@ def parameter(part: Expand, ctx: Context) -> Value:
     except Failed:
         what = "a string operation" if op != ":" else "a substring"
         return Unknown(written, f"{written}: {what} on a value stagegate does not know")
+    if opaque(text.text):
+        return Unknown(written, f"{written}: {ON_WORKSPACE}")
     try:
         if op in ("%", "%%", "#", "##"):
             return result(_trim(part, text.text, ctx), text.keys, "trim")
@@ -469,6 +483,8 @@ def _length(part: Expand, ctx: Context) -> Value:
         text = known(value)
     except Failed:
         return Unknown(part.source, f"{part.source}: the length of a value stagegate does not know")
+    if opaque(text.text):
+        return Unknown(part.source, f"{part.source}: {ON_WORKSPACE}")
     return result(str(len(text.text)), text.keys, "len")
 
 

@@ -82,5 +82,8 @@ def takes(upload_path: str, folders: tuple[str, ...] | None) -> bool:
 
 
 def folder(directory: str, path: str) -> str:
-    """``path`` from ``directory`` (both from the repository root, or absolute)."""
+    """``path`` from ``directory`` (both from the repository root, or absolute; a path
+    under ``$GITHUB_WORKSPACE``, as the shell reader spells one, from the root)."""
+    if path == "$GITHUB_WORKSPACE" or path.startswith("$GITHUB_WORKSPACE/"):
+        directory, path = ".", path[len("$GITHUB_WORKSPACE") :].lstrip("/") or "."
     return norm(posixpath.normpath(posixpath.join(directory or ".", path)))
