@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from stagegate.ci.wheels import cibw, maturin, patterns, project, runners, steps, table
-from stagegate.ci.wheels.model import BuildStep, Setting, Word
+from stagegate.ci.wheels import cibw, compare, maturin, patterns, project, runners, steps, table
+from stagegate.ci.wheels.model import BuildStep, Setting, Wheels, Word
 from stagegate.errors import Loc
 
 WF = ".github/workflows/wheels.yml"
@@ -193,6 +193,17 @@ def test_platform_archs_win_over_plain_archs_and_the_command_line_over_both() ->
     env = {"CIBW_BUILD": "cp312-manylinux*", "CIBW_ARCHS": "i686", "CIBW_ARCHS_LINUX": "aarch64"}
     assert ids(step(env=env)) == ["cp312-manylinux_aarch64"]
     assert ids(step(env=env, args="--archs ppc64le")) == ["cp312-manylinux_ppc64le"]
+
+
+def test_an_empty_archs_is_skipped_from_3_1_4_and_stops_earlier_releases() -> None:
+    files = {"pyproject.toml": '[tool.cibuildwheel.macos]\narchs = "universal2"\n'}
+    env = {"CIBW_BUILD": "cp312-*", "CIBW_ARCHS": ""}
+    assert ids(step("3.4.0", runner="macos-15", env=env), files) == ["cp312-macosx_universal2"]
+    assert ids(step("3.4.0", runner="macos-15", env={**env, "CIBW_ARCHS": "auto"}), files) == ["cp312-macosx_arm64"]
+    assert ids(step("3.4.0", runner="ubuntu-latest", env=env)) == ["cp312-manylinux_x86_64", "cp312-musllinux_x86_64"]
+    assert problem(step("3.1.3", runner="macos-15", env=env), files) == (
+        f"{WF}:21: cibuildwheel 3.1.3 stops on an empty archs (3.1.4 and later ignore it)"
+    )
 
 
 def test_auto32_on_an_arm_runner_depends_on_its_kernel() -> None:
@@ -402,6 +413,45 @@ def test_an_unpinned_install_is_a_pin_without_value() -> None:
     assert steps.install_pin(words("pip install build")) is None
 
 
+def test_a_series_install_is_the_series() -> None:
+    pin = steps.install_pin(words("pip install cibuildwheel==2.23.*"))
+    assert pin is not None and pin.value == "v2.23"
+    assert ids(step("v2.23", env={"CIBW_BUILD": "cp313-manylinux_x86_64"})) == ["cp313-manylinux_x86_64"]
+
+
+REQUIREMENTS = {
+    "tools/wheel-requirements.txt": "# wheels\ncibuildwheel==3.1.*  # the series\ndelvewheel==1.10.*; sys_platform == 'win32'\n",
+    "ci/exact.txt": "build\ncibuildwheel[uv]==3.1.4\n",
+    "ci/nested.txt": "-r base.txt\nbuild\n",
+    "ci/plain.txt": "build\ntwine\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "directory", "expected"),
+    [
+        ("pip install -r tools/wheel-requirements.txt", "", ("v3.1", "tools/wheel-requirements.txt:2")),
+        ("python -m pip install --upgrade -r ../tools/wheel-requirements.txt", "src", ("v3.1", "tools/wheel-requirements.txt:2")),
+        ("pip install --requirement=ci/exact.txt", "", ("3.1.4", "ci/exact.txt:2")),
+        ("uv pip install -rci/exact.txt", "", ("3.1.4", "ci/exact.txt:2")),
+        ("pip install -r ci/plain.txt", "", None),
+        ("pip install build", "", None),
+        ("pip install -r ci/nested.txt", "", (None, f"{WF}:7")),
+        ("pip install -r ci/missing.txt", "", (None, f"{WF}:7")),
+    ],
+)
+def test_a_requirements_file_pins_cibuildwheel(command: str, directory: str, expected: tuple[str | None, str] | None) -> None:
+    pin = steps.requirements_pin(words(command), Tree(REQUIREMENTS).text, directory)
+    assert (None if pin is None else (pin.value, pin.loc.at)) == expected
+
+
+def test_why_a_requirements_file_gives_no_version() -> None:
+    nested = steps.requirements_pin(words("pip install -r ci/nested.txt"), Tree(REQUIREMENTS).text)
+    missing = steps.requirements_pin(words("pip install -r ci/missing.txt"), Tree(REQUIREMENTS).text)
+    assert nested is not None and nested.why == "ci/nested.txt includes another requirements file, which stagegate does not follow"
+    assert missing is not None and missing.why == "ci/missing.txt, the requirements file pip installs from, is not in the repository"
+
+
 # --------------------------------------------------------------------------- maturin
 
 
@@ -430,6 +480,17 @@ def test_maturin_abi3_from_cargo_toml() -> None:
     cargo = {"Cargo.toml": '[package]\nname = "x"\n\n[dependencies]\npyo3 = { version = "0.22", features = ["abi3-py38"] }\n'}
     assert mat(cargo, target="x86_64", args="--release") == ["cp38-abi3-manylinux_x86_64"]
     assert mat(cargo, target="x86_64", args="-i 3.9 3.12 pypy3.10") == ["cp38-abi3-manylinux_x86_64", "pp310-manylinux_x86_64"]
+
+
+def test_maturin_abi3_minimum_is_the_lowest_versioned_feature() -> None:
+    def cargo(features: str) -> dict[str, str]:
+        return {"Cargo.toml": f'[package]\nname = "x"\n\n[dependencies]\npyo3 = {{ version = "0.25", features = [{features}] }}\n'}
+
+    assert mat(cargo('"abi3", "abi3-py310"'), target="x86_64") == ["cp310-abi3-manylinux_x86_64"]
+    assert mat(cargo('"abi3-py311", "abi3", "abi3-py39"'), target="x86_64") == ["cp39-abi3-manylinux_x86_64"]
+    assert mat(cargo('"abi3"'), target="x86_64") == (
+        "Cargo.toml:5: pyo3's abi3 feature without a version: its minimum Python is pyo3's own"
+    )
 
 
 def test_maturin_find_interpreter_is_unresolved() -> None:
@@ -480,3 +541,120 @@ def test_a_maturin_word_not_known_is_unresolved_only_where_it_decides() -> None:
 
     assert built(unknown) == ["cp312-manylinux_x86_64"]  # where the wheels go is not which
     assert built(Word(text="dist", loc=at(12)), *words("--target"), unknown) == f"{WF}:7: $OUT is a shell variable"
+
+
+# --------------------------------------------------------------------------- iOS and Android
+
+
+def test_ios_on_an_arm_mac_builds_the_simulator_and_the_device_wheel() -> None:
+    got = ids(step("3.1.4", runner="macos-14", env={"CIBW_PLATFORM": "ios"}))
+    assert got == [f"cp31{m}-ios_arm64_{d}" for m in (3, 4) for d in ("iphoneos", "iphonesimulator")]
+    assert ids(step("3.1.4", runner="macos-13", env={"CIBW_PLATFORM": "ios"})) == [
+        "cp313-ios_x86_64_iphonesimulator", "cp314-ios_x86_64_iphonesimulator",
+    ]
+
+
+def test_ios_interpreters_are_their_own_list_and_obey_the_prerelease_gate() -> None:
+    env = {"CIBW_PLATFORM": "ios", "CIBW_ARCHS_IOS": "x86_64_iphonesimulator"}
+    assert ids(step("3.0.0", runner="macos-14", env=env)) == ["cp313-ios_x86_64_iphonesimulator"]
+    # 3.0.1 lists cp314 for iOS, behind cpython-prerelease until 3.1.0
+    assert ids(step("3.0.1", runner="macos-14", env=env)) == ["cp313-ios_x86_64_iphonesimulator"]
+    assert ids(step("3.0.1", runner="macos-14", env={**env, "CIBW_ENABLE": "cpython-prerelease"})) == [
+        "cp313-ios_x86_64_iphonesimulator", "cp314-ios_x86_64_iphonesimulator",
+    ]
+    assert ids(step("4.2.0", runner="macos-14", env=env)) == [
+        f"cp31{m}-ios_x86_64_iphonesimulator" for m in (3, 4, 5)
+    ]
+
+
+def test_android_from_3_1_on_linux_and_macos_runners() -> None:
+    env = {"CIBW_PLATFORM": "android"}
+    assert ids(step("3.1.0", runner="ubuntu-latest", env=env)) == ["cp313-android_x86_64"]
+    assert ids(step("3.2.0", runner="ubuntu-24.04-arm", env=env)) == [
+        "cp313-android_arm64_v8a", "cp314-android_arm64_v8a",
+    ]
+    both = {**env, "CIBW_ARCHS_ANDROID": "arm64_v8a x86_64"}
+    assert ids(step("3.2.0", runner="macos-14", env=both)) == [
+        "cp313-android_arm64_v8a", "cp313-android_x86_64", "cp314-android_arm64_v8a", "cp314-android_x86_64",
+    ]
+
+
+def test_a_cross_platform_the_release_or_the_runner_cannot_build_is_unresolved() -> None:
+    env = {"CIBW_PLATFORM": "android"}
+    assert problem(step("3.0.1", runner="ubuntu-latest", env=env)) == (
+        f"{WF}:20: cibuildwheel 3.0.1 does not build android wheels; it stops"
+    )
+    assert problem(step("3.2.0", runner="windows-latest", env=env)) == (
+        f"{WF}:20: building android wheels on a windows AMD64 runner is not computed by stagegate"
+    )
+    assert problem(step("3.2.0", runner="ubuntu-latest", env={"CIBW_PLATFORM": "ios"})) == (
+        f"{WF}:20: building ios wheels on a linux x86_64 runner is not computed by stagegate"
+    )
+
+
+# --------------------------------------------------------------------------- a runner not known
+
+
+def test_what_a_step_may_build_on_any_machine_bounds_a_runner_not_known() -> None:
+    found = cibw.deciders(step("2.22.0", runner="self-hosted", env={"CIBW_BUILD": "cp313-*", "CIBW_SKIP": "*musllinux*"}), Tree())
+    may = cibw.possible(found)
+    assert may is not None and "cp313-manylinux_ppc64le" in may and "cp313-win_arm64" in may
+    assert "cp313-manylinux_riscv64" not in may  # 2.22 has no riscv64: it builds nothing there
+    assert not any(i.startswith("pp") or "musllinux" in i for i in may)
+
+
+def test_a_step_with_another_setting_not_known_has_no_bound() -> None:
+    assert cibw.possible(cibw.deciders(step(None, runner="self-hosted"), Tree())) is None
+    assert cibw.possible(cibw.deciders(step("2.22.0", runner="self-hosted", env={"CIBW_ARCHS": "sparc"}), Tree())) is None
+
+
+def test_a_release_loses_only_what_no_step_can_build_at_the_head() -> None:
+    def built(env: dict[str, str], runner: str = "ubuntu-latest") -> Wheels:
+        return cibw.shipped(step("2.22.0", runner=runner, env={"CIBW_BUILD": "cp313-* pp310-*", **env}), Tree())
+
+    known = ({}, {"CIBW_SKIP": "pp*"})
+    unknown = ({}, {"CIBW_SKIP": "pp*"})
+    change = compare.release([
+        ([built(known[0])], [built(known[1])]),
+        ([built(unknown[0], "arm-latest")], [built(unknown[1], "arm-latest")]),
+    ])
+    assert change.lost == ("pp310-manylinux_i686", "pp310-manylinux_x86_64") and change.gained == ()
+    assert {u.expression for u in change.unresolved} == {"runs-on"}
+    # where the unknown row may still build them, nothing is claimed
+    change = compare.release([
+        ([built(known[0])], [built(known[1])]),
+        ([built(unknown[0], "arm-latest")], [built(unknown[0], "arm-latest")]),
+    ])
+    assert (change.lost, change.gained) == ((), ())
+
+
+# --------------------------------------------------------------------------- images
+
+
+def test_default_images_by_release_and_architecture() -> None:
+    assert table.default_image(table.v("2.23.3"), "manylinux-x86_64") == "manylinux2014"
+    assert table.default_image(table.v("3.0.1"), "manylinux-x86_64") == "manylinux_2_28"
+    assert table.default_image(table.v("3.0.1"), "manylinux-i686") == "manylinux2014"
+    assert table.default_image(table.v("3.1.0"), "manylinux-i686") == "manylinux_2_28"
+    assert table.default_image(table.v("2.1.3"), "manylinux-pypy_x86_64") == "manylinux2010"
+    assert table.default_image(table.v("2.17.0"), "musllinux-aarch64") == "musllinux_1_1"
+    assert table.default_image(table.v("3.0.0"), "musllinux-riscv64") is None
+
+
+def test_each_linux_wheel_is_keyed_by_the_policy_of_its_image() -> None:
+    def keyed(env: dict[str, str], files: dict[str, str] | None = None) -> list[tuple[str, str]]:
+        found = cibw.images(cibw.shipped(step("3.4.1", env={"CIBW_BUILD": "cp312-* pp311-*", "CIBW_ENABLE": "pypy", **env}), Tree(files)))
+        assert found is not None
+        return sorted(found)
+
+    assert keyed({"CIBW_ARCHS": "x86_64 i686", "CIBW_SKIP": "*musl*"}) == [
+        ("cp312-manylinux_i686", "manylinux_2_28"), ("cp312-manylinux_x86_64", "manylinux_2_28"),
+        ("pp311-manylinux_i686", "manylinux_2_28"), ("pp311-manylinux_x86_64", "manylinux_2_28"),
+    ]
+    given = {"CIBW_SKIP": "*musl* *i686", "CIBW_MANYLINUX_X86_64_IMAGE": "quay.io/pypa/manylinux2014_x86_64:2025.01.01",
+             "CIBW_MANYLINUX_PYPY_X86_64_IMAGE": ""}  # empty: the default
+    assert keyed(given) == [("cp312-manylinux_x86_64", "manylinux2014"), ("pp311-manylinux_x86_64", "manylinux_2_28")]
+    toml = {"pyproject.toml": '[tool.cibuildwheel]\nmusllinux-x86_64-image = "musllinux_1_1"\n'}
+    assert keyed({"CIBW_BUILD": "cp312-musllinux_x86_64"}, toml) == [("cp312-musllinux_x86_64", "musllinux_1_1")]
+    windows = cibw.images(cibw.shipped(step("3.4.1", runner="windows-latest", env={"CIBW_BUILD": "cp312-win_amd64"}), Tree()))
+    assert windows == frozenset({("cp312-win_amd64", "")})

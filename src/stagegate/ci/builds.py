@@ -47,6 +47,8 @@ Where = tuple[Any, ...]
 """A context a job runs in: the job, its callers and their rows, its own row (what the
 reader says it is)."""
 _SEPARATORS = {"&&", "||", ";", "|", "&", "\n"}
+_REQUIREMENTS = re.compile(r"\binstall\b[^\n]*\s(?:-r|--requirement)")
+"""A script that may install from a requirements file (which may pin cibuildwheel)."""
 
 
 class _Text:
@@ -147,7 +149,7 @@ class Builds:
     def wants(self, where: tuple[Any, ...], text: str) -> bool:
         """Whether a script is read for its commands: it names a build tool, or copies
         or moves files after a build of its context."""
-        if any(tool in text for tool in REPORTED_TOOLS):
+        if any(tool in text for tool in REPORTED_TOOLS) or _REQUIREMENTS.search(text):
             return True
         return bool(self.steps.get(where)) and _MOVES.search(text) is not None
 
@@ -176,7 +178,7 @@ class Builds:
             for command in told:
                 self._told(where, site, (step, scope, workflow), command)
             return
-        if not any(w in step.run for w in REPORTED_TOOLS):
+        if not any(w in step.run for w in REPORTED_TOOLS) and not _REQUIREMENTS.search(step.run):
             return
         loc = site.doc.loc(step.at("run"))
         env = self._env(site, step, scope, workflow)
@@ -192,7 +194,7 @@ class Builds:
         directory: str,
         blind: Unresolved | None = None,
     ) -> None:
-        pin = wheel_steps.install_pin(words)
+        pin = wheel_steps.install_pin(words) or wheel_steps.requirements_pin(words, self.text.text, directory)
         if pin is not None:
             self.pins[where] = pin
             return

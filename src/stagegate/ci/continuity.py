@@ -469,8 +469,17 @@ def identity(ctx: Context) -> tuple[Any, ...]:
     where it is made."""
     files = publish.artifact_files(ctx.path)
     if ctx.wheels and all(w.identifiers for w in ctx.wheels):
-        return ("wheels", frozenset(i for w in ctx.wheels for i in w.identifiers), files)
+        return ("wheels", frozenset(_files(ctx.wheels)), files)
     return (ctx.name, files)
+
+
+def _files(steps: Iterable[Any]) -> set[tuple[str, str]]:
+    """The wheels ``steps`` build, each as its build identifier and the policy of the image
+    it is built in (``cp312-manylinux_x86_64`` in manylinux2014 and in manylinux_2_28 are
+    two files)."""
+    from stagegate.ci.wheels import cibw
+
+    return {pair for w in steps for pair in cibw.images(w) or ()}
 
 
 def _match(
@@ -587,8 +596,8 @@ def _computed(contexts: Sequence[Context]) -> bool:
     return all(w.identifiers is not None for c in contexts for w in c.wheels)
 
 
-def _identifiers(contexts: Iterable[Context]) -> set[str]:
-    return {i for c in contexts for w in c.wheels for i in w.identifiers or ()}
+def _identifiers(contexts: Iterable[Context]) -> set[tuple[str, str]]:
+    return _files(w for c in contexts for w in c.wheels)
 
 
 def _reshuffled(

@@ -116,9 +116,20 @@ wheel build tool (``ci.builds``: the build, the tool's install), and copies and 
 (where the built wheels go)."""
 
 
+def installs_requirements(texts: list[str]) -> bool:
+    """Whether a command installs from a requirements file (``pip install -r FILE``):
+    the file may pin the build tool."""
+    return "install" in texts and any(
+        t in ("-r", "--requirement") or t.startswith("--requirement=") or (t.startswith("-r") and len(t) > 2)
+        for t in texts
+    )
+
+
 def reported(argv: list[Value]) -> bool:
     """Whether ``Host.on_command`` is told of the command ``argv``."""
     if argv[0] in REPORTED_HEADS:
+        return True
+    if installs_requirements([w for w in argv if isinstance(w, str)]):
         return True
     for word in argv:
         text = word if isinstance(word, str) else shown(word)

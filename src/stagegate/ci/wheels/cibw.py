@@ -29,7 +29,7 @@ _FLAGS = {"--prerelease-pythons": "prerelease-pythons", "--allow-empty": "", "--
 _INPUTS = ("package-dir", "config-file", "only")
 ENV = frozenset({
     "CIBW_BUILD", "CIBW_SKIP", "CIBW_ARCHS", "CIBW_ARCHS_LINUX", "CIBW_ARCHS_MACOS",
-    "CIBW_ARCHS_WINDOWS", "CIBW_ENABLE", "CIBW_PROJECT_REQUIRES_PYTHON",
+    "CIBW_ARCHS_WINDOWS", "CIBW_ARCHS_IOS", "CIBW_ARCHS_ANDROID", "CIBW_ENABLE", "CIBW_PROJECT_REQUIRES_PYTHON",
     "CIBW_FREE_THREADED_SUPPORT", "CIBW_PRERELEASE_PYTHONS", "CIBW_PLATFORM",
 })
 """The variables that decide which identifiers are built (any release)."""
@@ -230,9 +230,13 @@ def _legacy(opts: Options, with_enable: bool) -> set[str]:
 def _archs(opts: Options, native: str) -> frozenset[str]:
     version, platform = opts.version, opts.platform
     key: str | None = "cli.archs"
-    text = opts.value("cli.archs")
+    text = opts.value("cli.archs") or None  # `--archs ""` is not given
     if text is None:
-        text, key = opts.cascade("archs", plat_env=True)
+        ignore = table._in(version, table.ARCHS_IGNORE_EMPTY)
+        text, key = opts.cascade("archs", plat_env=True, ignore_empty=ignore)
+    if text is not None and not text.strip():
+        loc, name = opts.where(key)
+        raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on an empty archs (3.1.4 and later ignore it)")
     text = text or "auto"
     allowed = table.all_archs(version, platform)
     out: set[str] = set()
@@ -326,16 +330,22 @@ def pinned(found: Mapping[str, Setting]) -> table.Version:
     return version
 
 
-def host(found: Mapping[str, Setting]) -> tuple[str, str]:
-    """The platform the step builds for and the runner's architecture."""
-    platform, native = runner(found)
+def host(found: Mapping[str, Setting], machine: tuple[str, str] | None = None) -> tuple[str, str]:
+    """The platform the step builds for and the architecture ``native`` stands for there
+    (the runner's own, or ``machine``'s; for iOS and Android, its counterpart on that
+    platform)."""
+    platform, native = machine or runner(found)
     asked = first(found, "cli.platform", "env.CIBW_PLATFORM")
-    if asked is not None and (asked[1] or "auto") not in ("auto", platform):
+    if asked is None or (asked[1] or "auto") in ("auto", platform):
+        return platform, native
+    setting, wanted = asked
+    cross = table.CROSS_HOSTS.get(wanted, {}).get((platform, native))
+    if cross is None:
         raise Stop(
-            asked[0].loc, asked[0].name,
-            f"building {asked[1]} wheels on a {platform} runner is not computed by stagegate",
+            setting.loc, setting.name,
+            f"building {wanted} wheels on a {platform} {native} runner is not computed by stagegate",
         )
-    return platform, native
+    return wanted, cross
 
 
 def _python(identifier: str) -> tuple[int, int]:
@@ -395,9 +405,42 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
     return answers.pop(), f"the table of cibuildwheel {span} ({found['version'].value}: alike)"
 
 
-def _select(found: Mapping[str, Setting], version: table.Version) -> tuple[frozenset[str], str]:
-    """The identifiers the deciders select, by the table of ``version``."""
-    platform, native = host(found)
+MACHINES: tuple[tuple[str, str], ...] = (
+    *(("linux", arch) for arch in ("x86_64", "i686", "aarch64", "ppc64le", "s390x", "armv7l", "riscv64")),
+    ("macos", "x86_64"), ("macos", "arm64"),
+    ("windows", "AMD64"), ("windows", "x86"), ("windows", "ARM64"),
+)
+"""Every machine cibuildwheel runs on, as its platform and own architecture."""
+
+
+def possible(found: Mapping[str, Setting]) -> frozenset[str] | None:
+    """Every identifier the deciders may select on whatever machine runs them: a bound
+    for a step whose runner is not known (None: something else is not known either)."""
+    if found.get("files") or found.get("cli"):
+        return None
+    if "cli.print" in found:
+        return frozenset()
+    out: set[str] = set()
+    try:
+        refused(found)
+        for version in releases(found):
+            for machine in MACHINES:
+                if machine[1] in table.all_archs(version, machine[0]):  # else it builds nothing there
+                    out |= _select(found, version, machine)[0]
+    except Stop:
+        return None
+    return frozenset(out)
+
+
+def _select(
+    found: Mapping[str, Setting], version: table.Version, machine: tuple[str, str] | None = None
+) -> tuple[frozenset[str], str]:
+    """The identifiers the deciders select, by the table of ``version`` (on ``machine``:
+    default, the runner's)."""
+    platform, native = host(found, machine)
+    if not table.all_archs(version, platform):
+        setting = found.get("cli.platform") or found["env.CIBW_PLATFORM"]
+        raise Stop(setting.loc, setting.name, f"cibuildwheel {_dotted(version)} does not build {platform} wheels; it stops")
     opts = Options(found, version, platform)
     only_key = "cli.only" if "cli.only" in found else "with.only"
     only = opts.value(only_key) if table.reads(version, "--only") else None
@@ -480,6 +523,41 @@ def naming(step: BuildStep, files: Files, directory: str | None) -> tuple[tuple[
             if (m := _IMAGE.fullmatch(key)) is not None:
                 found[f"{m[1]}linux-{m[2]}".lower()] = str(value)
     for name, setting in step.env.items():
-        if (m := _IMAGE.fullmatch(name)) is not None:
+        if (m := _IMAGE.fullmatch(name)) is not None and setting.value != "":  # empty: ignored
             found[f"{m[1]}linux-{m[2]}".lower()] = setting.value or "?"
     return tuple(sorted(found.items()))
+
+
+_POLICY = re.compile(r"(manylinux\d{4}|manylinux_\d+_\d+|musllinux_\d+_\d+)")
+_LINUX = re.compile(r"(?P<python>[a-z]+)\d+t?(?:_\d+)?-(?P<family>many|musl)linux_(?P<arch>\w+)")
+
+
+def images(wheels: Wheels) -> frozenset[tuple[str, str]] | None:
+    """Each identifier of a cibuildwheel step with the policy of the image its Linux wheel
+    is built in (``manylinux2014``, ``manylinux_2_28``: it names the wheel file), given or
+    the pinned release's default (``default`` where that is not known); ``""`` off Linux.
+    None where the identifiers are not known."""
+    if wheels.identifiers is None:
+        return None
+    given = {key: value.strip() for key, value in wheels.naming if value.strip()}
+    try:
+        versions = releases(wheels.deciders) if wheels.tool == CIBUILDWHEEL and "version" in wheels.deciders else ()
+    except Stop:
+        versions = ()
+    out: set[tuple[str, str]] = set()
+    for identifier in wheels.identifiers:
+        m = _LINUX.fullmatch(identifier)
+        if m is None or wheels.tool != CIBUILDWHEEL:
+            out.add((identifier, ""))
+            continue
+        pypy = "pypy_" if m["python"] == "pp" and m["family"] == "many" else ""
+        key = f"{m['family']}linux-{pypy}{m['arch']}"
+        value = given.get(key)
+        if value is not None:
+            policy = _POLICY.search(value)
+            out.add((identifier, policy[1] if policy else value))
+            continue
+        defaults = {table.default_image(v, key) for v in versions}
+        found = defaults.pop() if len(defaults) == 1 else None
+        out.add((identifier, found or "default"))
+    return frozenset(out)

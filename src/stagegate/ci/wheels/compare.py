@@ -136,32 +136,71 @@ def _steps(base: Sequence[Wheels], head: Sequence[Wheels]) -> str:
     return f"{len(base)} build steps before, {len(head)} now ({', '.join(w.step.at for w in head)})"
 
 
+def bound(steps: Sequence[Wheels]) -> frozenset[str] | None:
+    """Every identifier ``steps`` may build: those computed, and for a cibuildwheel step
+    whose runner is not known, what it selects on any machine (None: no bound)."""
+    from stagegate.ci.wheels import cibw
+
+    out: set[str] = set()
+    for wheels in steps:
+        if wheels.identifiers is not None:
+            out |= wheels.identifiers
+            continue
+        found = cibw.possible(wheels.deciders) if wheels.tool == CIBUILDWHEEL else None
+        if found is None:
+            return None
+        out |= found
+    return frozenset(out)
+
+
+def _sides(
+    steps: Sequence[Wheels], known: set[str], most: set[str] | None
+) -> set[str] | None:
+    """Adds what ``steps`` surely build to ``known`` and what they may build to ``most``
+    (None from then on: anything)."""
+    for wheels in steps:
+        known |= wheels.identifiers or set()
+    if most is None:
+        return None
+    may = bound(steps)
+    return None if may is None else most | may
+
+
 def release(pairs: Sequence[tuple[Sequence[Wheels], Sequence[Wheels]]], *, tool: bool = True) -> Change:
     """The change of what a release ships: the identifiers of every upload context that
     reaches it, base against head (``pairs``: each context's build steps at both commits,
     paired as continuity pairs the contexts; a context at one commit only has ``[]`` at the
     other). A wheel built by another context than before is no change; each identifier
-    lost or gained is put down to the causes the contexts that lost or gained it give."""
+    lost or gained is put down to the causes the contexts that lost or gained it give.
+    Where some steps cannot be computed, a wheel is lost only where it is surely built at
+    the base and cannot be at the head (and gained the other way round), the steps not
+    computed listed as unresolved."""
     before: set[str] = set()
     after: set[str] = set()
+    before_most: set[str] | None = set()
+    after_most: set[str] | None = set()
     problems: list[Unresolved] = []
     changes: list[Change] = []
     for base, head in pairs:
         change = compare(base, head, tool=tool)
         problems += change.unresolved
-        b, h = identifiers(base), identifiers(head)
-        before |= b or set()
-        after |= h or set()
+        before_most = _sides(base, before, before_most)
+        after_most = _sides(head, after, after_most)
         changes.append(change)
-    if problems:
+    if problems and (before_most is None or after_most is None):
         return Change(lost=(), gained=(), causes=(), unresolved=tuple(problems))
-    lost, gained = before - after, after - before
+    lost = before - (after_most if after_most is not None else after)
+    gained = after - (before_most if before_most is not None else before)
     causes: dict[str, tuple[set[str], set[str], Cause]] = {}
     for change in changes:
         for cause in change.causes:
             mine = causes.setdefault(cause.label, (set(), set(), cause))
             mine[0].update(i for i in cause.lost if i in lost)
             mine[1].update(i for i in cause.gained if i in gained)
+    told = {i for lo, ga, _ in causes.values() for i in (*lo, *ga)}
+    if (lost | gained) - told:  # from contexts whose other side is not computed
+        steps = "no step can build them at the other commit; the steps not computed cannot either"
+        causes[steps] = (lost - told, gained - told, Cause(settings=(), lost=(), gained=(), steps=steps))
     return Change(
         lost=tuple(sorted(lost, key=_order)),
         gained=tuple(sorted(gained, key=_order)),
@@ -169,6 +208,7 @@ def release(pairs: Sequence[tuple[Sequence[Wheels], Sequence[Wheels]]], *, tool:
             Cause(settings=c.settings, lost=tuple(sorted(lo, key=_order)), gained=tuple(sorted(ga, key=_order)), steps=c.steps)
             for lo, ga, c in causes.values() if lo or ga
         ),
+        unresolved=tuple(problems),
     )
 
 

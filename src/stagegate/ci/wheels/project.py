@@ -20,7 +20,7 @@ from typing import Any
 from stagegate.ci.wheels.model import Files, Setting
 from stagegate.errors import Loc
 
-PLATFORMS = ("linux", "macos", "windows")
+PLATFORMS = ("linux", "macos", "windows", "ios", "android")
 CIBW_OPTIONS = ("build", "skip", "archs", "enable", "free-threaded-support")
 """The ``[tool.cibuildwheel]`` options that decide which identifiers are built."""
 
@@ -205,19 +205,27 @@ def abi3(files: Files, directory: str, manifest: str) -> Setting | None:
         if isinstance(pyo3, dict) and isinstance(pyo3.get("features"), list):
             table = "dependencies.pyo3" if "[dependencies.pyo3]" in text else "dependencies"
             candidates.append((manifest, text, pyo3["features"], table))
+    versioned: list[tuple[tuple[int, int], Loc]] = []
+    bare: Loc | None = None
     for path, text, features, table in candidates:
+        key = "features" if table != "dependencies" else "pyo3"
         for feature in features:
             matched = _ABI3.search(str(feature))
             if matched is None:
                 continue
-            key = "features" if table != "dependencies" else "pyo3"
             loc = Loc(path, _key_line(text, table, key), 1)
             if matched[1] is None:
-                return Setting(
-                    name="pyo3 abi3", value=None, loc=loc,
-                    why="pyo3's abi3 feature without a version: its minimum Python is pyo3's own",
-                )
-            return Setting(name="pyo3 abi3", value=f"cp{matched[1]}{matched[2]}", loc=loc)
+                bare = bare or loc
+            else:
+                versioned.append(((int(matched[1]), int(matched[2])), loc))
+    if versioned:  # each abi3-pyXY turns on the later ones: the lowest is the minimum
+        (major, minor), loc = min(versioned)
+        return Setting(name="pyo3 abi3", value=f"cp{major}{minor}", loc=loc)
+    if bare is not None:
+        return Setting(
+            name="pyo3 abi3", value=None, loc=bare,
+            why="pyo3's abi3 feature without a version: its minimum Python is pyo3's own",
+        )
     return None
 
 

@@ -13,8 +13,9 @@ written) and return ``BuildStep`` records; they read no YAML themselves.
 
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from stagegate.ci.wheels.model import CIBUILDWHEEL, MATURIN, BuildStep, Setting, Word
 from stagegate.errors import Loc
@@ -26,6 +27,10 @@ _SERIES = re.compile(r"v(\d+(?:\.\d+)?)")
 _COMMENT = re.compile(r"#\s*(?:tag\s*[:=]?\s*|version\s*[:=]?\s*)?v?(\d+\.\d+\.\d+)\b", re.IGNORECASE)
 _SHA = re.compile(r"[0-9a-f]{40}")
 _PIP_PIN = re.compile(r"cibuildwheel\s*(?:\[[^\]]*\])?\s*==\s*(\d+\.\d+\.\d+)$", re.IGNORECASE)
+_PIP_SERIES = re.compile(r"cibuildwheel\s*(?:\[[^\]]*\])?\s*==\s*(\d+(?:\.\d+)?)\.\*$", re.IGNORECASE)
+_PIP_HEAD = re.compile(r"(?:^|\s|/)(?:pip3?|pipx|uv(?: pip| tool)?|python3?(?:\.\d+)? -m pip|py -m pip)$")
+_REQUIREMENT_FLAGS = ("-r", "--requirement")
+_NESTED = re.compile(r"(?:-r|--requirement|-c|--constraint)(?:\s*=?\s*)\S", re.IGNORECASE)
 
 
 def action_of(uses: str) -> str:
@@ -87,17 +92,72 @@ def install_pin(words: Sequence[Word]) -> Setting | None:
     if "install" not in texts or not any(t.lower().startswith("cibuildwheel") for t in texts):
         return None
     head = " ".join(texts[: texts.index("install")])
-    if not re.search(r"(?:^|\s|/)(?:pip3?|pipx|uv(?: pip| tool)?|python3?(?:\.\d+)? -m pip|py -m pip)$", head):
+    if not _PIP_HEAD.search(head):
         return None
     for word in words:
         text = word.text or ""
-        if not text.lower().startswith("cibuildwheel"):
+        if text.lower().startswith("cibuildwheel"):
+            return _pin(text, word.loc)
+    return None
+
+
+def _pin(text: str, loc: Loc) -> Setting:
+    """The version a requirement ``cibuildwheel==X`` installs: an exact release, or for
+    ``==X.Y.*`` the series (``vX.Y``: ``cibw.releases`` decides whether it is known)."""
+    pinned = _PIP_PIN.fullmatch(text.strip())
+    if pinned:
+        return Setting(name="cibuildwheel version", value=pinned[1], loc=loc)
+    series = _PIP_SERIES.fullmatch(text.strip())
+    if series:
+        return Setting(name="cibuildwheel version", value=f"v{series[1]}", loc=loc)
+    return Setting(name="cibuildwheel version", value=None, loc=loc,
+                   why=f"{text} is installed without an exact version (==X.Y.Z)")
+
+
+def requirements_pin(
+    words: Sequence[Word], read: Callable[[str], str | None], directory: str = ""
+) -> Setting | None:
+    """The version ``pip install -r FILE`` installs cibuildwheel at, read from the file
+    (its path from the folder the command runs in); a setting without value where the
+    file cannot be read or nests another; None: not such an install, or the file does not
+    name cibuildwheel."""
+    texts = [w.text or "" for w in words]
+    if "install" not in texts or not _PIP_HEAD.search(" ".join(texts[: texts.index("install")])):
+        return None
+    found: Setting | None = None
+    for i, word in enumerate(words):
+        text = word.text
+        if text in _REQUIREMENT_FLAGS:
+            target = words[i + 1] if i + 1 < len(words) else None
+        elif text is not None and text.startswith("--requirement="):
+            target = Word(text=text.partition("=")[2], loc=word.loc)
+        elif text is not None and text.startswith("-r") and len(text) > 2 and not text.startswith("--"):
+            target = Word(text=text[2:], loc=word.loc)
+        else:
             continue
-        pinned = _PIP_PIN.fullmatch(text.strip())
-        if pinned:
-            return Setting(name="cibuildwheel version", value=pinned[1], loc=word.loc)
-        return Setting(name="cibuildwheel version", value=None, loc=word.loc,
-                       why=f"{text} is installed without an exact version (==X.Y.Z)")
+        if target is None or target.text is None:
+            return Setting(name="cibuildwheel version", value=None, loc=word.loc,
+                           why="pip installs from a requirements file whose name is not known")
+        found = _from_file(target.text, target.loc, read, directory) or found
+    return found
+
+
+def _from_file(name: str, loc: Loc, read: Callable[[str], str | None], directory: str) -> Setting | None:
+    path = posixpath.normpath(posixpath.join(directory, name)) if directory else posixpath.normpath(name)
+    text = read(path)
+    if text is None:
+        return Setting(name="cibuildwheel version", value=None, loc=loc,
+                       why=f"{name}, the requirements file pip installs from, is not in the repository")
+    nested = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = re.sub(r"(?:^|\s)#.*", "", raw).strip()
+        if _NESTED.match(line):
+            nested = True
+        elif re.match(r"cibuildwheel\b", line, re.IGNORECASE):
+            return _pin(line, Loc(path, number, 1))
+    if nested:
+        return Setting(name="cibuildwheel version", value=None, loc=loc,
+                       why=f"{name} includes another requirements file, which stagegate does not follow")
     return None
 
 

@@ -112,7 +112,36 @@ PLATFORM_TAGS: dict[str, tuple[tuple[str, str, Range], ...]] = {
         ("win_amd64", "AMD64", span("2.0.0-")),
         ("win_arm64", "ARM64", span("2.3.0-")),
     ),
+    "ios": (
+        ("ios_arm64_iphoneos", "arm64_iphoneos", span("3.0.0-")),
+        ("ios_x86_64_iphonesimulator", "x86_64_iphonesimulator", span("3.0.0-")),
+        ("ios_arm64_iphonesimulator", "arm64_iphonesimulator", span("3.0.0-")),
+    ),
+    "android": (
+        ("android_arm64_v8a", "arm64_v8a", span("3.1.0-")),
+        ("android_x86_64", "x86_64", span("3.1.0-")),
+    ),
 }
+
+CROSS: dict[str, tuple[tuple[str, Range], ...]] = {
+    # platform -> the only interpreters it is built for (its own list in each release's
+    # build-platforms.toml), and the releases that list each
+    "ios": (("cp313", span("3.0.0-")), ("cp314", span("3.0.1-")), ("cp315", span("4.0.0-"))),
+    "android": (("cp313", span("3.1.0-")), ("cp314", span("3.2.0-")), ("cp315", span("4.0.0-"))),
+}
+"""The platforms cibuildwheel builds for from another host (``--platform ios`` on a Mac,
+``android`` on Linux or a Mac), with their interpreters: they are not the general list."""
+
+CROSS_HOSTS: dict[str, dict[tuple[str, str], str]] = {
+    # platform -> (runner's platform, its architecture) -> the native architecture there
+    "ios": {("macos", "arm64"): "arm64_iphonesimulator", ("macos", "x86_64"): "x86_64_iphonesimulator"},
+    "android": {
+        ("linux", "x86_64"): "x86_64", ("linux", "aarch64"): "arm64_v8a",
+        ("macos", "x86_64"): "x86_64", ("macos", "arm64"): "arm64_v8a",
+    },
+}
+"""Where a cross platform is built, and the architecture ``native``/``auto`` stand for
+(iOS: the simulator of the Mac's own architecture)."""
 
 # Which interpreters each platform tag carries, where not every one: (interpreter glob,
 # platform tags it is limited to or kept from, releases). Checked in order; the first
@@ -169,7 +198,8 @@ def identifiers(version: Version, platform: str) -> tuple[tuple[str, str], ...]:
 
 
 def _identifiers(version: Version, platform: str) -> Iterator[tuple[str, str]]:
-    pythons = [tag for tag, when in PYTHONS if _in(version, when)]
+    listed = CROSS.get(platform, PYTHONS)
+    pythons = [tag for tag, when in listed if _in(version, when)]
     for tag, arch, when in PLATFORM_TAGS[platform]:
         if not _in(version, when):
             continue
@@ -290,9 +320,55 @@ def reads(version: Version, option: str) -> bool:
     return when is not None and _in(version, when)
 
 
+# --------------------------------------------------------------------------- container images
+
+
+def _images(many: dict[str, str], musl: str | None, *, riscv64: bool = True) -> dict[str, str]:
+    out = {f"manylinux-{arch}": image for arch, image in many.items()}
+    if musl is not None:
+        for arch in ("x86_64", "i686", "aarch64", "ppc64le", "s390x", "armv7l", "riscv64"):
+            out[f"musllinux-{arch}"] = musl
+    if not riscv64:  # 3.0 has no default riscv64 image: it must be given
+        out.pop("musllinux-riscv64", None)
+    return out
+
+
+_2010 = {"x86_64": "manylinux2010", "i686": "manylinux2010", "pypy_x86_64": "manylinux2010",
+         "pypy_i686": "manylinux2010", "aarch64": "manylinux2014", "ppc64le": "manylinux2014",
+         "s390x": "manylinux2014", "pypy_aarch64": "manylinux2014"}
+_2014 = {arch: "manylinux2014" for arch in _2010}
+_2_28 = {arch: "manylinux_2_28" for arch in _2010}
+DEFAULT_IMAGES: tuple[tuple[Range, dict[str, str]], ...] = (
+    (span("2.0.0-2.1.3"), _images(_2010, None)),
+    (span("2.2.0-2.2.2"), _images(_2010, "musllinux_1_1")),
+    (span("2.3.0-2.17.0"), _images(_2014, "musllinux_1_1")),
+    (span("2.18.0-2.21.3"), _images(_2014, "musllinux_1_2")),
+    (span("2.22.0-2.23.4"), _images({**_2014, "armv7l": "manylinux_2_31"}, "musllinux_1_2")),
+    (span("3.0.0-3.0.1"), _images(
+        {**_2_28, "i686": "manylinux2014", "pypy_i686": "manylinux2014", "armv7l": "manylinux_2_31"},
+        "musllinux_1_2", riscv64=False)),
+    (span("3.1.0-"), _images({**_2_28, "armv7l": "manylinux_2_31", "riscv64": "manylinux_2_39"}, "musllinux_1_2")),
+)
+"""The container image each release builds a Linux architecture's wheels in by default
+(``manylinux-x86_64-image``, ``musllinux-aarch64-image``, PyPy's ``manylinux-pypy_x86_64``):
+its policy names the wheel files (``manylinux_2_28_x86_64`` vs ``manylinux_2_17``)."""
+
+
+def default_image(version: Version, key: str) -> str | None:
+    """The image ``version`` uses for ``key`` where none is given (None: not known)."""
+    for when, images in DEFAULT_IMAGES:
+        if _in(version, when):
+            return images.get(key)
+    return None
+
+
 # --------------------------------------------------------------------------- architectures
 
 THIRTY_TWO = frozenset({"i686", "x86", "armv7l"})
+
+ARCHS_IGNORE_EMPTY = span("3.1.4-")
+"""Releases that skip an empty ``archs`` (``CIBW_ARCHS: ""``) for the value before it in
+the cascade; earlier ones stop on it (``Invalid architecture ''``)."""
 
 
 def all_archs(version: Version, platform: str) -> frozenset[str]:
@@ -310,6 +386,8 @@ def auto_archs(version: Version, platform: str, native: str) -> frozenset[str]:
         out.add("x86")
     if platform == "macos" and native == "arm64" and version < v("2.9.0"):
         out.add("universal2")
+    if platform == "ios" and native == "arm64_iphonesimulator":
+        out.add("arm64_iphoneos")  # an arm64 Mac builds the device wheel too
     return frozenset(out)
 
 

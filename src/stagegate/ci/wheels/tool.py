@@ -54,6 +54,14 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str] | None:
     numeric = tuple(int(p) for p in version.split(".")[:3] if p.isdigit())
     covered = numeric in table.KNOWN
     here = host_platform.machine()
+    if platform in table.CROSS:
+        if covered:
+            return None  # the table knows this release: it answers for the runner
+        raise Stop(
+            setting.loc, setting.name,
+            f"the installed cibuildwheel {version} runs on this machine, not on the runner "
+            f"that builds its {platform} wheels",
+        )
     if platform == "macos" and native == "arm64" and here == "x86_64" and not covered:
         raise Stop(
             setting.loc, setting.name,
