@@ -9,7 +9,8 @@ process. What is compared, exactly (README.md): the exit code; every release job
 and the artifact names it lost, gained and accepted; where the case says so, the head's
 new findings, the names that reach the release at the head, the releases with a blind
 spot, the wheel identifiers lost and gained (issue 35), the wheels two uploads
-reaching one release both carry, and the renames (base name, head name). A case with `accept` runs
+reaching one release both carry, the renames (base name, head name), and the
+expressions listed as unresolved where files flow to a release. A case with `accept` runs
 again with `--accept FILE`; one with `event` on a pull_request event whose body holds
 the Release-Change lines.
 
@@ -157,6 +158,8 @@ def _compare(data: dict[str, Any], code: int, want: dict[str, Any], whole: dict[
             _key(r): sorted([n["from"], n["to"]] for n in r["renamed"]) for r in data["releases"]
         }
         assert {k: renames.get(k) for k in whole["renamed"]} == whole["renamed"]
+    if "unresolved" in whole:
+        assert sorted(str(u["expression"]) for u in data["unresolved"]) == whole["unresolved"]
     if "wheels" in whole:
         wheels = {}
         for r in data["releases"]:

@@ -47,6 +47,8 @@ INERT = frozenset(
         "conda-incubator/setup-miniconda",
         "mamba-org/setup-micromamba",
         "ilammy/msvc-dev-cmd",
+        "edgedb/action-release",  # validate-pr, merge: a release pull request checked, merged, tagged
+        "elprans/gh-action-create-release",  # actions/create-release's fork: no files
     }
 )
 """Remote actions that neither move artifacts nor publish files: nothing to read."""

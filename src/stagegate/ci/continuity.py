@@ -702,7 +702,7 @@ def continuity(
     )
 
 
-TAG_RUNS = ("push-tag", "release", "workflow_dispatch", "create", "workflow_run")
+TAG_RUNS = ("push-tag", "release", "workflow_dispatch", "create", "workflow_run", "pull_request")
 """The run kinds a release's wheels are computed for, where they depend on the event:
 the first the release runs on."""
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from stagegate.ci import actions, publish
 from stagegate.ci.model import Workflow
-from stagegate.ci.runkinds import RELEASE_EVENTS, job_events, workflow_events
+from stagegate.ci.runkinds import PULL_REQUEST, RELEASE_EVENTS, job_events, workflow_events
 from stagegate.ci.shipped import (
     Blind,
     Context,
@@ -453,6 +453,7 @@ class _Release:
                         )
                     )
             self._paths(fetch, here)
+        self.own(here, reached)
         for fetched in here.outside:
             for publisher in here.publishers:
                 after = _moved(fetched.path, here.moves, fetched.order, publisher.order)
@@ -486,6 +487,33 @@ class _Release:
                 ):
                     self.paths.add(ctx.path_loc)
                     break
+
+    def own(self, here: Steps, reached: dict[tuple[Any, ...], Context]) -> None:
+        """The job's own uploads whose files a later publish step of the same matrix row
+        reads where they are (a job that builds, uploads and publishes): they reach it as
+        a download's would. An upload of files a download of the job brought is not one
+        (those are the download's)."""
+        for ctx in self.run.contexts:
+            if ctx.top != self.top or not runs_on(ctx.kinds, self.tag):
+                continue
+            files = [publish.norm(line) for line in publish.artifact_paths(ctx.path)]
+            if not files or any(
+                fetch.order < ctx.order
+                and any(publish.glob_meets(publish.norm(f"{fetch.path}/**"), f) for f in files)
+                for fetch in here.fetches
+            ):
+                continue
+            for publisher in here.publishers:
+                if publisher.order <= ctx.order or publisher.row != (ctx.caller_row, ctx.matrix):
+                    continue
+                if ctx.path_loc is not None:  # a path not known: it may take what is published
+                    self.paths.add(ctx.path_loc)
+                after = [
+                    p for f in files for p in _moved(f, here.moves, ctx.order, publisher.order)
+                ]
+                if any(publish.glob_meets(r, p) for r in publisher.reads for p in after):
+                    reached[ctx.key] = ctx
+                    self.reach.setdefault(publisher.tool, set()).add(ctx.key)
 
 
 def _blind_unnamed(unnamed: Sequence[tuple[Fetch, Context]]) -> list[Blind]:
@@ -567,6 +595,17 @@ def known_action(uses: str) -> bool:
     return uses.partition("@")[0].strip().lower() in HANDLERS
 
 
+def _pull_release(run: Run, kinds: set[str], here: Steps) -> set[str]:
+    """``{"pull_request"}`` where the job's workflow starts on pull requests only and a
+    publish step stagegate reads may run there: a pull request run is then the release
+    run (the job merges and tags the release pull request, then publishes:
+    ``edgedb/action-release``); else nothing. A workflow that also runs on pushes
+    releases on those: a publish step only its pull request runs take is a preview."""
+    if PULL_REQUEST not in kinds or workflow_events(run.workflow.data) != {PULL_REQUEST}:
+        return set()
+    return {PULL_REQUEST} if here.on({PULL_REQUEST}).publishers else set()
+
+
 def release(
     flows: Flows,
     run: Run,
@@ -579,7 +618,7 @@ def release(
 ) -> Release | None:
     """The release job ``top`` (None: not one): what reaches its publish steps, on the runs
     that can carry a tag (its steps whose `if:` rules those out take no part)."""
-    tag = kinds & RELEASE_EVENTS
+    tag = kinds & RELEASE_EVENTS or _pull_release(run, kinds, here)
     if not tag:
         return None
     here = here.on(tag)

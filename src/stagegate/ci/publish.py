@@ -167,16 +167,21 @@ def glob_meets(a: str, b: str) -> bool:
     return _meets(segments(a), segments(b), "**", segment_meets)
 
 
+def artifact_paths(path_text: str) -> tuple[str, ...]:
+    """The paths an upload's ``path:`` takes, from the workspace (its exclusions left out)."""
+    return tuple(
+        line.strip()
+        for line in path_text.replace(",", "\n").splitlines()
+        if line.strip() and not line.strip().startswith("!")
+    )
+
+
 def artifact_files(path_text: str) -> tuple[str, ...]:
     """The files an upload's ``path:`` puts in its artifact, as globs from the artifact's
     root: one path is taken relative to its non-glob prefix (``wheelhouse/*.whl`` ->
     ``*.whl``; a folder ``dist/`` -> its files ``*``), several relative to their common
     folder."""
-    lines = [
-        line.strip()
-        for line in path_text.replace(",", "\n").splitlines()
-        if line.strip() and not line.strip().startswith("!")
-    ]
+    lines = artifact_paths(path_text)
     split: list[tuple[list[str], list[str]]] = []
     for line in lines:
         parts = segments(norm(line))

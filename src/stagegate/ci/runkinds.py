@@ -17,6 +17,13 @@ RELEASE_EVENTS = frozenset({"push-tag", "release", "workflow_dispatch", "create"
 """The run kinds that can carry a tag ref: a job that can run on one of them and publishes
 is a release job, whatever else its ``if:`` admits."""
 
+PULL_REQUEST = "pull_request"
+READ_KINDS = RELEASE_EVENTS | {PULL_REQUEST}
+"""The run kinds the ``if:``s of jobs and steps are decided for: those that can carry a
+tag, and ``pull_request``, the release run of a job that publishes on no other (a
+workflow that merges and tags the release pull request, then publishes:
+``edgedb/action-release``)."""
+
 
 def workflow_events(data: Mapping[str, Any]) -> set[str]:
     """The run kinds a workflow's ``on:`` starts it for."""

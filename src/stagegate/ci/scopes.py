@@ -222,6 +222,8 @@ class Scope:
                 return THIS_RUN
             if name == "workspace":
                 return "."
+            if name == "job" and self.job and not self.callers:
+                return self.job.partition("#")[2]  # the job's id (GITHUB_JOB)
             return Unknown(path, f"{path} depends on the event; bind it if a name uses it")
         if head == "steps":
             return self._steps(path, rest)

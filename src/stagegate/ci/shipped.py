@@ -46,6 +46,8 @@ class Context:
     """The matrix row of the job that calls its reusable workflow (() if none)."""
     kinds: frozenset[str] | None = field(default=None, compare=False)
     """The run kinds that can carry a tag on which the upload may run (``Site.kinds``)."""
+    order: int = field(default=0, compare=False)
+    """Where the step runs among its job's steps (``Publisher.order``)."""
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -115,6 +117,8 @@ class Publisher:
     order: int
     kinds: frozenset[str] | None = None
     """The run kinds that can carry a tag on which the step may run (``Site.kinds``)."""
+    row: tuple[tuple[tuple[str, str], ...], ...] = ()
+    """The matrix rows it runs in: its caller's (() if none), its job's (``Context``)."""
 
 
 @record(kw_only=True)

@@ -224,7 +224,7 @@ class ShipReader(Reader):
         file, _, job = site.job.partition("#")
         context = Context(
             file=file, job=job, caller=caller, caller_row=caller_row, matrix=row, step=step_no,
-            kinds=site.kinds, **fields,
+            kinds=site.kinds, order=self.order, **fields,
         )  # fmt: skip
         if self.current_dispatch:  # each dispatch context is a run: one upload is one context
             if context in self.dispatched_contexts:
@@ -315,15 +315,18 @@ class ShipReader(Reader):
             self._publisher(site, effect.loc, effect.tool, effect.reads)
 
     def _publisher(self, site: Site, loc: Loc, tool: str, reads: tuple[str, ...]) -> None:
+        caller = site.callers[0] if site.callers else ""
+        caller_row = _row(self.caller_rows[0]) if self.caller_rows and caller else ()
         self.publishers.append(
             Publisher(
                 job=site.job,
-                caller=site.callers[0] if site.callers else "",
+                caller=caller,
                 loc=loc,
                 tool=tool,
                 reads=reads,
                 order=self.order,
                 kinds=site.kinds,
+                row=(caller_row, _row(site.row)),
             )
         )
 

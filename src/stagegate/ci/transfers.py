@@ -172,8 +172,9 @@ class Site:
     folder: str = "."
     """Where a ``run:`` step without ``working-directory`` runs (``defaults.run``)."""
     kinds: frozenset[str] | None = None
-    """The run kinds that can carry a tag (``runkinds.RELEASE_EVENTS``) on which the steps
-    may run, where an ``if:`` on ``github.*`` rules some out (None: any of them)."""
+    """The run kinds a release may run on (``runkinds.READ_KINDS``: those that can carry a
+    tag, and ``pull_request``) on which the steps may run, where an ``if:`` on
+    ``github.*`` rules some out (None: any of them)."""
 
     def transfer(
         self, direction: str, loc: Loc, value: Value, kind: str = "name", run: str = "this"

@@ -32,7 +32,7 @@ from stagegate.ci.files import (
 from stagegate.ci.matrix import expand
 from stagegate.ci.model import Action, Job, Step, Workflow, invalid, is_action
 from stagegate.ci.pwsh import PowerShell
-from stagegate.ci.runkinds import RELEASE_EVENTS
+from stagegate.ci.runkinds import READ_KINDS
 from stagegate.ci.scopes import Command, Env, Host, Lazy, Scope
 from stagegate.ci.selfsteps import outputs_at, stagegate_command
 from stagegate.ci.shell import Shell
@@ -520,7 +520,7 @@ class Reader:
     def run_kinds(
         self, scope: Scope, raw: Any, path: DocPath, kinds: frozenset[str] | None
     ) -> frozenset[str] | None:
-        """Of ``kinds`` (None: every run kind that can carry a tag), those on which a job or
+        """Of ``kinds`` (None: ``runkinds.READ_KINDS``), those on which a job or
         step whose `if:` is ``raw`` may run: the `if:` evaluated again with what
         ``github.*`` is on each (``runkinds.github_value``), where it reads ``github.*`` and
         the reading is for any run. `if: github.event_name == 'pull_request'` runs on no
@@ -529,7 +529,7 @@ class Reader:
             return kinds
         found: set[str] = set()
         try:
-            for kind in sorted(kinds if kinds is not None else RELEASE_EVENTS):
+            for kind in sorted(kinds if kinds is not None else READ_KINDS):
                 self.kind = kind
                 if truth(scope.evaluate(raw, path, condition=True)) is not False:
                     found.add(kind)

@@ -93,7 +93,13 @@ def _cli(words: list[Word], out: dict[str, Setting]) -> None:
             out["cli"] = Setting(name="maturin's command line", value=None, loc=option.loc, why=option.why)
             return
         elif option.name in ("-i", "--interpreter"):
-            out["cli.interpreter"] = Setting(name="--interpreter", value=" ".join(option.values), loc=option.loc)
+            # clap's Append: each `--interpreter` adds its values (none: adds nothing)
+            before = out.get("cli.interpreter")
+            if before is not None and before.value is None:
+                continue
+            values = " ".join(option.values)
+            joined = f"{before.value} {values}".strip() if before is not None else values
+            out["cli.interpreter"] = Setting(name="--interpreter", value=joined, loc=before.loc if before else option.loc)
         elif option.name in ("-f", "--find-interpreter"):
             out["cli.find-interpreter"] = Setting(name=option.name, value="true", loc=option.loc)
         elif option.name in _VALUED:
