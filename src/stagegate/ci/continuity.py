@@ -507,6 +507,27 @@ def _step(ctx: Context) -> tuple[Any, ...]:
     return (ctx.key, publish.artifact_files(ctx.path))
 
 
+_CPYTHON = re.compile(r"3\.(\d+)(?:\.\d+)?(?:[-.]?(?:a|b|rc|alpha|beta|dev)[.-]?\d*)?")
+"""A CPython version as a matrix gives it to setup-python: ``3.14``, ``3.14.2``,
+``3.14.0-beta.1``, ``3.14.0b1``, ``3.14-dev`` (not ``3.14t``: free-threaded is other wheels)."""
+
+
+def _minor(value: str) -> str:
+    """A CPython version (``_CPYTHON``) as the minor release whose ``cpXY`` wheels it
+    builds; any other value as it is."""
+    found = _CPYTHON.fullmatch(value)
+    return f"3.{found.group(1)}" if found else value
+
+
+def _interpreter(ctx: Context) -> tuple[Any, ...]:
+    """Where an upload runs, its row's CPython versions taken to their minor release (a
+    prerelease or patch bump, ``3.14.0-alpha.7`` -> ``3.14.0-beta.1``, builds the same
+    ``cp314`` wheels), and the files its ``path`` takes."""
+    row = tuple((k, _minor(v)) for k, v in ctx.matrix)
+    where = (ctx.file, ctx.job, ctx.caller, ctx.caller_row, row, ctx.step)
+    return (*where, publish.artifact_files(ctx.path))
+
+
 def _reaching(ctx: Context) -> tuple[Any, ...]:
     """What a renamed upload keeps: the matrix values its name holds, and its files."""
     values = tuple(sorted(v for _k, v in ctx.matrix if v and v in ctx.name))
@@ -517,11 +538,12 @@ def _renames(
     lost: list[Context], gained: list[Context]
 ) -> tuple[list[Context], list[Context], list[Renamed]]:
     """Lost and gained contexts that are uniquely one upload under another name: the same
-    upload step in the same row taking the same files, else the same matrix values in the
-    name and the same files. An upload whose ``path`` now takes other files ships other
+    upload step in the same row taking the same files, else in a row whose CPython
+    versions are the same minor release, else the same matrix values in the name and the
+    same files. An upload whose ``path`` now takes other files ships other
     files, whatever its name: lost and gained."""
     renamed: list[Renamed] = []
-    for key in (_step, _reaching):
+    for key in (_step, _interpreter, _reaching):
         olds: dict[Any, list[Context]] = {}
         news: dict[Any, list[Context]] = {}
         for c in lost:
