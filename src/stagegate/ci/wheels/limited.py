@@ -1,0 +1,216 @@
+"""setuptools' limited API: where the build settings say ``py_limited_api = "cp3X"``
+(bdist_wheel's option), every CPython ``cpXY`` wheel (XY >= 3X, not free-threaded) is
+one ``cp3X-abi3`` file, as maturin's abi3 wheels are (``cp39-abi3-manylinux_x86_64``).
+
+Read where it is written: setup.cfg's ``[bdist_wheel] py_limited_api``, pyproject.toml's
+``[tool.distutils.bdist_wheel] py-limited-api``, or a ``"py_limited_api": "cp3X"`` string
+under a ``"bdist_wheel"`` key in setup.py (read with ``ast``, never run). In setup.py the
+literal may sit under ``if`` tests; those stagegate can decide for a CPython build
+(``platform.python_implementation() == "CPython"``, ``os.environ.get("NAME") != "0"``
+where the build's environment does not set NAME) are decided, anything else leaves the
+python tag unknown (unresolved, never guessed).
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+from collections.abc import Mapping
+
+from stagegate.ci.wheels import project
+from stagegate.ci.wheels.model import Files, Setting
+from stagegate.ci.wheels.settings import Stop
+from stagegate.errors import Loc
+
+NAME = "py_limited_api"
+_TAG = re.compile(r"cp3\d+")
+_UNKNOWN = object()
+_PASSED = ("CIBW_ENVIRONMENT", "toml.environment")
+"""Settings that pass variables into the build (their text is searched for a name)."""
+
+
+def setting(files: Files, directory: str, env: Mapping[str, Setting]) -> Setting | None:
+    """The project's ``py_limited_api`` tag (``cp39``), where it is written; a setting
+    with no value where it cannot be decided; None where the project sets none. ``env``:
+    the variables the build sees (the step's, ``CIBW_ENVIRONMENT``), for setup.py's tests."""
+    path = project.join(directory, "setup.cfg")
+    text = files.text(path)
+    if text is not None:
+        parser = configparser.ConfigParser()
+        try:
+            parser.read_string(text, source=path)
+        except configparser.Error:
+            parser = configparser.ConfigParser()
+        for key in (NAME, "py-limited-api"):
+            if parser.has_option("bdist_wheel", key):
+                value = parser.get("bdist_wheel", key, raw=True).strip()
+                return _checked(value, Loc(path, project._key_line(text, "bdist_wheel", key), 1))
+    path = project.join(directory, "pyproject.toml")
+    loaded = project.load_toml(files, path)
+    if isinstance(loaded, tuple):
+        tool = loaded[1].get("tool")
+        distutils = tool.get("distutils") if isinstance(tool, dict) else None
+        table = distutils.get("bdist_wheel") if isinstance(distutils, dict) else None
+        for key in ("py-limited-api", NAME):
+            if isinstance(table, dict) and key in table:
+                line = project._key_line(loaded[0], "tool.distutils.bdist_wheel", key)
+                return _checked(str(table[key]), Loc(path, line, 1))
+    return _setup_py(files, project.join(directory, "setup.py"), env)
+
+
+def _checked(value: str, loc: Loc) -> Setting | None:
+    if not value or value.lower() in ("false", "0", "no", "off"):
+        return None
+    if not _TAG.fullmatch(value):
+        return Setting(name=NAME, value=None, loc=loc,
+                       why=f"py_limited_api {value!r} is not a cp3X tag stagegate reads")
+    return Setting(name=NAME, value=value, loc=loc)
+
+
+def _setup_py(files: Files, path: str, env: Mapping[str, Setting]) -> Setting | None:
+    text = files.text(path)
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    found: list[tuple[ast.AST, str | None, object]] = []
+    _walk(tree.body, True, env, found)
+    if not found:
+        return None
+    values = {(value, decided) for _n, value, decided in found}
+    first = found[0][0]
+    loc = Loc(path, getattr(first, "lineno", 1), getattr(first, "col_offset", 0) + 1)
+    if len(values) > 1 or any(value is None or decided is _UNKNOWN for _n, value, decided in found):
+        return Setting(
+            name=NAME, value=None, loc=loc,
+            why="setup.py sets py_limited_api in code whose outcome stagegate cannot decide: "
+            "the wheels' python tag is not known",
+        )
+    value, decided = values.pop()
+    return _checked(str(value), loc) if decided else None
+
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While, ast.Try,
+           ast.With, ast.Match)
+
+
+def _walk(body: list[ast.stmt], holds: object, env: Mapping[str, Setting],
+          found: list[tuple[ast.AST, str | None, object]]) -> None:
+    """Each ``"py_limited_api": ...`` under a ``"bdist_wheel"`` key: where it is, its text
+    (None: not a string literal), and whether the tests above it hold (True, False, or
+    ``_UNKNOWN``; in a loop, function or other block: ``_UNKNOWN``)."""
+    for statement in body:
+        if isinstance(statement, ast.If):
+            test = _test(statement.test, env)
+            _walk(statement.body, _and(holds, test), env, found)
+            _walk(statement.orelse, _and(holds, _not(test)), env, found)
+            continue
+        where = _UNKNOWN if isinstance(statement, _NESTED) else holds
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Dict):
+                continue
+            for key, value in zip(node.keys, node.values, strict=True):
+                if not (_is(key, "bdist_wheel") and isinstance(value, ast.Dict)):
+                    continue
+                for inner, tag in zip(value.keys, value.values, strict=True):
+                    if _is(inner, NAME):
+                        text = tag.value if isinstance(tag, ast.Constant) and isinstance(tag.value, str) else None
+                        found.append((tag, text, where))
+
+
+def _is(node: ast.expr | None, text: str) -> bool:
+    return isinstance(node, ast.Constant) and node.value == text
+
+
+def _and(a: object, b: object) -> object:
+    if a is False or b is False:
+        return False
+    if a is _UNKNOWN or b is _UNKNOWN:
+        return _UNKNOWN
+    return True
+
+
+def _not(a: object) -> object:
+    return _UNKNOWN if a is _UNKNOWN else not a
+
+
+def _test(node: ast.expr, env: Mapping[str, Setting]) -> object:
+    """An ``if`` test for a CPython build: True, False, or ``_UNKNOWN``."""
+    if isinstance(node, ast.BoolOp):
+        values = [_test(v, env) for v in node.values]
+        if isinstance(node.op, ast.And):
+            out: object = True
+            for v in values:
+                out = _and(out, v)
+            return out
+        if any(v is True for v in values):
+            return True
+        return _UNKNOWN if any(v is _UNKNOWN for v in values) else False
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _not(_test(node.operand, env))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+        left, right = _value(node.left, env), _value(node.comparators[0], env)
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return _UNKNOWN
+        return (left == right) == isinstance(node.ops[0], ast.Eq)
+    return _UNKNOWN
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _value(node: ast.expr, env: Mapping[str, Setting]) -> object:
+    """A constant, ``platform.python_implementation()`` (a CPython build: "CPython"), or
+    ``os.environ.get(NAME[, default])`` / ``os.getenv(...)`` for a NAME the build's
+    environment does not set; else ``_UNKNOWN``."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if not isinstance(node, ast.Call) or node.keywords:
+        return _UNKNOWN
+    called = _dotted(node.func)
+    if called == "platform.python_implementation" and not node.args:
+        return "CPython"
+    if called in ("os.environ.get", "os.getenv") and 1 <= len(node.args) <= 2:
+        name, *default = node.args
+        if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
+            return _UNKNOWN
+        if any(key == name.value or (key.startswith(_PASSED) and (s.value is None or name.value in s.value))
+               for key, s in env.items()):
+            return _UNKNOWN  # set (or maybe set) for the build: not decided here
+        if not default:
+            return None
+        return default[0].value if isinstance(default[0], ast.Constant) else _UNKNOWN
+    return _UNKNOWN
+
+
+def apply(identifiers: frozenset[str], found: Mapping[str, Setting]) -> frozenset[str]:
+    """The identifiers as the files they make: ``cpXY-PLATFORM`` -> ``cp3X-abi3-PLATFORM``
+    where ``py_limited_api`` is ``cp3X`` (XY >= 3X; free-threaded and other interpreters
+    keep theirs). ``Stop`` where the tag is not known."""
+    limited = found.get(NAME)
+    if limited is None:
+        return identifiers
+    if limited.value is None:
+        if not any(re.match(r"cp\d+-", i) for i in identifiers):
+            return identifiers
+        raise Stop(limited.loc, limited.name, limited.why)
+    floor = int(limited.value[3:])
+    out: set[str] = set()
+    for identifier in identifiers:
+        m = re.fullmatch(r"cp3(\d+)-(.+)", identifier)
+        if m is None:
+            out.add(identifier)
+        elif int(m[1]) >= floor:
+            out.add(f"{limited.value}-abi3-{m[2]}")
+        else:
+            raise Stop(limited.loc, limited.name,
+                       f"{identifier} is older than py_limited_api {limited.value}: its wheel's tag is not known")
+    return frozenset(out)
