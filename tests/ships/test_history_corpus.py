@@ -157,6 +157,12 @@ def _compare(data: dict[str, Any], code: int, want: dict[str, Any], whole: dict[
             _key(r): sorted([n["from"], n["to"]] for n in r["renamed"]) for r in data["releases"]
         }
         assert {k: renames.get(k) for k in whole["renamed"]} == whole["renamed"]
+    if "moved" in whole:
+        moved = {
+            _key(r): sorted([m["change"], m["context"]["name"], m["shipped_by"]] for m in r["moved"])
+            for r in data["releases"]
+        }
+        assert {k: moved.get(k) for k in whole["moved"]} == whole["moved"]
     if "wheels" in whole:
         wheels = {}
         for r in data["releases"]:
