@@ -709,6 +709,11 @@ def test_limited_api_under_decided_tests_in_setup_py() -> None:
         '    setup(name="x", options={"bdist_wheel": {"py_limited_api": "cp39"}})\n'
     )
     assert "cp313-manylinux_x86_64" in ids(step(), other)
+    # the tag in a form not read (dict(...)): not known; Extension's own flag is not the tag
+    called = _setup_py('setup(name="x", options=dict(bdist_wheel=dict(py_limited_api="cp39")))\n')
+    assert problem(step(), called).startswith("setup.py:5: setup.py sets py_limited_api in code")
+    flag_only = _setup_py('setup(name="x", ext_modules=[Extension("x._c", ["c.c"], py_limited_api=True)])\n')
+    assert "cp313-manylinux_x86_64" in ids(step(), flag_only)
 
 
 def test_limited_api_older_python_and_bad_tags_are_unresolved() -> None:

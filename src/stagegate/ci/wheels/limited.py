@@ -110,6 +110,8 @@ def _walk(body: list[ast.stmt], holds: object, env: Mapping[str, Setting],
             continue
         where = _UNKNOWN if isinstance(statement, _NESTED) else holds
         for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                _call(node, found)
             if not isinstance(node, ast.Dict):
                 continue
             for key, value in zip(node.keys, node.values, strict=True):
@@ -119,6 +121,16 @@ def _walk(body: list[ast.stmt], holds: object, env: Mapping[str, Setting],
                     if _is(inner, NAME):
                         text = tag.value if isinstance(tag, ast.Constant) and isinstance(tag.value, str) else None
                         found.append((tag, text, where))
+
+
+def _call(node: ast.Call, found: list[tuple[ast.AST, str | None, object]]) -> None:
+    """A ``py_limited_api=`` or ``bdist_wheel=`` keyword in a call other than an
+    ``Extension(...)`` (``dict(py_limited_api="cp39")``): a form not read, so unknown."""
+    if _dotted(node.func).rsplit(".", 1)[-1].endswith("Extension"):
+        return
+    for keyword in node.keywords:
+        if keyword.arg in (NAME, "bdist_wheel"):
+            found.append((keyword.value, None, _UNKNOWN))
 
 
 def _is(node: ast.expr | None, text: str) -> bool:
