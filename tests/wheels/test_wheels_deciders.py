@@ -716,6 +716,31 @@ def test_limited_api_under_decided_tests_in_setup_py() -> None:
     assert "cp313-manylinux_x86_64" in ids(step(), flag_only)
 
 
+def test_limited_api_for_builds_with_the_gil_built_before_the_options() -> None:
+    # tornado's setup.py since 7560da40 (and its cog form since 54fe62a5)
+    gil = _setup_py(
+        "import sysconfig\n"
+        "kwargs = {}\n"
+        'if platform.python_implementation() == "CPython":\n'
+        '    can_use_limited_api = not sysconfig.get_config_var("Py_GIL_DISABLED")\n'
+        "    if can_use_limited_api:\n"
+        '        bdist_wheel_options = {"py_limited_api": "cp39"}\n'
+        "    else:\n"
+        "        bdist_wheel_options = {}\n"
+        "    if bdist_wheel_options:\n"
+        '        kwargs["options"] = {"bdist_wheel": bdist_wheel_options}\n'
+        'setup(name="x", **kwargs)\n'
+    )
+    assert ids(step(), gil) == [
+        "cp313t-manylinux_x86_64", "cp313t-musllinux_x86_64", "cp39-abi3-manylinux_x86_64",
+        "cp39-abi3-musllinux_x86_64", "pp310-manylinux_x86_64",
+    ]
+    two = gil["setup.py"].replace("    can_use_limited_api = not", "    can_use_limited_api = 1\n    can_use_limited_api = not")
+    assert problem(step(), {**gil, "setup.py": two}).startswith("setup.py:")
+    ones = gil["setup.py"].replace('get_config_var("Py_GIL_DISABLED")', 'get_config_var("Py_GIL_DISABLED") == 1')
+    assert ids(step(), {**gil, "setup.py": ones}) == ids(step(), gil)
+
+
 def test_limited_api_older_python_and_bad_tags_are_unresolved() -> None:
     cfg = {**_LIMITED_BUILD, "setup.cfg": "[bdist_wheel]\npy_limited_api = cp310\n"}
     assert problem(step(), cfg) == (

@@ -3,8 +3,8 @@
 one ``cp3X-abi3`` file, as maturin's abi3 wheels are (``cp39-abi3-manylinux_x86_64``).
 
 Read where it is written: setup.cfg's ``[bdist_wheel] py_limited_api``, pyproject.toml's
-``[tool.distutils.bdist_wheel] py-limited-api``, or a ``"py_limited_api": "cp3X"`` string
-under a ``"bdist_wheel"`` key in setup.py (read with ``ast``, never run). In setup.py the
+``[tool.distutils.bdist_wheel] py-limited-api``, or a ``"py_limited_api": "cp3X"`` dict
+entry in setup.py (bdist_wheel's options; read with ``ast``, never run). In setup.py the
 literal may sit under ``if`` tests; those stagegate can decide for a CPython build
 (``platform.python_implementation() == "CPython"``, ``os.environ.get("NAME") != "0"``
 where the build's environment does not set NAME) are decided, anything else leaves the
@@ -26,6 +26,9 @@ from stagegate.errors import Loc
 NAME = "py_limited_api"
 _TAG = re.compile(r"cp3\d+")
 _UNKNOWN = object()
+_GIL = object()
+"""``sysconfig.get_config_var("Py_GIL_DISABLED")`` of a build with the GIL: 0 or None
+(false; not 1)."""
 _PASSED = ("CIBW_ENVIRONMENT", "toml.environment")
 """Settings that pass variables into the build (their text is searched for a name)."""
 
@@ -68,6 +71,24 @@ def _checked(value: str, loc: Loc) -> Setting | None:
     return Setting(name=NAME, value=value, loc=loc)
 
 
+class _Scope:
+    """What setup.py's tests are read with: the build's environment, and the names the
+    file assigns once (``can_use_limited_api = not sysconfig.get_config_var(...)``) with
+    their truth for a CPython build with the GIL."""
+
+    def __init__(self, env: Mapping[str, Setting], tree: ast.Module) -> None:
+        self.env = env
+        stored: dict[str, int] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                stored[node.id] = stored.get(node.id, 0) + 1
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                for name in node.names:
+                    stored[name] = 2
+        self.once = {name for name, count in stored.items() if count == 1}
+        self.names: dict[str, object] = {}
+
+
 def _setup_py(files: Files, path: str, env: Mapping[str, Setting]) -> Setting | None:
     text = files.text(path)
     if text is None:
@@ -77,7 +98,7 @@ def _setup_py(files: Files, path: str, env: Mapping[str, Setting]) -> Setting | 
     except (SyntaxError, ValueError):
         return None
     found: list[tuple[ast.AST, str | None, object]] = []
-    _walk(tree.body, True, env, found)
+    _walk(tree.body, True, _Scope(env, tree), found)
     if not found:
         return None
     values = {(value, decided) for _n, value, decided in found}
@@ -97,30 +118,31 @@ _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.Whi
            ast.With, ast.Match)
 
 
-def _walk(body: list[ast.stmt], holds: object, env: Mapping[str, Setting],
+def _walk(body: list[ast.stmt], holds: object, scope: _Scope,
           found: list[tuple[ast.AST, str | None, object]]) -> None:
-    """Each ``"py_limited_api": ...`` under a ``"bdist_wheel"`` key: where it is, its text
+    """Each ``"py_limited_api": ...`` dict entry (bdist_wheel's options, written in the
+    ``options`` argument or in a dict built before it): where it is, its text
     (None: not a string literal), and whether the tests above it hold (True, False, or
     ``_UNKNOWN``; in a loop, function or other block: ``_UNKNOWN``)."""
     for statement in body:
         if isinstance(statement, ast.If):
-            test = _test(statement.test, env)
-            _walk(statement.body, _and(holds, test), env, found)
-            _walk(statement.orelse, _and(holds, _not(test)), env, found)
+            test = _test(statement.test, scope)
+            _walk(statement.body, _and(holds, test), scope, found)
+            _walk(statement.orelse, _and(holds, _not(test)), scope, found)
             continue
+        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id in scope.once):
+            scope.names[statement.targets[0].id] = _test(statement.value, scope)
         where = _UNKNOWN if isinstance(statement, _NESTED) else holds
         for node in ast.walk(statement):
             if isinstance(node, ast.Call):
                 _call(node, found)
             if not isinstance(node, ast.Dict):
                 continue
-            for key, value in zip(node.keys, node.values, strict=True):
-                if not (_is(key, "bdist_wheel") and isinstance(value, ast.Dict)):
-                    continue
-                for inner, tag in zip(value.keys, value.values, strict=True):
-                    if _is(inner, NAME):
-                        text = tag.value if isinstance(tag, ast.Constant) and isinstance(tag.value, str) else None
-                        found.append((tag, text, where))
+            for key, tag in zip(node.keys, node.values, strict=True):
+                if _is(key, NAME):  # bdist_wheel's options, given whole or built first
+                    text = tag.value if isinstance(tag, ast.Constant) and isinstance(tag.value, str) else None
+                    found.append((tag, text, where))
 
 
 def _call(node: ast.Call, found: list[tuple[ast.AST, str | None, object]]) -> None:
@@ -149,10 +171,15 @@ def _not(a: object) -> object:
     return _UNKNOWN if a is _UNKNOWN else not a
 
 
-def _test(node: ast.expr, env: Mapping[str, Setting]) -> object:
-    """An ``if`` test for a CPython build: True, False, or ``_UNKNOWN``."""
+def _test(node: ast.expr, scope: _Scope) -> object:
+    """An ``if`` test for a CPython build with the GIL: True, False, or ``_UNKNOWN``."""
+    if isinstance(node, ast.Name):
+        return scope.names.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.Call | ast.Constant) and not isinstance(node, ast.Compare):
+        value = _value(node, scope)
+        return value if value is _UNKNOWN else value is not _GIL and bool(value)
     if isinstance(node, ast.BoolOp):
-        values = [_test(v, env) for v in node.values]
+        values = [_test(v, scope) for v in node.values]
         if isinstance(node.op, ast.And):
             out: object = True
             for v in values:
@@ -162,10 +189,13 @@ def _test(node: ast.expr, env: Mapping[str, Setting]) -> object:
             return True
         return _UNKNOWN if any(v is _UNKNOWN for v in values) else False
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _not(_test(node.operand, env))
+        return _not(_test(node.operand, scope))
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq):
-        left, right = _value(node.left, env), _value(node.comparators[0], env)
-        if left is _UNKNOWN or right is _UNKNOWN:
+        left, right = _value(node.left, scope), _value(node.comparators[0], scope)
+        other = right if left is _GIL else left if right is _GIL else None
+        if other is not _GIL and other is not None and other is not _UNKNOWN and other == 1:
+            left, right = 0, 1  # Py_GIL_DISABLED is not 1 (0 or None)
+        if left is _UNKNOWN or right is _UNKNOWN or _GIL in (left, right):
             return _UNKNOWN
         return (left == right) == isinstance(node.ops[0], ast.Eq)
     return _UNKNOWN
@@ -179,7 +209,7 @@ def _dotted(node: ast.expr) -> str:
     return ""
 
 
-def _value(node: ast.expr, env: Mapping[str, Setting]) -> object:
+def _value(node: ast.expr, scope: _Scope) -> object:
     """A constant, ``platform.python_implementation()`` (a CPython build: "CPython"), or
     ``os.environ.get(NAME[, default])`` / ``os.getenv(...)`` for a NAME the build's
     environment does not set; else ``_UNKNOWN``."""
@@ -190,12 +220,14 @@ def _value(node: ast.expr, env: Mapping[str, Setting]) -> object:
     called = _dotted(node.func)
     if called == "platform.python_implementation" and not node.args:
         return "CPython"
+    if called == "sysconfig.get_config_var" and len(node.args) == 1 and _is(node.args[0], "Py_GIL_DISABLED"):
+        return _GIL
     if called in ("os.environ.get", "os.getenv") and 1 <= len(node.args) <= 2:
         name, *default = node.args
         if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
             return _UNKNOWN
         if any(key == name.value or (key.startswith(_PASSED) and (s.value is None or name.value in s.value))
-               for key, s in env.items()):
+               for key, s in scope.env.items()):
             return _UNKNOWN  # set (or maybe set) for the build: not decided here
         if not default:
             return None
