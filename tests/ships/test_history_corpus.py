@@ -160,6 +160,14 @@ def _compare(data: dict[str, Any], code: int, want: dict[str, Any], whole: dict[
         assert {k: renames.get(k) for k in whole["renamed"]} == whole["renamed"]
     if "unresolved" in whole:
         assert sorted(str(u["expression"]) for u in data["unresolved"]) == whole["unresolved"]
+    if "moved" in whole:
+        moved = {
+            _key(r): sorted(
+                [m["change"], m["context"]["name"], m["shipped_by"]] for m in r["moved"]
+            )
+            for r in data["releases"]
+        }
+        assert {k: moved.get(k) for k in whole["moved"]} == whole["moved"]
     if "wheels" in whole:
         wheels = {}
         for r in data["releases"]:

@@ -658,3 +658,104 @@ def test_each_linux_wheel_is_keyed_by_the_policy_of_its_image() -> None:
     assert keyed({"CIBW_BUILD": "cp312-musllinux_x86_64"}, toml) == [("cp312-musllinux_x86_64", "musllinux_1_1")]
     windows = cibw.images(cibw.shipped(step("3.4.1", runner="windows-latest", env={"CIBW_BUILD": "cp312-win_amd64"}), Tree()))
     assert windows == frozenset({("cp312-win_amd64", "")})
+
+
+# --------------------------------------------------------------------------- setuptools' limited API
+
+_LIMITED_BUILD = {"pyproject.toml": '[tool.cibuildwheel]\nbuild = "cp39-* cp313-* cp313t-* pp310-*"\nenable = ["cpython-freethreading", "pypy"]\n'}
+
+
+def _setup_py(body: str) -> dict[str, str]:
+    return {**_LIMITED_BUILD, "setup.py": "import os\nimport platform\nfrom setuptools import setup\n\n" + body}
+
+
+def test_limited_api_makes_one_abi3_file_of_every_later_cpython() -> None:
+    cfg = {**_LIMITED_BUILD, "setup.cfg": "[metadata]\nname = x\n\n[bdist_wheel]\npy_limited_api = cp39\n"}
+    assert ids(step(), cfg) == [
+        "cp313t-manylinux_x86_64", "cp313t-musllinux_x86_64", "cp39-abi3-manylinux_x86_64",
+        "cp39-abi3-musllinux_x86_64", "pp310-manylinux_x86_64",
+    ]
+    toml = {"pyproject.toml": _LIMITED_BUILD["pyproject.toml"] + '\n[tool.distutils.bdist_wheel]\npy-limited-api = "cp39"\n'}
+    assert ids(step(), toml) == ids(step(), cfg)
+    literal = _setup_py('setup(name="x", options={"bdist_wheel": {"py_limited_api": "cp39"}})\n')
+    assert ids(step(), literal) == ids(step(), cfg)
+
+
+def test_limited_api_under_decided_tests_in_setup_py() -> None:
+    guarded = _setup_py(
+        "kwargs = {}\n"
+        'if platform.python_implementation() == "CPython" and os.environ.get("X_EXT") != "0":\n'
+        '    kwargs["options"] = {"bdist_wheel": {"py_limited_api": "cp39"}}\n'
+        'setup(name="x", **kwargs)\n'
+    )
+    assert "cp39-abi3-manylinux_x86_64" in ids(step(), guarded)
+    # the build sets the variable: not decided
+    assert problem(step(env={"X_EXT": "0"}), guarded) == (
+        "setup.py:7: setup.py sets py_limited_api in code whose outcome stagegate cannot decide: "
+        "the wheels' python tag is not known"
+    )
+    passed = {**guarded, "pyproject.toml": guarded["pyproject.toml"] + 'environment = { X_EXT = "0" }\n'}
+    assert problem(step(), passed).startswith("setup.py:7: setup.py sets py_limited_api in code")
+    # a test on a value of the build machine: not decided
+    machine = _setup_py(
+        'if platform.machine() != "riscv64":\n'
+        '    setup(name="x", options={"bdist_wheel": {"py_limited_api": "cp39"}})\n'
+    )
+    assert problem(step(), machine).startswith("setup.py:6: setup.py sets py_limited_api in code")
+    # the else branch of a test that holds: no limited API
+    other = _setup_py(
+        'if platform.python_implementation() == "CPython":\n'
+        '    pass\nelse:\n'
+        '    setup(name="x", options={"bdist_wheel": {"py_limited_api": "cp39"}})\n'
+    )
+    assert "cp313-manylinux_x86_64" in ids(step(), other)
+    # the tag in a form not read (dict(...)): not known; Extension's own flag is not the tag
+    called = _setup_py('setup(name="x", options=dict(bdist_wheel=dict(py_limited_api="cp39")))\n')
+    assert problem(step(), called).startswith("setup.py:5: setup.py sets py_limited_api in code")
+    flag_only = _setup_py('setup(name="x", ext_modules=[Extension("x._c", ["c.c"], py_limited_api=True)])\n')
+    assert "cp313-manylinux_x86_64" in ids(step(), flag_only)
+
+
+def test_limited_api_for_builds_with_the_gil_built_before_the_options() -> None:
+    # tornado's setup.py since 7560da40 (and its cog form since 54fe62a5)
+    gil = _setup_py(
+        "import sysconfig\n"
+        "kwargs = {}\n"
+        'if platform.python_implementation() == "CPython":\n'
+        '    can_use_limited_api = not sysconfig.get_config_var("Py_GIL_DISABLED")\n'
+        "    if can_use_limited_api:\n"
+        '        bdist_wheel_options = {"py_limited_api": "cp39"}\n'
+        "    else:\n"
+        "        bdist_wheel_options = {}\n"
+        "    if bdist_wheel_options:\n"
+        '        kwargs["options"] = {"bdist_wheel": bdist_wheel_options}\n'
+        'setup(name="x", **kwargs)\n'
+    )
+    assert ids(step(), gil) == [
+        "cp313t-manylinux_x86_64", "cp313t-musllinux_x86_64", "cp39-abi3-manylinux_x86_64",
+        "cp39-abi3-musllinux_x86_64", "pp310-manylinux_x86_64",
+    ]
+    two = gil["setup.py"].replace("    can_use_limited_api = not", "    can_use_limited_api = 1\n    can_use_limited_api = not")
+    assert problem(step(), {**gil, "setup.py": two}).startswith("setup.py:")
+    ones = gil["setup.py"].replace('get_config_var("Py_GIL_DISABLED")', 'get_config_var("Py_GIL_DISABLED") == 1')
+    assert ids(step(), {**gil, "setup.py": ones}) == ids(step(), gil)
+
+
+def test_limited_api_older_python_and_bad_tags_are_unresolved() -> None:
+    cfg = {**_LIMITED_BUILD, "setup.cfg": "[bdist_wheel]\npy_limited_api = cp310\n"}
+    assert problem(step(), cfg) == (
+        "setup.cfg:2: cp39-manylinux_x86_64 is older than py_limited_api cp310: its wheel's tag is not known"
+    )
+    bad = {**_LIMITED_BUILD, "setup.cfg": "[bdist_wheel]\npy_limited_api = yes-please\n"}
+    assert problem(step(), bad) == "setup.cfg:2: py_limited_api 'yes-please' is not a cp3X tag stagegate reads"
+
+
+def test_limited_api_change_is_put_down_to_the_setting() -> None:
+    base = cibw.shipped(step(), Tree({**_LIMITED_BUILD, "setup.cfg": "[bdist_wheel]\npy_limited_api = cp39\n"}))
+    head_files = {"pyproject.toml": _LIMITED_BUILD["pyproject.toml"].replace("cp39-* ", ""),
+                  "setup.cfg": "[bdist_wheel]\npy_limited_api = cp313\n"}
+    head = cibw.shipped(step(), Tree(head_files))
+    change = compare.compare([base], [head], tool=False)
+    assert change.lost == ("cp39-abi3-manylinux_x86_64", "cp39-abi3-musllinux_x86_64")
+    assert change.gained == ("cp313-abi3-manylinux_x86_64", "cp313-abi3-musllinux_x86_64")
+    assert any(s.name == "py_limited_api" for c in change.causes for s in c.settings)

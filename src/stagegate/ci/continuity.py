@@ -45,6 +45,17 @@ class Renamed:
 
 
 @record(kw_only=True)
+class Moved:
+    """An upload that appears at the head (``gained``) or goes (``lost``) whose wheels are
+    all shipped at the other commit by other uploads (``by``, their artifact names): the
+    builds were split among uploads or merged, the files are the same (information)."""
+
+    context: Context
+    direction: str
+    by: tuple[str, ...]
+
+
+@record(kw_only=True)
 class Acceptance:
     """A change a pull request declares: ``direction`` ("gained" or "lost") of the
     artifact names ``glob`` matches, said at ``where``; ``releases``: the release jobs
@@ -130,6 +141,8 @@ class ReleaseChange:
     gained: tuple[Context, ...]
     renamed: tuple[Renamed, ...]
     accepted: tuple[tuple[str, Context, str], ...] = ()
+    moved: tuple[Moved, ...] = ()
+    """Uploads that appear or go whose wheels ship from other uploads at the other commit."""
     """(direction, context, where it was declared) of each change declared."""
     wheels: Any = None
     """What the wheels it ships lose and gain (``ci.wheels.compare.Change``; None: no
@@ -569,6 +582,7 @@ def _change(
     now = list(new.contexts) if new else []
     pairs, missing, extra = _match(was, now)
     lost, gained, renamed = _renames(missing, extra)
+    moved = _moved(lost, "lost", now) + _moved(gained, "gained", was)
     lost, gained = _reshuffled(lost, was, now), _reshuffled(gained, now, was)
     renamed = [
         Renamed(context=new_ctx, before=old_ctx.name, after=new_ctx.name)
@@ -611,6 +625,7 @@ def _change(
         wheels=wheels,
         wheels_accepted=tuple(wheels_accepted),
         wheels_blind=wheels is not None and _computed(was) and not _computed(now),
+        moved=tuple(moved),
     )
 
 
@@ -633,6 +648,20 @@ def _reshuffled(
     return [
         c for c in contexts if not (c.wheels and _computed((c,)) and _identifiers((c,)) <= shipped)
     ]
+
+
+def _moved(contexts: Sequence[Context], direction: str, other: Sequence[Context]) -> list[Moved]:
+    """The ``contexts`` (lost or gained) that ``_reshuffled`` takes out, each with the
+    uploads of the ``other`` commit that ship its wheels."""
+    kept = _reshuffled(list(contexts), (), other)
+    out: list[Moved] = []
+    for ctx in contexts:
+        if any(ctx is k for k in kept):
+            continue
+        mine = _identifiers((ctx,))
+        by = sorted({c.name for c in other if _computed((c,)) and _identifiers((c,)) & mine})
+        out.append(Moved(context=ctx, direction=direction, by=tuple(by)))
+    return out
 
 
 def _wheels(was: Sequence[Context], now: Sequence[Context]) -> Any:

@@ -64,6 +64,10 @@ def as_json(result: Continuity) -> dict[str, Any]:
                     {"context": context_json(n.context), "from": n.before, "to": n.after}
                     for n in r.renamed
                 ],
+                "moved": [
+                    {"context": context_json(m.context), "change": m.direction, "shipped_by": list(m.by)}
+                    for m in r.moved
+                ],
                 "accepted": [
                     {**context_json(c), "change": direction, "declared": where}
                     for direction, c, where in r.accepted
@@ -197,6 +201,12 @@ def _release_lines(r: ReleaseChange) -> list[str]:
     out += [f"  lost: {_ctx(c, c.name in both)}" for c in r.lost]
     out += [f"  gained: {_ctx(c, c.name in both)}" for c in r.gained]
     out += [f"  renamed: {n.context.label()}: {n.before!r} -> {n.after!r}" for n in r.renamed]
+    out += [
+        f"  moved: {_ctx(m.context)} {'is new' if m.direction == 'gained' else 'is gone'}; its wheels "
+        f"{'shipped' if m.direction == 'gained' else 'ship'} in {', '.join(map(repr, m.by))} "
+        f"{'at the base' if m.direction == 'gained' else 'at the head'}"
+        for m in r.moved
+    ]
     out += [f"  accepted ({d}): {_ctx(c)}, declared by {where}" for d, c, where in r.accepted]
     return out + _wheel_lines(r) + _duplicate_lines(r)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from stagegate.ci.wheels import argv, project, table
+from stagegate.ci.wheels import argv, limited, project, table
 from stagegate.ci.wheels.model import CIBUILDWHEEL, BuildStep, Files, Setting, Wheels, Word
 from stagegate.ci.wheels.patterns import Selector, TooLong
 from stagegate.ci.wheels.settings import Stop, first, runner
@@ -122,6 +122,29 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
     requires = project.requires_python(files, directory, pyproject)
     if requires is not None:
         out["requires-python"] = requires
+    tag = limited.setting(files, directory, {**step.env, **_passed(loaded, config_path)})
+    if tag is not None:
+        out[limited.NAME] = tag
+    return out
+
+
+def _passed(loaded: object, path: str) -> dict[str, Setting]:
+    """``[tool.cibuildwheel] environment`` and ``environment-pass`` (each platform's too),
+    as text: the variables they pass into the build."""
+    out: dict[str, Setting] = {}
+    if not isinstance(loaded, tuple):
+        return out
+    data = loaded[1]
+    tool = data.get("tool")
+    section = tool.get("cibuildwheel") if isinstance(tool, dict) else None
+    if not isinstance(section, dict):
+        return out
+    for where, options in [("", section)] + [(f"{p}.", section[p]) for p in project.PLATFORMS
+                                             if isinstance(section.get(p), dict)]:
+        for option in ("environment", "environment-pass"):
+            if option in options:
+                out[f"toml.environment.{where}{option}"] = Setting(
+                    name=option, value=repr(options[option]), loc=Loc(path, 1, 1))
     return out
 
 
@@ -426,7 +449,7 @@ def possible(found: Mapping[str, Setting]) -> frozenset[str] | None:
         for version in releases(found):
             for machine in MACHINES:
                 if machine[1] in table.all_archs(version, machine[0]):  # else it builds nothing there
-                    out |= _select(found, version, machine)[0]
+                    out |= limited.apply(_select(found, version, machine)[0], found)
     except Stop:
         return None
     return frozenset(out)
@@ -489,6 +512,7 @@ def resolve(found: Mapping[str, Setting], *, ask: Ask | None = None) -> Wheels:
         refused(found)
         answer = ask(found) if ask is not None else None
         ids, how = answer if answer is not None else select(found)
+        ids = limited.apply(ids, found)
         return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=ids, how=how)
     except Stop as stop:
         return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=None, unresolved=stop.unresolved)
@@ -529,7 +553,7 @@ def naming(step: BuildStep, files: Files, directory: str | None) -> tuple[tuple[
 
 
 _POLICY = re.compile(r"(manylinux\d{4}|manylinux_\d+_\d+|musllinux_\d+_\d+)")
-_LINUX = re.compile(r"(?P<python>[a-z]+)\d+t?(?:_\d+)?-(?P<family>many|musl)linux_(?P<arch>\w+)")
+_LINUX = re.compile(r"(?P<python>[a-z]+)\d+t?(?:_\d+)?(?:-abi3)?-(?P<family>many|musl)linux_(?P<arch>\w+)")
 
 
 def images(wheels: Wheels) -> frozenset[tuple[str, str]] | None:
