@@ -248,7 +248,7 @@ def apply(identifiers: frozenset[str], found: Mapping[str, Setting]) -> frozense
         raise Stop(limited.loc, limited.name, limited.why)
     floor = int(limited.value[3:])
     out: set[str] = set()
-    for identifier in identifiers:
+    for identifier in sorted(identifiers):  # the first too old one, the same every run
         m = re.fullmatch(r"cp3(\d+)-(.+)", identifier)
         if m is None:
             out.add(identifier)
