@@ -90,12 +90,8 @@ class _Scope:
 
 
 def _setup_py(files: Files, path: str, env: Mapping[str, Setting]) -> Setting | None:
-    text = files.text(path)
-    if text is None:
-        return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = project.setup_tree(files, path)
+    if tree is None:
         return None
     found: list[tuple[ast.AST, str | None, object]] = []
     _walk(tree.body, True, _Scope(env, tree), found)

@@ -135,14 +135,22 @@ def _setup_cfg(files: Files, path: str) -> Setting | None:
     return None
 
 
-def _setup_py(files: Files, path: str) -> Setting | None:
+def setup_tree(files: Files, path: str) -> ast.Module | None:
+    """``setup.py`` at ``path`` parsed (never run); None where it is not there or is no
+    Python (cibuildwheel then reads nothing from it either)."""
     text = files.text(path)
     if text is None:
         return None
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError):
-        return None  # cibuildwheel then reads no requirement either
+        return None
+
+
+def _setup_py(files: Files, path: str) -> Setting | None:
+    tree = setup_tree(files, path)
+    if tree is None:
+        return None
     found: Setting | None = None
     for call in _top_calls(tree.body):
         for keyword in call.keywords:
