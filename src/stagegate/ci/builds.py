@@ -194,7 +194,9 @@ class Builds:
         directory: str,
         blind: Unresolved | None = None,
     ) -> None:
-        pin = wheel_steps.install_pin(words) or wheel_steps.requirements_pin(words, self.text.text, directory)
+        pin = wheel_steps.install_pin(words) or wheel_steps.requirements_pin(
+            words, self.text.text, directory
+        )
         if pin is not None:
             self.pins[where] = pin
             return
@@ -393,7 +395,10 @@ def _here(directory: str, folder: Value | None) -> tuple[str | None, str | None]
         missing = unknowns(folder)
         why = missing[0].reason if missing else "not known"
         why = why.split("; bind env.")[0].replace(f"${CWD}", "the folder it runs in")
-        return None, f"the folder it runs in is not known ({why}): where its project is, is not known"
+        return (
+            None,
+            f"the folder it runs in is not known ({why}): where its project is, is not known",
+        )
     here = folders.folder(directory, folder)
     if here.startswith(("/", "../")) or here == "..":
         return None, f"it runs in {folder}, outside the repository: its project is not read"

@@ -348,7 +348,9 @@ def _publisher(words: list[str], base: str) -> Command | None:
         files = _positional(words[2:], _HATCH_VALUED) or ["dist"]
         return Command(
             tool="hatch publish",
-            reads=tuple(r for f in files for r in (norm(f, base), norm(f"{f.rstrip('/')}/*", base))),
+            reads=tuple(
+                r for f in files for r in (norm(f, base), norm(f"{f.rstrip('/')}/*", base))
+            ),
         )
     if words[:2] == ["pdm", "publish"]:
         if "--no-build" not in words:

@@ -82,7 +82,13 @@ class Host(Protocol):
 
 
 _RUNNER_OS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
-_RUNNER_ARCH = {"x86_64": "X64", "AMD64": "X64", "aarch64": "ARM64", "arm64": "ARM64", "ARM64": "ARM64"}
+_RUNNER_ARCH = {
+    "x86_64": "X64",
+    "AMD64": "X64",
+    "aarch64": "ARM64",
+    "arm64": "ARM64",
+    "ARM64": "ARM64",
+}
 
 
 def runner_context(label: str, key: str) -> str | None:

@@ -65,7 +65,11 @@ def as_json(result: Continuity) -> dict[str, Any]:
                     for n in r.renamed
                 ],
                 "moved": [
-                    {"context": context_json(m.context), "change": m.direction, "shipped_by": list(m.by)}
+                    {
+                        "context": context_json(m.context),
+                        "change": m.direction,
+                        "shipped_by": list(m.by),
+                    }
                     for m in r.moved
                 ],
                 "accepted": [

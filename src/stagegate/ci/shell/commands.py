@@ -120,7 +120,9 @@ def installs_requirements(texts: list[str]) -> bool:
     """Whether a command installs from a requirements file (``pip install -r FILE``):
     the file may pin the build tool."""
     return "install" in texts and any(
-        t in ("-r", "--requirement") or t.startswith("--requirement=") or (t.startswith("-r") and len(t) > 2)
+        t in ("-r", "--requirement")
+        or t.startswith("--requirement=")
+        or (t.startswith("-r") and len(t) > 2)
         for t in texts
     )
 

@@ -22,16 +22,39 @@ from stagegate.ci.wheels.patterns import Selector, TooLong
 from stagegate.ci.wheels.settings import Stop, first, runner
 from stagegate.errors import Loc
 
-_VALUED = {"--platform": "platform", "--archs": "archs", "--only": "only", "--enable": "enable",
-           "--config-file": "config-file", "--output-dir": "output-dir"}
-_FLAGS = {"--prerelease-pythons": "prerelease-pythons", "--allow-empty": "", "--debug-traceback": "",
-          "--clean-cache": "", "--print-build-identifiers": "print"}
+_VALUED = {
+    "--platform": "platform",
+    "--archs": "archs",
+    "--only": "only",
+    "--enable": "enable",
+    "--config-file": "config-file",
+    "--output-dir": "output-dir",
+}
+_FLAGS = {
+    "--prerelease-pythons": "prerelease-pythons",
+    "--allow-empty": "",
+    "--debug-traceback": "",
+    "--clean-cache": "",
+    "--print-build-identifiers": "print",
+}
 _INPUTS = ("package-dir", "config-file", "only")
-ENV = frozenset({
-    "CIBW_BUILD", "CIBW_SKIP", "CIBW_ARCHS", "CIBW_ARCHS_LINUX", "CIBW_ARCHS_MACOS",
-    "CIBW_ARCHS_WINDOWS", "CIBW_ARCHS_IOS", "CIBW_ARCHS_ANDROID", "CIBW_ENABLE", "CIBW_PROJECT_REQUIRES_PYTHON",
-    "CIBW_FREE_THREADED_SUPPORT", "CIBW_PRERELEASE_PYTHONS", "CIBW_PLATFORM",
-})
+ENV = frozenset(
+    {
+        "CIBW_BUILD",
+        "CIBW_SKIP",
+        "CIBW_ARCHS",
+        "CIBW_ARCHS_LINUX",
+        "CIBW_ARCHS_MACOS",
+        "CIBW_ARCHS_WINDOWS",
+        "CIBW_ARCHS_IOS",
+        "CIBW_ARCHS_ANDROID",
+        "CIBW_ENABLE",
+        "CIBW_PROJECT_REQUIRES_PYTHON",
+        "CIBW_FREE_THREADED_SUPPORT",
+        "CIBW_PRERELEASE_PYTHONS",
+        "CIBW_PLATFORM",
+    }
+)
 """The variables that decide which identifiers are built (any release)."""
 
 
@@ -39,9 +62,13 @@ def _cli(args: tuple[Word, ...], out: dict[str, Setting]) -> None:
     """The command line's options as ``cli.NAME`` settings (``--enable`` may repeat)."""
     for option in argv.options(args, _VALUED):
         if option.why and option.name in _VALUED:
-            out[f"cli.{_VALUED[option.name]}"] = Setting(name=option.name, value=None, loc=option.loc, why=option.why)
+            out[f"cli.{_VALUED[option.name]}"] = Setting(
+                name=option.name, value=None, loc=option.loc, why=option.why
+            )
         elif option.why:
-            out["cli"] = Setting(name="cibuildwheel's command line", value=None, loc=option.loc, why=option.why)
+            out["cli"] = Setting(
+                name="cibuildwheel's command line", value=None, loc=option.loc, why=option.why
+            )
             return
         elif option.name in _VALUED:
             key, given = f"cli.{_VALUED[option.name]}", option.values[0]
@@ -50,13 +77,17 @@ def _cli(args: tuple[Word, ...], out: dict[str, Setting]) -> None:
             out[key] = Setting(name=option.name, value=given, loc=option.loc)
         elif option.name in _FLAGS:
             if _FLAGS[option.name]:
-                out[f"cli.{_FLAGS[option.name]}"] = Setting(name=option.name, value="true", loc=option.loc)
+                out[f"cli.{_FLAGS[option.name]}"] = Setting(
+                    name=option.name, value="true", loc=option.loc
+                )
         elif option.name:
             why = f"{option.name} is not a cibuildwheel option stagegate knows"
             out["cli"] = Setting(name=option.name, value=None, loc=option.loc, why=why)
             return
         else:
-            out["cli.package-dir"] = Setting(name="package dir", value=option.values[0], loc=option.loc)
+            out["cli.package-dir"] = Setting(
+                name="package dir", value=option.values[0], loc=option.loc
+            )
 
 
 def _sdist_of_run(package: Setting) -> bool:
@@ -89,7 +120,9 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
     """Every setting the identifiers of ``step`` depend on, by key."""
     out: dict[str, Setting] = {"runner": step.runner}
     out["version"] = step.version or Setting(
-        name="cibuildwheel version", value=None, loc=step.loc,
+        name="cibuildwheel version",
+        value=None,
+        loc=step.loc,
         why="cibuildwheel is not pinned: the release installed at run time decides",
     )
     for name, setting in step.env.items():
@@ -139,12 +172,14 @@ def _passed(loaded: object, path: str) -> dict[str, Setting]:
     section = tool.get("cibuildwheel") if isinstance(tool, dict) else None
     if not isinstance(section, dict):
         return out
-    for where, options in [("", section)] + [(f"{p}.", section[p]) for p in project.PLATFORMS
-                                             if isinstance(section.get(p), dict)]:
+    for where, options in [("", section)] + [
+        (f"{p}.", section[p]) for p in project.PLATFORMS if isinstance(section.get(p), dict)
+    ]:
         for option in ("environment", "environment-pass"):
             if option in options:
                 out[f"toml.environment.{where}{option}"] = Setting(
-                    name=option, value=repr(options[option]), loc=Loc(path, 1, 1))
+                    name=option, value=repr(options[option]), loc=Loc(path, 1, 1)
+                )
     return out
 
 
@@ -167,7 +202,9 @@ class Options:
             raise Stop(setting.loc, setting.name, setting.why or f"{setting.name} is not known")
         return setting.value
 
-    def cascade(self, option: str, *, plat_env: bool, ignore_empty: bool = False) -> tuple[str | None, str | None]:
+    def cascade(
+        self, option: str, *, plat_env: bool, ignore_empty: bool = False
+    ) -> tuple[str | None, str | None]:
         """The value cibuildwheel reads for ``option`` (defaults aside) and its key:
         the config file, its platform table, ``CIBW_OPTION``, then ``CIBW_OPTION_PLATFORM``."""
         env = "env.CIBW_" + option.upper().replace("-", "_")
@@ -201,7 +238,11 @@ def _unknown_options(opts: Options) -> None:
         for key in (f"toml.{option}", f"toml.{opts.platform}.{option}"):
             if key in opts.found and not table.reads(opts.version, option):
                 loc, name = opts.where(key)
-                raise Stop(loc, name, f"cibuildwheel {_dotted(opts.version)} stops on {option} in its config file: an option it does not know")
+                raise Stop(
+                    loc,
+                    name,
+                    f"cibuildwheel {_dotted(opts.version)} stops on {option} in its config file: an option it does not know",
+                )
 
 
 def _enabled(opts: Options) -> set[str]:
@@ -224,8 +265,14 @@ def _enabled(opts: Options) -> set[str]:
             elif word in known:
                 groups.add(word)
             else:
-                loc, name = opts.where("env.CIBW_ENABLE" if appended and word in appended.split() else "toml.enable")
-                raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on the unknown enable group {word!r}")
+                loc, name = opts.where(
+                    "env.CIBW_ENABLE" if appended and word in appended.split() else "toml.enable"
+                )
+                raise Stop(
+                    loc,
+                    name,
+                    f"cibuildwheel {_dotted(version)} stops on the unknown enable group {word!r}",
+                )
     return groups | _legacy(opts, bool(groups))
 
 
@@ -235,7 +282,8 @@ def _legacy(opts: Options, with_enable: bool) -> set[str]:
     if not table.reads(version, "free-threaded-support"):
         threaded = None  # an environment variable it does not read (the file is checked first)
     prerelease = table.reads(version, "CIBW_PRERELEASE_PYTHONS") and (
-        _truthy(opts.value("env.CIBW_PRERELEASE_PYTHONS") or "0") or opts.value("cli.prerelease-pythons") is not None
+        _truthy(opts.value("env.CIBW_PRERELEASE_PYTHONS") or "0")
+        or opts.value("cli.prerelease-pythons") is not None
     )
     if threaded is not None and _truthy(threaded):
         groups.add("cpython-freethreading")
@@ -243,7 +291,9 @@ def _legacy(opts: Options, with_enable: bool) -> set[str]:
         groups.add("cpython-prerelease")
     if groups and with_enable and table.reads(version, "enable"):
         loc, name = opts.where(key or "env.CIBW_PRERELEASE_PYTHONS")
-        raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops when {name} and enable are both set")
+        raise Stop(
+            loc, name, f"cibuildwheel {_dotted(version)} stops when {name} and enable are both set"
+        )
     for group, when in table.ALWAYS_ENABLED:
         if table._in(version, when):
             groups.add(group)
@@ -259,7 +309,11 @@ def _archs(opts: Options, native: str) -> frozenset[str]:
         text, key = opts.cascade("archs", plat_env=True, ignore_empty=ignore)
     if text is not None and not text.strip():
         loc, name = opts.where(key)
-        raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on an empty archs (3.1.4 and later ignore it)")
+        raise Stop(
+            loc,
+            name,
+            f"cibuildwheel {_dotted(version)} stops on an empty archs (3.1.4 and later ignore it)",
+        )
     text = text or "auto"
     allowed = table.all_archs(version, platform)
     out: set[str] = set()
@@ -281,7 +335,9 @@ def _archs(opts: Options, native: str) -> frozenset[str]:
     if not out or not out <= allowed:
         loc, name = opts.where(key)
         bad = ", ".join(sorted(out - allowed)) or "no architecture"
-        raise Stop(loc, name, f"cibuildwheel {_dotted(version)} stops on archs {bad} for {platform}")
+        raise Stop(
+            loc, name, f"cibuildwheel {_dotted(version)} stops on archs {bad} for {platform}"
+        )
     return frozenset(out)
 
 
@@ -300,7 +356,10 @@ def refused(found: Mapping[str, Setting]) -> None:
             versions: tuple[table.Version, ...] = releases(found)
         except Stop:
             return
-    elif re.fullmatch(r"\d+\.\d+\.\d+", text.removeprefix("v")) and table.v(text.removeprefix("v")) in table.KNOWN:
+    elif (
+        re.fullmatch(r"\d+\.\d+\.\d+", text.removeprefix("v"))
+        and table.v(text.removeprefix("v")) in table.KNOWN
+    ):
         versions = (table.v(text.removeprefix("v")),)
     else:
         return
@@ -308,7 +367,11 @@ def refused(found: Mapping[str, Setting]) -> None:
         for name, when in table.REFUSED_ENV.items():
             env = found.get(f"env.{name}")
             if env is not None and table._in(version, when):
-                raise Stop(env.loc, env.name, f"cibuildwheel {_dotted(version)} stops when {name} is set (use enable)")
+                raise Stop(
+                    env.loc,
+                    env.name,
+                    f"cibuildwheel {_dotted(version)} stops when {name} is set (use enable)",
+                )
 
 
 def releases(found: Mapping[str, Setting]) -> tuple[table.Version, ...]:
@@ -324,7 +387,8 @@ def releases(found: Mapping[str, Setting]) -> tuple[table.Version, ...]:
     known = sorted(r for r in table.KNOWN if r[: len(prefix)] == prefix)
     if not known or known[-1] == table.NEWEST:
         raise Stop(
-            setting.loc, setting.name,
+            setting.loc,
+            setting.name,
             f"cibuildwheel {text} is a moving ref whose newest release stagegate cannot know: "
             "pin an exact version, or a commit with a `# vX.Y.Z` comment",
         )
@@ -335,18 +399,22 @@ def pinned(found: Mapping[str, Setting]) -> table.Version:
     """The exact release the step runs; ``Stop`` where it is not one the table knows."""
     setting = found["version"]
     if setting.value is None:
-        raise Stop(setting.loc, setting.name, setting.why or "the cibuildwheel version is not known")
+        raise Stop(
+            setting.loc, setting.name, setting.why or "the cibuildwheel version is not known"
+        )
     text = setting.value.strip().removeprefix("v")
     if not re.fullmatch(r"\d+\.\d+\.\d+", text):
         raise Stop(
-            setting.loc, setting.name,
+            setting.loc,
+            setting.name,
             f"cibuildwheel {setting.value} is not one release (a moving tag or range): "
             "pin an exact version, or a commit with a `# vX.Y.Z` comment",
         )
     version = table.v(text)
     if version not in table.KNOWN:
         raise Stop(
-            setting.loc, setting.name,
+            setting.loc,
+            setting.name,
             f"cibuildwheel {text} is not a release stagegate knows the defaults of "
             f"(2.0.0 to {_dotted(table.NEWEST)}); install it with stagegate-ci[wheels] to compute its identifiers",
         )
@@ -365,7 +433,8 @@ def host(found: Mapping[str, Setting], machine: tuple[str, str] | None = None) -
     cross = table.CROSS_HOSTS.get(wanted, {}).get((platform, native))
     if cross is None:
         raise Stop(
-            setting.loc, setting.name,
+            setting.loc,
+            setting.name,
             f"building {wanted} wheels on a {platform} {native} runner is not computed by stagegate",
         )
     return wanted, cross
@@ -417,7 +486,8 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
     if len(answers) > 1:
         setting = found["version"]
         raise Stop(
-            setting.loc, setting.name,
+            setting.loc,
+            setting.name,
             f"cibuildwheel {setting.value} is a moving ref, and its releases "
             f"{_dotted(versions[0])} to {_dotted(versions[-1])} build different wheels here: "
             "pin an exact version",
@@ -429,9 +499,15 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
 
 
 MACHINES: tuple[tuple[str, str], ...] = (
-    *(("linux", arch) for arch in ("x86_64", "i686", "aarch64", "ppc64le", "s390x", "armv7l", "riscv64")),
-    ("macos", "x86_64"), ("macos", "arm64"),
-    ("windows", "AMD64"), ("windows", "x86"), ("windows", "ARM64"),
+    *(
+        ("linux", arch)
+        for arch in ("x86_64", "i686", "aarch64", "ppc64le", "s390x", "armv7l", "riscv64")
+    ),
+    ("macos", "x86_64"),
+    ("macos", "arm64"),
+    ("windows", "AMD64"),
+    ("windows", "x86"),
+    ("windows", "ARM64"),
 )
 """Every machine cibuildwheel runs on, as its platform and own architecture."""
 
@@ -448,7 +524,9 @@ def possible(found: Mapping[str, Setting]) -> frozenset[str] | None:
         refused(found)
         for version in releases(found):
             for machine in MACHINES:
-                if machine[1] in table.all_archs(version, machine[0]):  # else it builds nothing there
+                if machine[1] in table.all_archs(
+                    version, machine[0]
+                ):  # else it builds nothing there
                     out |= limited.apply(_select(found, version, machine)[0], found)
     except Stop:
         return None
@@ -463,7 +541,11 @@ def _select(
     platform, native = host(found, machine)
     if not table.all_archs(version, platform):
         setting = found.get("cli.platform") or found["env.CIBW_PLATFORM"]
-        raise Stop(setting.loc, setting.name, f"cibuildwheel {_dotted(version)} does not build {platform} wheels; it stops")
+        raise Stop(
+            setting.loc,
+            setting.name,
+            f"cibuildwheel {_dotted(version)} does not build {platform} wheels; it stops",
+        )
     opts = Options(found, version, platform)
     only_key = "cli.only" if "cli.only" in found else "with.only"
     only = opts.value(only_key) if table.reads(version, "--only") else None
@@ -482,7 +564,11 @@ def _select(
             archs = _archs(opts, native)
             enabled = _enabled(opts)
     except TooLong as error:
-        raise Stop(found["version"].loc, "CIBW_BUILD/CIBW_SKIP", f"a selector's braces expand too far: {error}") from None
+        raise Stop(
+            found["version"].loc,
+            "CIBW_BUILD/CIBW_SKIP",
+            f"a selector's braces expand too far: {error}",
+        ) from None
     gated = table.gated(version, frozenset(enabled))
     out: set[str] = set()
     for identifier, arch in table.identifiers(version, platform):
@@ -515,7 +601,13 @@ def resolve(found: Mapping[str, Setting], *, ask: Ask | None = None) -> Wheels:
         ids = limited.apply(ids, found)
         return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=ids, how=how)
     except Stop as stop:
-        return Wheels(tool=CIBUILDWHEEL, step=step, deciders=found, identifiers=None, unresolved=stop.unresolved)
+        return Wheels(
+            tool=CIBUILDWHEEL,
+            step=step,
+            deciders=found,
+            identifiers=None,
+            unresolved=stop.unresolved,
+        )
 
 
 def shipped(step: BuildStep, files: Files, *, ask: Ask | None = None) -> Wheels:
@@ -523,11 +615,22 @@ def shipped(step: BuildStep, files: Files, *, ask: Ask | None = None) -> Wheels:
     found = deciders(step, files)
     wheels = resolve(found, ask=ask)
     if "cli.print" in found and wheels.identifiers is not None:
-        return Wheels(tool=CIBUILDWHEEL, step=step.loc, deciders=found, identifiers=frozenset(), how=wheels.how)
+        return Wheels(
+            tool=CIBUILDWHEEL,
+            step=step.loc,
+            deciders=found,
+            identifiers=frozenset(),
+            how=wheels.how,
+        )
     directory = package_dir(step, found)
     return Wheels(
-        tool=CIBUILDWHEEL, step=step.loc, deciders=found, identifiers=wheels.identifiers,
-        unresolved=wheels.unresolved, how=wheels.how, project=directory,
+        tool=CIBUILDWHEEL,
+        step=step.loc,
+        deciders=found,
+        identifiers=wheels.identifiers,
+        unresolved=wheels.unresolved,
+        how=wheels.how,
+        project=directory,
         naming=naming(step, files, directory),
     )
 
@@ -539,11 +642,13 @@ def naming(step: BuildStep, files: Files, directory: str | None) -> tuple[tuple[
     """The container image of each architecture (``CIBW_MANYLINUX_X86_64_IMAGE``, else
     pyproject.toml's ``manylinux-x86_64-image``): they name the wheel files' platform tags."""
     found: dict[str, str] = {}
-    loaded = project.load_toml(files, project.join(directory, "pyproject.toml")) if directory else None
+    loaded = (
+        project.load_toml(files, project.join(directory, "pyproject.toml")) if directory else None
+    )
     if isinstance(loaded, tuple):
         tool = loaded[1].get("tool")
         table = tool.get("cibuildwheel") if isinstance(tool, dict) else None
-        for key, value in (table.items() if isinstance(table, dict) else ()):
+        for key, value in table.items() if isinstance(table, dict) else ():
             if (m := _IMAGE.fullmatch(key)) is not None:
                 found[f"{m[1]}linux-{m[2]}".lower()] = str(value)
     for name, setting in step.env.items():
@@ -553,7 +658,9 @@ def naming(step: BuildStep, files: Files, directory: str | None) -> tuple[tuple[
 
 
 _POLICY = re.compile(r"(manylinux\d{4}|manylinux_\d+_\d+|musllinux_\d+_\d+)")
-_LINUX = re.compile(r"(?P<python>[a-z]+)\d+t?(?:_\d+)?(?:-abi3)?-(?P<family>many|musl)linux_(?P<arch>\w+)")
+_LINUX = re.compile(
+    r"(?P<python>[a-z]+)\d+t?(?:_\d+)?(?:-abi3)?-(?P<family>many|musl)linux_(?P<arch>\w+)"
+)
 
 
 def images(wheels: Wheels) -> frozenset[tuple[str, str]] | None:
@@ -565,7 +672,11 @@ def images(wheels: Wheels) -> frozenset[tuple[str, str]] | None:
         return None
     given = {key: value.strip() for key, value in wheels.naming if value.strip()}
     try:
-        versions = releases(wheels.deciders) if wheels.tool == CIBUILDWHEEL and "version" in wheels.deciders else ()
+        versions = (
+            releases(wheels.deciders)
+            if wheels.tool == CIBUILDWHEEL and "version" in wheels.deciders
+            else ()
+        )
     except Stop:
         versions = ()
     out: set[tuple[str, str]] = set()

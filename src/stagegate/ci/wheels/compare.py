@@ -76,10 +76,15 @@ def _differs(a: Setting | None, b: Setting | None) -> bool:
     return (a.value, a.why) != (b.value, b.why)
 
 
-def _causes(base: Wheels, head: Wheels, lost: set[str], gained: set[str], tool: bool) -> list[Cause]:
+def _causes(
+    base: Wheels, head: Wheels, lost: set[str], gained: set[str], tool: bool
+) -> list[Cause]:
     """Each changed decider's share of ``lost``/``gained`` (sets are narrowed in place)."""
-    keys = sorted(k for k in base.deciders.keys() | head.deciders.keys()
-                  if _differs(base.deciders.get(k), head.deciders.get(k)))
+    keys = sorted(
+        k
+        for k in base.deciders.keys() | head.deciders.keys()
+        if _differs(base.deciders.get(k), head.deciders.get(k))
+    )
     causes: list[Cause] = []
     before, after = base.identifiers or frozenset(), head.identifiers or frozenset()
     for key in keys:
@@ -95,7 +100,13 @@ def _causes(base: Wheels, head: Wheels, lost: set[str], gained: set[str], tool: 
         undone = {i for i in gained if i not in ids and i in after}
         if back or undone:
             setting = head.deciders.get(key) or base.deciders[key]
-            causes.append(Cause(settings=(setting,), lost=tuple(sorted(back, key=_order)), gained=tuple(sorted(undone, key=_order))))
+            causes.append(
+                Cause(
+                    settings=(setting,),
+                    lost=tuple(sorted(back, key=_order)),
+                    gained=tuple(sorted(undone, key=_order)),
+                )
+            )
     for cause in causes:
         lost.difference_update(cause.lost)
         gained.difference_update(cause.gained)
@@ -117,14 +128,24 @@ def compare(base: Sequence[Wheels], head: Sequence[Wheels], *, tool: bool = True
             if b.tool == h.tool:
                 causes += _causes(b, h, lost, gained, tool)
     if lost or gained:
-        together = tuple(
-            h.deciders.get(k) or b.deciders[k]
-            for b, h in zip(base, head, strict=False)
-            for k in sorted(b.deciders.keys() | h.deciders.keys())
-            if _differs(b.deciders.get(k), h.deciders.get(k))
-        ) if len(base) == len(head) else ()
-        causes.append(Cause(settings=together, lost=tuple(sorted(lost, key=_order)),
-                            gained=tuple(sorted(gained, key=_order)), steps=_steps(base, head)))
+        together = (
+            tuple(
+                h.deciders.get(k) or b.deciders[k]
+                for b, h in zip(base, head, strict=False)
+                for k in sorted(b.deciders.keys() | h.deciders.keys())
+                if _differs(b.deciders.get(k), h.deciders.get(k))
+            )
+            if len(base) == len(head)
+            else ()
+        )
+        causes.append(
+            Cause(
+                settings=together,
+                lost=tuple(sorted(lost, key=_order)),
+                gained=tuple(sorted(gained, key=_order)),
+                steps=_steps(base, head),
+            )
+        )
     return Change(lost=all_lost, gained=all_gained, causes=tuple(causes))
 
 
@@ -153,9 +174,7 @@ def bound(steps: Sequence[Wheels]) -> frozenset[str] | None:
     return frozenset(out)
 
 
-def _sides(
-    steps: Sequence[Wheels], known: set[str], most: set[str] | None
-) -> set[str] | None:
+def _sides(steps: Sequence[Wheels], known: set[str], most: set[str] | None) -> set[str] | None:
     """Adds what ``steps`` surely build to ``known`` and what they may build to ``most``
     (None from then on: anything)."""
     for wheels in steps:
@@ -166,7 +185,9 @@ def _sides(
     return None if may is None else most | may
 
 
-def release(pairs: Sequence[tuple[Sequence[Wheels], Sequence[Wheels]]], *, tool: bool = True) -> Change:
+def release(
+    pairs: Sequence[tuple[Sequence[Wheels], Sequence[Wheels]]], *, tool: bool = True
+) -> Change:
     """The change of what a release ships: the identifiers of every upload context that
     reaches it, base against head (``pairs``: each context's build steps at both commits,
     paired as continuity pairs the contexts; a context at one commit only has ``[]`` at the
@@ -200,13 +221,23 @@ def release(pairs: Sequence[tuple[Sequence[Wheels], Sequence[Wheels]]], *, tool:
     told = {i for lo, ga, _ in causes.values() for i in (*lo, *ga)}
     if (lost | gained) - told:  # from contexts whose other side is not computed
         steps = "no step can build them at the other commit; the steps not computed cannot either"
-        causes[steps] = (lost - told, gained - told, Cause(settings=(), lost=(), gained=(), steps=steps))
+        causes[steps] = (
+            lost - told,
+            gained - told,
+            Cause(settings=(), lost=(), gained=(), steps=steps),
+        )
     return Change(
         lost=tuple(sorted(lost, key=_order)),
         gained=tuple(sorted(gained, key=_order)),
         causes=tuple(
-            Cause(settings=c.settings, lost=tuple(sorted(lo, key=_order)), gained=tuple(sorted(ga, key=_order)), steps=c.steps)
-            for lo, ga, c in causes.values() if lo or ga
+            Cause(
+                settings=c.settings,
+                lost=tuple(sorted(lo, key=_order)),
+                gained=tuple(sorted(ga, key=_order)),
+                steps=c.steps,
+            )
+            for lo, ga, c in causes.values()
+            if lo or ga
         ),
         unresolved=tuple(problems),
     )
@@ -247,6 +278,7 @@ def as_json(change: Change) -> dict[str, Any]:
             for cause in change.causes
         ],
         "unresolved": [
-            {**where(u.loc), "expression": u.expression, "reason": u.reason} for u in change.unresolved
+            {**where(u.loc), "expression": u.expression, "reason": u.reason}
+            for u in change.unresolved
         ],
     }

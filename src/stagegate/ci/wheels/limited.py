@@ -66,8 +66,12 @@ def _checked(value: str, loc: Loc) -> Setting | None:
     if not value or value.lower() in ("false", "0", "no", "off"):
         return None
     if not _TAG.fullmatch(value):
-        return Setting(name=NAME, value=None, loc=loc,
-                       why=f"py_limited_api {value!r} is not a cp3X tag stagegate reads")
+        return Setting(
+            name=NAME,
+            value=None,
+            loc=loc,
+            why=f"py_limited_api {value!r} is not a cp3X tag stagegate reads",
+        )
     return Setting(name=NAME, value=value, loc=loc)
 
 
@@ -102,7 +106,9 @@ def _setup_py(files: Files, path: str, env: Mapping[str, Setting]) -> Setting | 
     loc = Loc(path, getattr(first, "lineno", 1), getattr(first, "col_offset", 0) + 1)
     if len(values) > 1 or any(value is None or decided is _UNKNOWN for _n, value, decided in found):
         return Setting(
-            name=NAME, value=None, loc=loc,
+            name=NAME,
+            value=None,
+            loc=loc,
             why="setup.py sets py_limited_api in code whose outcome stagegate cannot decide: "
             "the wheels' python tag is not known",
         )
@@ -110,12 +116,24 @@ def _setup_py(files: Files, path: str, env: Mapping[str, Setting]) -> Setting | 
     return _checked(str(value), loc) if decided else None
 
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While, ast.Try,
-           ast.With, ast.Match)
+_NESTED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.For,
+    ast.While,
+    ast.Try,
+    ast.With,
+    ast.Match,
+)
 
 
-def _walk(body: list[ast.stmt], holds: object, scope: _Scope,
-          found: list[tuple[ast.AST, str | None, object]]) -> None:
+def _walk(
+    body: list[ast.stmt],
+    holds: object,
+    scope: _Scope,
+    found: list[tuple[ast.AST, str | None, object]],
+) -> None:
     """Each ``"py_limited_api": ...`` dict entry (bdist_wheel's options, written in the
     ``options`` argument or in a dict built before it): where it is, its text
     (None: not a string literal), and whether the tests above it hold (True, False, or
@@ -126,8 +144,12 @@ def _walk(body: list[ast.stmt], holds: object, scope: _Scope,
             _walk(statement.body, _and(holds, test), scope, found)
             _walk(statement.orelse, _and(holds, _not(test)), scope, found)
             continue
-        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id in scope.once):
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id in scope.once
+        ):
             scope.names[statement.targets[0].id] = _test(statement.value, scope)
         where = _UNKNOWN if isinstance(statement, _NESTED) else holds
         for node in ast.walk(statement):
@@ -137,7 +159,11 @@ def _walk(body: list[ast.stmt], holds: object, scope: _Scope,
                 continue
             for key, tag in zip(node.keys, node.values, strict=True):
                 if _is(key, NAME):  # bdist_wheel's options, given whole or built first
-                    text = tag.value if isinstance(tag, ast.Constant) and isinstance(tag.value, str) else None
+                    text = (
+                        tag.value
+                        if isinstance(tag, ast.Constant) and isinstance(tag.value, str)
+                        else None
+                    )
                     found.append((tag, text, where))
 
 
@@ -186,7 +212,11 @@ def _test(node: ast.expr, scope: _Scope) -> object:
         return _UNKNOWN if any(v is _UNKNOWN for v in values) else False
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return _not(_test(node.operand, scope))
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Eq | ast.NotEq)
+    ):
         left, right = _value(node.left, scope), _value(node.comparators[0], scope)
         other = right if left is _GIL else left if right is _GIL else None
         if other is not _GIL and other is not None and other is not _UNKNOWN and other == 1:
@@ -216,14 +246,21 @@ def _value(node: ast.expr, scope: _Scope) -> object:
     called = _dotted(node.func)
     if called == "platform.python_implementation" and not node.args:
         return "CPython"
-    if called == "sysconfig.get_config_var" and len(node.args) == 1 and _is(node.args[0], "Py_GIL_DISABLED"):
+    if (
+        called == "sysconfig.get_config_var"
+        and len(node.args) == 1
+        and _is(node.args[0], "Py_GIL_DISABLED")
+    ):
         return _GIL
     if called in ("os.environ.get", "os.getenv") and 1 <= len(node.args) <= 2:
         name, *default = node.args
         if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
             return _UNKNOWN
-        if any(key == name.value or (key.startswith(_PASSED) and (s.value is None or name.value in s.value))
-               for key, s in scope.env.items()):
+        if any(
+            key == name.value
+            or (key.startswith(_PASSED) and (s.value is None or name.value in s.value))
+            for key, s in scope.env.items()
+        ):
             return _UNKNOWN  # set (or maybe set) for the build: not decided here
         if not default:
             return None
@@ -251,6 +288,9 @@ def apply(identifiers: frozenset[str], found: Mapping[str, Setting]) -> frozense
         elif int(m[1]) >= floor:
             out.add(f"{limited.value}-abi3-{m[2]}")
         else:
-            raise Stop(limited.loc, limited.name,
-                       f"{identifier} is older than py_limited_api {limited.value}: its wheel's tag is not known")
+            raise Stop(
+                limited.loc,
+                limited.name,
+                f"{identifier} is older than py_limited_api {limited.value}: its wheel's tag is not known",
+            )
     return frozenset(out)

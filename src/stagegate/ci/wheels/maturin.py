@@ -25,18 +25,50 @@ from stagegate.ci.wheels.model import MATURIN, BuildStep, Files, Setting, Wheels
 from stagegate.ci.wheels.settings import Stop, first, runner
 from stagegate.errors import Loc
 
-_VALUED = {"-o", "--out", "-m", "--manifest-path", "--target", "-F", "--features", "--compatibility",
-           "--manylinux", "--profile", "-b", "--bindings", "-j", "--jobs", "--config", "-Z", "--color"}
-_ARCH = {  # what targets are called -> (linux/rust arch, macOS arch, Windows tag)
-    "x86_64": "x86_64", "x64": "x86_64", "amd64": "x86_64",
-    "i686": "i686", "x86": "i686", "i386": "i686",
-    "aarch64": "aarch64", "arm64": "aarch64",
-    "armv7": "armv7l", "armv7l": "armv7l",
-    "ppc64le": "ppc64le", "powerpc64le": "ppc64le",
-    "s390x": "s390x", "universal2": "universal2",
-    "riscv64": "riscv64", "riscv64gc": "riscv64",
+_VALUED = {
+    "-o",
+    "--out",
+    "-m",
+    "--manifest-path",
+    "--target",
+    "-F",
+    "--features",
+    "--compatibility",
+    "--manylinux",
+    "--profile",
+    "-b",
+    "--bindings",
+    "-j",
+    "--jobs",
+    "--config",
+    "-Z",
+    "--color",
 }
-_NATIVE = {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64", "AMD64": "x86_64", "ARM64": "aarch64"}
+_ARCH = {  # what targets are called -> (linux/rust arch, macOS arch, Windows tag)
+    "x86_64": "x86_64",
+    "x64": "x86_64",
+    "amd64": "x86_64",
+    "i686": "i686",
+    "x86": "i686",
+    "i386": "i686",
+    "aarch64": "aarch64",
+    "arm64": "aarch64",
+    "armv7": "armv7l",
+    "armv7l": "armv7l",
+    "ppc64le": "ppc64le",
+    "powerpc64le": "ppc64le",
+    "s390x": "s390x",
+    "universal2": "universal2",
+    "riscv64": "riscv64",
+    "riscv64gc": "riscv64",
+}
+_NATIVE = {
+    "x86_64": "x86_64",
+    "aarch64": "aarch64",
+    "arm64": "aarch64",
+    "AMD64": "x86_64",
+    "ARM64": "aarch64",
+}
 
 
 def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
@@ -53,7 +85,12 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
         try:
             words += [Word(text=w, loc=given.loc) for w in _split(given.value)]
         except ValueError as error:
-            out["cli"] = Setting(name="args", value=None, loc=given.loc, why=f"args cannot be split into words: {error}")
+            out["cli"] = Setting(
+                name="args",
+                value=None,
+                loc=given.loc,
+                why=f"args cannot be split into words: {error}",
+            )
             return out
     _cli(words, out)
     folder = out.get("with.working-directory")
@@ -65,7 +102,11 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
             return out
     directory = project.join(step.directory, folder.value if folder and folder.value else "")
     path = project.join(directory, manifest.value if manifest and manifest.value else "Cargo.toml")
-    if features is not None and features.value and (m := re.search(r"abi3-py(\d)(\d+)", features.value)):
+    if (
+        features is not None
+        and features.value
+        and (m := re.search(r"abi3-py(\d)(\d+)", features.value))
+    ):
         out["abi3"] = Setting(name="--features", value=f"cp{m[1]}{m[2]}", loc=features.loc)
     else:
         found = project.abi3(files, directory, path)
@@ -86,11 +127,17 @@ def _cli(words: list[Word], out: dict[str, Setting]) -> None:
     for option in argv.options(words, _VALUED, many=("-i", "--interpreter")):
         if option.why and option.name in _VALUED:
             key = _KEYS.get(option.name, option.name.lstrip("-"))
-            out[f"cli.{key}"] = Setting(name=option.name, value=None, loc=option.loc, why=option.why)
+            out[f"cli.{key}"] = Setting(
+                name=option.name, value=None, loc=option.loc, why=option.why
+            )
         elif option.why and option.name in ("-i", "--interpreter"):
-            out["cli.interpreter"] = Setting(name=option.name, value=None, loc=option.loc, why=option.why)
+            out["cli.interpreter"] = Setting(
+                name=option.name, value=None, loc=option.loc, why=option.why
+            )
         elif option.why:
-            out["cli"] = Setting(name="maturin's command line", value=None, loc=option.loc, why=option.why)
+            out["cli"] = Setting(
+                name="maturin's command line", value=None, loc=option.loc, why=option.why
+            )
             return
         elif option.name in ("-i", "--interpreter"):
             # clap's Append: each `--interpreter` adds its values (none: adds nothing)
@@ -99,7 +146,9 @@ def _cli(words: list[Word], out: dict[str, Setting]) -> None:
                 continue
             values = " ".join(option.values)
             joined = f"{before.value} {values}".strip() if before is not None else values
-            out["cli.interpreter"] = Setting(name="--interpreter", value=joined, loc=before.loc if before else option.loc)
+            out["cli.interpreter"] = Setting(
+                name="--interpreter", value=joined, loc=before.loc if before else option.loc
+            )
         elif option.name in ("-f", "--find-interpreter"):
             out["cli.find-interpreter"] = Setting(name=option.name, value="true", loc=option.loc)
         elif option.name in _VALUED:
@@ -119,16 +168,22 @@ def _platform_tags(found: Mapping[str, Setting]) -> list[str]:
     arch_word = target.split("-")[0].lower()
     arch = _ARCH.get(arch_word)
     if arch is None:
-        raise Stop((target_setting or at).loc, "target", f"target {target!r} is not one stagegate reads")
+        raise Stop(
+            (target_setting or at).loc, "target", f"target {target!r} is not one stagegate reads"
+        )
     if platform == "macos":
         mac = {"x86_64": "x86_64", "aarch64": "arm64", "universal2": "universal2"}.get(arch)
         if mac is None:
-            raise Stop((target_setting or at).loc, "target", f"target {target!r} is not a macOS target")
+            raise Stop(
+                (target_setting or at).loc, "target", f"target {target!r} is not a macOS target"
+            )
         return [f"macosx_{mac}"]
     if platform == "windows":
         tag = {"x86_64": "win_amd64", "i686": "win32", "aarch64": "win_arm64"}.get(arch)
         if tag is None:
-            raise Stop((target_setting or at).loc, "target", f"target {target!r} is not a Windows target")
+            raise Stop(
+                (target_setting or at).loc, "target", f"target {target!r} is not a Windows target"
+            )
         return [tag]
     return [f"{_family(found, target)}_{arch}"]
 
@@ -150,7 +205,11 @@ def _pythons(found: Mapping[str, Setting]) -> list[str]:
     given = found.get("cli.interpreter")
     finder = found.get("cli.find-interpreter")
     if finder is not None:
-        raise Stop(finder.loc, finder.name, "--find-interpreter builds for every Python on the runner or in the manylinux container; name them with --interpreter")
+        raise Stop(
+            finder.loc,
+            finder.name,
+            "--find-interpreter builds for every Python on the runner or in the manylinux container; name them with --interpreter",
+        )
     if given is None:
         return []
     if given.value is None:
@@ -159,7 +218,9 @@ def _pythons(found: Mapping[str, Setting]) -> list[str]:
     for word in given.value.split():
         matched = _INTERPRETER.fullmatch(word)
         if matched is None:
-            raise Stop(given.loc, given.name, f"interpreter {word!r} does not say its Python version")
+            raise Stop(
+                given.loc, given.name, f"interpreter {word!r} does not say its Python version"
+            )
         kind = {"pypy": "pp", "graalpy": "gp"}.get(matched[1] or "", "cp")
         out.append(f"{kind}{matched[2]}{matched[3]}{matched[4]}")
     return out
@@ -182,12 +243,21 @@ def select(found: Mapping[str, Setting]) -> frozenset[str]:
     if not pythons:
         if abi3 is None:
             at = found["runner"].loc
-            raise Stop(at, "--interpreter", "maturin builds for the Python it finds on the runner; name the versions with --interpreter")
+            raise Stop(
+                at,
+                "--interpreter",
+                "maturin builds for the Python it finds on the runner; name the versions with --interpreter",
+            )
         return frozenset(f"{abi3.value}-abi3-{tag}" for tag in tags)
     out: set[str] = set()
     for python in pythons:
         minimum = abi3.value if abi3 is not None else None
-        if minimum is not None and python.startswith("cp") and not python.endswith("t") and int(python[3:]) >= int(minimum[3:]):
+        if (
+            minimum is not None
+            and python.startswith("cp")
+            and not python.endswith("t")
+            and int(python[3:]) >= int(minimum[3:])
+        ):
             out.update(f"{minimum}-abi3-{tag}" for tag in tags)
         else:
             out.update(f"{python}-{tag}" for tag in tags)
@@ -212,9 +282,19 @@ def shipped(step: BuildStep, files: Files) -> Wheels:
     try:
         ids = select(found)
     except Stop as stop:
-        return Wheels(tool=MATURIN, step=step.loc, deciders=found, identifiers=None, unresolved=stop.unresolved)
+        return Wheels(
+            tool=MATURIN,
+            step=step.loc,
+            deciders=found,
+            identifiers=None,
+            unresolved=stop.unresolved,
+        )
     return Wheels(
-        tool=MATURIN, step=step.loc, deciders=found, identifiers=ids, how="maturin",
+        tool=MATURIN,
+        step=step.loc,
+        deciders=found,
+        identifiers=ids,
+        how="maturin",
         project=crate_dir(step, found),
     )
 
@@ -222,6 +302,10 @@ def shipped(step: BuildStep, files: Files) -> Wheels:
 def resolve(found: Mapping[str, Setting]) -> Wheels:
     step = found["runner"].loc if "runner" in found else Loc("", 0, 0)
     try:
-        return Wheels(tool=MATURIN, step=step, deciders=found, identifiers=select(found), how="maturin")
+        return Wheels(
+            tool=MATURIN, step=step, deciders=found, identifiers=select(found), how="maturin"
+        )
     except Stop as stop:
-        return Wheels(tool=MATURIN, step=step, deciders=found, identifiers=None, unresolved=stop.unresolved)
+        return Wheels(
+            tool=MATURIN, step=step, deciders=found, identifiers=None, unresolved=stop.unresolved
+        )

@@ -124,13 +124,17 @@ def _setup_cfg(files: Files, path: str) -> Setting | None:
         parser.read_string(text, source=path)
     except configparser.Error as error:
         return Setting(
-            name="python_requires", value=None, loc=Loc(path, 1, 1),
+            name="python_requires",
+            value=None,
+            loc=Loc(path, 1, 1),
             why=f"{path} cannot be read as cibuildwheel reads it: {error}",
         )
     if parser.has_option("options", "python_requires"):
         value = parser.get("options", "python_requires", raw=True)
         return Setting(
-            name="python_requires", value=value, loc=Loc(path, _key_line(text, "options", "python_requires"), 1)
+            name="python_requires",
+            value=value,
+            loc=Loc(path, _key_line(text, "options", "python_requires"), 1),
         )
     return None
 
@@ -161,7 +165,8 @@ def _setup_py(files: Files, path: str) -> Setting | None:
                 and keyword.value.value
             ):
                 found = Setting(
-                    name="python_requires", value=keyword.value.value,
+                    name="python_requires",
+                    value=keyword.value.value,
                     loc=Loc(path, keyword.value.lineno, keyword.value.col_offset + 1),
                 )
     return found
@@ -180,7 +185,9 @@ def _top_calls(body: list[ast.stmt], *, top: bool = True) -> list[ast.Call]:
 
 
 def _is_main(test: ast.expr) -> bool:
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+    ):
         return False
     sides = [test.left, *test.comparators]
     names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
@@ -202,7 +209,9 @@ def abi3(files: Files, directory: str, manifest: str) -> Setting | None:
         tool = data.get("tool", {})
         maturin = tool.get("maturin") if isinstance(tool, dict) else None
         if isinstance(maturin, dict) and isinstance(maturin.get("features"), list):
-            candidates.append((join(directory, "pyproject.toml"), text, maturin["features"], "tool.maturin"))
+            candidates.append(
+                (join(directory, "pyproject.toml"), text, maturin["features"], "tool.maturin")
+            )
     cargo = load_toml(files, manifest)
     if isinstance(cargo, Setting):
         return cargo
@@ -231,7 +240,9 @@ def abi3(files: Files, directory: str, manifest: str) -> Setting | None:
         return Setting(name="pyo3 abi3", value=f"cp{major}{minor}", loc=loc)
     if bare is not None:
         return Setting(
-            name="pyo3 abi3", value=None, loc=bare,
+            name="pyo3 abi3",
+            value=None,
+            loc=bare,
             why="pyo3's abi3 feature without a version: its minimum Python is pyo3's own",
         )
     return None

@@ -24,11 +24,17 @@ CIBW_ACTION = "pypa/cibuildwheel"
 MATURIN_ACTION = "pyo3/maturin-action"
 _EXACT = re.compile(r"v?(\d+\.\d+\.\d+)")
 _SERIES = re.compile(r"v(\d+(?:\.\d+)?)")
-_COMMENT = re.compile(r"#\s*(?:tag\s*[:=]?\s*|version\s*[:=]?\s*)?v?(\d+\.\d+\.\d+)\b", re.IGNORECASE)
+_COMMENT = re.compile(
+    r"#\s*(?:tag\s*[:=]?\s*|version\s*[:=]?\s*)?v?(\d+\.\d+\.\d+)\b", re.IGNORECASE
+)
 _SHA = re.compile(r"[0-9a-f]{40}")
 _PIP_PIN = re.compile(r"cibuildwheel\s*(?:\[[^\]]*\])?\s*==\s*(\d+\.\d+\.\d+)$", re.IGNORECASE)
-_PIP_SERIES = re.compile(r"cibuildwheel\s*(?:\[[^\]]*\])?\s*==\s*(\d+(?:\.\d+)?)\.\*$", re.IGNORECASE)
-_PIP_HEAD = re.compile(r"(?:^|\s|/)(?:pip3?|pipx|uv(?: pip| tool)?|python3?(?:\.\d+)? -m pip|py -m pip)$")
+_PIP_SERIES = re.compile(
+    r"cibuildwheel\s*(?:\[[^\]]*\])?\s*==\s*(\d+(?:\.\d+)?)\.\*$", re.IGNORECASE
+)
+_PIP_HEAD = re.compile(
+    r"(?:^|\s|/)(?:pip3?|pipx|uv(?: pip| tool)?|python3?(?:\.\d+)? -m pip|py -m pip)$"
+)
 _REQUIREMENT_FLAGS = ("-r", "--requirement")
 _NESTED = re.compile(r"(?:-r|--requirement|-c|--constraint)(?:\s*=?\s*)\S", re.IGNORECASE)
 
@@ -73,14 +79,34 @@ def from_uses(
     action = action_of(uses)
     if action == CIBW_ACTION:
         version = action_version(uses, line, loc, "cibuildwheel version")
-        return BuildStep(tool=CIBUILDWHEEL, loc=loc, version=version, runner=runner, env=env,
-                         inputs=inputs, directory=directory, action=True)
+        return BuildStep(
+            tool=CIBUILDWHEEL,
+            loc=loc,
+            version=version,
+            runner=runner,
+            env=env,
+            inputs=inputs,
+            directory=directory,
+            action=True,
+        )
     if action == MATURIN_ACTION:
         command = inputs.get("command")
-        if command is not None and command.value is not None and command.value.strip() not in ("", "build"):
+        if (
+            command is not None
+            and command.value is not None
+            and command.value.strip() not in ("", "build")
+        ):
             return None  # sdist, upload, publish: no wheels built here
-        return BuildStep(tool=MATURIN, loc=loc, version=inputs.get("maturin-version"), runner=runner,
-                         env=env, inputs=inputs, directory=directory, action=True)
+        return BuildStep(
+            tool=MATURIN,
+            loc=loc,
+            version=inputs.get("maturin-version"),
+            runner=runner,
+            env=env,
+            inputs=inputs,
+            directory=directory,
+            action=True,
+        )
     return None
 
 
@@ -110,8 +136,12 @@ def _pin(text: str, loc: Loc) -> Setting:
     series = _PIP_SERIES.fullmatch(text.strip())
     if series:
         return Setting(name="cibuildwheel version", value=f"v{series[1]}", loc=loc)
-    return Setting(name="cibuildwheel version", value=None, loc=loc,
-                   why=f"{text} is installed without an exact version (==X.Y.Z)")
+    return Setting(
+        name="cibuildwheel version",
+        value=None,
+        loc=loc,
+        why=f"{text} is installed without an exact version (==X.Y.Z)",
+    )
 
 
 def requirements_pin(
@@ -131,23 +161,42 @@ def requirements_pin(
             target = words[i + 1] if i + 1 < len(words) else None
         elif text is not None and text.startswith("--requirement="):
             target = Word(text=text.partition("=")[2], loc=word.loc)
-        elif text is not None and text.startswith("-r") and len(text) > 2 and not text.startswith("--"):
+        elif (
+            text is not None
+            and text.startswith("-r")
+            and len(text) > 2
+            and not text.startswith("--")
+        ):
             target = Word(text=text[2:], loc=word.loc)
         else:
             continue
         if target is None or target.text is None:
-            return Setting(name="cibuildwheel version", value=None, loc=word.loc,
-                           why="pip installs from a requirements file whose name is not known")
+            return Setting(
+                name="cibuildwheel version",
+                value=None,
+                loc=word.loc,
+                why="pip installs from a requirements file whose name is not known",
+            )
         found = _from_file(target.text, target.loc, read, directory) or found
     return found
 
 
-def _from_file(name: str, loc: Loc, read: Callable[[str], str | None], directory: str) -> Setting | None:
-    path = posixpath.normpath(posixpath.join(directory, name)) if directory else posixpath.normpath(name)
+def _from_file(
+    name: str, loc: Loc, read: Callable[[str], str | None], directory: str
+) -> Setting | None:
+    path = (
+        posixpath.normpath(posixpath.join(directory, name))
+        if directory
+        else posixpath.normpath(name)
+    )
     text = read(path)
     if text is None:
-        return Setting(name="cibuildwheel version", value=None, loc=loc,
-                       why=f"{name}, the requirements file pip installs from, is not in the repository")
+        return Setting(
+            name="cibuildwheel version",
+            value=None,
+            loc=loc,
+            why=f"{name}, the requirements file pip installs from, is not in the repository",
+        )
     nested = False
     for number, raw in enumerate(text.splitlines(), start=1):
         line = re.sub(r"(?:^|\s)#.*", "", raw).strip()
@@ -156,8 +205,12 @@ def _from_file(name: str, loc: Loc, read: Callable[[str], str | None], directory
         elif re.match(r"cibuildwheel\b", line, re.IGNORECASE):
             return _pin(line, Loc(path, number, 1))
     if nested:
-        return Setting(name="cibuildwheel version", value=None, loc=loc,
-                       why=f"{name} includes another requirements file, which stagegate does not follow")
+        return Setting(
+            name="cibuildwheel version",
+            value=None,
+            loc=loc,
+            why=f"{name} includes another requirements file, which stagegate does not follow",
+        )
     return None
 
 
@@ -191,8 +244,12 @@ def _runner_pin(words: Sequence[Word]) -> tuple[Setting | None, int] | None:
     pinned = _PIP_PIN.fullmatch(text.strip())
     if pinned:
         return Setting(name="cibuildwheel version", value=pinned[1], loc=source.loc), rest + 1
-    return Setting(name="cibuildwheel version", value=None, loc=source.loc,
-                   why=f"{source.text} runs cibuildwheel without an exact version"), rest + 1
+    return Setting(
+        name="cibuildwheel version",
+        value=None,
+        loc=source.loc,
+        why=f"{source.text} runs cibuildwheel without an exact version",
+    ), rest + 1
 
 
 def from_command(
@@ -212,21 +269,48 @@ def from_command(
     ran = _runner_pin(words)
     if ran is not None:
         version, after = ran
-        return BuildStep(tool=CIBUILDWHEEL, loc=loc, version=version, runner=runner, env=env,
-                         args=tuple(words[after:]), directory=directory)
+        return BuildStep(
+            tool=CIBUILDWHEEL,
+            loc=loc,
+            version=version,
+            runner=runner,
+            env=env,
+            args=tuple(words[after:]),
+            directory=directory,
+        )
     start: int | None = None
     if texts[0].rsplit("/", 1)[-1] == "cibuildwheel":
         start = 1
-    elif len(texts) >= 3 and re.fullmatch(r"(?:.*/)?(?:python3?(?:\.\d+)?|py)", texts[0]) and texts[1:3] == ["-m", "cibuildwheel"]:
+    elif (
+        len(texts) >= 3
+        and re.fullmatch(r"(?:.*/)?(?:python3?(?:\.\d+)?|py)", texts[0])
+        and texts[1:3] == ["-m", "cibuildwheel"]
+    ):
         start = 3
     if start is not None:
         version = installed or Setting(
-            name="cibuildwheel version", value=None, loc=loc,
+            name="cibuildwheel version",
+            value=None,
+            loc=loc,
             why="no step of the job installs cibuildwheel at an exact version before it runs",
         )
-        return BuildStep(tool=CIBUILDWHEEL, loc=loc, version=version, runner=runner, env=env,
-                         args=tuple(words[start:]), directory=directory)
+        return BuildStep(
+            tool=CIBUILDWHEEL,
+            loc=loc,
+            version=version,
+            runner=runner,
+            env=env,
+            args=tuple(words[start:]),
+            directory=directory,
+        )
     if texts[0].rsplit("/", 1)[-1] == "maturin" and texts[1:2] == ["build"]:
-        return BuildStep(tool=MATURIN, loc=loc, version=None, runner=runner, env=env,
-                         args=tuple(words[2:]), directory=directory)
+        return BuildStep(
+            tool=MATURIN,
+            loc=loc,
+            version=None,
+            runner=runner,
+            env=env,
+            args=tuple(words[2:]),
+            directory=directory,
+        )
     return None

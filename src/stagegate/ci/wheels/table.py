@@ -21,12 +21,12 @@ from functools import cache
 Version = tuple[int, ...]
 
 _RELEASES = (
-        "2.0.0 2.0.1 2.1.1 2.1.2 2.1.3 2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.5.0 2.6.0 2.6.1 "
-        "2.7.0 2.8.0 2.8.1 2.9.0 2.10.0 2.10.1 2.10.2 2.11.0 2.11.1 2.11.2 2.11.3 2.11.4 "
-        "2.12.0 2.12.1 2.12.2 2.12.3 2.13.0 2.13.1 2.14.0 2.14.1 2.15.0 2.16.0 2.16.1 2.16.2 "
-        "2.16.3 2.16.4 2.16.5 2.17.0 2.18.0 2.18.1 2.19.0 2.19.1 2.19.2 2.20.0 2.21.0 2.21.1 "
-        "2.21.2 2.21.3 2.22.0 2.23.0 2.23.1 2.23.2 2.23.3 2.23.4 3.0.0 3.0.1 3.1.0 3.1.1 "
-        "3.1.2 3.1.3 3.1.4 3.2.0 3.2.1 3.3.0 3.3.1 3.4.0 3.4.1 4.0.0 4.1.0 4.1.1 4.2.0"
+    "2.0.0 2.0.1 2.1.1 2.1.2 2.1.3 2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.5.0 2.6.0 2.6.1 "
+    "2.7.0 2.8.0 2.8.1 2.9.0 2.10.0 2.10.1 2.10.2 2.11.0 2.11.1 2.11.2 2.11.3 2.11.4 "
+    "2.12.0 2.12.1 2.12.2 2.12.3 2.13.0 2.13.1 2.14.0 2.14.1 2.15.0 2.16.0 2.16.1 2.16.2 "
+    "2.16.3 2.16.4 2.16.5 2.17.0 2.18.0 2.18.1 2.19.0 2.19.1 2.19.2 2.20.0 2.21.0 2.21.1 "
+    "2.21.2 2.21.3 2.22.0 2.23.0 2.23.1 2.23.2 2.23.3 2.23.4 3.0.0 3.0.1 3.1.0 3.1.1 "
+    "3.1.2 3.1.3 3.1.4 3.2.0 3.2.1 3.3.0 3.3.1 3.4.0 3.4.1 4.0.0 4.1.0 4.1.1 4.2.0"
 )
 KNOWN: frozenset[Version] = frozenset(tuple(map(int, r.split("."))) for r in _RELEASES.split())
 """The releases these facts cover (final releases only; no alpha, beta or candidate)."""
@@ -134,10 +134,15 @@ CROSS: dict[str, tuple[tuple[str, Range], ...]] = {
 
 CROSS_HOSTS: dict[str, dict[tuple[str, str], str]] = {
     # platform -> (runner's platform, its architecture) -> the native architecture there
-    "ios": {("macos", "arm64"): "arm64_iphonesimulator", ("macos", "x86_64"): "x86_64_iphonesimulator"},
+    "ios": {
+        ("macos", "arm64"): "arm64_iphonesimulator",
+        ("macos", "x86_64"): "x86_64_iphonesimulator",
+    },
     "android": {
-        ("linux", "x86_64"): "x86_64", ("linux", "aarch64"): "arm64_v8a",
-        ("macos", "x86_64"): "x86_64", ("macos", "arm64"): "arm64_v8a",
+        ("linux", "x86_64"): "x86_64",
+        ("linux", "aarch64"): "arm64_v8a",
+        ("macos", "x86_64"): "x86_64",
+        ("macos", "arm64"): "arm64_v8a",
     },
 }
 """Where a cross platform is built, and the architecture ``native``/``auto`` stand for
@@ -149,20 +154,36 @@ CROSS_HOSTS: dict[str, dict[tuple[str, str], str]] = {
 ONLY_ON: tuple[tuple[str, frozenset[str], Range], ...] = (
     (
         "pp*",
-        frozenset({"manylinux_x86_64", "manylinux_i686", "manylinux_aarch64",
-                   "macosx_x86_64", "win_amd64"}),
+        frozenset(
+            {
+                "manylinux_x86_64",
+                "manylinux_i686",
+                "manylinux_aarch64",
+                "macosx_x86_64",
+                "win_amd64",
+            }
+        ),
         span("2.0.0-2.11.4"),
     ),
     (
         "pp*",
-        frozenset({"manylinux_x86_64", "manylinux_i686", "manylinux_aarch64",
-                   "macosx_x86_64", "macosx_arm64", "win_amd64"}),
+        frozenset(
+            {
+                "manylinux_x86_64",
+                "manylinux_i686",
+                "manylinux_aarch64",
+                "macosx_x86_64",
+                "macosx_arm64",
+                "win_amd64",
+            }
+        ),
         span("2.12.0-"),
     ),
     (
         "gp*",
-        frozenset({"manylinux_x86_64", "manylinux_aarch64", "macosx_x86_64",
-                   "macosx_arm64", "win_amd64"}),
+        frozenset(
+            {"manylinux_x86_64", "manylinux_aarch64", "macosx_x86_64", "macosx_arm64", "win_amd64"}
+        ),
         span("3.0.0-"),
     ),
 )
@@ -218,47 +239,79 @@ GATES: tuple[tuple[Range, tuple[tuple[str, str], ...]], ...] = (
     (span("2.18.0"), (("cpython-prerelease", "cp313-*"),)),
     (
         span("2.18.1-2.19.2"),
-        (("cpython-prerelease", "cp313-*"), ("cpython-prerelease", "cp313t-*"),
-         ("cpython-freethreading", "*t-*")),
+        (
+            ("cpython-prerelease", "cp313-*"),
+            ("cpython-prerelease", "cp313t-*"),
+            ("cpython-freethreading", "*t-*"),
+        ),
     ),
     (span("2.20.0-2.21.3"), (("cpython-freethreading", "*t-*"),)),
     (
         span("2.22.0-2.23.4"),
-        (("cpython-freethreading", "cp3??t-*"), ("cpython-prerelease", "cp314*"),
-         ("pypy", "pp*")),
+        (("cpython-freethreading", "cp3??t-*"), ("cpython-prerelease", "cp314*"), ("pypy", "pp*")),
     ),
     (
         span("3.0.0-3.0.1"),
-        (("cpython-freethreading", "cp3??t-*"), ("cpython-prerelease", "cp314*"),
-         ("pypy", "pp31*"), ("pypy-eol", "pp3?-*"),
-         ("cpython-experimental-riscv64", "*_riscv64"), ("graalpy", "gp*")),
+        (
+            ("cpython-freethreading", "cp3??t-*"),
+            ("cpython-prerelease", "cp314*"),
+            ("pypy", "pp31*"),
+            ("pypy-eol", "pp3?-*"),
+            ("cpython-experimental-riscv64", "*_riscv64"),
+            ("graalpy", "gp*"),
+        ),
     ),
     (
         span("3.1.0-3.1.1"),
-        (("cpython-freethreading", "cp313t-*"), ("cpython-prerelease", "cp315*"),
-         ("pypy", "pp31*"), ("pypy-eol", "pp3?-*"),
-         ("cpython-experimental-riscv64", "*_riscv64"), ("graalpy", "gp*")),
+        (
+            ("cpython-freethreading", "cp313t-*"),
+            ("cpython-prerelease", "cp315*"),
+            ("pypy", "pp31*"),
+            ("pypy-eol", "pp3?-*"),
+            ("cpython-experimental-riscv64", "*_riscv64"),
+            ("graalpy", "gp*"),
+        ),
     ),
     (
         span("3.1.2-3.1.4"),
-        (("cpython-freethreading", "cp313t-*"), ("cpython-prerelease", "cp315*"),
-         ("pypy", "pp31*"), ("pypy-eol", "pp3?-*"), ("graalpy", "gp*")),
+        (
+            ("cpython-freethreading", "cp313t-*"),
+            ("cpython-prerelease", "cp315*"),
+            ("pypy", "pp31*"),
+            ("pypy-eol", "pp3?-*"),
+            ("graalpy", "gp*"),
+        ),
     ),
     (
         span("3.2.0-3.4.1"),
-        (("cpython-freethreading", "cp313t-*"), ("cpython-prerelease", "cp315*"),
-         ("pypy-eol", "pp3?-*"), ("pypy-eol", "pp310-*"), ("pypy", "pp31[!0]-*"),
-         ("graalpy", "gp*")),
+        (
+            ("cpython-freethreading", "cp313t-*"),
+            ("cpython-prerelease", "cp315*"),
+            ("pypy-eol", "pp3?-*"),
+            ("pypy-eol", "pp310-*"),
+            ("pypy", "pp31[!0]-*"),
+            ("graalpy", "gp*"),
+        ),
     ),
     (
         span("4.0.0-4.1.1"),
-        (("cpython-prerelease", "cp315*"), ("pypy-eol", "pp3?-*"), ("pypy-eol", "pp310-*"),
-         ("pypy", "pp31[!0]-*"), ("graalpy", "gp*")),
+        (
+            ("cpython-prerelease", "cp315*"),
+            ("pypy-eol", "pp3?-*"),
+            ("pypy-eol", "pp310-*"),
+            ("pypy", "pp31[!0]-*"),
+            ("graalpy", "gp*"),
+        ),
     ),
     (
         span("4.2.0-"),
-        (("cpython-prerelease", "cp316*"), ("pypy-eol", "pp3?-*"), ("pypy-eol", "pp310-*"),
-         ("pypy", "pp31[!0]-*"), ("graalpy", "gp*")),
+        (
+            ("cpython-prerelease", "cp316*"),
+            ("pypy-eol", "pp3?-*"),
+            ("pypy-eol", "pp310-*"),
+            ("pypy", "pp31[!0]-*"),
+            ("graalpy", "gp*"),
+        ),
     ),
 )
 
@@ -333,9 +386,16 @@ def _images(many: dict[str, str], musl: str | None, *, riscv64: bool = True) -> 
     return out
 
 
-_2010 = {"x86_64": "manylinux2010", "i686": "manylinux2010", "pypy_x86_64": "manylinux2010",
-         "pypy_i686": "manylinux2010", "aarch64": "manylinux2014", "ppc64le": "manylinux2014",
-         "s390x": "manylinux2014", "pypy_aarch64": "manylinux2014"}
+_2010 = {
+    "x86_64": "manylinux2010",
+    "i686": "manylinux2010",
+    "pypy_x86_64": "manylinux2010",
+    "pypy_i686": "manylinux2010",
+    "aarch64": "manylinux2014",
+    "ppc64le": "manylinux2014",
+    "s390x": "manylinux2014",
+    "pypy_aarch64": "manylinux2014",
+}
 _2014 = {arch: "manylinux2014" for arch in _2010}
 _2_28 = {arch: "manylinux_2_28" for arch in _2010}
 DEFAULT_IMAGES: tuple[tuple[Range, dict[str, str]], ...] = (
@@ -344,10 +404,25 @@ DEFAULT_IMAGES: tuple[tuple[Range, dict[str, str]], ...] = (
     (span("2.3.0-2.17.0"), _images(_2014, "musllinux_1_1")),
     (span("2.18.0-2.21.3"), _images(_2014, "musllinux_1_2")),
     (span("2.22.0-2.23.4"), _images({**_2014, "armv7l": "manylinux_2_31"}, "musllinux_1_2")),
-    (span("3.0.0-3.0.1"), _images(
-        {**_2_28, "i686": "manylinux2014", "pypy_i686": "manylinux2014", "armv7l": "manylinux_2_31"},
-        "musllinux_1_2", riscv64=False)),
-    (span("3.1.0-"), _images({**_2_28, "armv7l": "manylinux_2_31", "riscv64": "manylinux_2_39"}, "musllinux_1_2")),
+    (
+        span("3.0.0-3.0.1"),
+        _images(
+            {
+                **_2_28,
+                "i686": "manylinux2014",
+                "pypy_i686": "manylinux2014",
+                "armv7l": "manylinux_2_31",
+            },
+            "musllinux_1_2",
+            riscv64=False,
+        ),
+    ),
+    (
+        span("3.1.0-"),
+        _images(
+            {**_2_28, "armv7l": "manylinux_2_31", "riscv64": "manylinux_2_39"}, "musllinux_1_2"
+        ),
+    ),
 )
 """The container image each release builds a Linux architecture's wheels in by default
 (``manylinux-x86_64-image``, ``musllinux-aarch64-image``, PyPy's ``manylinux-pypy_x86_64``):
@@ -372,9 +447,7 @@ the cascade; earlier ones stop on it (``Invalid architecture ''``)."""
 
 
 def all_archs(version: Version, platform: str) -> frozenset[str]:
-    return frozenset(
-        arch for _tag, arch, when in PLATFORM_TAGS[platform] if _in(version, when)
-    )
+    return frozenset(arch for _tag, arch, when in PLATFORM_TAGS[platform] if _in(version, when))
 
 
 def auto_archs(version: Version, platform: str, native: str) -> frozenset[str]:
@@ -403,7 +476,9 @@ def bitness_archs(version: Version, platform: str, native: str, bits: str) -> fr
         return frozenset({native})
     if native in partner and platform in ("linux", "windows"):
         if native == "aarch64":
-            return "auto32 on an aarch64 runner builds armv7l only where its kernel runs 32-bit code"
+            return (
+                "auto32 on an aarch64 runner builds armv7l only where its kernel runs 32-bit code"
+            )
         return frozenset({partner[native]})
     return frozenset()
 

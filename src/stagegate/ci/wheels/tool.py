@@ -58,13 +58,15 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str] | None:
         if covered:
             return None  # the table knows this release: it answers for the runner
         raise Stop(
-            setting.loc, setting.name,
+            setting.loc,
+            setting.name,
             f"the installed cibuildwheel {version} runs on this machine, not on the runner "
             f"that builds its {platform} wheels",
         )
     if platform == "macos" and native == "arm64" and here == "x86_64" and not covered:
         raise Stop(
-            setting.loc, setting.name,
+            setting.loc,
+            setting.name,
             f"the installed cibuildwheel {version} runs on this x86_64 machine, where it leaves out "
             "the PyPy and GraalPy arm64 builds an arm64 Mac makes",
         )
@@ -78,17 +80,26 @@ def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str] | None:
         same_host = platform == "linux" and native == here
         if keywords and not same_host and not covered:
             raise Stop(
-                setting.loc, setting.name,
+                setting.loc,
+                setting.name,
                 f"cibuildwheel {version} resolves archs {text!r} on the runner ({platform} {native}); "
                 f"stagegate knows how releases 2.0.0 to {'.'.join(map(str, table.NEWEST))} do, not this one",
             )
         archs = "" if same_host else ",".join(sorted(cibw._archs(opts, native)))
-    env = tuple(sorted((k[4:], s.value or "") for k, s in found.items() if k.startswith("env.CIBW_")))
+    env = tuple(
+        sorted((k[4:], s.value or "") for k, s in found.items() if k.startswith("env.CIBW_"))
+    )
     return _run(platform, archs, env, _sources(found), _argv(found), version)
 
 
 def _only(found: Mapping[str, Setting]) -> bool:
-    return bool((found.get("cli.only") or found.get("with.only") or Setting(name="", value="", loc=found["runner"].loc)).value)
+    return bool(
+        (
+            found.get("cli.only")
+            or found.get("with.only")
+            or Setting(name="", value="", loc=found["runner"].loc)
+        ).value
+    )
 
 
 def _argv(found: Mapping[str, Setting]) -> tuple[str, ...]:
@@ -114,7 +125,9 @@ def _sources(found: Mapping[str, Setting]) -> tuple[tuple[str, str], ...]:
             continue
         parts = key.split(".")
         value = _toml_value(parts[-1], setting.value)
-        (tables.setdefault(parts[1], []) if len(parts) == 3 else lines).append(f"{parts[-1]} = {value}")
+        (tables.setdefault(parts[1], []) if len(parts) == 3 else lines).append(
+            f"{parts[-1]} = {value}"
+        )
     for name, entries in tables.items():
         lines += [f"[tool.cibuildwheel.{name}]", *entries]
     requires = found.get("requires-python")
@@ -138,25 +151,41 @@ def _toml_value(option: str, text: str) -> str:
 
 @cache
 def _run(
-    platform: str, archs: str, env: tuple[tuple[str, str], ...],
-    sources: tuple[tuple[str, str], ...], argv: tuple[str, ...], version: str,
+    platform: str,
+    archs: str,
+    env: tuple[tuple[str, str], ...],
+    sources: tuple[tuple[str, str], ...],
+    argv: tuple[str, ...],
+    version: str,
 ) -> tuple[frozenset[str], str] | None:
     with tempfile.TemporaryDirectory(prefix="stagegate-cibw-") as folder:
         for name, text in sources:
             Path(folder, name).write_text(text, encoding="utf-8")
-        command = [sys.executable, "-m", "cibuildwheel", "--print-build-identifiers", "--platform", platform]
+        command = [
+            sys.executable,
+            "-m",
+            "cibuildwheel",
+            "--print-build-identifiers",
+            "--platform",
+            platform,
+        ]
         if archs:
             command += ["--archs", archs]
         base = {k: v for k, v in os.environ.items() if not k.startswith("CIBW_") and k != "CI"}
         try:
             done = subprocess.run(
-                [*command, *argv, folder], env={**base, **dict(env)}, capture_output=True,
-                text=True, timeout=TIMEOUT, check=False,
+                [*command, *argv, folder],
+                env={**base, **dict(env)},
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired):
             return None
     if done.returncode != 0:
         return None
-    ids = frozenset(line.strip() for line in done.stdout.splitlines() if "-" in line and " " not in line.strip())
+    ids = frozenset(
+        line.strip() for line in done.stdout.splitlines() if "-" in line and " " not in line.strip()
+    )
     return ids, f"cibuildwheel {version} (installed)"
-
