@@ -19,8 +19,6 @@ _LABELS: tuple[tuple[str, str, str], ...] = (
     (r"windows-(?:latest|20\d\d|11)-arm", "windows", "ARM64"),
     (r"windows-(?:latest|20\d\d)", "windows", "AMD64"),
 )
-RUNNER_OS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
-"""``runner.os`` (RUNNER_OS) on a runner of each platform."""
 _COMPILED = tuple((re.compile(pattern, re.IGNORECASE), p, a) for pattern, p, a in _LABELS)
 
 
