@@ -105,6 +105,11 @@ def git_env() -> dict[str, str]:
         # repositories without git's template: its sample hooks and the rest are a score
         # of files per `git init` that no test reads, made and later removed by the run
         GIT_TEMPLATE_DIR="",
+        # no `git maintenance run --auto` process after each commit (git starts one to
+        # decide that a scratch repository needs no packing: ~1.7 ms a commit)
+        GIT_CONFIG_COUNT="1",
+        GIT_CONFIG_KEY_0="maintenance.auto",
+        GIT_CONFIG_VALUE_0="false",
     )
     return env
 
