@@ -126,8 +126,12 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
     # The tests of loading by entry point (as an installed stagegate does) unset these.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("PYTEST_PLUGINS", "pytest_snapshot.plugin")
-    # every `git init` of a test, as scratch.git_env gives it: no sample hooks to copy
+    # every `git init` of a test, as scratch.git_env gives it: no sample hooks to copy;
+    # every `git commit`: no `git maintenance run --auto` process after it
     monkeypatch.setenv("GIT_TEMPLATE_DIR", "")
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "maintenance.auto")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "false")
 
 
 @dataclass
