@@ -200,3 +200,37 @@ def test_git_failures_are_still_git_errors(tmp_path: Path, sg: Sg) -> None:
     result = sg("verify-pr", "--base", "no-such-branch", cwd=repo.root)
     assert result.code == 3, result.output
     assert "unknown git ref 'no-such-branch'" in result.err
+
+
+def test_a_ref_names_the_commit_git_rev_parse_names(tmp_path: Path) -> None:
+    """Refs are resolved through the object reader's `git cat-file --batch`, not a
+    `git rev-parse` each: every kind of name gives rev-parse's answer, and a name
+    rev-parse refuses (ambiguous, not a commit, past the root, unknown) is unknown."""
+    repo = Repo(tmp_path)
+    repo.git("init", "-q", "-b", "main")
+    repo.write("a.txt", "1\n")
+    first = repo.commit("first")
+    repo.write("a.txt", "2\n")
+    second = repo.commit("second")
+    repo.git("tag", "-a", "v1", "-m", "annotated", first)
+    repo.git("branch", "feature", first)
+    repo.git("tag", "feature", second)  # a branch and a tag of one name: rev-parse warns, picks
+    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
+    names = [
+        "HEAD", "main", "HEAD~1", "HEAD^", "v1", "refs/tags/v1", "feature",
+        "refs/heads/feature", second[:7], second, f"{first}", "main@{0}",
+        tree, "HEAD~2", "v1~1", "nosuch", "HEAD:a.txt", "",
+    ]  # fmt: skip
+    for name in names:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"],
+            cwd=tmp_path, env=git_env(), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        expected = proc.stdout.strip() if proc.returncode == 0 else None
+        fresh = git_repo.Repository(tmp_path.resolve())
+        if expected is None:
+            with pytest.raises(git_repo.GitError):
+                fresh.resolve(name)
+        else:
+            assert fresh.resolve(name) == expected, name
+    assert git_repo.Repository(tmp_path.resolve()).head() == second

@@ -66,6 +66,12 @@ class Objects:
         data = proc.stdout.read(int(fields[2]) + 1)[:-1]
         return fields[1].decode("ascii"), fields[0].decode("ascii"), data
 
+    def ask(self, name: str) -> tuple[str, str, bytes] | None:
+        """(type, id, content) of the object ``name`` (any name ``git rev-parse`` takes,
+        on one line); None where git has none by that name (or the name is ambiguous)."""
+        with self._lock:
+            return self._ask(name)
+
     def read(self, name: str, *, action: str) -> tuple[str, bytes]:
         """(type, content) of the object ``name`` (an id or ``REV:PATH``); GitError if none."""
         if "\n" in name:

@@ -133,15 +133,9 @@ class Repository:
         shallow clone's tip, counts as unknown."""
         if not ref or ref.startswith("-"):
             raise GitError(f"{ref!r} is not a git ref; pass a branch, tag or commit id.")
-        known = self._resolved.get(ref)
-        if known is not None:
-            return known
-        code, found, _err = status(
-            ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], self.root
-        )
-        if code == 0 and found.strip():
-            self._resolved[ref] = found.strip()
-            return found.strip()
+        found = self._commit_of(ref)
+        if found is not None:
+            return found
         relative = any(c in ref for c in "~^@:")
         if ref.startswith("origin/"):
             branch = ref.removeprefix("origin/")
@@ -163,16 +157,19 @@ class Repository:
     def head(self) -> str | None:
         """The checked-out commit (HEAD may be detached); None before the first commit.
         The question ``resolve("HEAD")`` asks: one answer serves both."""
-        known = self._resolved.get("HEAD")
-        if known is not None:
-            return known
-        code, found, err = status(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], self.root)
-        if code == 0 and found.strip():
-            self._resolved["HEAD"] = found.strip()
-            return found.strip()
-        if code == 1:
-            return None
-        raise command_failure(["rev-parse", "HEAD"], self.root, code, err, action="read HEAD")
+        return self._commit_of("HEAD")
+
+    def _commit_of(self, ref: str) -> str | None:
+        """The commit ``ref`` names, as ``git rev-parse --verify REF^{commit}`` finds it;
+        None if none (unknown, ambiguous, missing from a shallow clone, not a commit).
+        Asked of the object reader's process, which the commands that resolve a ref
+        read objects with anyway: no git process a ref (``continuity`` resolved three)."""
+        known = self._resolved.get(ref)
+        if known is None and "\n" not in ref:
+            found = self.objects().ask(f"{ref}^{{commit}}")
+            if found is not None and found[0] == "commit":
+                known = self._resolved[ref] = found[1]
+        return known
 
     def first_parent(self, commit: str) -> str | None:
         """The first parent ``commit`` records; None for a root commit. Read from the
