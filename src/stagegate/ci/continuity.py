@@ -289,7 +289,8 @@ class Continuity:
     unresolved: tuple[Unresolved, ...]
     """What cannot be evaluated where artifacts flow to a release, at the head."""
     changed: dict[str, set[int]]
-    """The lines the head changed since the base, per file (for annotations)."""
+    """The lines the head changed since the base, per file (for annotations; none where
+    no annotation is made)."""
     head_contexts: tuple[Context, ...] = ()
     """Every upload context of the head (where a lost one went, for annotations)."""
     strict: bool = False
@@ -716,11 +717,13 @@ def continuity(
     *,
     accept: Sequence[Acceptance] = (),
     strict: bool = False,
+    annotate: bool = True,
 ) -> Continuity:
     """Compare what the release jobs ship at the base and the head (``refs``: as the user
     named them; the head None: HEAD), each commit read as its ``readings`` says; the
     changes ``accept`` declares are accepted; ``strict``: a blind spot the base already
-    had fails too."""
+    had fails too; ``annotate``: with the lines the head changed (``git diff``), which
+    only annotations are placed on."""
     base_ref, head_ref = refs
     base = repo.resolve(base_ref)
     head = repo.resolve(head_ref or "HEAD")
@@ -735,7 +738,7 @@ def continuity(
     releases = _wheels_of_runs(repo, (base, head), refs, readings, releases, accept)
     changed = {
         file: lines
-        for file, lines in repo.changed_lines(base, head).items()
+        for file, lines in (repo.changed_lines(base, head) if annotate else {}).items()
         if file.startswith(".github/")
     }
     return Continuity(

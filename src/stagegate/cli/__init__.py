@@ -464,7 +464,7 @@ def continuity(
     from stagegate.commands.continuity import continuity as compare
     from stagegate.report.continuity import CONTINUITY
 
-    result = compare(ctx.file, base, head, accept=accept, strict=strict)
+    result = compare(ctx.file, base, head, accept=accept, strict=strict, annotate=fmt == "github")
     return show(CONTINUITY, fmt, result, ok=result.ok)
 
 

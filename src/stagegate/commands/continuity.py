@@ -27,8 +27,10 @@ def continuity(
     accept: str | None = None,
     strict: bool = False,
     environ: Mapping[str, str] = os.environ,
+    annotate: bool = True,
 ) -> Continuity:
-    """Compare what the release jobs ship at ``base_ref`` and ``head_ref``."""
+    """Compare what the release jobs ship at ``base_ref`` and ``head_ref`` (``annotate``:
+    with the changed lines annotations are placed on)."""
     from stagegate.ci import continuity as compare
     from stagegate.git.repo import open_repository
     from stagegate.validation import load_at
@@ -50,7 +52,9 @@ def continuity(
         )
         if stage != model.stage:
             declared += flip_acceptances(model, stage, prefix)
-    return compare.continuity(repo, (base_ref, head_ref), readings, accept=declared, strict=strict)
+    return compare.continuity(
+        repo, (base_ref, head_ref), readings, accept=declared, strict=strict, annotate=annotate
+    )
 
 
 def flip_acceptances(migration: Migration, target: int, prefix: PurePosixPath) -> list[Acceptance]:
