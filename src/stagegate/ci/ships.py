@@ -585,22 +585,35 @@ def _script_of(run: str) -> tuple[tuple[str, ...], str | None]:
     )
 
 
-def bare_migration(root: Path, settings: WorkflowSettings | None = None) -> Migration:
+def bare_migration(
+    root: Path,
+    settings: WorkflowSettings | None = None,
+    chosen: Sequence[tuple[str, str]] = (),
+) -> Migration:
     """No model: no flags, no items; the workflows as they are, with the run's commit
     (``github.sha``) an open value ``{sha}`` (so a name holding it is the same name at both
-    commits), and the remote actions, publishers and runs ``settings`` declares, where a
-    migration file has them."""
+    commits), each input ``chosen`` (workflow, name: a free `workflow_dispatch` input) an
+    open value ``{inputs-NAME}`` too (the same dispatch at both commits), and the remote
+    actions, publishers and runs ``settings`` declares, where a migration file has them."""
     from stagegate.model import Bind, Template
     from stagegate.model.templates import Axis, split
 
     loc = Loc("migration.yaml", 1, 1)
-    sha = Bind(
-        key="github.sha", text=Template(text="{sha}", parts=split("{sha}"), loc=loc), loc=loc
-    )
-    workflows = WorkflowSettings(bind={"github.sha": sha})
+
+    def bind(key: str, axis: str) -> Bind:
+        text = "{" + axis + "}"
+        return Bind(key=key, text=Template(text=text, parts=split(text), loc=loc), loc=loc)
+
+    binds = {"github.sha": bind("github.sha", "sha")}
+    axes = {"sha": Axis("sha", pattern="[0-9a-f]{40}")}
+    for rel, name in chosen:
+        axis = f"inputs-{name}"
+        binds[f"{rel} inputs.{name}"] = bind(f"{rel} inputs.{name}", axis)
+        axes[axis] = Axis(axis, pattern=".*")
+    workflows = WorkflowSettings(bind=binds)
     if settings is not None:
         workflows = WorkflowSettings(
-            bind={"github.sha": sha},
+            bind=binds,
             actions=settings.actions,
             publishers=settings.publishers,
             runs=settings.runs,
@@ -611,7 +624,7 @@ def bare_migration(root: Path, settings: WorkflowSettings | None = None) -> Migr
         stage=0,
         stage_loc=loc,
         stages_dir="stages",
-        axes={"sha": Axis("sha", pattern="[0-9a-f]{40}")},
+        axes=axes,
         flags={},
         producers={},
         consumers={},
@@ -637,10 +650,38 @@ def ships(
     output), else as they are with ``settings`` (the remote actions, publishers and runs a
     migration declares); ``kind``: for a run of that kind (``github.event_name`` and
     ``github.ref`` known)."""
-    reader = ShipReader(migration or bare_migration(files.root, settings), files, stage)
+    rels = discover(files.source, DEFAULT_WORKFLOW_PATHS) if only is None else only
+    if migration is None:
+        migration = bare_migration(files.root, settings, free_inputs(files, rels))
+    reader = ShipReader(migration, files, stage)
     reader.kind = kind
-    reader.run(discover(files.source, DEFAULT_WORKFLOW_PATHS) if only is None else only)
+    reader.run(rels)
     return follow(reader.flows())
+
+
+_AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+"""What an axis may be named (model.templates): an input named otherwise stays unknown."""
+
+
+def free_inputs(files: Files, rels: Sequence[str]) -> list[tuple[str, str]]:
+    """(workflow, input) for each `workflow_dispatch` input of ``rels`` that is chosen
+    freely (not a choice or a boolean, which are read once per value). A workflow that
+    cannot be read has none here: the reading says why."""
+    from stagegate.ci.dispatch import input_values
+    from stagegate.errors import StagegateError
+
+    chosen: list[tuple[str, str]] = []
+    for rel in rels:
+        try:
+            inputs = files.workflow(rel).dispatch_inputs
+        except StagegateError:
+            continue
+        chosen += [
+            (rel, str(name))
+            for name, spec in inputs.items()
+            if input_values(spec) is None and _AXIS_NAME.fullmatch(str(name))
+        ]
+    return chosen
 
 
 def read_model(
