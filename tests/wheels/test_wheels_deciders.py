@@ -616,6 +616,36 @@ def test_maturin_abi3_minimum_is_the_lowest_versioned_feature() -> None:
     )
 
 
+def test_maturin_abi3_through_the_crates_own_features() -> None:
+    """cargo turns pyo3's abi3 on through ``[features]``: the crate's ``default`` (unless
+    ``--no-default-features``), the features ``[tool.maturin]`` names, or ``--features``
+    (which replaces those of ``[tool.maturin]``, as maturin does)."""
+    cargo = (
+        '[package]\nname = "x"\n\n[dependencies]\npyo3 = { version = "0.28" }\n\n'
+        '[features]\ndefault = ["ext"]\next = ["pyo3/extension-module", "stable"]\n'
+        'stable = ["pyo3/abi3-py311"]\nold = ["pyo3?/abi3-py39"]\n'
+    )
+    files = {"Cargo.toml": cargo}
+    assert mat(files, target="x86_64") == ["cp311-abi3-manylinux_x86_64"]
+    assert mat(files, target="x86_64", args="-i 3.13t --no-default-features") == [
+        "cp313t-manylinux_x86_64"
+    ]
+    assert mat(files, target="x86_64", args="-F old -F ext") == ["cp39-abi3-manylinux_x86_64"]
+    assert mat(files, target="x86_64", args="--all-features") == ["cp39-abi3-manylinux_x86_64"]
+    pyproject = '[tool.maturin]\nfeatures = ["old"]\nno-default-features = true\n'
+    files["pyproject.toml"] = pyproject
+    assert mat(files, target="x86_64") == ["cp39-abi3-manylinux_x86_64"]
+    assert mat(files, target="x86_64", args="-i 3.12 --features pyo3/extension-module") == [
+        "cp312-manylinux_x86_64"
+    ]
+    files["pyproject.toml"] = '[tool.maturin]\nfeatures = ["pyo3/abi3-py310"]\n'
+    assert mat(files, target="x86_64") == ["cp310-abi3-manylinux_x86_64"]
+    # a feature named abi3 that is the crate's own, turning nothing of pyo3's on
+    files["pyproject.toml"] = '[tool.maturin]\nfeatures = ["abi3"]\n'
+    files["Cargo.toml"] = cargo.replace('default = ["ext"]', 'default = []') + "abi3 = []\n"
+    assert mat(files, target="x86_64", args="-i 3.12") == ["cp312-manylinux_x86_64"]
+
+
 def test_maturin_find_interpreter_is_unresolved() -> None:
     assert mat(args="--release --find-interpreter") == (
         f"{WF}:30: --find-interpreter builds for every Python on the runner or in the manylinux container; "
