@@ -309,6 +309,30 @@ def test_prerelease_pythons_in_2_x() -> None:
     ]
 
 
+def test_prerelease_pythons_not_known_where_yes_and_no_build_the_same() -> None:
+    """An expression of the event (``${{ !startsWith(github.ref, 'refs/tags/') }}``) is
+    yes or no to cibuildwheel: where both build the same wheels they are known; where they
+    differ the option stays unresolved at its line."""
+
+    def unknown_prerelease(version: str) -> BuildStep:
+        build = step(version, env={"CIBW_BUILD": "cp31[23]-manylinux*", "CIBW_ARCHS": "x86_64"})
+        why = "github.ref depends on the event; bind it if a name uses it"
+        env = {
+            **build.env,
+            "CIBW_PRERELEASE_PYTHONS": Setting(
+                name="CIBW_PRERELEASE_PYTHONS", value=None, loc=at(29), why=why
+            ),
+        }
+        return BuildStep(
+            tool=build.tool, loc=build.loc, version=build.version, runner=build.runner, env=env
+        )
+
+    assert ids(unknown_prerelease("2.22.0")) == ["cp312-manylinux_x86_64", "cp313-manylinux_x86_64"]
+    assert problem(unknown_prerelease("2.18.0")) == (
+        f"{WF}:29: github.ref depends on the event; bind it if a name uses it"
+    )
+
+
 def test_only_builds_one_identifier_whatever_the_groups() -> None:
     assert ids(step("3.1.4", inputs={"only": "cp313t-manylinux_aarch64"})) == [
         "cp313t-manylinux_aarch64"
@@ -642,7 +666,7 @@ def test_maturin_abi3_through_the_crates_own_features() -> None:
     assert mat(files, target="x86_64") == ["cp310-abi3-manylinux_x86_64"]
     # a feature named abi3 that is the crate's own, turning nothing of pyo3's on
     files["pyproject.toml"] = '[tool.maturin]\nfeatures = ["abi3"]\n'
-    files["Cargo.toml"] = cargo.replace('default = ["ext"]', 'default = []') + "abi3 = []\n"
+    files["Cargo.toml"] = cargo.replace('default = ["ext"]', "default = []") + "abi3 = []\n"
     assert mat(files, target="x86_64", args="-i 3.12") == ["cp312-manylinux_x86_64"]
 
 
