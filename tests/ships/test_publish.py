@@ -140,7 +140,9 @@ def test_glob_covers(a: str, b: str, covers: bool) -> None:
 def test_a_removal_takes_only_the_files_it_covers() -> None:
     """``rm`` takes a landed glob where it matches every file of it; one that takes some
     of them (``./*wasm32.whl`` of a download's ``./*``) leaves the others where they are."""
-    assert moved("dist/*.whl", Move(copy=False, sources=("dist/*.whl",), dest=".", remove=True)) == []
+    assert (
+        moved("dist/*.whl", Move(copy=False, sources=("dist/*.whl",), dest=".", remove=True)) == []
+    )
     assert moved("dist/*", Move(copy=False, sources=("dist",), dest=".", remove=True)) == []
     some = Move(copy=False, sources=("dist/*wasm32.whl",), dest=".", remove=True)
     assert moved("dist/*", some) == ["dist/*"]

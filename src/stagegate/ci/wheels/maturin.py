@@ -102,7 +102,9 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
             return out
     directory = project.join(step.directory, folder.value if folder and folder.value else "")
     path = project.join(directory, manifest.value if manifest and manifest.value else "Cargo.toml")
-    flags = frozenset(k[4:] for k in out if k in ("cli.--no-default-features", "cli.--all-features"))
+    flags = frozenset(
+        k[4:] for k in out if k in ("cli.--no-default-features", "cli.--all-features")
+    )
     found = project.abi3(files, directory, path, features, flags)
     if found is not None:
         out["abi3"] = found
@@ -147,8 +149,10 @@ def _cli(words: list[Word], out: dict[str, Setting]) -> None:
             out["cli.find-interpreter"] = Setting(name=option.name, value="true", loc=option.loc)
         elif option.name in ("-F", "--features") and "cli.features" in out:
             before = out["cli.features"]  # each --features adds its own
-            joined = f"{before.value} {option.values[0]}" if before.value is not None else None
-            out["cli.features"] = Setting(name=option.name, value=joined, loc=before.loc, why=before.why)
+            added = f"{before.value} {option.values[0]}" if before.value is not None else None
+            out["cli.features"] = Setting(
+                name=option.name, value=added, loc=before.loc, why=before.why
+            )
         elif option.name in _VALUED:
             key = _KEYS.get(option.name, option.name.lstrip("-"))
             out[f"cli.{key}"] = Setting(name=option.name, value=option.values[0], loc=option.loc)

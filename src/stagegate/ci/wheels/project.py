@@ -252,7 +252,11 @@ def _pyo3_features(
         tool = data.get("tool", {})
         maturin = tool.get("maturin") if isinstance(tool, dict) else None
         maturin = maturin if isinstance(maturin, dict) else {}
-        flags |= {f"--{key}" for key in ("no-default-features", "all-features") if maturin.get(key) is True}
+        flags |= {
+            f"--{key}"
+            for key in ("no-default-features", "all-features")
+            if maturin.get(key) is True
+        }
         given = maturin.get("features")
         if isinstance(given, list) and not wanted:
             loc = Loc(pyproject_path, _key_line(text, "tool.maturin", "features"), 1)
@@ -270,14 +274,20 @@ def _pyo3_features(
     deps = data.get("dependencies", {})
     pyo3 = deps.get("pyo3") if isinstance(deps, dict) else None
     if isinstance(pyo3, dict) and isinstance(pyo3.get("features"), list):
-        table, key = ("dependencies.pyo3", "features") if "[dependencies.pyo3]" in text else ("dependencies", "pyo3")
+        table, key = (
+            ("dependencies.pyo3", "features")
+            if "[dependencies.pyo3]" in text
+            else ("dependencies", "pyo3")
+        )
         out += [(str(f), Loc(manifest, _key_line(text, table, key), 1)) for f in pyo3["features"]]
     features = data.get("features")
     features = features if isinstance(features, dict) else {}
     if "--no-default-features" not in flags:
         wanted.append(("default", Loc(manifest, _key_line(text, "features", "default"), 1)))
     if "--all-features" in flags:
-        wanted += [(str(n), Loc(manifest, _key_line(text, "features", str(n)), 1)) for n in features]
+        wanted += [
+            (str(n), Loc(manifest, _key_line(text, "features", str(n)), 1)) for n in features
+        ]
     seen: set[str] = set()
     while wanted:
         name, loc = wanted.pop(0)
