@@ -641,12 +641,16 @@ def _reshuffled(
     contexts: list[Context], side: Sequence[Context], other: Sequence[Context]
 ) -> list[Context]:
     """``contexts`` (lost or gained, of ``side``) but those that carry computed wheels all of
-    which the ``other`` side ships too: which job builds a wheel is not what ships."""
+    which the ``other`` side ships too: which job builds a wheel is not what ships. An
+    upload whose build selects no wheel at all is not one (cibuildwheel stops on an empty
+    selection, failing the job the release needs)."""
     if not any(c.wheels for c in contexts):
         return contexts
     shipped = _identifiers(c for c in other if _computed((c,)))
     return [
-        c for c in contexts if not (c.wheels and _computed((c,)) and _identifiers((c,)) <= shipped)
+        c
+        for c in contexts
+        if not (c.wheels and _computed((c,)) and set() < _identifiers((c,)) <= shipped)
     ]
 
 
