@@ -624,13 +624,29 @@ def _change(
         accepted=tuple(accepted),
         wheels=wheels,
         wheels_accepted=tuple(wheels_accepted),
-        wheels_blind=wheels is not None and _computed(was) and not _computed(now),
+        wheels_blind=wheels is not None and _newly_uncomputed(was, now, pairs),
         moved=tuple(moved),
     )
 
 
 def _computed(contexts: Sequence[Context]) -> bool:
     return all(w.identifiers is not None for c in contexts for w in c.wheels)
+
+
+def _newly_uncomputed(
+    was: Sequence[Context], now: Sequence[Context], pairs: Sequence[tuple[Context, Context]]
+) -> bool:
+    """The release's wheels were computed at the base and are not at the head, or an
+    upload whose wheels were computed at the base is not computed at the head (paired by
+    identity, or the same step and name: its wheels changed); the rest of the release may
+    have been unknown at both, the upload still became unreadable."""
+    if _computed(was) and not _computed(now):
+        return True
+    named: dict[str, list[Context]] = {}
+    for ctx in now:
+        named.setdefault(ctx.name, []).append(ctx)
+    same = [*pairs, *((o, n) for o in was for n in named.get(o.name, ()) if o.key == n.key)]
+    return any(o.wheels and _computed((o,)) and not _computed((n,)) for o, n in same)
 
 
 def _identifiers(contexts: Iterable[Context]) -> set[tuple[str, str]]:
