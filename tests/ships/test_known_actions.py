@@ -60,3 +60,55 @@ def test_create_release_moves_nothing(
     assert [u["expression"] for u in data["unresolved"]] == unread
     assets = next(r for r in data["releases"] if r["job"] == "assets")
     assert [c["name"] for c in assets["head"]] == ["app-wheel"]
+
+
+DOCKER = """\
+name: wheels
+on:
+  push:
+    tags: ["*"]
+jobs:
+  linux:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Build the image the wheels are built in
+        uses: docker/build-push-action@v7
+        with:
+          context: .
+          file: ci/Dockerfile
+          push: false
+          load: true
+          tags: builder:latest
+          OUTPUTS
+      - run: docker run --rm -v $PWD:/src builder:latest make wheels
+      - uses: actions/upload-artifact@v4
+        with:
+          name: wheels-linux
+          path: dist/*.whl
+  publish:
+    needs: linux
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/download-artifact@v4
+        with:
+          name: wheels-linux
+          path: dist
+      - uses: pypa/gh-action-pypi-publish@release/v1
+"""
+
+
+@pytest.mark.parametrize(
+    ("outputs", "unread"),
+    [("", []), ("outputs: type=local,dest=dist", ["docker/build-push-action@v7"])],
+)
+def test_docker_build_writes_workspace_files_only_with_outputs(
+    sg: Sg, tmp_path: Path, outputs: str, unread: list[str]
+) -> None:
+    """docker/build-push-action builds an image (loaded, pushed); only ``outputs:`` can
+    export files into the workspace, and which is not read."""
+    files = {WF: DOCKER.replace("OUTPUTS", outputs)}
+    head = {WF: files[WF].replace("make wheels", "make all-wheels")}
+    code, data, lines = compare(sg, tmp_path, files, head)
+    assert code == 0, lines
+    assert [u["expression"] for u in data["unresolved"]] == unread

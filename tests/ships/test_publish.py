@@ -9,6 +9,7 @@ from stagegate.ci.publish import (
     Command,
     Move,
     artifact_files,
+    glob_covers,
     glob_meets,
     moved,
     read_script,
@@ -113,3 +114,36 @@ def test_moved() -> None:
     assert moved("other/*.whl", move) == ["other/*.whl"]
     copy = Move(copy=True, sources=("wheelhouse/*",), dest="dist")
     assert moved("wheelhouse/*.whl", copy) == ["wheelhouse/*.whl", "dist/*.whl"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "covers"),
+    [
+        ("dist/*", "dist/*.whl", True),
+        ("dist/*.whl", "dist/*", False),  # other files may be there
+        ("*wasm32.whl", "*", False),
+        ("*.whl", "*wasm32.whl", True),
+        ("dist/**", "dist/wheels-linux/*.whl", True),
+        ("dist/*", "dist/**/*.whl", False),
+        ("a[0-9]/*", "a5/x", True),
+        ("a[0-9]/*", "a[3-5]/x", True),
+        ("a[3-5]/*", "a[0-9]/x", False),
+        ("a?", "a[0-9]", True),
+        ("dist/a.whl", "dist/a.whl", True),
+        ("dist/a.whl", "dist/*.whl", False),
+    ],
+)
+def test_glob_covers(a: str, b: str, covers: bool) -> None:
+    assert glob_covers(a, b) is covers
+
+
+def test_a_removal_takes_only_the_files_it_covers() -> None:
+    """``rm`` takes a landed glob where it matches every file of it; one that takes some
+    of them (``./*wasm32.whl`` of a download's ``./*``) leaves the others where they are."""
+    assert (
+        moved("dist/*.whl", Move(copy=False, sources=("dist/*.whl",), dest=".", remove=True)) == []
+    )
+    assert moved("dist/*", Move(copy=False, sources=("dist",), dest=".", remove=True)) == []
+    some = Move(copy=False, sources=("dist/*wasm32.whl",), dest=".", remove=True)
+    assert moved("dist/*", some) == ["dist/*"]
+    assert moved("dist/*.whl", some) == ["dist/*.whl"]

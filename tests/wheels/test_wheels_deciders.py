@@ -309,6 +309,30 @@ def test_prerelease_pythons_in_2_x() -> None:
     ]
 
 
+def test_prerelease_pythons_not_known_where_yes_and_no_build_the_same() -> None:
+    """An expression of the event (``${{ !startsWith(github.ref, 'refs/tags/') }}``) is
+    yes or no to cibuildwheel: where both build the same wheels they are known; where they
+    differ the option stays unresolved at its line."""
+
+    def unknown_prerelease(version: str) -> BuildStep:
+        build = step(version, env={"CIBW_BUILD": "cp31[23]-manylinux*", "CIBW_ARCHS": "x86_64"})
+        why = "github.ref depends on the event; bind it if a name uses it"
+        env = {
+            **build.env,
+            "CIBW_PRERELEASE_PYTHONS": Setting(
+                name="CIBW_PRERELEASE_PYTHONS", value=None, loc=at(29), why=why
+            ),
+        }
+        return BuildStep(
+            tool=build.tool, loc=build.loc, version=build.version, runner=build.runner, env=env
+        )
+
+    assert ids(unknown_prerelease("2.22.0")) == ["cp312-manylinux_x86_64", "cp313-manylinux_x86_64"]
+    assert problem(unknown_prerelease("2.18.0")) == (
+        f"{WF}:29: github.ref depends on the event; bind it if a name uses it"
+    )
+
+
 def test_only_builds_one_identifier_whatever_the_groups() -> None:
     assert ids(step("3.1.4", inputs={"only": "cp313t-manylinux_aarch64"})) == [
         "cp313t-manylinux_aarch64"
@@ -614,6 +638,36 @@ def test_maturin_abi3_minimum_is_the_lowest_versioned_feature() -> None:
     assert mat(cargo('"abi3"'), target="x86_64") == (
         "Cargo.toml:5: pyo3's abi3 feature without a version: its minimum Python is pyo3's own"
     )
+
+
+def test_maturin_abi3_through_the_crates_own_features() -> None:
+    """cargo turns pyo3's abi3 on through ``[features]``: the crate's ``default`` (unless
+    ``--no-default-features``), the features ``[tool.maturin]`` names, or ``--features``
+    (which replaces those of ``[tool.maturin]``, as maturin does)."""
+    cargo = (
+        '[package]\nname = "x"\n\n[dependencies]\npyo3 = { version = "0.28" }\n\n'
+        '[features]\ndefault = ["ext"]\next = ["pyo3/extension-module", "stable"]\n'
+        'stable = ["pyo3/abi3-py311"]\nold = ["pyo3?/abi3-py39"]\n'
+    )
+    files = {"Cargo.toml": cargo}
+    assert mat(files, target="x86_64") == ["cp311-abi3-manylinux_x86_64"]
+    assert mat(files, target="x86_64", args="-i 3.13t --no-default-features") == [
+        "cp313t-manylinux_x86_64"
+    ]
+    assert mat(files, target="x86_64", args="-F old -F ext") == ["cp39-abi3-manylinux_x86_64"]
+    assert mat(files, target="x86_64", args="--all-features") == ["cp39-abi3-manylinux_x86_64"]
+    pyproject = '[tool.maturin]\nfeatures = ["old"]\nno-default-features = true\n'
+    files["pyproject.toml"] = pyproject
+    assert mat(files, target="x86_64") == ["cp39-abi3-manylinux_x86_64"]
+    assert mat(files, target="x86_64", args="-i 3.12 --features pyo3/extension-module") == [
+        "cp312-manylinux_x86_64"
+    ]
+    files["pyproject.toml"] = '[tool.maturin]\nfeatures = ["pyo3/abi3-py310"]\n'
+    assert mat(files, target="x86_64") == ["cp310-abi3-manylinux_x86_64"]
+    # a feature named abi3 that is the crate's own, turning nothing of pyo3's on
+    files["pyproject.toml"] = '[tool.maturin]\nfeatures = ["abi3"]\n'
+    files["Cargo.toml"] = cargo.replace('default = ["ext"]', "default = []") + "abi3 = []\n"
+    assert mat(files, target="x86_64", args="-i 3.12") == ["cp312-manylinux_x86_64"]
 
 
 def test_maturin_find_interpreter_is_unresolved() -> None:

@@ -625,13 +625,29 @@ def _change(
         accepted=tuple(accepted),
         wheels=wheels,
         wheels_accepted=tuple(wheels_accepted),
-        wheels_blind=wheels is not None and _computed(was) and not _computed(now),
+        wheels_blind=wheels is not None and _newly_uncomputed(was, now, pairs),
         moved=tuple(moved),
     )
 
 
 def _computed(contexts: Sequence[Context]) -> bool:
     return all(w.identifiers is not None for c in contexts for w in c.wheels)
+
+
+def _newly_uncomputed(
+    was: Sequence[Context], now: Sequence[Context], pairs: Sequence[tuple[Context, Context]]
+) -> bool:
+    """The release's wheels were computed at the base and are not at the head, or an
+    upload whose wheels were computed at the base is not computed at the head (paired by
+    identity, or the same step and name: its wheels changed); the rest of the release may
+    have been unknown at both, the upload still became unreadable."""
+    if _computed(was) and not _computed(now):
+        return True
+    named: dict[str, list[Context]] = {}
+    for ctx in now:
+        named.setdefault(ctx.name, []).append(ctx)
+    same = [*pairs, *((o, n) for o in was for n in named.get(o.name, ()) if o.key == n.key)]
+    return any(o.wheels and _computed((o,)) and not _computed((n,)) for o, n in same)
 
 
 def _identifiers(contexts: Iterable[Context]) -> set[tuple[str, str]]:
@@ -642,12 +658,16 @@ def _reshuffled(
     contexts: list[Context], side: Sequence[Context], other: Sequence[Context]
 ) -> list[Context]:
     """``contexts`` (lost or gained, of ``side``) but those that carry computed wheels all of
-    which the ``other`` side ships too: which job builds a wheel is not what ships."""
+    which the ``other`` side ships too: which job builds a wheel is not what ships. An
+    upload whose build selects no wheel at all is not one (cibuildwheel stops on an empty
+    selection, failing the job the release needs)."""
     if not any(c.wheels for c in contexts):
         return contexts
     shipped = _identifiers(c for c in other if _computed((c,)))
     return [
-        c for c in contexts if not (c.wheels and _computed((c,)) and _identifiers((c,)) <= shipped)
+        c
+        for c in contexts
+        if not (c.wheels and _computed((c,)) and set() < _identifiers((c,)) <= shipped)
     ]
 
 

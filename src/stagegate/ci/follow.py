@@ -565,7 +565,7 @@ def _unread_publish(flows: Flows, top: str) -> list[Blind]:
     """The steps of ``top`` stagegate does not read, any of which may publish."""
     return [
         Blind(
-            key=f"publisher {what}",
+            key=f"publisher {what.partition('@')[0]}",  # a bump of its version: the same spot
             loc=loc,
             reason=f"its publish step is not read: {what}; declare what it publishes under "
             "workflows.publishers",

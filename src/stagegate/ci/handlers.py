@@ -409,6 +409,56 @@ class NcipolloRelease:
         )
 
 
+class NightlyUpload:
+    """``scientific-python/upload-nightly-action``: ``anaconda upload`` of the wheels in
+    ``artifacts_path`` (its script: ``"${INPUT_ARTIFACTS_PATH%/}"/*.whl``)."""
+
+    names: tuple[str, ...] = ("scientific-python/upload-nightly-action",)
+
+    def transfers(self, use: Use) -> Iterator[Transfer]:
+        return iter(())
+
+    def effects(self, use: Use, axes: Mapping[str, Any]) -> Iterator[Effect]:
+        folder = use.text("artifacts_path") or "."
+        yield Published(
+            tool=use.ref.name, reads=(publish.norm(f"{folder}/*.whl"),), loc=use.ref.loc
+        )
+
+
+class ReleaseAsset:
+    """``actions/upload-release-asset`` (archived): the one file ``asset_path`` names."""
+
+    names: tuple[str, ...] = ("actions/upload-release-asset",)
+
+    def transfers(self, use: Use) -> Iterator[Transfer]:
+        return iter(())
+
+    def effects(self, use: Use, axes: Mapping[str, Any]) -> Iterator[Effect]:
+        path = use.text("asset_path")
+        if path:
+            yield Published(tool=use.ref.name, reads=(publish.norm(path),), loc=use.ref.loc)
+
+
+class DockerBuild:
+    """``docker/build-push-action``: an image built (pushed to a registry, loaded into the
+    runner's docker); workspace files only where ``outputs:`` exports them, not read."""
+
+    names: tuple[str, ...] = ("docker/build-push-action",)
+
+    def transfers(self, use: Use) -> Iterator[Transfer]:
+        return iter(())
+
+    def effects(self, use: Use, axes: Mapping[str, Any]) -> Iterator[Effect]:
+        if use.has("outputs"):
+            use.host.unread(
+                use.site,
+                use.loc("outputs"),
+                use.ref.uses,
+                "its outputs: may write files into the workspace; which is not read",
+            )
+        return iter(())
+
+
 class MaturinAction:
     """``PyO3/maturin-action`` with ``command: upload``: ``maturin upload`` of its args."""
 
@@ -472,6 +522,9 @@ HANDLERS: dict[str, Handler] = {
         GhRelease(),
         NcipolloRelease(),
         MaturinAction(),
+        NightlyUpload(),
+        ReleaseAsset(),
+        DockerBuild(),
         PagesDeploy(),
         DeployPages(),
     )

@@ -167,6 +167,42 @@ def glob_meets(a: str, b: str) -> bool:
     return _meets(segments(a), segments(b), "**", segment_meets)
 
 
+def _covers(a: Sequence[str], b: Sequence[str], star: str, one: Callable[[str, str], bool]) -> bool:
+    """Whether ``a`` surely matches every sequence ``b`` matches: an alignment in which
+    each token of ``b`` is covered by one of ``a`` (``b``'s ``star`` only by a ``star``
+    of ``a``, which covers any run). No alignment: not known to cover (answered no)."""
+    seen: set[tuple[int, int]] = set()
+    todo = [(0, 0)]
+    while todo:
+        i, j = todo.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if i == len(a) and j == len(b):
+            return True
+        if i < len(a) and a[i] == star:
+            todo.append((i + 1, j))
+            if j < len(b):
+                todo.append((i, j + 1))
+        elif i < len(a) and j < len(b) and b[j] != star and one(a[i], b[j]):
+            todo.append((i + 1, j + 1))
+    return False
+
+
+def _within(a: str, b: str) -> bool:
+    ca, cb = _chars(a), _chars(b)
+    return ca is None or (cb is not None and cb <= ca)
+
+
+@functools.lru_cache(maxsize=4096)
+def glob_covers(a: str, b: str) -> bool:
+    """Whether the path glob ``a`` surely matches every path ``b`` matches (``rm a`` takes
+    all the files ``b`` stands for)."""
+    return _covers(
+        segments(a), segments(b), "**", lambda x, y: _covers(_tokens(x), _tokens(y), "*", _within)
+    )
+
+
 def artifact_paths(path_text: str) -> tuple[str, ...]:
     """The paths an upload's ``path:`` takes, from the workspace (its exclusions left out)."""
     return tuple(
@@ -792,10 +828,10 @@ def moved(landed: str, move: Move) -> list[str]:
     if move.unknown:
         return [landed]
     for source in move.sources:
-        if move.remove:
+        if move.remove:  # a glob that takes only some of the files leaves the others
             src = segments(source)
             if any(
-                glob_meets("/".join(src), "/".join(parts[:k])) for k in range(1, len(parts) + 1)
+                glob_covers("/".join(src), "/".join(parts[:k])) for k in range(1, len(parts) + 1)
             ):
                 return []
             continue

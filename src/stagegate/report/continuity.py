@@ -137,9 +137,19 @@ def _wheel_lines(r: ReleaseChange) -> list[str]:
         for direction, identifier, where in r.wheels_accepted
     ]
     if r.wheels_blind:
-        out += [
-            f"  wheels newly not computed: {u.reason} ({u.loc.at})" for u in r.wheels.unresolved
-        ]
+        before = {
+            (w.unresolved.loc, w.unresolved.reason)
+            for c in (r.before.contexts if r.before else ())
+            for w in c.wheels
+            if w.unresolved is not None
+        }
+        out += list(
+            dict.fromkeys(
+                f"  wheels newly not computed: {u.reason} ({u.loc.at})"
+                for u in r.wheels.unresolved
+                if (u.loc, u.reason) not in before
+            )
+        )
     return out
 
 

@@ -478,9 +478,25 @@ def _admits(requires: str, identifier: str) -> bool:
     return bool(_specifier(requires).contains(Version(f"{major}.{minor}.99")))
 
 
+YES_OR_NO = ("env.CIBW_PRERELEASE_PYTHONS",)
+"""Options cibuildwheel reads as yes or no (``_truthy``): whatever text an expression it
+cannot be told (``${{ !startsWith(github.ref, 'refs/tags/') }}``) gives, it is one of two."""
+
+
 def select(found: Mapping[str, Setting]) -> tuple[frozenset[str], str]:
     """The identifiers the deciders select, by the table of the release they pin; for a
-    moving ref, of each release it may be, where they all select the same."""
+    moving ref, of each release it may be, where they all select the same; for a yes-or-no
+    option whose value is not known, with yes and with no, where both select the same."""
+    for key in YES_OR_NO:
+        setting = found.get(key)
+        if setting is not None and setting.value is None:
+            either = [
+                select({**found, key: Setting(name=setting.name, value=value, loc=setting.loc)})
+                for value in ("1", "0")
+            ]
+            if either[0][0] != either[1][0]:
+                raise Stop(setting.loc, setting.name, setting.why or f"{setting.name} is not known")
+            return either[1][0], f"{either[1][1]} (the same whatever {setting.name} is)"
     versions = releases(found)
     answers = {_select(found, version)[0] for version in versions}
     if len(answers) > 1:

@@ -102,16 +102,12 @@ def deciders(step: BuildStep, files: Files) -> dict[str, Setting]:
             return out
     directory = project.join(step.directory, folder.value if folder and folder.value else "")
     path = project.join(directory, manifest.value if manifest and manifest.value else "Cargo.toml")
-    if (
-        features is not None
-        and features.value
-        and (m := re.search(r"abi3-py(\d)(\d+)", features.value))
-    ):
-        out["abi3"] = Setting(name="--features", value=f"cp{m[1]}{m[2]}", loc=features.loc)
-    else:
-        found = project.abi3(files, directory, path)
-        if found is not None:
-            out["abi3"] = found
+    flags = frozenset(
+        k[4:] for k in out if k in ("cli.--no-default-features", "cli.--all-features")
+    )
+    found = project.abi3(files, directory, path, features, flags)
+    if found is not None:
+        out["abi3"] = found
     return out
 
 
@@ -151,9 +147,17 @@ def _cli(words: list[Word], out: dict[str, Setting]) -> None:
             )
         elif option.name in ("-f", "--find-interpreter"):
             out["cli.find-interpreter"] = Setting(name=option.name, value="true", loc=option.loc)
+        elif option.name in ("-F", "--features") and "cli.features" in out:
+            before = out["cli.features"]  # each --features adds its own
+            added = f"{before.value} {option.values[0]}" if before.value is not None else None
+            out["cli.features"] = Setting(
+                name=option.name, value=added, loc=before.loc, why=before.why
+            )
         elif option.name in _VALUED:
             key = _KEYS.get(option.name, option.name.lstrip("-"))
             out[f"cli.{key}"] = Setting(name=option.name, value=option.values[0], loc=option.loc)
+        elif option.name in ("--no-default-features", "--all-features"):
+            out[f"cli.{option.name}"] = Setting(name=option.name, value="true", loc=option.loc)
 
 
 def _platform_tags(found: Mapping[str, Setting]) -> list[str]:

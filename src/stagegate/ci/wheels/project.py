@@ -195,46 +195,36 @@ def _is_main(test: ast.expr) -> bool:
     return len(names) == 1 and len(mains) == 1
 
 
-_ABI3 = re.compile(r"(?:^|/)abi3(?:-py(\d)(\d+))?$")
+_ABI3 = re.compile(r"^abi3(?:-py(\d)(\d+))?$")
 
 
-def abi3(files: Files, directory: str, manifest: str) -> Setting | None:
-    """pyo3's ``abi3-pyXY`` feature, from Cargo.toml's pyo3 dependency or ``[tool.maturin]
-    features``: one ``cpXY-abi3`` wheel serves every later CPython. ``abi3`` without a
-    version leaves the minimum to pyo3's own version: unresolved."""
-    pyproject = load_toml(files, join(directory, "pyproject.toml"))
-    candidates: list[tuple[str, str, Any, str]] = []
-    if isinstance(pyproject, tuple):
-        text, data = pyproject
-        tool = data.get("tool", {})
-        maturin = tool.get("maturin") if isinstance(tool, dict) else None
-        if isinstance(maturin, dict) and isinstance(maturin.get("features"), list):
-            candidates.append(
-                (join(directory, "pyproject.toml"), text, maturin["features"], "tool.maturin")
-            )
-    cargo = load_toml(files, manifest)
-    if isinstance(cargo, Setting):
-        return cargo
-    if isinstance(cargo, tuple):
-        text, data = cargo
-        deps = data.get("dependencies", {})
-        pyo3 = deps.get("pyo3") if isinstance(deps, dict) else None
-        if isinstance(pyo3, dict) and isinstance(pyo3.get("features"), list):
-            table = "dependencies.pyo3" if "[dependencies.pyo3]" in text else "dependencies"
-            candidates.append((manifest, text, pyo3["features"], table))
+def abi3(
+    files: Files,
+    directory: str,
+    manifest: str,
+    cli: Setting | None = None,
+    flags: frozenset[str] = frozenset(),
+) -> Setting | None:
+    """pyo3's ``abi3-pyXY`` feature, as cargo turns it on for maturin: pyo3's dependency
+    features in Cargo.toml, and each ``pyo3/FEATURE`` that the features maturin asks for
+    enable through Cargo.toml's ``[features]`` (``cli``: ``--features``, else ``[tool.maturin]
+    features``; the crate's ``default`` unless ``--no-default-features``, every one with
+    ``--all-features``: ``flags``, or the same keys in ``[tool.maturin]``). One
+    ``cpXY-abi3`` wheel serves every later CPython. ``abi3`` without a version leaves the
+    minimum to pyo3's own version: unresolved."""
+    found = _pyo3_features(files, directory, manifest, cli, flags)
+    if isinstance(found, Setting):
+        return found
     versioned: list[tuple[tuple[int, int], Loc]] = []
     bare: Loc | None = None
-    for path, text, features, table in candidates:
-        key = "features" if table != "dependencies" else "pyo3"
-        for feature in features:
-            matched = _ABI3.search(str(feature))
-            if matched is None:
-                continue
-            loc = Loc(path, _key_line(text, table, key), 1)
-            if matched[1] is None:
-                bare = bare or loc
-            else:
-                versioned.append(((int(matched[1]), int(matched[2])), loc))
+    for feature, loc in found:
+        matched = _ABI3.search(feature)
+        if matched is None:
+            continue
+        if matched[1] is None:
+            bare = bare or loc
+        else:
+            versioned.append(((int(matched[1]), int(matched[2])), loc))
     if versioned:  # each abi3-pyXY turns on the later ones: the lowest is the minimum
         (major, minor), loc = min(versioned)
         return Setting(name="pyo3 abi3", value=f"cp{major}{minor}", loc=loc)
@@ -246,6 +236,69 @@ def abi3(files: Files, directory: str, manifest: str) -> Setting | None:
             why="pyo3's abi3 feature without a version: its minimum Python is pyo3's own",
         )
     return None
+
+
+def _pyo3_features(
+    files: Files, directory: str, manifest: str, cli: Setting | None, flags: frozenset[str]
+) -> list[tuple[str, Loc]] | Setting:
+    """Each pyo3 feature cargo turns on, with the line that turns it on."""
+    wanted: list[tuple[str, Loc]] = []
+    if cli is not None and cli.value:
+        wanted = [(word, cli.loc) for word in re.split(r"[\s,]+", cli.value) if word]
+    pyproject_path = join(directory, "pyproject.toml")
+    pyproject = load_toml(files, pyproject_path)
+    if isinstance(pyproject, tuple):
+        text, data = pyproject
+        tool = data.get("tool", {})
+        maturin = tool.get("maturin") if isinstance(tool, dict) else None
+        maturin = maturin if isinstance(maturin, dict) else {}
+        flags |= {
+            f"--{key}"
+            for key in ("no-default-features", "all-features")
+            if maturin.get(key) is True
+        }
+        given = maturin.get("features")
+        if isinstance(given, list) and not wanted:
+            loc = Loc(pyproject_path, _key_line(text, "tool.maturin", "features"), 1)
+            if any(not isinstance(f, str) and "abi3" in str(f) for f in given):
+                why = "a [tool.maturin] feature that depends on the Python version names abi3"
+                return Setting(name="pyo3 abi3", value=None, loc=loc, why=why)
+            wanted = [(f, loc) for f in given if isinstance(f, str)]
+    cargo = load_toml(files, manifest)
+    if isinstance(cargo, Setting):
+        return cargo
+    if cargo is None:
+        return [(f[5:], loc) for f, loc in wanted if f.startswith("pyo3/")]
+    text, data = cargo
+    out: list[tuple[str, Loc]] = []
+    deps = data.get("dependencies", {})
+    pyo3 = deps.get("pyo3") if isinstance(deps, dict) else None
+    if isinstance(pyo3, dict) and isinstance(pyo3.get("features"), list):
+        table, key = (
+            ("dependencies.pyo3", "features")
+            if "[dependencies.pyo3]" in text
+            else ("dependencies", "pyo3")
+        )
+        out += [(str(f), Loc(manifest, _key_line(text, table, key), 1)) for f in pyo3["features"]]
+    features = data.get("features")
+    features = features if isinstance(features, dict) else {}
+    if "--no-default-features" not in flags:
+        wanted.append(("default", Loc(manifest, _key_line(text, "features", "default"), 1)))
+    if "--all-features" in flags:
+        wanted += [
+            (str(n), Loc(manifest, _key_line(text, "features", str(n)), 1)) for n in features
+        ]
+    seen: set[str] = set()
+    while wanted:
+        name, loc = wanted.pop(0)
+        crate, slash, feature = name.partition("/")
+        if slash and crate.rstrip("?") == "pyo3":
+            out.append((feature, loc))
+        elif not slash and name not in seen and isinstance(features.get(name), list):
+            seen.add(name)
+            at = Loc(manifest, _key_line(text, "features", name), 1)
+            wanted += [(str(entry), at) for entry in features[name]]
+    return out
 
 
 def dist_name(files: Files, directory: str, manifest: str | None) -> str | None:
