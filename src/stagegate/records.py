@@ -4,11 +4,13 @@
 as source code and ``exec``s it at import time, about 0.8 ms a class. stagegate runs
 in pre-commit hooks and on every pull request, and declares a few dozen record types
 on its start-up path, so records here get their methods as closures over their field
-names (no source written, nothing ``exec``ed): slot setters for ``__init__``, one
-``attrgetter`` for equality, hashing and order. They are the one record style of the
-package, the glob engine's cache keys included, so those methods stay about as fast as
-the ones ``dataclasses`` writes. ``typing.dataclass_transform`` tells type checkers
-they behave like frozen dataclasses.
+names (no source written, nothing ``exec``ed at import): slot setters for ``__init__``,
+one ``attrgetter`` for equality, hashing and order. They are the one record style of
+the package, the glob engine's cache keys included. A type built more than
+``COMPILE_AFTER`` times in a process (a reading builds its values, locations and sites
+tens of thousands of times) then gets an ``__init__`` written for its fields, twice as
+fast as the closure; start-up builds too few of any to pay for one.
+``typing.dataclass_transform`` tells type checkers they behave like frozen dataclasses.
 """
 
 from __future__ import annotations
@@ -40,11 +42,18 @@ def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: 
     return _Field(default, default_factory, compare)
 
 
+COMPILE_AFTER = 256
+"""Constructions of a record type through the closure ``__init__`` after which the type
+gets one written for its fields (``_compiled_init``): the hot types of a reading (a
+value, a location, a site) are built tens of thousands of times, and the written one
+takes half the time; a command that builds few (start-up) compiles nothing."""
+
+
 def _fast_init(cls: type[Any]) -> Callable[..., None]:
     """``__init__`` for ``cls``: every field given in order is stored through its slot's
-    own setter, about as fast as the ``__init__`` ``dataclasses`` writes; keywords and
-    defaults take a second loop over the fields not given in order, through the same
-    setters (records are mostly built by keyword: ``Loc``, the readers' values)."""
+    own setter; keywords and defaults take a second loop over the fields not given in
+    order, through the same setters. After ``COMPILE_AFTER`` constructions the class
+    gets ``_compiled_init``'s (the same fields, defaults and errors)."""
     spec = cls.__record_fields__
     setters = tuple(getattr(cls, name).__set__ for name, *_ in spec)
     rest = tuple(
@@ -53,8 +62,15 @@ def _fast_init(cls: type[Any]) -> Callable[..., None]:
     )
     count = len(setters)
     title = cls.__name__
+    built = 0
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal built
+        built += 1
+        if built == COMPILE_AFTER:
+            compiled = _compiled_init(title, spec, setters)
+            if compiled is not None:
+                cls.__init__ = compiled
         given = len(args)
         if given == count and not kwargs:
             for store, value in zip(setters, args):  # noqa: B905 (lengths checked; a keyword costs)
@@ -78,6 +94,49 @@ def _fast_init(cls: type[Any]) -> Callable[..., None]:
             raise TypeError(f"{title}() got unknown fields {sorted(kwargs)}")
 
     return init
+
+
+def _compiled_init(
+    title: str, spec: tuple[tuple[str, Any, Any, bool], ...], setters: tuple[Any, ...]
+) -> Callable[..., None] | None:
+    """The ``__init__`` ``_fast_init``'s stands for, written for the fields of one record
+    type and compiled (the fields as parameters, stored through the same slot setters;
+    the same errors for a missing field, unknown fields, too many values); None where a
+    field's name is not a plain parameter name here."""
+    names = [name for name, *_ in spec]
+    if any(not name.isidentifier() or name.startswith("_") or name == "self" for name in names):
+        return None
+    scope: dict[str, Any] = {"_M": _MISSING, "_title": title, "_count": len(names)}
+    params, checks, stores = [], [], []
+    for i, (name, default, factory, _compare) in enumerate(spec):
+        scope[f"_s{i}"] = setters[i]
+        if default is not _MISSING:
+            scope[f"_d{i}"] = default
+            params.append(f"{name}=_d{i}")
+        else:
+            params.append(f"{name}=_M")
+            if factory is not _MISSING:
+                scope[f"_f{i}"] = factory
+                checks.append(f"    if {name} is _M:\n        {name} = _f{i}()")
+            else:
+                checks.append(
+                    f"    if {name} is _M:\n"
+                    f'        raise TypeError(f"{{_title}}() missing field {name!r}")'
+                )
+        stores.append(f"    _s{i}(self, {name})")
+    source = (
+        f"def __init__(self, {''.join(f'{param}, ' for param in params)}*_rest, **_kw):\n"
+        "    if _rest:\n"
+        "        raise TypeError(f'{_title}() takes {_count} fields, got {_count + len(_rest)}')\n"
+        + "".join(f"{check}\n" for check in checks)
+        + "    if _kw:\n"
+        "        raise TypeError(f'{_title}() got unknown fields {sorted(_kw)}')\n"
+        + "\n".join(stores)
+        + "\n"
+    )
+    exec(source, scope)  # text made here of the record's own field names, nothing else
+    made: Callable[..., None] = scope["__init__"]
+    return made
 
 
 def _comparisons(names: tuple[str, ...], order: bool) -> dict[str, Any]:

@@ -84,3 +84,50 @@ def test_construction_errors_name_the_field() -> None:
         Point(1, 2, nope=3)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="takes 3 fields"):
         Point(1, 2, "", 4)  # type: ignore[call-arg]
+
+
+def test_a_record_built_often_gets_a_written_init_that_behaves_the_same() -> None:
+    """Past ``COMPILE_AFTER`` constructions a type's ``__init__`` is written for its
+    fields: values, defaults, factories, a subclass's own fields and every error are
+    what the closure gives."""
+    from stagegate import records
+
+    @record
+    class Hot:
+        name: str
+        size: int = 3
+        tags: list[str] = field(default_factory=list)
+
+    @record
+    class Hotter(Hot):
+        extra: str = "x"
+
+    closure = Hot.__init__
+    for _ in range(records.COMPILE_AFTER):
+        Hot("a")
+    assert Hot.__init__ is not closure
+    assert repr(Hot("a")) == "Hot(name='a', size=3, tags=[])"
+    assert Hot("a").tags is not Hot("a").tags
+    assert Hot(size=4, name="b", tags=["t"]) == Hot("b", 4, ["t"])
+    assert Hotter("c", extra="y") == Hotter("c", 3, [], "y")  # its own init, not Hot's
+    with pytest.raises(TypeError, match=r"^Hot\(\) missing field 'name'$"):
+        Hot(size=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^Hot\(\) got unknown fields \['nope'\]$"):
+        Hot("a", nope=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^Hot\(\) takes 3 fields, got 4$"):
+        Hot("a", 1, [], 2)  # type: ignore[call-arg]
+    with pytest.raises(FrozenInstanceError):
+        Hot("a").size = 2  # type: ignore[misc]
+
+
+def test_a_record_of_no_fields_built_often_stays_one() -> None:
+    from stagegate import records
+
+    @record
+    class Mark:
+        pass
+
+    for _ in range(records.COMPILE_AFTER + 1):
+        assert Mark() == Mark()
+    with pytest.raises(TypeError, match=r"^Mark\(\) takes 0 fields, got 1$"):
+        Mark(1)  # type: ignore[call-arg]

@@ -329,3 +329,32 @@ def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert store.size == 4
     assert sorted(k for (k,), _item in store.readings()) == ["b", "b", "d", "d"]
     assert recall("b", "1") is not None and recall("c", "1") is None
+
+
+def test_a_bind_another_model_lacks_is_not_replayed(
+    migration: Migration, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A variable no bind names is not a question (its answer is the same everywhere),
+    so the paths the binds name are in the key: the same tree read with a model that
+    binds ``env.N`` for the file (over the script's own value) is walked again, not
+    replayed from the reading of a model without that bind."""
+    from stagegate.validation import load
+
+    root = tmp_path_factory.mktemp("bound")
+    text = MODEL + 'workflows:\n  bind:\n    ".github/workflows/ci.yml env.N": bound\n'
+    (root / "migration.yaml").write_text(text, encoding="utf-8")
+    bound = load(root / "migration.yaml")
+    script = """\
+        N=plain
+        echo "X=w-$N" >> "$GITHUB_ENV"
+        ./ci/name.sh
+    """
+    files = {"ci/name.sh": 'N=inner\necho "Y=w-$N" >> "$GITHUB_ENV"\n'}
+    one = tree(tmp_path / "one", script, files)
+    memo.forget()
+    alone = seen(bound, one)
+    memo.forget()
+    assert seen(migration, one) == [UPLOAD.format(line=12, name="w-plain")]
+    walked = counts()
+    assert seen(bound, one) == alone == [UPLOAD.format(line=12, name="w-bound")]
+    assert counts()[0] == walked[0], "the bound model replayed the unbound model's reading"

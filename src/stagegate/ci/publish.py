@@ -65,8 +65,10 @@ class Move:
 # --------------------------------------------------------------------------- paths
 
 
+@functools.lru_cache(maxsize=4_096)
 def norm(path: str, base: str = ".") -> str:
-    """A workspace-relative path: ``base`` joined, ``./`` and trailing ``/`` gone."""
+    """A workspace-relative path: ``base`` joined, ``./`` and trailing ``/`` gone (once
+    per path and base: a step's folders are the same in every row it is read in)."""
     path = path.strip()
     if path in ("$GITHUB_WORKSPACE", "${GITHUB_WORKSPACE}", "${{ github.workspace }}"):
         path, base = ".", "."

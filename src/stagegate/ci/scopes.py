@@ -47,6 +47,9 @@ class Host(Protocol):
     kind: str | None
     """The run kind read for (``ci.runkinds``: what ``github.event_name`` and
     ``github.ref`` are then); None: any run."""
+    bind_paths: frozenset[str]
+    """The paths some bind names: ``bound`` of any other path without a space is
+    NotImplemented wherever it is asked."""
 
     def bound(
         self, path: str, scope: Scope | None = None, *, scoped: bool = True, bare: bool = True

@@ -94,6 +94,9 @@ class ShipReader(Reader):
         self.contexts: list[Context] = []
         self.dispatched_contexts: set[Context] = set()
         self.fetches: list[Fetch] = []
+        self._fetched: set[tuple[str, str]] = set()
+        """(PATH#JOB, caller) of the fetches listed so far (``fetched``)."""
+        self._listed = 0
         self.merges: list[Merge] = []
         self.publishers: list[Publisher] = []
         self.moves: list[Moving] = []
@@ -355,7 +358,7 @@ class ShipReader(Reader):
             texts = [shown(w) for w in words]
             lost = [u for w in (*words, cwd) for u in unknowns(w)]
             here = publish.norm(cwd, base) if isinstance(cwd, str) else base
-            fetched = any(f.job == site.job and f.caller == caller for f in self.fetches)
+            fetched = self.fetched(site.job, caller)
             for u in lost if fetch is not None or fetched else ():  # a move of fetched files
                 self.note_value(loc, u)
             if fetch is None:
@@ -409,7 +412,16 @@ class ShipReader(Reader):
         if "$" not in text or _MOVING.search(text) is None:
             return False
         caller = site.callers[0] if site.callers else ""
-        return any(f.job == site.job and f.caller == caller for f in self.fetches)
+        return self.fetched(site.job, caller)
+
+    def fetched(self, job: str, caller: str) -> bool:
+        """Whether a download of the job ``job`` (called by ``caller``) was read so far
+        (``fetches`` only grows: the pairs of those added since the last question are
+        taken in)."""
+        if self._listed != len(self.fetches):
+            self._fetched.update((f.job, f.caller) for f in self.fetches[self._listed :])
+            self._listed = len(self.fetches)
+        return (job, caller) in self._fetched
 
     def on_run(self, site: Site, step: Step, scope: Scope, *, read: bool) -> None:
         assert step.run is not None

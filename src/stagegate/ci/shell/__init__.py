@@ -165,7 +165,17 @@ class Shell:
         else:
             place = (self.script[0], memo.strict(self.script[1]), self.script[2])
         home = self.home()
-        key = (self.text, rendered, mark, strict, place, self.site.runs, self.for_outputs, home)
+        key = (
+            self.text,
+            rendered,
+            mark,
+            strict,
+            place,
+            self.site.runs,
+            self.for_outputs,
+            home,
+            self.reader.bind_paths,
+        )
         try:
             hash(key)
         except TypeError:  # a value that cannot be a key: read again each time

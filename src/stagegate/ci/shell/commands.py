@@ -8,6 +8,7 @@ module never sees the walker's state.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from typing import Protocol
 
@@ -110,6 +111,8 @@ every run that gets there (a run where they fail is not one that ships)."""
 PREFIXES = frozenset({"command", "builtin", "exec", "nohup", "time", "sudo"})
 """Commands that run the command after them."""
 REPORTED_TOOLS = ("cibuildwheel", "maturin")
+_REPORTED_TOOL = re.compile("|".join(map(re.escape, REPORTED_TOOLS)))
+"""A word that names one of ``REPORTED_TOOLS`` anywhere in it (one search a word)."""
 REPORTED_HEADS = frozenset({"cp", "mv"})
 """The commands ``Host.on_command`` is told of with their expanded words: those naming a
 wheel build tool (``ci.builds``: the build, the tool's install), and copies and moves
@@ -133,11 +136,8 @@ def reported(argv: list[Value]) -> bool:
         return True
     if installs_requirements([w for w in argv if isinstance(w, str)]):
         return True
-    for word in argv:
-        text = word if isinstance(word, str) else shown(word)
-        if any(tool in text for tool in REPORTED_TOOLS):
-            return True
-    return False
+    search = _REPORTED_TOOL.search
+    return any(search(word if isinstance(word, str) else shown(word)) for word in argv)
 
 
 def run(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status:

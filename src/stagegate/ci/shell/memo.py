@@ -20,8 +20,10 @@ What a walk depends on, exactly:
   runs at the stage (``Site.runs``), whether it is read for its outputs; for a called
   script also its arguments, the variables it inherits (names and values, strictly),
   how deep the calls and constructs go, and the walker's loop over downloaded folders;
+- the paths the migration's binds name (``Host.bind_paths``), in both keys: a bind of
+  a path none names is NotImplemented wherever it is asked, and is not a question;
 - as recorded questions (``Inputs``), asked in order and answered by the reading that
-  recalls (``Tree.find``): a bind (``Host.bound``), the step's environment
+  recalls (``Tree.find``): a bind of a path some bind names (``Host.bound``), the step's environment
   (``Scope.env_value``), what an earlier step wrote to ``$GITHUB_ENV``
   (``Host.env_writers``), and every repository file the walk looks at: which file a
   path a script names is (``Files.repo_path``: a called script, ``-f``, a ``yq``
@@ -81,6 +83,7 @@ class Inputs:
         self.host = host
         self.scope = scope
         self.files = host.files
+        self.bind_paths = host.bind_paths
         self.asked: list[tuple[Question, Any]] = []
         self.written: list[tuple[str, str]] = []
         """What the reading told ``Host.env_writers``, in order."""
@@ -104,6 +107,8 @@ class Inputs:
         return found
 
     def bound(self, path: str, *, scoped: bool = True, bare: bool = True) -> Value:
+        if path not in self.bind_paths and " " not in path:
+            return NotImplemented  # no bind names it: not a question (the key has the paths)
         return self.ask(("bound", path, scoped, bare))
 
     def env(self, name: str) -> Value:
@@ -167,6 +172,11 @@ class Node(Generic[R]):
         self.leaf: R | None = None
 
     def child(self, answer: Any, *, make: bool = False) -> Node[R] | None:
+        if type(answer) is str or answer is None or answer is NotImplemented:  # most answers
+            node = self.branches.get((type(answer), answer, None))
+            if node is None and make:
+                node = self.branches[(type(answer), answer, None)] = Node()
+            return node
         try:
             key = token(answer)
         except TypeError:

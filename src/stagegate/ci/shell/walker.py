@@ -257,7 +257,7 @@ class Walker:
 
     def statement(self, node: Node) -> Status:
         self.line = getattr(node, "line", self.line)
-        self.charge(1)
+        self.budget.charge(1)
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
@@ -1179,7 +1179,7 @@ class Walker:
         names = tuple(n for n, _v in items)
         values = memo.strict(v for _n, v in items)
         where = (self.site.runs, self.calls, self.depth, self.folders, tuple(self.skipped))
-        key = (rel, text, memo.strict(args), names, values, where)
+        key = (rel, text, memo.strict(args), names, values, where, self.host.bind_paths)
         try:
             hash(key)
         except TypeError:  # a list or mapping from fromJSON: read again each time
