@@ -296,6 +296,7 @@ class ShipReader(Reader):
                 maybe=effect.maybe,
                 per_row=effect.per_row,
                 path_loc=effect.path_loc,
+                path_unknown=effect.path_unknown,
             )
         elif isinstance(effect, handlers.Taken):
             self.fetches.append(self._fetch(site, effect))
