@@ -268,7 +268,9 @@ def test_an_archive_a_run_names_is_not_read(sg: Sg, tmp_path: Path) -> None:
     repo.write(WF, WHEELS_RELEASE)
     repo.write("src/libsodium-msvc.zip", b"PK\x03\x04" + bytes(64))
     base = repo.commit("base")
-    repo.write(WF, EXTRACT.replace("RUN", "Expand-Archive src/libsodium-msvc.zip -DestinationPath c:/"))
+    repo.write(
+        WF, EXTRACT.replace("RUN", "Expand-Archive src/libsodium-msvc.zip -DestinationPath c:/")
+    )
     repo.commit("head")
     _missing(repo, "src/libsodium-msvc.zip")
     result = sg("continuity", "--base", base, "--head", "HEAD", cwd=repo.root)
@@ -278,9 +280,7 @@ def test_an_archive_a_run_names_is_not_read(sg: Sg, tmp_path: Path) -> None:
     )
 
 
-def test_a_script_a_run_names_whose_blob_is_missing_is_a_git_error(
-    sg: Sg, tmp_path: Path
-) -> None:
+def test_a_script_a_run_names_whose_blob_is_missing_is_a_git_error(sg: Sg, tmp_path: Path) -> None:
     """The control: a shell script the run calls is read (for the runs it looks up); where
     git has not its blob, that is said (exit 3), not passed over."""
     repo = init(tmp_path / "r")
