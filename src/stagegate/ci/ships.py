@@ -73,7 +73,8 @@ _NAMED_PUBLISHING = re.compile(r"publish|release|upload|deploy", re.IGNORECASE)
 _NAMED_NOT_PUBLISHING = frozenset({"lsb_release"})
 """Programs named for publishing that publish nothing: ``lsb_release`` prints the Linux
 distribution's release."""
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+"""A word that assigns a variable (``X=1``, ``FLAGS+=(--prerelease)``, ``A[k]=v``): no command."""
 _CHECKS = frozenset(
     {"validate", "verify", "check", "lint", "test", "print", "show", "list", "inspect", "dump"}
 )
