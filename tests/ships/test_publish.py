@@ -123,7 +123,8 @@ def test_a_quote_that_never_closes_leaves_the_other_lines_read() -> None:
 def test_find_iname_matches_either_case() -> None:
     """pyca/pynacl's `find tmpdist/ -type f -iname 'PyNaCl*' -exec mv {} dist/ \\;`: the
     lower-case files the build writes are moved too; `-name` keeps the case."""
-    words = "find tmpdist/ -type f -iname PyNaCl* -exec mv {} dist/ ;".split()
+    words = ["find", "tmpdist/", "-type", "f", "-iname", "PyNaCl*"]
+    words += ["-exec", "mv", "{}", "dist/", ";"]
     move = move_of(words)
     assert move is not None
     assert move.sources == ("tmpdist/**/[pP][yY][nN][aA][cC][lL]*",)
