@@ -9,8 +9,10 @@ from stagegate.ci.publish import (
     Command,
     Move,
     artifact_files,
+    commands,
     glob_covers,
     glob_meets,
+    move_of,
     moved,
     read_script,
     segment_meets,
@@ -84,6 +86,56 @@ def test_scripts() -> None:
     assert read_script("twine upload dist/*", "pkg") == [
         Command(tool="twine upload", reads=("pkg/dist/*",))
     ]
+
+
+def test_a_quoted_string_that_spans_lines_is_one_word() -> None:
+    """jcrist/msgspec's `curl ... | jq -r '` program over several lines: `.releases` on a
+    line of it is no command (it was read as one named for releasing); what follows the
+    closing quote is read as before."""
+    script = (
+        "v=$(\n"
+        "  curl -fsS https://pypi.org/pypi/x/json \\\n"
+        "    | jq -r '\n"
+        "      .releases\n"
+        "      | to_entries\n"
+        "    ' \\\n"
+        "    | sort -V\n"
+        ")\n"
+        'echo "notes\n'
+        'span two lines"; twine upload dist/*\n'
+        "gh release upload v1 out/*\n"
+    )
+    heads = [words[0] for words in commands(script)]
+    assert ".releases" not in heads and "|" not in heads
+    assert ["twine", "upload", "dist/*"] in commands(script)
+    assert read_script(script, ".") == [
+        Command(tool="twine upload", reads=("dist/*",)),
+        Command(tool="gh release upload", reads=("out/*",)),
+    ]
+
+
+def test_a_quote_that_never_closes_leaves_the_other_lines_read() -> None:
+    """The control: an unclosed quote (bash would refuse the script) skips its own line
+    only, as an unparseable line always was."""
+    script = "echo 'no end\ntwine upload dist/*\n"
+    assert read_script(script, ".") == [Command(tool="twine upload", reads=("dist/*",))]
+
+
+def test_find_iname_matches_either_case() -> None:
+    """pyca/pynacl's `find tmpdist/ -type f -iname 'PyNaCl*' -exec mv {} dist/ \\;`: the
+    lower-case files the build writes are moved too; `-name` keeps the case."""
+    words = ["find", "tmpdist/", "-type", "f", "-iname", "PyNaCl*"]
+    words += ["-exec", "mv", "{}", "dist/", ";"]
+    move = move_of(words)
+    assert move is not None
+    assert move.sources == ("tmpdist/**/[pP][yY][nN][aA][cC][lL]*",)
+    # the files reach dist/ (whether every one does is not worked out: a glob's subset)
+    assert "dist/pynacl*" in moved("tmpdist/pynacl-sdist/pynacl*", move)
+    named = move_of([("-name" if w == "-iname" else w) for w in words])
+    assert named is not None and named.sources == ("tmpdist/**/PyNaCl*",)
+    assert moved("tmpdist/pynacl-sdist/pynacl*", named) == ["tmpdist/pynacl-sdist/pynacl*"]
+    classes = move_of(["find", ".", "-iname", "[a-c]x*.whl", "-exec", "cp", "{}", "up/", ";"])
+    assert classes is not None and classes.sources == ("**/[a-c][xX]*.[wW][hH][lL]",)
 
 
 def test_cargo_publish_packages_the_crate_and_its_dry_run_publishes_nothing() -> None:

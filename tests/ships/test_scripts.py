@@ -244,3 +244,52 @@ def test_a_commit_whose_files_were_read_before_is_not_read_again(
     repo, base = pair(tmp_path / "changed", FETCH.replace('"wheels-*"', '"whl-*"'))
     assert sg("continuity", "--base", base, cwd=repo.root).code == 1
     assert reads == [first, "HEAD"]  # this base's files are the first base's: not read again
+
+
+def _missing(repo: Repo, rel: str) -> None:
+    """Takes the blob of ``rel`` out of git's object store (a mirror or a partial clone
+    without its largest files)."""
+    sha = repo.git("rev-parse", f"HEAD:{rel}").strip()
+    (repo.root / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+
+
+EXTRACT = WHEELS_RELEASE.replace(
+    "    steps:\n      - uses: actions/upload-artifact@v4\n",
+    "    steps:\n      - run: RUN\n      - uses: actions/upload-artifact@v4\n",
+)
+assert "RUN" in EXTRACT
+
+
+def test_an_archive_a_run_names_is_not_read(sg: Sg, tmp_path: Path) -> None:
+    """pyca/pynacl's Windows legs `Expand-Archive src/libsodium-...-msvc.zip`: whether the
+    archive is a script to read is decided by its name; its bytes, absent from a mirror
+    that leaves out large files, are not read (every run was exit 3)."""
+    repo = init(tmp_path / "r")
+    repo.write(WF, WHEELS_RELEASE)
+    repo.write("src/libsodium-msvc.zip", b"PK\x03\x04" + bytes(64))
+    base = repo.commit("base")
+    repo.write(
+        WF, EXTRACT.replace("RUN", "Expand-Archive src/libsodium-msvc.zip -DestinationPath c:/")
+    )
+    repo.commit("head")
+    _missing(repo, "src/libsodium-msvc.zip")
+    result = sg("continuity", "--base", base, "--head", "HEAD", cwd=repo.root)
+    assert result.code == 0, result.out + result.err
+    assert result.out.splitlines()[0] == (
+        HEADLINE.replace(":19;", ":16;") + "2 upload contexts reach its publish step, 2 at the base"
+    )
+
+
+def test_a_script_a_run_names_whose_blob_is_missing_is_a_git_error(sg: Sg, tmp_path: Path) -> None:
+    """The control: a shell script the run calls is read (for the runs it looks up); where
+    git has not its blob, that is said (exit 3), not passed over."""
+    repo = init(tmp_path / "r")
+    repo.write(WF, WHEELS_RELEASE)
+    repo.write("ci/fetch.sh", "#!/bin/bash\ngh run download 1 -p 'x-*'\n")
+    base = repo.commit("base")
+    repo.write(WF, EXTRACT.replace("RUN", "bash ci/fetch.sh"))
+    repo.commit("head")
+    _missing(repo, "ci/fetch.sh")
+    result = sg("continuity", "--base", base, "--head", "HEAD", cwd=repo.root)
+    assert result.code == 3, result.out + result.err
+    assert "git has no such object" in result.err

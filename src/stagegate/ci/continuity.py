@@ -548,6 +548,21 @@ def _reaching(ctx: Context) -> tuple[Any, ...]:
     return (values, publish.artifact_files(ctx.path))
 
 
+def _unknown_files(lost: list[Context], gained: list[Context]) -> None:
+    """Takes out of ``lost`` and ``gained`` each pair of uploads of one name in one place
+    (its only one on either side) whose files are not known at one commit at least."""
+
+    def place(ctx: Context) -> tuple[Any, ...]:
+        return (ctx.key, ctx.name)
+
+    for old in list(lost):
+        olds = [c for c in lost if place(c) == place(old)]
+        news = [c for c in gained if place(c) == place(old)]
+        if len(olds) == 1 and len(news) == 1 and (old.path_unknown or news[0].path_unknown):
+            lost.remove(old)
+            gained.remove(news[0])
+
+
 def _renames(
     lost: list[Context], gained: list[Context]
 ) -> tuple[list[Context], list[Context], list[Renamed]]:
@@ -555,8 +570,11 @@ def _renames(
     upload step in the same row taking the same files, else in a row whose CPython
     versions are the same minor release, else the same matrix values in the name and the
     same files. An upload whose ``path`` now takes other files ships other
-    files, whatever its name: lost and gained."""
+    files, whatever its name: lost and gained. An upload whose ``path`` cannot be evaluated at
+    one commit (listed as unresolved) is still the upload of its name in its place, where
+    each side has one: which files it takes is not known, so no loss is claimed."""
     renamed: list[Renamed] = []
+    _unknown_files(lost, gained)
     for key in (_step, _interpreter, _reaching):
         olds: dict[Any, list[Context]] = {}
         news: dict[Any, list[Context]] = {}

@@ -15,6 +15,7 @@ from stagegate.ci.model import Action, Workflow, build_action, build_workflow, t
 from stagegate.ci.model import invalid as invalid
 from stagegate.ci.transfers import MAX_FILES, MAX_SCRIPT
 from stagegate.errors import InvalidInput, Loc
+from stagegate.git.objects import GitSource
 from stagegate.load.sources import FileSource, Source
 from stagegate.load.yamlsrc import Document, decode
 from stagegate.load.yamlsrc import Path as DocPath
@@ -207,6 +208,14 @@ class Files:
         return data
 
     def is_file(self, rel: str) -> bool:
+        """Whether ``rel`` is a regular file of the repository; in a commit, as its tree
+        says, without reading the file (a script may name an archive a mirror or a partial
+        clone does not hold: ``Expand-Archive src/libsodium.zip``)."""
+        if rel not in self.raw and isinstance(self.source, GitSource):
+            posix = PurePosixPath(rel)
+            if posix.is_absolute() or ".." in posix.parts or not posix.parts:
+                return False
+            return self.source.is_file(rel)
         return self.bytes_of(rel) is not None
 
     def repo_path(self, written: str) -> str | None:

@@ -48,6 +48,8 @@ class Made:
     path_loc: Loc | None = None
     """Where ``path:`` is written, where it decides only which files the artifact holds
     (not its name: ``archive: false`` names it after its file)."""
+    path_unknown: bool = False
+    """``path:`` holds a value that cannot be evaluated: which files it takes is not known."""
 
 
 @record(kw_only=True)
@@ -237,6 +239,7 @@ class Upload:
             maybe=use.maybe(),
             per_row=use.per_row(axes),
             path_loc=use.loc("path") if use.has("path") and not named_by_path else None,
+            path_unknown=use.has("path") and bool(unknowns(use.value("path"))),
         )
 
 

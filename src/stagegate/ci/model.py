@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from stagegate.ci.pins import pin_version
 from stagegate.errors import InvalidInput, Loc, Problem
 from stagegate.load.yamlsrc import Document
 from stagegate.load.yamlsrc import Path as DocPath
@@ -114,7 +115,9 @@ def action_ref(uses: str, line: str, loc: Loc) -> ActionRef:
     pinned = bool(_SHA.match(ref))
     version: tuple[int, ...] | None = None
     if pinned:
-        version = comment_version(line)
+        # the commit is what runs: a release's commit names its version, else the comment
+        family = "/".join(name.strip().lower().split("/")[:2])
+        version = pin_version(family, ref) or comment_version(line)
     else:
         found = _REF_VERSION.match(ref)
         if found:

@@ -12,7 +12,7 @@ import itertools
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from stagegate.records import record
 
@@ -582,10 +582,45 @@ _HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 
 def commands(script: str) -> list[list[str]]:
     """The simple commands of a script, as words (quotes removed; ``&&``, ``;``, ``|``
-    and line ends split them). Unparseable lines, and the text of a here-document (up to
-    its delimiter), are skipped. Split once per text (a step is read in every context it
-    runs in)."""
+    and line ends split them; a quoted string that spans lines is one word, as in bash:
+    a ``jq '`` program whose next line is ``.releases`` runs no command ``.releases``).
+    Unparseable lines, and the text of a here-document (up to its delimiter), are
+    skipped. Split once per text (a step is read in every context it runs in)."""
     return [list(words) for words in _commands(script)]
+
+
+_QUOTED_LINES = 200
+"""How many lines a quoted string that spans lines is followed over."""
+
+
+def _open_quote(text: str) -> bool:
+    """Whether ``text`` ends inside a quoted string (as ``shlex`` reads it)."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        for _word in lexer:
+            pass
+    except ValueError as e:
+        return str(e) == "No closing quotation"
+    return False
+
+
+def _lines(script: str) -> Iterator[str]:
+    """The lines of a script, the lines a quoted string spans joined into one (where the
+    quote never closes, the line alone: it is skipped as unparseable)."""
+    lines = script.splitlines()
+    i = 0
+    while i < len(lines):
+        line, end = lines[i], i + 1
+        if ("'" in line or '"' in line) and _open_quote(line):
+            last = min(len(lines), i + _QUOTED_LINES)
+            closed = (j for j in range(i + 2, last + 1) if not _open_quote("\n".join(lines[i:j])))
+            j = next(closed, None)
+            if j is not None:
+                line, end = "\n".join(lines[i:j]), j
+        yield line
+        i = end
 
 
 @functools.lru_cache(maxsize=1024)
@@ -593,7 +628,7 @@ def _commands(script: str) -> tuple[tuple[str, ...], ...]:
     joined = re.sub(r"\\\n", " ", script)
     out: list[list[str]] = []
     until: tuple[str, bool] | None = None  # the delimiter, and whether tabs may lead it
-    for line in joined.splitlines():
+    for line in _lines(joined):
         if until is not None:
             if (line.lstrip("\t") if until[1] else line) == until[0]:
                 until = None
@@ -760,6 +795,8 @@ def move_of(words: Sequence[str], base: str = ".") -> Move | None:
             return None
         deep = ("-maxdepth", "1") not in set(itertools.pairwise(opts))
         glob = names[0] if names else "*"
+        if "-iname" in opts:
+            glob = _any_case(glob)
         found = tuple(norm(f"{d}/{'**/' if deep else ''}{glob}", base) for d in dirs)
         if remove:
             return Move(copy=False, sources=found, dest=".", remove=True)
@@ -789,6 +826,20 @@ def move_of(words: Sequence[str], base: str = ".") -> Move | None:
     return Move(
         copy=words[0] == "cp", sources=tuple(norm(p, base) for p in paths), dest=norm(dest, base)
     )
+
+
+def _any_case(glob: str) -> str:
+    """``find -iname``'s pattern as a glob of either case: each letter outside a bracket
+    expression as ``[pP]`` (``PyNaCl*`` -> ``[pP][yY][nN][aA][cC][lL]*``)."""
+    out: list[str] = []
+    depth = 0
+    for char in glob:
+        if char == "[":
+            depth += 1
+        elif char == "]" and depth:
+            depth -= 1
+        out.append(f"[{char.lower()}{char.upper()}]" if char.isalpha() and not depth else char)
+    return "".join(out)
 
 
 _FIND_PLAIN = frozenset({"-name", "-iname", "-type", "f", "d", "-maxdepth", "-mindepth", "1"})

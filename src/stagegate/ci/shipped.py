@@ -42,6 +42,9 @@ class Context:
 
     path_loc: Loc | None = field(default=None, compare=False)
     """Where its ``path:`` is written (``handlers.Made.path_loc``)."""
+    path_unknown: bool = field(default=False, compare=False)
+    """Its ``path:`` holds a value that cannot be evaluated (listed as unresolved): which
+    files it takes is not known."""
     caller_row: tuple[tuple[str, str], ...] = ()
     """The matrix row of the job that calls its reusable workflow (() if none)."""
     kinds: frozenset[str] | None = field(default=None, compare=False)

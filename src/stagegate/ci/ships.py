@@ -73,7 +73,8 @@ _NAMED_PUBLISHING = re.compile(r"publish|release|upload|deploy", re.IGNORECASE)
 _NAMED_NOT_PUBLISHING = frozenset({"lsb_release"})
 """Programs named for publishing that publish nothing: ``lsb_release`` prints the Linux
 distribution's release."""
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+"""A word that assigns a variable (``X=1``, ``FLAGS+=(--prerelease)``, ``A[k]=v``): no command."""
 _CHECKS = frozenset(
     {"validate", "verify", "check", "lint", "test", "print", "show", "list", "inspect", "dump"}
 )
@@ -299,6 +300,7 @@ class ShipReader(Reader):
                 maybe=effect.maybe,
                 per_row=effect.per_row,
                 path_loc=effect.path_loc,
+                path_unknown=effect.path_unknown,
             )
         elif isinstance(effect, handlers.Taken):
             self.fetches.append(self._fetch(site, effect))

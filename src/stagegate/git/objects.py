@@ -231,6 +231,14 @@ class GitSource:
             raise IsADirectoryError(rel)
         return self._blob(node)
 
+    def is_file(self, rel: str) -> bool:
+        """Whether ``rel`` is a file of the commit (links followed inside it), as its tree
+        says: the file itself is not read."""
+        try:
+            return self._get(rel).type == "blob"
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
     def listdir(self, rel: str) -> list[tuple[str, bool]]:
         node = self._get(rel)
         if node.type != "tree":

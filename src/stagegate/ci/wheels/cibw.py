@@ -242,6 +242,7 @@ def _unknown_options(opts: Options) -> None:
                     loc,
                     name,
                     f"cibuildwheel {_dotted(opts.version)} stops on {option} in its config file: an option it does not know",
+                    certain=True,
                 )
 
 
@@ -272,6 +273,7 @@ def _enabled(opts: Options) -> set[str]:
                     loc,
                     name,
                     f"cibuildwheel {_dotted(version)} stops on the unknown enable group {word!r}",
+                    certain=True,
                 )
     return groups | _legacy(opts, bool(groups))
 
@@ -292,7 +294,10 @@ def _legacy(opts: Options, with_enable: bool) -> set[str]:
     if groups and with_enable and table.reads(version, "enable"):
         loc, name = opts.where(key or "env.CIBW_PRERELEASE_PYTHONS")
         raise Stop(
-            loc, name, f"cibuildwheel {_dotted(version)} stops when {name} and enable are both set"
+            loc,
+            name,
+            f"cibuildwheel {_dotted(version)} stops when {name} and enable are both set",
+            certain=True,
         )
     for group, when in table.ALWAYS_ENABLED:
         if table._in(version, when):
@@ -313,6 +318,7 @@ def _archs(opts: Options, native: str) -> frozenset[str]:
             loc,
             name,
             f"cibuildwheel {_dotted(version)} stops on an empty archs (3.1.4 and later ignore it)",
+            certain=True,
         )
     text = text or "auto"
     allowed = table.all_archs(version, platform)
@@ -336,7 +342,10 @@ def _archs(opts: Options, native: str) -> frozenset[str]:
         loc, name = opts.where(key)
         bad = ", ".join(sorted(out - allowed)) or "no architecture"
         raise Stop(
-            loc, name, f"cibuildwheel {_dotted(version)} stops on archs {bad} for {platform}"
+            loc,
+            name,
+            f"cibuildwheel {_dotted(version)} stops on archs {bad} for {platform}",
+            certain=True,
         )
     return frozenset(out)
 
@@ -371,6 +380,7 @@ def refused(found: Mapping[str, Setting]) -> None:
                     env.loc,
                     env.name,
                     f"cibuildwheel {_dotted(version)} stops when {name} is set (use enable)",
+                    certain=True,
                 )
 
 
@@ -454,7 +464,12 @@ def _requires(opts: Options) -> str | None:
         return None
     if _specifier(text) is None:
         loc, name = opts.where(key)
-        raise Stop(loc, name, f"{text!r} is not a version specifier; cibuildwheel stops on it")
+        raise Stop(
+            loc,
+            name,
+            f"{text!r} is not a version specifier; cibuildwheel stops on it",
+            certain=True,
+        )
     return text
 
 
@@ -561,6 +576,7 @@ def _select(
             setting.loc,
             setting.name,
             f"cibuildwheel {_dotted(version)} does not build {platform} wheels; it stops",
+            certain=True,
         )
     opts = Options(found, version, platform)
     only_key = "cli.only" if "cli.only" in found else "with.only"
@@ -623,6 +639,7 @@ def resolve(found: Mapping[str, Setting], *, ask: Ask | None = None) -> Wheels:
             deciders=found,
             identifiers=None,
             unresolved=stop.unresolved,
+            stopped=stop.certain,
         )
 
 
@@ -648,6 +665,7 @@ def shipped(step: BuildStep, files: Files, *, ask: Ask | None = None) -> Wheels:
         how=wheels.how,
         project=directory,
         naming=naming(step, files, directory),
+        stopped=wheels.stopped,
     )
 
 

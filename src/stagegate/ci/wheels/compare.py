@@ -51,11 +51,12 @@ class Change:
 
 
 def identifiers(steps: Sequence[Wheels]) -> frozenset[str] | None:
+    """What ``steps`` build (None: not known); a step the tool stops on builds nothing."""
     out: set[str] = set()
     for wheels in steps:
-        if wheels.identifiers is None:
+        if wheels.identifiers is None and not wheels.stopped:
             return None
-        out |= wheels.identifiers
+        out |= wheels.identifiers or frozenset()
     return frozenset(out)
 
 
@@ -116,12 +117,18 @@ def _causes(
 def compare(base: Sequence[Wheels], head: Sequence[Wheels], *, tool: bool = True) -> Change:
     """The change of one upload context's wheels; ``base``/``head``: its build steps at
     each commit, in order (empty where it has none)."""
-    problems = tuple(w.unresolved for w in (*base, *head) if w.unresolved is not None)
+    problems = tuple(
+        w.unresolved for w in (*base, *head) if w.unresolved is not None and not w.stopped
+    )
     before, after = identifiers(base), identifiers(head)
     if before is None or after is None:
         return Change(lost=(), gained=(), causes=(), unresolved=problems)
     lost, gained = set(before - after), set(after - before)
     all_lost, all_gained = tuple(sorted(lost, key=_order)), tuple(sorted(gained, key=_order))
+    stops = _stops(base, head)
+    if stops and (lost or gained):  # the tool stops on a setting: its step builds nothing
+        cause = Cause(settings=(), lost=all_lost, gained=all_gained, steps=stops)
+        return Change(lost=all_lost, gained=all_gained, causes=(cause,))
     causes: list[Cause] = []
     if (lost or gained) and len(base) == len(head):
         for b, h in zip(base, head, strict=True):
@@ -149,6 +156,16 @@ def compare(base: Sequence[Wheels], head: Sequence[Wheels], *, tool: bool = True
     return Change(lost=all_lost, gained=all_gained, causes=tuple(causes))
 
 
+def _stops(base: Sequence[Wheels], head: Sequence[Wheels]) -> str:
+    """Why the steps the tool stops on build nothing ("" where none does)."""
+    return "; ".join(
+        f"{'at the base, ' if side == 'base' else ''}{w.unresolved.reason} at {w.unresolved.loc.at}"
+        for side, steps in (("base", base), ("head", head))
+        for w in steps
+        if w.stopped and w.unresolved is not None
+    )
+
+
 def _steps(base: Sequence[Wheels], head: Sequence[Wheels]) -> str:
     if not base:
         return "built by " + ", ".join(f"the step at {w.step.at}" for w in head)
@@ -164,8 +181,8 @@ def bound(steps: Sequence[Wheels]) -> frozenset[str] | None:
 
     out: set[str] = set()
     for wheels in steps:
-        if wheels.identifiers is not None:
-            out |= wheels.identifiers
+        if wheels.identifiers is not None or wheels.stopped:
+            out |= wheels.identifiers or frozenset()
             continue
         found = cibw.possible(wheels.deciders) if wheels.tool == CIBUILDWHEEL else None
         if found is None:

@@ -125,6 +125,9 @@ class Wheels:
     naming: tuple[tuple[str, str], ...] = ()
     """The settings that reach the wheels' file names but not their identifiers (the
     manylinux and musllinux images or policies): another value, another file."""
+    stopped: bool = False
+    """The tool itself stops on the setting ``unresolved`` names (cibuildwheel refuses an
+    enable group, an option or archs): the step builds nothing."""
 
     @property
     def resolved(self) -> bool:

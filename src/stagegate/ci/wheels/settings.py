@@ -11,11 +11,14 @@ from stagegate.errors import Loc
 
 
 class Stop(Exception):
-    """Resolution cannot go on: the setting at fault and why."""
+    """Resolution cannot go on: the setting at fault and why. ``certain``: cibuildwheel
+    itself stops on it (the step fails and builds nothing), not a value stagegate does
+    not know."""
 
-    def __init__(self, loc: Loc, expression: str, reason: str) -> None:
+    def __init__(self, loc: Loc, expression: str, reason: str, *, certain: bool = False) -> None:
         super().__init__(reason)
         self.unresolved = Unresolved(loc=loc, expression=expression, reason=reason)
+        self.certain = certain
 
 
 def runner(found: Mapping[str, Setting]) -> tuple[str, str]:
