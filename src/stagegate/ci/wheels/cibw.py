@@ -583,6 +583,58 @@ def _select(
     return frozenset(out), f"the table of cibuildwheel {_dotted(version)}"
 
 
+def printed(step: BuildStep, files: Files) -> tuple[str | None, Any]:
+    """What ``cibuildwheel --print-build-identifiers`` prints for ``step``: (its lines,
+    how they were computed), or (None, the ``Unresolved`` saying why not). Each
+    identifier the deciders select, raw (a limited-API build is listed as it is asked
+    for), in the order of the pinned release's table (cibuildwheel lists them in its own
+    order; a matrix made from them has the same rows). For a ``--platform`` other than
+    the runner's, the runner's architecture is not guessed: the lines are those every
+    machine of that platform would print, where they agree."""
+    found = deciders(step, files)
+    try:
+        broken = found.get("files") or found.get("cli")
+        if broken is not None:
+            raise Stop(broken.loc, broken.name, broken.why)
+        answers: set[tuple[str, ...]] = set()
+        how = ""
+        for version in releases(found):
+            for machine in _print_hosts(found):
+                ids, how = _select(found, version, machine)
+                platform = host(found, machine)[0]
+                answers.add(tuple(i for i, _ in table.identifiers(version, platform) if i in ids))
+        if len(answers) > 1:
+            setting = found.get("cli.platform") or found["version"]
+            raise Stop(
+                setting.loc,
+                setting.name,
+                "cibuildwheel --print-build-identifiers prints other identifiers on other "
+                "machines (or releases) here: which one runs it is not known",
+            )
+    except Stop as stop:
+        return None, stop.unresolved
+    return "".join(f"{i}\n" for i in answers.pop()), how
+
+
+def _print_hosts(found: Mapping[str, Setting]) -> list[tuple[str, str] | None]:
+    """The machines a print of identifiers is computed for: the runner's (None), or
+    for another ``--platform``, each machine of it."""
+    asked = first(found, "cli.platform", "env.CIBW_PLATFORM")
+    if asked is None or asked[1] in ("", "auto"):
+        return [None]
+    try:
+        if runner(found)[0] == asked[1]:
+            return [None]
+    except Stop:
+        pass
+    machines = [m for m in MACHINES if m[0] == asked[1]]
+    if not machines:
+        raise Stop(
+            asked[0].loc, asked[0].name, f"{asked[1]!r} is not a platform stagegate computes here"
+        )
+    return list(machines)
+
+
 Ask = Callable[[Mapping[str, Setting]], "tuple[frozenset[str], str] | None"]
 """A second source of identifiers tried first (``tool.select``: the installed release)."""
 
