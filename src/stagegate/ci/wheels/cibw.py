@@ -411,6 +411,14 @@ def pinned(found: Mapping[str, Setting]) -> table.Version:
             "pin an exact version, or a commit with a `# vX.Y.Z` comment",
         )
     version = table.v(text)
+    if version in table.OLD:
+        raise Stop(
+            setting.loc,
+            setting.name,
+            f"cibuildwheel {text} is a 1.x release, whose options stagegate does not compute "
+            f"(2.0.0 to {_dotted(table.NEWEST)}); what it may build is bounded by the "
+            "identifiers it knows",
+        )
     if version not in table.KNOWN:
         raise Stop(
             setting.loc,
@@ -519,6 +527,10 @@ def possible(found: Mapping[str, Setting]) -> frozenset[str] | None:
         return None
     if "cli.print" in found:
         return frozenset()
+    setting = found.get("version")
+    text = (setting.value or "").strip().removeprefix("v") if setting is not None else ""
+    if re.fullmatch(r"1\.\d+\.\d+", text):  # a 1.x release: what it knows at all
+        return table.old_identifiers(table.v(text))
     out: set[str] = set()
     try:
         refused(found)
