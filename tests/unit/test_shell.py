@@ -1251,6 +1251,8 @@ def test_a_matrix_generated_in_a_brace_group_inside_a_substitution(read: Read) -
         ("$(echo a | grep -v a && echo yes)", ""),
         ("$(echo a | grep -v a || echo no)", "no"),
         ("$({ echo a | grep b; echo c; })", "c"),
+        ("$(echo ab | grep -q b && echo yes)", "yes"),
+        ("$(echo ab | grep -qv b || echo no)", "no"),
         ("$(printf '%s\\n' x musl y | grep -v musl | tr '\\n' ,)", "x,y,"),
         ("$(echo ab | sed '/b/s/a/c/')", "cb"),
         ("$(printf '%s\\n' 1 2 | jq -sc)", "[1,2]"),

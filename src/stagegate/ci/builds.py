@@ -262,10 +262,11 @@ class Builds:
             return ghexpr.Unknown(shown_as, reason)
         env = self._env(site, step, scope, workflow, (variables, loc))
         begins = site.doc.loc(step.path)
-        before = [
+        before = [  # installed by an earlier step, or earlier in the same script
             pin
             for at, pin in self.pinned_at.get(where, ())
-            if at.file == begins.file and at.line < begins.line
+            if at.file in (begins.file, loc.file)
+            and at.line < (loc.line if at.file == loc.file else begins.line)
         ]
         built = wheel_steps.from_command(
             [_word(value, loc) for value in argv],

@@ -779,12 +779,12 @@ def sed(args: list[str], text: str, charge: Charge) -> str:
 
 
 def grep(args: list[str], text: str, charge: Charge) -> str:
-    """``grep [-v] [-i] [-E|-F|-G] [-e PATTERN]... [PATTERN]`` on its input: the lines
+    """``grep [-v] [-i] [-q] [-E|-F|-G] [-e PATTERN]... [PATTERN]`` on its input: the lines
     that match (``-v``: that do not), as GNU grep prints them. A pattern holding line
     breaks is one pattern per line; GNU's alternation (``\\|``, ``|`` with ``-E``) is read
     at the top level. grep's status: ``grep_status``."""
     patterns: list[str] = []
-    mode, invert, fold = "G", False, False
+    mode, invert, fold, quiet = "G", False, False, False
     rest: list[str] = []
     i = 0
     while i < len(args):
@@ -797,10 +797,11 @@ def grep(args: list[str], text: str, charge: Charge) -> str:
         elif arg == "--":
             rest += args[i + 1 :]
             break
-        elif arg.startswith("-") and len(arg) > 1 and set(arg[1:]) <= set("vEFGi"):
+        elif arg.startswith("-") and len(arg) > 1 and set(arg[1:]) <= set("vEFGiq"):
             for flag in arg[1:]:
                 invert = invert or flag == "v"
                 fold = fold or flag == "i"
+                quiet = quiet or flag == "q"
                 mode = flag if flag in "EFG" else mode
         elif arg in ("--invert-match", "--ignore-case", "--extended-regexp", "--fixed-strings"):
             invert = invert or arg == "--invert-match"
@@ -821,7 +822,18 @@ def grep(args: list[str], text: str, charge: Charge) -> str:
     ends = text.endswith("\n")
     lines = text.split("\n")[:-1] if ends else text.split("\n")
     kept = [line for line in (lines if text else []) if test(line) != invert]
+    if quiet:  # its status alone: a line selected (``grep_status`` of this)
+        return QUIET if kept else ""
     return "".join(line + "\n" for line in kept)
+
+
+class Quiet(str):
+    """What ``grep -q`` prints (nothing) where it selected a line: its status is success."""
+
+    __slots__ = ()
+
+
+QUIET = Quiet("")
 
 
 def _line_test(patterns: list[str], mode: str, fold: bool, charge: Charge) -> Callable[[str], bool]:
@@ -845,7 +857,7 @@ def _line_test(patterns: list[str], mode: str, fold: bool, charge: Charge) -> Ca
 
 def grep_status(printed: str) -> bool:
     """grep's exit status, from what it printed: success where a line was selected."""
-    return bool(printed)
+    return bool(printed) or isinstance(printed, Quiet)
 
 
 # --------------------------------------------------------------------------- awk
