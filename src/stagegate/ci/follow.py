@@ -415,10 +415,10 @@ class _Release:
     def race(self, fetch: Fetch, took: Mapping[str, list[tuple[Context, str]]]) -> None:
         """A blind spot where the download takes artifacts of this run that only jobs
         the release job does not wait for (``needs``) make: whether they exist when it
-        runs is a race between jobs, so what it publishes is not compared where nothing
-        else reaches the release (MagicStack's release downloads the merge of its wheels,
-        a job it does not need); beside what it relies on, such an artifact is not relied
-        on (lost where it was)."""
+        runs is a race between jobs. Where nothing else reaches the release at both
+        commits (MagicStack's release downloads the merge of its wheels, a job it does not
+        need), what it publishes is not compared (``continuity``); else such an artifact
+        is not relied on (lost where it was relied on)."""
         assert self.top is not None
         later, _ = select(fetch, self.run.artifacts(None, self.tag))
         makers = sorted(
@@ -676,7 +676,7 @@ def release(
         follow.blind += unread  # a step it does not read may publish what the run made
     reached, aside = follow.reached(here, findings)
     if not reached:  # it may publish uploads whose names are not known, and nothing else
-        follow.blind += _blind_unnamed(follow.unnamed) + follow.races
+        follow.blind += _blind_unnamed(follow.unnamed)
     file, _, job_id = top.partition("#")
     flow = {top, *run.waits(top), *(c.top for c in (*follow.selected, *follow.unnamed_contexts))}
     paths = follow.paths | {c.path_loc for c in follow.unnamed_contexts if c.path_loc}
@@ -700,6 +700,7 @@ def release(
             sorted({p.tool: len(follow.reach.get(p.tool, ())) for p in here.publishers}.items())
         ),
         paths=frozenset(paths),
+        races=tuple(sorted({b.key: b for b in follow.races}.values())) if not reached else (),
     )
 
 
