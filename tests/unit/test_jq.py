@@ -191,3 +191,88 @@ def test_json_nested_deeper_than_the_limit_is_unsupported_not_a_recursion() -> N
         jq.read_json(deep)
     edge = "[" * jq.MAX_JSON_DEPTH + '"[[["' + "]" * jq.MAX_JSON_DEPTH
     assert run(". == .", jq.read_json(edge)[0]) == ["true"]
+
+
+IDS = ["cp39-manylinux_x86_64", "cp39-manylinux_aarch64", "cp39-musllinux_armv7l"]
+
+
+@pytest.mark.parametrize(
+    ("expr", "inputs", "null_input", "printed"),
+    [
+        # the cibuildwheel 2.10 "only" recipe (lxml's wheel matrix): `jq -nRc`, then `jq -sc`
+        (
+            '{"only": inputs, "os": "u"}',
+            IDS[:2],
+            True,
+            [
+                '{"only":"cp39-manylinux_x86_64","os":"u"}',
+                '{"only":"cp39-manylinux_aarch64","os":"u"}',
+            ],
+        ),
+        (
+            'map(. + {"platform": (.only | sub("^[^-]+-";"")), "python_version": (.only | sub("-.+";""))})',
+            [[{"only": IDS[2]}]],
+            False,
+            [
+                '[{"only":"cp39-musllinux_armv7l","platform":"musllinux_armv7l","python_version":"cp39"}]'
+            ],
+        ),
+        ("inputs", [1, 2, 3], False, ["2", "3"]),  # the first input is `.`
+        ("[inputs]", [], True, ["[]"]),
+        ('split("-")', ["a-b-c"], False, ['["a","b","c"]']),
+        ('split("-")', [""], False, ["[]"]),
+        ('test("^cp3[0-9]+-")', ["cp39-x"], False, ["true"]),
+        ('test("x*")', ["abc"], False, ["true"]),
+        ('test("a|c")', ["b"], False, ["false"]),
+        ('sub("x";"y")', ["abc"], False, ['"abc"']),
+        ('sub("a";"b")', ["aaa"], False, ['"baa"']),  # the first match only
+        ('sub("(?:ma|mu)[a-z]+_";"")', ["cp39-manylinux_x86_64"], False, ['"cp39-x86_64"']),
+        ('sub("_[a-z0-9]+$";"")', ["cp39-win_amd64"], False, ['"cp39-win"']),
+        (
+            'map(select(.only | test("aarch64") | not))',
+            [[{"only": IDS[0]}, {"only": IDS[1]}]],
+            False,
+            ['[{"only":"cp39-manylinux_x86_64"}]'],
+        ),
+    ],
+)
+def test_programs_over_inputs_print_what_jq_prints(
+    expr: str, inputs: list[Any], null_input: bool, printed: list[str]
+) -> None:
+    """Checked against jq 1.6 (``-n``: ``null_input``; ``-R`` lines made the strings)."""
+    outs = jq.program(jq.parse(expr), inputs, null_input=null_input)
+    assert [jq.write(out, compact=True) for out in outs] == printed
+
+
+@pytest.mark.parametrize(
+    ("expr", "value", "message"),
+    [
+        ('sub("a";"b")', 1, "number (1) cannot be matched, as it is not a string"),
+        ("test(1)", "a", "number not a string or array"),
+        ('split("a")', 1, "split input and separator must be strings"),
+        ('test("(")', "a", "( is not a valid regex: missing ), unterminated subpattern (jq stops)"),
+    ],
+)
+def test_text_functions_stop_as_jq_does(expr: str, value: Any, message: str) -> None:
+    with pytest.raises(jq.Failed) as caught:
+        jq.evaluate(jq.parse(expr), value)
+    assert caught.value.message == message
+
+
+@pytest.mark.parametrize(
+    ("expr", "value", "why"),
+    [
+        ('test("\\\\d")', "1", "does not match"),  # Oniguruma's \d is not re's
+        ('test("(?<n>a)")', "a", "does not match"),  # named groups
+        ('test("[[:alpha:]]")', "a", "does not match"),
+        ('test("[a&&b]")', "a", "does not match"),
+        ('test("a$")', "a\nb", "line breaks"),
+        ('sub("x*";"y")', "abc", "matching the empty string"),
+        ('split("")', "abc", "split on an empty string"),
+        ('sub("a"; empty)', "a", "makes 0 values"),
+    ],
+)
+def test_text_functions_outside_the_subset_are_unsupported(expr: str, value: Any, why: str) -> None:
+    with pytest.raises(jq.Unsupported) as caught:
+        jq.evaluate(jq.parse(expr), value)
+    assert why in caught.value.why

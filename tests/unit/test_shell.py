@@ -1215,3 +1215,64 @@ def test_a_download_on_one_path_of_an_undecidable_condition_may_happen(read: Rea
         "unresolved 2: w-*: what this download keeps depends on a condition stagegate cannot "
         "decide (a removal on one path only); bind what it removes"
     ) in lines
+
+
+# ------------------------------------------- generated matrices: brace groups, jq -nR, sed addresses
+
+GENERATED = """\
+M=$(
+  {
+    printf '%s\\n' cp39-manylinux_x86_64 cp39-manylinux_aarch64 \\
+    | jq -nRc '{"only": inputs, "os": "ubuntu-latest"}' \\
+    | sed -e '/aarch64\\|armv7l/s|ubuntu-latest|ubuntu-24.04-arm|' \\
+    && echo cp39-macosx_x86_64 \\
+    | jq -nRc '{"only": inputs, "os": "macos-latest"}'
+  } | jq -sc 'map(. + {"py": (.only | sub("-.+";""))})'
+)
+gh run download -n "w-$M\""""
+
+
+def test_a_matrix_generated_in_a_brace_group_inside_a_substitution(read: Read) -> None:
+    """The cibuildwheel 2.10 "only" recipe (lxml's wheel matrix): lines made JSON by
+    ``jq -nR`` and ``inputs``, a sed address choosing the lines a substitution changes,
+    ``&&`` joining pipelines in a ``{ ...; }`` group whose output ``jq -s`` slurps."""
+    rows = (
+        '[{"only":"cp39-manylinux_x86_64","os":"ubuntu-latest","py":"cp39"},'
+        '{"only":"cp39-manylinux_aarch64","os":"ubuntu-24.04-arm","py":"cp39"},'
+        '{"only":"cp39-macosx_x86_64","os":"macos-latest","py":"cp39"}]'
+    )
+    computed(read, GENERATED, f"w-{rows}")
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        # grep's status decides `&&` and `||` (it fails where it selects no line)
+        ("$(echo a | grep -v a && echo yes)", ""),
+        ("$(echo a | grep -v a || echo no)", "no"),
+        ("$({ echo a | grep b; echo c; })", "c"),
+        ("$(echo ab | grep -q b && echo yes)", "yes"),
+        ("$(echo ab | grep -qv b || echo no)", "no"),
+        ("$(printf '%s\\n' x musl y | grep -v musl | tr '\\n' ,)", "x,y,"),
+        ("$(echo ab | sed '/b/s/a/c/')", "cb"),
+        ("$(printf '%s\\n' 1 2 | jq -sc)", "[1,2]"),
+        ("$(printf '%s\\n' a b | jq -Rsc)", '"a\\nb\\n"'),
+        ("$(printf '%s\\n' a b | jq -nRc '[inputs]')", '["a","b"]'),
+    ],
+)
+def test_text_tools_in_groups_and_lists(read: Read, expression: str, value: str) -> None:
+    """What bash prints for each (checked against bash 5, GNU grep 3.8, sed 4.9, jq 1.6)."""
+    computed(read, f'gh run download -n "w-{expression}"', f"w-{value}")
+
+
+def test_cibuildwheel_identifiers_are_not_guessed_where_no_pin_is_read(read: Read) -> None:
+    """drift's reading does not run cibuildwheel: what it prints is unknown, at its line
+    (continuity's reading computes it from the job's pin: tests/fixtures/history/200)."""
+    lines = read(
+        "M=$(cibuildwheel --print-build-identifiers | jq -nRc '[inputs]')\ngh run download -n \"w-$M\""
+    )
+    assert lines[0].startswith("2: download name w-<")
+    (entry,) = [line for line in lines if line.startswith("unresolved 2")]
+    assert entry.endswith(
+        "$(cibuildwheel --print-build-identifiers | jq -nRc '[inputs]') runs a command"
+    )

@@ -46,6 +46,32 @@ def free(units: int) -> None:
         ("sed", ["s/a\\+/x/"], "baab\n", "bxb\n"),
         ("sed", ["s/.//2"], "abc", "ac"),
         ("sed", ["s/\\(\\)/x/"], "ab\n", "xab\n"),
+        # addresses (GNU sed 4.9): the lines a command applies to
+        ("sed", ["/x/s|b|B|"], "a\nbx\nc\n", "a\nBx\nc\n"),
+        ("sed", ["/x/!s/^/-/"], "a\nbx\nc\n", "-a\nbx\n-c\n"),
+        ("sed", ["\\,x,s/b/Y/"], "a\nbx\nc\n", "a\nYx\nc\n"),
+        ("sed", ["/a\\|c/d"], "a\nbx\nc\n", "bx\n"),
+        ("sed", ["-E", "/a|x/ s/$/!/"], "a\nbx\nc\n", "a!\nbx!\nc\n"),
+        ("sed", ["-n", "/x/s/b/B/p"], "a\nbx\nc\n", "Bx\n"),
+        ("sed", ["\\|a/b|s|/|_|"], "a/b\nc\n", "a_b\nc\n"),
+        ("sed", ["s/b/X/;/X/s/a/Y/"], "ab\nb\n", "YX\nX\n"),  # the line as changed so far
+        ("sed", ["/[|]/d"], "a\nb\n", "a\nb\n"),
+        (
+            "sed",
+            ["-e", "/aarch64\\|armv7l/s|ubuntu-latest|ubuntu-24.04-arm|"],
+            '{"only":"cp39-manylinux_x86_64","os":"ubuntu-latest"}\n'
+            '{"only":"cp39-musllinux_armv7l","os":"ubuntu-latest"}\n',
+            '{"only":"cp39-manylinux_x86_64","os":"ubuntu-latest"}\n'
+            '{"only":"cp39-musllinux_armv7l","os":"ubuntu-24.04-arm"}\n',
+        ),
+        # grep (GNU grep 3.8)
+        ("grep", ["-v", "musl"], "a\nmusl\nb\n", "a\nb\n"),
+        ("grep", ["-i", "arm"], "x86\nARM\narm\n", "ARM\narm\n"),
+        ("grep", ["-F", "a.b"], "a.b\naxb\n", "a.b\n"),
+        ("grep", ["-e", "ab", "-e", "ef"], "ab\ncd\nef\n", "ab\nef\n"),
+        ("grep", ["-E", "a|d"], "ab\ncd\n", "ab\ncd\n"),
+        ("grep", ["b$\\|^c"], "ab\ncd\n", "ab\ncd\n"),
+        ("grep", ["-v", "-E", "a|c"], "ab\ncd\n", ""),
         ("tr", ["-d", "."], "3.14t\n", "314t\n"),
         ("tr", ["a-z", "A-Z"], "hello.x\n", "HELLO.X\n"),
         ("tr", ["[:lower:]", "[:upper:]"], "hello\n", "HELLO\n"),
@@ -76,7 +102,7 @@ def free(units: int) -> None:
 )
 def test_tools_print_what_gnu_prints(tool: str, args: list[str], text: str, printed: str) -> None:
     run = getattr(textops, tool)
-    assert (run(args, text, free) if tool == "sed" else run(args, text)) == printed
+    assert (run(args, text, free) if tool in ("sed", "grep") else run(args, text)) == printed
 
 
 @pytest.mark.parametrize(
@@ -162,10 +188,19 @@ def test_dirname(args: list[str], printed: str) -> None:
         ("sed", ["s/a/\\U&/"], "a\n", "the case conversion \\U"),
         ("sed", ["s/a/\\2/"], "a\n", "\\2 refers to no group (sed fails)"),
         ("sed", ["y/ab/cd/"], "a\n", "the sed command 'y/ab/cd/'"),
-        ("sed", ["1d"], "a\n", "the sed command '1d'"),
+        ("sed", ["1d"], "a\n", "a sed line address"),
         ("sed", ["-i", "s/a/b/"], "a\n", "sed -i: an option stagegate does not read"),
         ("sed", ["s/a/b/", "file"], "a\n", "sed reading files"),
         ("sed", ["s/a/b/w out"], "a\n", "the sed flags 'w out'"),
+        ("sed", ["/\\(a\\|b\\)/d"], "a\n", "alternation inside a group"),
+        ("sed", ["$s/a/b/"], "a\n", "a sed line address"),
+        ("sed", ["/a/p"], "a\n", "the sed command '/a/p'"),
+        ("sed", ["//d"], "a\n", "an empty sed regex"),
+        ("sed", ["/a/d;s/b/c/x"], "a\n", "the sed flags 'x'"),
+        ("grep", ["-c", "a"], "a\n", "grep -c: an option stagegate does not read"),
+        ("grep", ["a", "file"], "a\n", "grep reading files"),
+        ("grep", ["\\(a\\|b\\)"], "a\n", "alternation inside a group"),
+        ("grep", ["-w", "a"], "a\n", "grep -w: an option"),
         ("tr", ["-d", "é"], "é\n", "tr reads bytes, and the text is not ASCII"),
         ("tr", ["[=a=]", "b"], "a\n", "[c*n] or [=c=]"),
         ("tr", ["z-a", "x"], "a\n", "a reversed range z-a (tr fails)"),
@@ -183,21 +218,24 @@ def test_dirname(args: list[str], printed: str) -> None:
 def test_forms_not_read_say_why(tool: str, args: list[str], text: str, why: str) -> None:
     run = getattr(textops, tool)
     with pytest.raises(textops.Failed) as caught:
-        run(args, text, free) if tool == "sed" else run(args, text)
+        run(args, text, free) if tool in ("sed", "grep") else run(args, text)
     assert why in str(caught.value)
 
 
 def test_sed_matching_is_charged_to_the_budget() -> None:
-    """A pattern backtracking engines take polynomial time of a high degree on: here, at
-    most the text's length squared times the pattern's, each step charged (a small
-    budget stops it, as the reading's stops a hostile one)."""
+    """A pattern backtracking engines take polynomial time of a high degree on: here,
+    where a match can start is found in one pass from the line's end (the line's length
+    times the pattern's), and only such a start is tried; each step charged (a budget
+    smaller than that pass stops it, as the reading's stops a hostile one)."""
     text = "a" * 300 + "\n"
     assert textops.sed(["s/a*a*a*a*a*a*[bc]/x/"], text, free) == text
-    small = Budget(10_000)
+    assert textops.sed(["s/a*a*a*a*a*a*[bc]/x/"], text, Budget(10_000).charge) == text
     with pytest.raises(OverBudget):
-        textops.sed(["s/a*a*a*a*a*a*[bc]/x/"], text, small.charge)
+        textops.sed(["s/a*a*a*a*a*a*[bc]/x/"], text, Budget(1_000).charge)
     # a character every match needs, which the line has not: no search at all
-    assert textops.sed(["s/a*a*a*a*a*a*b/x/"], text, small.charge) == text
+    assert textops.sed(["s/a*a*a*a*a*a*b/x/"], text, Budget(100).charge) == text
+    # plain text is found as text (the match is the only one there is)
+    assert textops.sed(["s/aab/x/"], "a" * 300 + "b\n", Budget(100).charge) == "a" * 298 + "x\n"
 
 
 def chars(pattern: str) -> list[tuple[str, bool]]:

@@ -1038,3 +1038,44 @@ def test_limited_api_change_is_put_down_to_the_setting() -> None:
     assert change.lost == ("cp39-abi3-manylinux_x86_64", "cp39-abi3-musllinux_x86_64")
     assert change.gained == ("cp313-abi3-manylinux_x86_64", "cp313-abi3-musllinux_x86_64")
     assert any(s.name == "py_limited_api" for c in change.causes for s in c.settings)
+
+
+# --------------------------------------------------------------------------- 1.x releases
+
+
+@pytest.mark.parametrize(
+    ("version", "count", "has", "lacks"),
+    [
+        # counted off each tag's resources/build-platforms.toml (cp27 listed twice, m and mu)
+        ("1.8.0", 54, "cp39-win_amd64", "cp39-macosx_arm64"),
+        ("1.9.0", 56, "cp39-macosx_universal2", "cp38-macosx_arm64"),
+        ("1.11.1", 56, "pp37-win32", "cp38-macosx_universal2"),
+        ("1.12.0", 58, "cp38-macosx_arm64", "cp310-manylinux_x86_64"),
+    ],
+)
+def test_every_identifier_a_1x_release_knows(
+    version: str, count: int, has: str, lacks: str
+) -> None:
+    known = table.old_identifiers(table.v(version))
+    assert known is not None and len(known) == count
+    assert has in known and lacks not in known
+    assert not any("musllinux" in i or i.startswith("cp31") for i in known)
+
+
+def test_a_1x_step_is_bounded_not_computed() -> None:
+    """cibuildwheel 1.x reads no ``[tool.cibuildwheel]`` and has other defaults: its
+    wheels are not computed, only bounded by what its release knows; a 1.x release before
+    1.8.0 (no build-platforms.toml) has no bound."""
+    build = step("1.12.0", env={"CIBW_BUILD": "cp27-*"})
+    assert problem(build) == (
+        f"{WF}:10: cibuildwheel 1.12.0 is a 1.x release, whose options stagegate does not "
+        "compute (2.0.0 to 4.2.0); what it may build is bounded by the identifiers it knows"
+    )
+    assert cibw.possible(cibw.deciders(build, Tree())) == table.old_identifiers((1, 12, 0))
+    assert cibw.possible(cibw.deciders(step("1.7.4"), Tree())) is None
+    head = cibw.shipped(step("3.1.4", env={"CIBW_ARCHS": "x86_64"}), Tree())
+    base = cibw.shipped(step("2.22.0", env={"CIBW_ARCHS": "x86_64"}), Tree())
+    change = compare.release(
+        [([base], [head]), ([cibw.shipped(build, Tree())], [cibw.shipped(build, Tree())])]
+    )
+    assert "cp314-manylinux_x86_64" in change.gained and "cp27-manylinux_x86_64" not in change.lost

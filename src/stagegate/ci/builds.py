@@ -97,6 +97,8 @@ class Builds:
         self.tool = tool
         self.steps: dict[tuple[Any, ...], list[_Built]] = {}
         self.pins: dict[tuple[Any, ...], Setting] = {}
+        self.pinned_at: dict[tuple[Any, ...], list[tuple[Loc, Setting]]] = {}
+        """Each context's installs of cibuildwheel, in order, with the install's line."""
         self.runners: dict[tuple[Any, ...], Setting] = {}
         self.told: list[Command] = []
         """The commands the shell reader told of in the step being read, in order."""
@@ -199,6 +201,7 @@ class Builds:
         )
         if pin is not None:
             self.pins[where] = pin
+            self.pinned_at.setdefault(where, []).append((words[0].loc, pin))
             return
         built = wheel_steps.from_command(
             words,
@@ -237,6 +240,49 @@ class Builds:
         words = [_word(value, loc) for value in argv]
         blind = None if why is None else Unresolved(loc, shown(head), why)
         self._command(where, site, words, env, here or self._directory(step, scope), blind)
+
+    def identifiers(
+        self,
+        where: tuple[Any, ...],
+        site: Site,
+        at: tuple[Step, Scope, Workflow | None],
+        command: Command,
+    ) -> Value:
+        """What ``cibuildwheel --print-build-identifiers`` (``command``, as the shell
+        reader told it) prints: computed from the pin, the runner, the ``CIBW_*``
+        variables, the command line and the project, as a build of the step would be;
+        else unknown, saying why."""
+        step, scope, workflow = at
+        loc, argv, variables, folder, _maybe = command
+        shown_as = "cibuildwheel --print-build-identifiers"
+        here, why = _here(self._directory(step, scope), folder)
+        missing = [u for a in argv for u in unknowns(a)]
+        if here is None or missing or not all(isinstance(a, str) for a in argv):
+            reason = why or (missing[0].reason if missing else "its words are not known")
+            return ghexpr.Unknown(shown_as, reason)
+        env = self._env(site, step, scope, workflow, (variables, loc))
+        begins = site.doc.loc(step.path)
+        before = [  # installed by an earlier step, or earlier in the same script
+            pin
+            for at, pin in self.pinned_at.get(where, ())
+            if at.file in (begins.file, loc.file)
+            and at.line < (loc.line if at.file == loc.file else begins.line)
+        ]
+        built = wheel_steps.from_command(
+            [_word(value, loc) for value in argv],
+            runner=self.runner(where, site),
+            env=env,
+            installed=before[-1] if before else None,
+            directory=here,
+        )
+        if built is None:
+            return ghexpr.Unknown(shown_as, "the command is not read as cibuildwheel's")
+        from stagegate.ci.wheels import cibw
+
+        text, how = cibw.printed(built, self.text)
+        if text is None:
+            return ghexpr.Unknown(shown_as, f"{how.reason} ({how.loc.file}:{how.loc.line})")
+        return text
 
     def _move(self, where: tuple[Any, ...], argv: tuple[Value, ...], here: str) -> None:
         """``cp``/``mv`` of every wheel of a build's folder, read exactly: the folder

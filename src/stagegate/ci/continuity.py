@@ -431,7 +431,8 @@ def compare(
     """The releases of both sides paired and compared; the head's new findings with
     their consequences; the base's findings gone in the head."""
     changes = [
-        _change(old, new, accept) for old, new in pair_releases(base.releases, head.releases)
+        _change(*_raced(old, new), accept)
+        for old, new in pair_releases(base.releases, head.releases)
     ]
     base_keys = {f.key for f in base.findings}
     head_keys = {f.key for f in head.findings}
@@ -440,6 +441,19 @@ def compare(
     )
     gone = tuple(f for f in base.findings if f.key not in head_keys)
     return tuple(changes), fresh, gone
+
+
+def _raced(old: Release | None, new: Release | None) -> tuple[Release | None, Release | None]:
+    """A release that takes, at both commits, only what jobs it does not wait for make
+    (``Release.races``): blind at both, not compared (a silent pass otherwise)."""
+    if old is None or new is None or not (old.races and new.races):
+        return old, new
+    from stagegate.records import replace
+
+    return (
+        replace(old, blind=tuple(sorted({*old.blind, *old.races}))),
+        replace(new, blind=tuple(sorted({*new.blind, *new.races}))),
+    )
 
 
 def pair_releases(

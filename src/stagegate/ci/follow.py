@@ -364,6 +364,8 @@ class _Release:
         self.tag = tag
         """The run kinds that can carry a tag the job runs on."""
         self.blind: list[Blind] = []
+        self.races: list[Blind] = []
+        """Downloads of what jobs the release does not wait for make (``race``)."""
         self.foreign: list[Foreign] = []
         self.sources: set[str] = {run.root}
         self.selected: list[Context] = []
@@ -401,12 +403,52 @@ class _Release:
             self.sources.add(source)
             artifacts = self.runs[source].artifacts(None)
         took, hidden = select(fetch, artifacts)
+        if fetch.run == "this":
+            self.race(fetch, took)
         fetch_findings(fetch, self.top, hidden, findings, "release job")
         self.selected += [ctx for items in took.values() for ctx, _ in items]
         taken = {ctx.key for items in took.values() for ctx, _ in items}
         self.unnamed += [(fetch, ctx) for ctx in may_take(fetch, artifacts) if ctx.key not in taken]
         self.anywhere[fetch.order] = landed(fetch, took, anything=True)
         return landed(fetch, took)
+
+    def race(self, fetch: Fetch, took: Mapping[str, list[tuple[Context, str]]]) -> None:
+        """A blind spot where the download takes artifacts of this run that only jobs
+        the release job does not wait for (``needs``) make: whether they exist when it
+        runs is a race between jobs. Where nothing else reaches the release at both
+        commits (MagicStack's release downloads the merge of its wheels, a job it does not
+        need), what it publishes is not compared (``continuity``); else such an artifact
+        is not relied on (lost where it was relied on)."""
+        assert self.top is not None
+        later, _ = select(fetch, self.run.artifacts(None, self.tag))
+        makers = sorted(
+            {
+                ctx.top
+                for name, items in later.items()
+                if name not in took
+                for ctx, _ in items
+                if ctx.top not in self.run.waits(self.top) | {self.top}
+            }
+            | {
+                merge.caller or merge.job
+                for merge in self.flows.merges
+                if merge.name in later and merge.name not in took
+            }
+        )
+        if not makers:
+            return
+        jobs = ", ".join(m.partition("#")[2] for m in makers[:3]) + (
+            " ..." if len(makers) > 3 else ""
+        )
+        self.races.append(
+            Blind(
+                key=f"race {fetch.loc.file} {fetch.job} {fetch.select}",  # not its line
+                loc=fetch.loc,
+                reason=f"the download {fetch.select!r} takes what job {jobs} makes, which "
+                f"{self.top.partition('#')[2]} does not wait for (needs): whether it is there "
+                "when the download runs is a race, so what it publishes is not compared",
+            )
+        )
 
     def reached(
         self, here: Steps, findings: dict[str, Finding]
@@ -658,6 +700,7 @@ def release(
             sorted({p.tool: len(follow.reach.get(p.tool, ())) for p in here.publishers}.items())
         ),
         paths=frozenset(paths),
+        races=tuple(sorted({b.key: b for b in follow.races}.values())) if not reached else (),
     )
 
 

@@ -5,7 +5,10 @@ Workflows compute matrices with ``yq -o json EXPR FILE`` and ``echo "$X" | jq -c
 immutable tree and evaluates it on JSON data: ``.``, paths (``.a.b``, ``.a["b-c"]``,
 ``.[0]``, ``.[]``), ``|``, literals, ``[...]``, ``{K: V}``, ``+``, ``==``/``!=``,
 ``and``/``or``/``not``, ``if .. then .. elif .. else .. end``, ``map``, ``select``,
-``length``, ``any(GEN; COND)``, ``any``, ``empty``, ``error``/``halt_error``. Anything
+``length``, ``any(GEN; COND)``, ``any``, ``empty``, ``error``/``halt_error``, ``inputs``
+(the rest of jq's input, ``program``), ``split(STR)``, and ``sub(RE; STR)``/``test(RE)``
+on regular expressions of the subset Python's ``re`` matches as jq's Oniguruma does
+(``onig``). Anything
 else is ``Unsupported`` (the piece named, with its column): never guessed. Never handed
 to a shell or ``eval``; bounded in length, depth and work: the work of an evaluation
 (each value made, the size of each value added, each node compared or written) is
@@ -127,6 +130,10 @@ FUNCTIONS = {
     "any": (0, 2),
     "error": (0, 1),
     "halt_error": (0, 1),
+    "inputs": 0,
+    "split": 1,
+    "sub": 2,
+    "test": 1,
 }
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 KEYWORDS = frozenset({"if", "then", "elif", "else", "end", "and", "or", "true", "false", "null"})
@@ -504,8 +511,10 @@ def _name(value: Any) -> str:
 
 
 class _Evaluator:
-    def __init__(self, charge: Callable[[int], None]) -> None:
+    def __init__(self, charge: Callable[[int], None], stream: Iterator[Any] | None = None) -> None:
         self.charge = charge
+        self.stream: Iterator[Any] = stream if stream is not None else iter(())
+        """The inputs not read yet (``inputs`` takes them all)."""
 
     def count(self) -> None:
         self.charge(1)
@@ -613,6 +622,12 @@ class _Evaluator:
             yield not truthy(value)
         elif name == "empty":
             return
+        elif name == "inputs":
+            for item in self.stream:
+                self.count()
+                yield item
+        elif name in ("split", "sub", "test"):
+            yield from self.text(name, args, value)
         elif name == "any":
             if not args:
                 if not isinstance(value, list | dict):
@@ -634,6 +649,93 @@ class _Evaluator:
                     raise Failed(message.rstrip("\n") if name == "halt_error" else message)
                 text = _compact(message)
                 raise Failed(text if name == "halt_error" else f"{text} (not a string)")
+
+    def one_string(self, node: Node, value: Any, what: str, failure: str = "") -> str:
+        """The one string an argument makes (several, or none: not evaluated here);
+        ``failure``: jq's message where it is not a string (``{}``: what it is)."""
+        made = list(self.run(node, value))
+        if len(made) != 1:
+            raise Unsupported("", 0, f"{what} that makes {len(made)} values")
+        if not isinstance(made[0], str) and failure:
+            raise Failed(failure.format(_name(made[0])))
+        if not isinstance(made[0], str):
+            raise Failed(
+                f"{_name(made[0])} ({_compact(made[0])}) cannot be matched, as it is not a string"
+            )
+        return made[0]
+
+    def text(self, name: str, args: tuple[Node, ...], value: Any) -> Iterator[Any]:
+        """``split(STR)``, ``test(RE)``, ``sub(RE; STR)`` on a string."""
+        if not isinstance(value, str):
+            if name == "split":
+                raise Failed("split input and separator must be strings")
+            raise Failed(
+                f"{_name(value)} ({_compact(value)}) cannot be matched, as it is not a string"
+            )
+        if name == "split":
+            separator = self.one_string(
+                args[0], value, "a separator", "split input and separator must be strings"
+            )
+            if not separator:
+                raise Unsupported(
+                    "split", 0, "split on an empty string, which jq versions split apart"
+                )
+            self.charge(len(value) // 8 + 1)
+            yield value.split(separator) if value else []
+            return
+        written = self.one_string(
+            args[0], value, "a regular expression", "{} not a string or array"
+        )
+        pattern = onig(written, value)
+        self.charge(len(value) // 8 + 1)
+        found = pattern.search(value)
+        if name == "sub" and found is not None and found.start() == found.end():
+            raise Unsupported(
+                name,
+                0,
+                "a regular expression matching the empty string, which jq versions replace apart",
+            )
+        if name == "test":
+            yield found is not None
+            return
+        if found is None:
+            yield value
+            return
+        new = self.one_string(args[1], {}, "a replacement")
+        yield value[: found.start()] + new + value[found.end() :]
+
+
+_ONIG = re.compile(
+    r"""\\[.\-\\/^$*+?()\[\]{}|]|\[\^?(?:\\[\]\\\-^]|[^\]\\\[])(?:[^\]\\\[]|\\[\]\\\-^])*\]|\(\?:|\((?!\?)|[)|.^$]|[*+?]\??|\{\d+(?:,\d*)?\}\??|[^\\\[\](){}*+?.^$|]"""
+)
+"""The pieces of a regular expression read alike by jq's Oniguruma and Python's ``re``:
+a character or an escaped metacharacter, a bracket expression of characters and ranges
+(no ``[``, ``&&`` or ``[:class:]`` in it), ``(``, ``(?:``, ``)``, ``|``, ``.``, ``^``, ``$``, and the
+quantifiers (greedy or lazy)."""
+
+
+def onig(text: str, subject: str) -> re.Pattern[str]:
+    """``text`` compiled for matching ``subject`` as jq does; Unsupported for a piece
+    outside ``_ONIG`` (``\\d``, ``\\w``, named groups, look-arounds, ``[[:alpha:]]``), or for
+    ``^``, ``$`` or ``.`` on a subject holding a line break (Oniguruma's line rules)."""
+    pos = 0
+    while pos < len(text):
+        piece = _ONIG.match(text, pos)
+        if piece is None or (piece.group().startswith("[") and "&&" in piece.group()):
+            raise Unsupported(
+                text[pos : pos + 10],
+                pos,
+                f"the regular expression {text!r}, which stagegate does not match",
+            )
+        pos = piece.end()
+    if "\n" in subject and re.search(r"(?<!\\)[.^$]", text):
+        raise Unsupported(
+            text, 0, "^, $ or . on text with line breaks (Oniguruma reads lines apart)"
+        )
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise Failed(f"{text} is not a valid regex: {exc.msg} (jq stops)") from None
 
 
 def _index(target: Any, key: str | int) -> Any:
@@ -689,13 +791,36 @@ def evaluate(node: Node, value: Any, charge: Callable[[int], None] | None = None
     """Every output of ``node`` on ``value``; Failed where jq stops with an error.
     ``charge`` takes the work from the caller's budget (which raises OverBudget);
     without one, the evaluation has MAX_STEPS units and is Unsupported past them."""
-    if charge is not None:
-        return [_bounded(out, charge) for out in _Evaluator(charge).run(node, value)]
-    own = Budget(MAX_STEPS, f"an evaluation of more than {MAX_STEPS:,} values")
+    return program(node, [value], charge=charge)
+
+
+def program(
+    node: Node,
+    inputs: list[Any],
+    *,
+    null_input: bool = False,
+    charge: Callable[[int], None] | None = None,
+) -> list[Any]:
+    """Every output of jq's run of ``node`` over ``inputs`` (after ``-R``/``-s`` made
+    them): on each input in turn, ``inputs`` taking the ones not read yet; with
+    ``null_input`` (``-n``) once, on null. Failed, Unsupported as ``evaluate``."""
+    own = (
+        None
+        if charge is not None
+        else Budget(MAX_STEPS, f"an evaluation of more than {MAX_STEPS:,} values")
+    )
+    pay = charge if charge is not None else own.charge  # type: ignore[union-attr]
+    stream = iter(inputs)
+    evaluator = _Evaluator(pay, stream)
+    out: list[Any] = []
     try:
-        return [_bounded(out, own.charge) for out in _Evaluator(own.charge).run(node, value)]
+        for value in [None] if null_input else stream:
+            out += [_bounded(made, pay) for made in evaluator.run(node, value)]
     except OverBudget as exc:
+        if charge is not None:
+            raise
         raise Unsupported("", 0, exc.why) from None
+    return out
 
 
 def _bounded(value: Any, charge: Callable[[int], None]) -> Any:

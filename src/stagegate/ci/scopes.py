@@ -83,6 +83,10 @@ class Host(Protocol):
     def wants_script(self, site: Site, text: str) -> bool:
         """Whether a script no transfer makes worth reading is read for ``on_command``."""
 
+    def identifiers(self, command: Command) -> Value:
+        """What ``cibuildwheel --print-build-identifiers`` prints in the step being read
+        (``command`` as ``on_command`` is told of it)."""
+
 
 _RUNNER_OS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
 _RUNNER_ARCH = {

@@ -228,6 +228,9 @@ class Release:
     paths: frozenset[Loc] = field(default=frozenset(), compare=False)
     """The ``path:`` of each upload whose files would reach its publish steps, whatever
     files they were (``Context.path_loc``): where an upload path not known matters."""
+    races: tuple[Blind, ...] = field(default=(), compare=False)
+    """Its downloads of what only jobs it does not wait for make, where nothing else
+    reaches it (``follow.race``): blind where that holds at both commits (``continuity``)."""
 
     @property
     def key(self) -> tuple[str, str, str]:

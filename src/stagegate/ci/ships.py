@@ -403,6 +403,13 @@ class ShipReader(Reader):
     def on_command(self, site: Site, command: Command) -> None:
         self.builds.command(site, command)
 
+    def identifiers(self, command: Command) -> Value:
+        if self.step_now is None:
+            return super().identifiers(command)
+        site, step, scope = self.step_now
+        workflow = self.files.workflows.get(site.rel)
+        return self.builds.identifiers(self._where(site), site, (step, scope, workflow), command)
+
     def wants_script(self, site: Site, text: str) -> bool:
         """A script is read for its commands where it builds wheels, or where it moves
         files with words only the shell can work out (``mv "$D"/* out/``, ``$(echo ... |

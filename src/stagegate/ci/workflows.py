@@ -100,6 +100,8 @@ class Reader:
         self.stops: dict[tuple[str, tuple[str, ...]], dict[Loc, str]] = {}
         """(PATH#JOB, callers) -> the commands of its scripts that stop with an error."""
         self.halted: dict[tuple[str, tuple[str, ...]], Halted] = {}
+        self.step_now: tuple[Site, Step, Scope] | None = None
+        """The step whose script is being read, where, with what it sees."""
 
     # -- binds
 
@@ -465,6 +467,20 @@ class Reader:
         site = Site(workflow.file, doc, scope.job, scope.callers, 0)
         scope = scope.with_env(Env([*scope.env.layers, job_env, site.written]))
         shell = self.default_shell(workflow, job, scope)
+        saved = self.step_now
+        try:
+            self.read_outputs(workflow, job, scope, site, shell)
+        finally:
+            self.step_now = saved
+        return scope
+
+    def read_outputs(
+        self, workflow: Workflow, job: Job, scope: Scope, site: Site, shell: str
+    ) -> None:
+        """``step_outputs``' reading of the job's steps, in order."""
+        found = scope.steps
+        assert isinstance(found, dict)
+        doc = scope.doc
         for step in job.steps:
             command = stagegate_command(step.raw)
             if command and step.id is not None:
@@ -478,10 +494,10 @@ class Reader:
             reading = Shell(
                 cast(Host, _Quiet(self)), site, step.at("run"), step.run, here, for_outputs=True
             )
+            self.step_now = (site, step, here)
             reading.run()
             if step.id is not None:
                 found[step.id] = reading.outputs
-        return scope
 
     def command_outputs(self, command: list[str]) -> dict[str, Value]:
         """The step outputs a `stagegate flags` or `stagegate matrix P` step writes, at the stage."""
@@ -675,6 +691,7 @@ class Reader:
                     reading = Shell(
                         self, at, step.at("run"), step.run, here, folder=step.working_directory
                     )
+                    self.step_now = (at, step, here)
                     reading.run()
                     read = reading.complete
                 self.on_run(at, step, here, read=read)
@@ -694,6 +711,13 @@ class Reader:
     def wants_script(self, site: Site, text: str) -> bool:
         """Whether a script no transfer makes worth reading is read for ``on_command``."""
         return False
+
+    def identifiers(self, command: Command) -> Value:
+        """What ``cibuildwheel --print-build-identifiers`` prints: not computed by the
+        model's reading (``continuity``'s reading computes it from the job's pin)."""
+        return ghexpr.Unknown(
+            "cibuildwheel --print-build-identifiers", "the output of cibuildwheel, not run here"
+        )
 
     def on_uses(self, use: handlers.Use) -> None:
         """A ``uses:`` step was read (``continuity`` reads what the action does)."""

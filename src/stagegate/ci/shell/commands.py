@@ -12,12 +12,12 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
-from stagegate.ci.shell import effects, pipes
+from stagegate.ci.shell import effects, pipes, textops
 from stagegate.ci.shell.state import Break, Exit, Return
 from stagegate.ci.shell.tests import decide_words
 from stagegate.ci.shell.values import Array, Failed, Glob, absolute, in_workspace, known
 from stagegate.ci.transfers import shown
-from stagegate.model.ghexpr import Unknown, Value
+from stagegate.model.ghexpr import Unknown, Value, unknowns
 
 Status = bool | None
 
@@ -96,6 +96,9 @@ class Run(Protocol):
     def tool(self, head: str, argv: list[str], stdin: str) -> Value:
         """A text tool's output (``ci.shell.pipes``)."""
 
+    def identifiers(self, argv: list[Value], env: dict[str, Value]) -> Value:
+        """What ``cibuildwheel --print-build-identifiers`` prints here (``Host.identifiers``)."""
+
     def note(self, value: Value) -> None:
         """An unknown value that matters, reported at the command's line."""
 
@@ -162,6 +165,10 @@ def run(shell: Run, argv: list[Value], env: dict[str, Value]) -> Status:
         return None
     if head in pipes.TOOLS or head in ("jq", "yq"):
         return _tool(shell, str(head), argv)
+    if head == "cibuildwheel" and "--print-build-identifiers" in argv:
+        printed = shell.identifiers(argv, env)
+        shell.print(printed)
+        return None if unknowns(printed) else True
     called = _script(shell, argv, env)
     if called is not False:
         return called
@@ -187,7 +194,10 @@ def _tool(shell: Run, head: str, argv: list[Value]) -> Status:
             Unknown(head, f"{head} reads its standard input, which stagegate does not know")
         )
         return None
-    shell.print(shell.tool(head, args, text or ""))
+    printed = shell.tool(head, args, text or "")
+    shell.print(printed)
+    if head == "grep":  # its status says whether a line was selected
+        return textops.grep_status(printed) if isinstance(printed, str) else None
     return True
 
 
@@ -533,5 +543,10 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-KNOWN = frozenset(HANDLERS) | PREFIXES | pipes.TOOLS | {"jq", "yq", "bash", "sh", "source", "."}
+KNOWN = (
+    frozenset(HANDLERS)
+    | PREFIXES
+    | pipes.TOOLS
+    | {"jq", "yq", "bash", "sh", "source", ".", "cibuildwheel"}
+)
 """Commands whose output or effects stagegate reads (the others print what it does not know)."""

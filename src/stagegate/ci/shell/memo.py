@@ -99,6 +99,8 @@ class Inputs:
             return self.host.env_writers.get(question[1])
         if kind == "path":
             return self.files.repo_path(question[1])
+        if kind == "identifiers":
+            return self.host.identifiers(question[1])
         return self.files.bytes_of(question[1])  # "bytes"
 
     def ask(self, question: Question) -> Any:
@@ -126,6 +128,11 @@ class Inputs:
     def bytes_of(self, rel: str) -> bytes | None:
         """The bytes of the repository file ``rel`` (``Files.bytes_of``), asked of the reading."""
         found: bytes | None = self.ask(("bytes", rel))
+        return found
+
+    def identifiers(self, command: Any) -> Value:
+        """What ``cibuildwheel --print-build-identifiers`` prints, asked of the reading."""
+        found: Value = self.ask(("identifiers", command))
         return found
 
     def write(self, name: str, reason: str) -> None:

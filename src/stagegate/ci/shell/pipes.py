@@ -46,11 +46,20 @@ class Foreign(Exception):
     """A command that is none of the tools read here: the substitution runs a command."""
 
 
-TOOLS = frozenset({"echo", "printf", "tr", "cut", "sed", "awk", "basename", "dirname", "cat"})
-INPUT = frozenset({"tr", "cut", "sed", "awk", "cat", "jq"})
+TOOLS = frozenset(
+    {"echo", "printf", "tr", "cut", "sed", "awk", "basename", "dirname", "cat", "grep"}
+)
+INPUT = frozenset({"tr", "cut", "sed", "awk", "cat", "jq", "grep"})
 """The tools that read their standard input."""
-JQ_FLAGS = frozenset({"c", "r", "M", "j", "e"})
-LONG_FLAGS = {"--compact-output": "c", "--raw-output": "r", "--monochrome-output": "M"}
+JQ_FLAGS = frozenset({"c", "r", "M", "j", "e", "n", "R", "s"})
+LONG_FLAGS = {
+    "--compact-output": "c",
+    "--raw-output": "r",
+    "--monochrome-output": "M",
+    "--null-input": "n",
+    "--raw-input": "R",
+    "--slurp": "s",
+}
 YQ_FORMS = (jq.Identity, jq.Literal, jq.Field, jq.Each, jq.Pipe, jq.Binary, jq.Call)
 """What yq reads as jq does: paths, pipes, literals, ``==``/``!=``/``and``/``or``, and
 the calls ``map``, ``select``, ``length``, ``not``."""
@@ -151,6 +160,7 @@ def tool(head: str, argv: list[str], stdin: str, ctx: Context, at: str) -> str |
         "tr": lambda: textops.tr(argv, stdin),
         "cut": lambda: textops.cut(argv, stdin),
         "sed": lambda: textops.sed(argv, stdin, ctx.charge),
+        "grep": lambda: textops.grep(argv, stdin, ctx.charge),
         "awk": lambda: textops.awk(argv, stdin),
         "basename": lambda: textops.basename(argv),
         "dirname": lambda: textops.dirname(argv),
@@ -241,12 +251,13 @@ def _outputs(
     compact: bool,
     raw: bool,
     yaml: bool = False,
+    null_input: bool = False,
 ) -> str | Unknown:
     """The text jq writes for ``inputs``; ``yaml``: yq's default output, read only where
-    every output is a scalar (written as text)."""
+    every output is a scalar (written as text); ``null_input``: jq's ``-n``."""
     piece = at.partition(" at ")[0]
     try:
-        outputs = [out for value in inputs for out in jq.evaluate(node, value, ctx.charge)]
+        outputs = jq.program(node, inputs, null_input=null_input, charge=ctx.charge)
         if yaml and any(isinstance(out, list | dict) for out in outputs):
             return Unknown(piece, f"{at} prints YAML of a mapping or list: read only with -o json")
         text = "\n".join(jq.write(out, compact=compact, raw=raw) for out in outputs)
@@ -278,27 +289,50 @@ def _jq(args: list[str], stdin: str, ctx: Context, at: str) -> str | Unknown:
             flags.add(word)
         else:
             rest.append(word)
-    if flags - JQ_FLAGS or len(rest) != 1:
+    if flags - JQ_FLAGS or len(rest) > 1 or {"n", "s"} <= flags:
         why = (
             f"the options {' '.join(sorted(flags - JQ_FLAGS))}"
             if flags - JQ_FLAGS
             else "a file argument"
-            if rest
-            else "no expression"
+            if len(rest) > 1
+            else "-n and -s together"
         )
         return Unknown(
             at.partition(" at ")[0], f"{at}: jq with {why}, which stagegate does not read"
         )
-    node = _parsed(rest[0], at, "jq")
+    # no expression: `.` (jq 1.6 and later, where its input or output is not a terminal)
+    node = _parsed(rest[0] if rest else ".", at, "jq")
     if isinstance(node, Unknown):
         return node
+    inputs = _jq_inputs(stdin, flags, at)
+    if isinstance(inputs, Unknown):
+        return inputs
+    return _outputs(
+        node,
+        inputs,
+        at,
+        ctx,
+        compact="c" in flags,
+        raw=bool(flags & {"r", "j"}),
+        null_input="n" in flags,
+    )
+
+
+def _jq_inputs(stdin: str, flags: set[str], at: str) -> list[Any] | Unknown:
+    """jq's inputs: each line of the text with ``-R`` (all of it, one string, with
+    ``-s`` too), else its JSON values (in one array with ``-s``)."""
+    if "R" in flags:
+        if "s" in flags:
+            return [stdin]
+        lines = stdin.split("\n")
+        return lines[:-1] if stdin.endswith("\n") else lines if stdin else []
     try:
         inputs = jq.read_json(stdin)
     except ValueError:
         return Unknown(at.partition(" at ")[0], f"{at} reads text that is not JSON: jq fails")
     except jq.Unsupported as exc:
         return Unknown(at.partition(" at ")[0], f"{at}: {exc.why}")
-    return _outputs(node, inputs, at, ctx, compact="c" in flags, raw=bool(flags & {"r", "j"}))
+    return [inputs] if "s" in flags else inputs
 
 
 def _yq(args: list[str], ctx: Context, at: str) -> str | Unknown:

@@ -268,6 +268,8 @@ class Matcher:
         self.charge = charge
         self.line = ""
         self.runs: list[list[int]] = []
+        self.begins: bytearray | None = None
+        """Where a match of ``line`` can start (``starts``), once per line."""
         self.needed = [
             next(iter(s.chars))
             for s in regex.slots
@@ -280,6 +282,16 @@ class Matcher:
             and not fold
         ]
         """Characters every match has: a line without one of them has no match."""
+        plain = all(
+            s.low == s.high == 1
+            and len(s.chars) == 1
+            and not (s.any or s.negate or s.ranges or s.classes)
+            for s in regex.slots
+        )
+        self.literal = (
+            "".join(next(iter(s.chars)) for s in regex.slots) if plain and not fold else None
+        )
+        """The text the expression matches, where it is plain characters (no search needed)."""
 
     def prepare(self, line: str) -> None:
         """``runs[k][p]``: how many characters from ``p`` slot ``k``'s atom matches in a
@@ -287,6 +299,7 @@ class Matcher:
         if line is self.line and self.runs:
             return
         self.line = line
+        self.begins = None
         self.runs = []
         for slot in self.regex.slots:
             self.charge(len(line) + 1)
@@ -297,11 +310,31 @@ class Matcher:
                 run = [min(r, slot.high) for r in run]
             self.runs.append(run)
 
-    def reach(self, line: str, start: int) -> list[bytearray]:
-        """``reach[k][p]``: whether the first ``k`` slots can end at ``p``, from ``start``."""
+    def exists(self, line: str) -> bool:
+        """Whether ``line`` holds a match anywhere (a sed address, grep): every start at
+        once, in time proportional to the line's length times the pattern's."""
+        if self.literal is not None:
+            return self.search(line, 0) is not None
+        if any(c not in line for c in self.needed):
+            return False
+        self.prepare(line)
         size = len(line) + 1
         first = bytearray(size)
-        first[start] = 1
+        first[0] = 1
+        if not self.regex.start:
+            first = bytearray(b"\x01" * size)
+        levels = self.reach(line, 0, first)
+        if len(levels) <= len(self.regex.slots):
+            return False
+        return bool(levels[-1][len(line)]) if self.regex.end else any(levels[-1])
+
+    def reach(self, line: str, start: int, first: bytearray | None = None) -> list[bytearray]:
+        """``reach[k][p]``: whether the first ``k`` slots can end at ``p``, from ``start``
+        (or from each position ``first`` marks)."""
+        size = len(line) + 1
+        if first is None:
+            first = bytearray(size)
+            first[start] = 1
         levels = [first]
         for k, slot in enumerate(self.regex.slots):
             self.charge(size)
@@ -360,16 +393,62 @@ class Matcher:
 
     def search(self, line: str, pos: int) -> tuple[int, int, list[int]] | None:
         """The leftmost-longest match at or after ``pos``: (start, end, slot ends)."""
+        if self.literal is not None:
+            return self._find(self.literal, line, pos)
         if any(c not in line for c in self.needed):
             return None
         self.prepare(line)
+        begins = self.starts(line)
         for start in range(pos, len(line) + 1):
             if self.regex.start and start:
                 return None
+            if not begins[start]:
+                continue
             found = self.match(line, start)
             if found is not None:
                 return start, found[0], found[1]
         return None
+
+    def _find(self, text: str, line: str, pos: int) -> tuple[int, int, list[int]] | None:
+        """The first ``text`` at or after ``pos`` (the only match there is), as anchored."""
+        self.charge(len(line) // 16 + 1)
+        if self.regex.start:
+            start = 0 if pos == 0 and line.startswith(text) else -1
+        elif self.regex.end:
+            start = len(line) - len(text) if line.endswith(text) else -1
+            start = start if start >= pos else -1
+        else:
+            start = line.find(text, pos)
+        if start < 0:
+            return None
+        if self.regex.start and self.regex.end and len(text) != len(line):
+            return None
+        return start, start + len(text), [start + i + 1 for i in range(len(text))]
+
+    def starts(self, line: str) -> bytearray:
+        """``starts[p]``: whether a match can start at ``p`` (one pass from the end, in
+        time proportional to the line's length times the pattern's), so that ``search``
+        matches at no other start."""
+        if self.begins is not None:
+            return self.begins
+        size = len(line) + 1
+        after = bytearray(size)
+        after[len(line)] = 1
+        if not self.regex.end:
+            after = bytearray(b"\x01" * size)
+        for slot, run in zip(reversed(self.regex.slots), reversed(self.runs), strict=True):
+            self.charge(size)
+            total = [0] * (size + 1)
+            for p in range(size):
+                total[p + 1] = total[p] + after[p]
+            level = bytearray(size)
+            for p in range(size):
+                low, high = p + slot.low, p + run[p]
+                if run[p] >= slot.low and total[high + 1] > total[low]:
+                    level[p] = 1
+            after = level
+        self.begins = after
+        return after
 
     def group(self, line: str, start: int, ends: list[int], index: int) -> str:
         """The text group ``index`` (1-based) matched."""

@@ -442,28 +442,150 @@ def _split_script(script: str) -> list[str]:
             i += 1
         if i >= len(script):
             break
-        if script[i] != "s" or i + 1 >= len(script):
+        begin = i
+        i = _address_end(script, i)
+        while i < len(script) and script[i] in " \t!":
+            i += 1
+        if i < len(script) and script[i] == "d" and i > begin:
+            j = i + 1
+            while j < len(script) and script[j] in " \t":
+                j += 1
+            if j < len(script) and script[j] not in ";\n":
+                raise Failed("a sed d command followed by more, which stagegate does not read")
+            commands.append(script[begin : i + 1])
+            i = j
+            continue
+        if script[i : i + 1] != "s" or i + 1 >= len(script):
             raise Failed(
-                f"the sed command {script[i:].strip()[:20]!r}, which stagegate does not read"
+                f"the sed command {script[begin:].strip()[:20]!r}, which stagegate does not read"
             )
-        delim = script[i + 1]
-        if delim in "\\\n ":
-            raise Failed("a sed s command with that delimiter")
-        j, seen = i + 2, 0
-        while j < len(script) and seen < 2:
-            if script[j] == "\\" and j + 1 < len(script):
-                j += 2
-                continue
-            if script[j] == delim:
-                seen += 1
-            j += 1
-        if seen < 2:
-            raise Failed("an unterminated sed s command (sed fails)")
+        j = _delimited(script, i + 1, 2, "s command")
         while j < len(script) and script[j] not in ";\n":
             j += 1
-        commands.append(script[i:j].rstrip())
+        commands.append(script[begin:j].rstrip())
         i = j
     return commands
+
+
+def _delimited(script: str, at: int, count: int, what: str) -> int:
+    """Where ``count`` more of the delimiter ``script[at]`` end (escapes skipped)."""
+    delim = script[at]
+    if delim in "\\\n ":
+        raise Failed(f"a sed {what} with that delimiter")
+    j, seen = at + 1, 0
+    while j < len(script) and seen < count:
+        if script[j] == "\\" and j + 1 < len(script):
+            j += 2
+            continue
+        if script[j] == delim:
+            seen += 1
+        j += 1
+    if seen < count:
+        raise Failed(f"an unterminated sed {what} (sed fails)")
+    return j
+
+
+def _address_end(script: str, i: int) -> int:
+    """Where a command's address ``/RE/`` or ``\\cREc`` ends (``i``: none there)."""
+    if script[i] == "/":
+        return _delimited(script, i, 1, "address")
+    if script[i] == "\\" and i + 1 < len(script):
+        return _delimited(script, i + 1, 1, "address")
+    if script[i] in "0123456789$":
+        raise Failed("a sed line address, which stagegate does not read")
+    return i
+
+
+class Address:
+    """A command's ``/RE/`` (or ``\\cREc``) address, ``!`` negating it: the lines the
+    command applies to. GNU's alternation (``\\|``, ``|`` with ``-E``) at the top level is
+    read as its branches (a line matches where one does)."""
+
+    def __init__(self, text: str, extended: bool, charge: Charge) -> None:
+        start = 1 if text[0] == "/" else 2
+        delim = text[start - 1]
+        end = _delimited(text, start - 1, 1, "address") - 1
+        body = text[start:end]
+        rest = text[end + 1 :].strip()
+        self.negate = rest == "!"
+        if rest not in ("", "!"):
+            raise Failed(f"the sed address {text!r}, which stagegate does not read")
+        if not body:
+            raise Failed("an empty sed regex (the last one used), which stagegate does not read")
+        branches = _branches(_undelimit(body, delim), extended)
+        try:
+            self.matchers = [
+                regex.Matcher(regex.parse(b, extended), False, charge) for b in branches
+            ]
+        except regex.Unread as exc:
+            raise Failed(f"a sed address with {exc}, which stagegate does not read") from None
+
+    def takes(self, line: str) -> bool:
+        found = any(m.exists(line) for m in self.matchers)
+        return found != self.negate
+
+
+def _undelimit(body: str, delim: str) -> str:
+    """An address's regex with ``\\c`` for its delimiter ``c`` read as ``c``."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            out.append(body[i + 1] if body[i + 1] == delim else body[i : i + 2])
+            i += 2
+            continue
+        out.append(body[i])
+        i += 1
+    return "".join(out)
+
+
+def _branches(text: str, extended: bool) -> list[str]:
+    """A regex split at its top-level alternation (``\\|`` basic, ``|`` extended);
+    alternation inside a group is not read."""
+    out: list[str] = []
+    current: list[str] = []
+    depth = 0
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == "[":
+            end = _bracket_end(text, i)
+            current.append(text[i:end])
+            i = end
+            continue
+        pair = text[i : i + 2]
+        bar = pair == "\\|" if not extended else char == "|"
+        opening = pair == "\\(" if not extended else char == "("
+        closing = pair == "\\)" if not extended else char == ")"
+        depth += opening - closing
+        if bar and depth:
+            raise Failed("alternation inside a group, which stagegate does not read")
+        if bar:
+            out.append("".join(current))
+            current = []
+            i += 1 if extended else 2
+            continue
+        step = 2 if char == "\\" and i + 1 < len(text) else 1
+        current.append(text[i : i + step])
+        i += step
+    out.append("".join(current))
+    return out
+
+
+def _bracket_end(text: str, i: int) -> int:
+    """Where the bracket expression opening at ``i`` ends (its length if it does not)."""
+    j = i + 1
+    if j < len(text) and text[j] == "^":
+        j += 1
+    if j < len(text) and text[j] == "]":
+        j += 1
+    while j < len(text) and text[j] != "]":
+        if text[j : j + 2] in ("[:", "[.", "[="):
+            close = text.find(text[j + 1] + "]", j + 2)
+            j = close + 2 if close >= 0 else len(text)
+        else:
+            j += 1
+    return min(j + 1, len(text))
 
 
 def _s_parts(command: str) -> tuple[str, str, str]:
@@ -488,10 +610,28 @@ def _s_parts(command: str) -> tuple[str, str, str]:
     return pieces[0], pieces[1], command[i:]
 
 
-class Substitution:
-    """One ``s/REGEX/REPLACEMENT/FLAGS`` command, parsed."""
+class Deletion:
+    """An addressed ``d`` command: the line goes, and the next cycle starts."""
+
+    print = False
 
     def __init__(self, command: str, extended: bool, charge: Charge) -> None:
+        self.address = Address(command[:-1].rstrip(), extended, charge)
+
+
+def _command(command: str, extended: bool, charge: Charge) -> Substitution | Deletion:
+    if command.endswith("d") and not command.startswith("s"):
+        return Deletion(command, extended, charge)
+    return Substitution(command, extended, charge)
+
+
+class Substitution:
+    """One ``[ADDRESS[!]]s/REGEX/REPLACEMENT/FLAGS`` command, parsed."""
+
+    def __init__(self, command: str, extended: bool, charge: Charge) -> None:
+        at = _address_end(command, 0)
+        self.address = Address(command[: command.index("s", at)], extended, charge) if at else None
+        command = command[command.index("s", at) :]
         pattern, self.replacement, flags = _s_parts(command)
         match = re.fullmatch(r"([0-9]*)([gpI]*)([0-9]*)", flags)
         if match is None or (match.group(1) and match.group(3)):
@@ -581,8 +721,9 @@ class Substitution:
 
 
 def sed(args: list[str], text: str, charge: Charge) -> str:
-    """``sed [-E|-r] [-n] [-e] 's/RE/REPLACEMENT/FLAGS'...``: ``s`` commands with the
-    flags ``g``, a number, ``p`` and ``I`` (GNU sed)."""
+    """``sed [-E|-r] [-n] [-e] '[/RE/[!]]s/RE/REPLACEMENT/FLAGS'...``: ``s`` commands with
+    the flags ``g``, a number, ``p`` and ``I``, and ``/RE/d``; a command's ``/RE/`` or
+    ``\\cREc`` address (GNU sed)."""
     scripts: list[str] = []
     extended = quiet = False
     rest: list[str] = []
@@ -612,22 +753,111 @@ def sed(args: list[str], text: str, charge: Charge) -> str:
         scripts.append(rest.pop(0))
     if rest:
         raise Failed("sed reading files, which stagegate does not read")
-    commands = [
-        Substitution(c, extended, charge) for script in scripts for c in _split_script(script)
-    ]
+    commands = [_command(c, extended, charge) for script in scripts for c in _split_script(script)]
     ends = text.endswith("\n")
     lines = text.split("\n")[:-1] if ends else text.split("\n")
     out: list[str] = []
     for line in lines if text else []:
         printed: list[str] = []
+        deleted = False
         for command in commands:
+            if command.address is not None and not command.address.takes(line):
+                continue
+            if isinstance(command, Deletion):
+                deleted = True
+                break
             line, replaced = command.apply(line)
             if replaced and command.print:
                 printed.append(line)
         out += printed
-        if not quiet:
+        if not quiet and not deleted:
             out.append(line)
     return "\n".join(out) + ("\n" if out and (ends or len(out) > len(lines)) else "")
+
+
+# --------------------------------------------------------------------------- grep
+
+
+def grep(args: list[str], text: str, charge: Charge) -> str:
+    """``grep [-v] [-i] [-q] [-E|-F|-G] [-e PATTERN]... [PATTERN]`` on its input: the lines
+    that match (``-v``: that do not), as GNU grep prints them. A pattern holding line
+    breaks is one pattern per line; GNU's alternation (``\\|``, ``|`` with ``-E``) is read
+    at the top level. grep's status: ``grep_status``."""
+    patterns: list[str] = []
+    mode, invert, fold, quiet = "G", False, False, False
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-e" and i + 1 < len(args):
+            patterns.append(args[i + 1])
+            i += 1
+        elif arg.startswith("--regexp="):
+            patterns.append(arg.partition("=")[2])
+        elif arg == "--":
+            rest += args[i + 1 :]
+            break
+        elif arg.startswith("-") and len(arg) > 1 and set(arg[1:]) <= set("vEFGiq"):
+            for flag in arg[1:]:
+                invert = invert or flag == "v"
+                fold = fold or flag == "i"
+                quiet = quiet or flag == "q"
+                mode = flag if flag in "EFG" else mode
+        elif arg in ("--invert-match", "--ignore-case", "--extended-regexp", "--fixed-strings"):
+            invert = invert or arg == "--invert-match"
+            fold = fold or arg == "--ignore-case"
+            mode = {"--extended-regexp": "E", "--fixed-strings": "F"}.get(arg, mode)
+        elif arg.startswith("-") and arg != "-":
+            raise Failed(f"grep {arg}: an option stagegate does not read")
+        else:
+            rest.append(arg)
+        i += 1
+    if not patterns:
+        if not rest:
+            raise Failed("grep without a pattern (grep fails)")
+        patterns.append(rest.pop(0))
+    if rest:
+        raise Failed("grep reading files, which stagegate does not read")
+    test = _line_test([p for pattern in patterns for p in pattern.split("\n")], mode, fold, charge)
+    ends = text.endswith("\n")
+    lines = text.split("\n")[:-1] if ends else text.split("\n")
+    kept = [line for line in (lines if text else []) if test(line) != invert]
+    if quiet:  # its status alone: a line selected (``grep_status`` of this)
+        return QUIET if kept else ""
+    return "".join(line + "\n" for line in kept)
+
+
+class Quiet(str):
+    """What ``grep -q`` prints (nothing) where it selected a line: its status is success."""
+
+    __slots__ = ()
+
+
+QUIET = Quiet("")
+
+
+def _line_test(patterns: list[str], mode: str, fold: bool, charge: Charge) -> Callable[[str], bool]:
+    """Whether a line holds a match of one of ``patterns``."""
+    if mode == "F":
+        if fold and not all(p.isascii() for p in patterns):
+            raise Failed("grep -i on text that is not ASCII, which stagegate does not read")
+        wanted = [p.lower() for p in patterns] if fold else patterns
+        return lambda line: any(p in (line.lower() if fold else line) for p in wanted)
+    extended = mode == "E"
+    try:
+        matchers = [
+            regex.Matcher(regex.parse(branch, extended), fold, charge)
+            for pattern in patterns
+            for branch in _branches(pattern, extended)
+        ]
+    except regex.Unread as exc:
+        raise Failed(f"a grep pattern with {exc}, which stagegate does not read") from None
+    return lambda line: any(m.exists(line) for m in matchers)
+
+
+def grep_status(printed: str) -> bool:
+    """grep's exit status, from what it printed: success where a line was selected."""
+    return bool(printed) or isinstance(printed, Quiet)
 
 
 # --------------------------------------------------------------------------- awk

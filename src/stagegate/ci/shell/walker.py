@@ -83,6 +83,7 @@ from stagegate.ci.shell.values import (
     SPECIALS,
     WORKSPACE,
     Array,
+    Bounded,
     Failed,
     Glob,
     absolute,
@@ -99,7 +100,7 @@ from stagegate.ci.transfers import (
     shown,
 )
 from stagegate.errors import Loc
-from stagegate.model.ghexpr import Sym, Unknown, Value, concat, unknowns
+from stagegate.model.ghexpr import MAX_JSON, Sym, Unknown, Value, concat, unknowns
 from stagegate.records import replace
 
 Status = bool | None
@@ -688,6 +689,11 @@ class Walker:
         found = self.state.captured.pop(sink.key, ())
         if isinstance(found, Unknown):
             return Unknown(source, found.reason)
+        if found and all(isinstance(part, Bounded) for part in found):
+            joined = "".join(found)  # what jq or yq printed: bounded by MAX_JSON
+            if len(joined) > MAX_JSON:
+                return Unknown(source, f"{source} prints more than {MAX_JSON:,} characters")
+            return Bounded(joined)
         return concat(list(found))
 
     def test(self, node: Test) -> Status:
@@ -999,6 +1005,15 @@ class Walker:
         """The command, with the variables it sees that the script set (name, value or
         None where unset, whether exported; its own prefix assignments last) and the
         folder it runs in (``CWD``)."""
+        self.state.emit(("command", *self.told(argv, env)))
+
+    def identifiers(self, argv: list[Value], env: dict[str, Value]) -> Value:
+        """What ``cibuildwheel --print-build-identifiers`` prints (a question to the
+        reading: ``memo``)."""
+        return self.inputs.identifiers(self.told(argv, env))
+
+    def told(self, argv: list[Value], env: dict[str, Value]) -> Told:
+        """The command as ``Host.on_command`` is told of it (``report``)."""
         state = self.state
         seen = [
             (name, None if value is UNSET else value, name in state.exported)
@@ -1007,8 +1022,7 @@ class Walker:
         ]
         seen += [(name, value, True) for name, value in env.items()]
         maybe = MAYBE in state.vars
-        told: Told = (self.loc(), tuple(argv), tuple(seen), state.vars.get(CWD), maybe)
-        self.state.emit(("command", *told))
+        return (self.loc(), tuple(argv), tuple(seen), state.vars.get(CWD), maybe)
 
     def change_dir(self, target: Value | None) -> None:
         self.state.vars[CWD] = self._folder(target)
@@ -1254,7 +1268,8 @@ class Walker:
     def tool(self, head: str, argv: list[str], stdin: str) -> Value:
         at = f"{head} at {self.where()}"
         try:
-            return pipes.tool(head, argv, stdin, self, at)
+            out = pipes.tool(head, argv, stdin, self, at)
+            return Bounded(out) if head in ("jq", "yq") and type(out) is str else out
         except (Failed, textops.Failed) as exc:
             return Unknown(head, f"{at}: {exc}")
 
@@ -1311,6 +1326,8 @@ class Walker:
         value = self.close_capture(sink, part.source)
         if unknowns(value):
             return Unknown(part.source, f"{part.source} runs a command")
+        if isinstance(value, Bounded):
+            return Bounded(value.rstrip("\n"))
         return value.rstrip("\n") if isinstance(value, str) else value
 
     def foreign(self, part: Subst) -> bool:

@@ -421,6 +421,14 @@ def pinned(found: Mapping[str, Setting]) -> table.Version:
             "pin an exact version, or a commit with a `# vX.Y.Z` comment",
         )
     version = table.v(text)
+    if version in table.OLD:
+        raise Stop(
+            setting.loc,
+            setting.name,
+            f"cibuildwheel {text} is a 1.x release, whose options stagegate does not compute "
+            f"(2.0.0 to {_dotted(table.NEWEST)}); what it may build is bounded by the "
+            "identifiers it knows",
+        )
     if version not in table.KNOWN:
         raise Stop(
             setting.loc,
@@ -550,6 +558,10 @@ def possible(found: Mapping[str, Setting]) -> frozenset[str] | None:
         return None
     if "cli.print" in found:
         return frozenset()
+    setting = found.get("version")
+    text = (setting.value or "").strip().removeprefix("v") if setting is not None else ""
+    if re.fullmatch(r"1\.\d+\.\d+", text):  # a 1.x release: what it knows at all
+        return table.old_identifiers(table.v(text))
     out: set[str] = set()
     try:
         refused(found)
@@ -613,6 +625,58 @@ def _select(
         if build(identifier) and not skip(identifier):
             out.add(identifier)
     return frozenset(out), f"the table of cibuildwheel {_dotted(version)}"
+
+
+def printed(step: BuildStep, files: Files) -> tuple[str | None, Any]:
+    """What ``cibuildwheel --print-build-identifiers`` prints for ``step``: (its lines,
+    how they were computed), or (None, the ``Unresolved`` saying why not). Each
+    identifier the deciders select, raw (a limited-API build is listed as it is asked
+    for), in the order of the pinned release's table (cibuildwheel lists them in its own
+    order; a matrix made from them has the same rows). For a ``--platform`` other than
+    the runner's, the runner's architecture is not guessed: the lines are those every
+    machine of that platform would print, where they agree."""
+    found = deciders(step, files)
+    try:
+        broken = found.get("files") or found.get("cli")
+        if broken is not None:
+            raise Stop(broken.loc, broken.name, broken.why)
+        answers: set[tuple[str, ...]] = set()
+        how = ""
+        for version in releases(found):
+            for machine in _print_hosts(found):
+                ids, how = _select(found, version, machine)
+                platform = host(found, machine)[0]
+                answers.add(tuple(i for i, _ in table.identifiers(version, platform) if i in ids))
+        if len(answers) > 1:
+            setting = found.get("cli.platform") or found["version"]
+            raise Stop(
+                setting.loc,
+                setting.name,
+                "cibuildwheel --print-build-identifiers prints other identifiers on other "
+                "machines (or releases) here: which one runs it is not known",
+            )
+    except Stop as stop:
+        return None, stop.unresolved
+    return "".join(f"{i}\n" for i in answers.pop()), how
+
+
+def _print_hosts(found: Mapping[str, Setting]) -> list[tuple[str, str] | None]:
+    """The machines a print of identifiers is computed for: the runner's (None), or
+    for another ``--platform``, each machine of it."""
+    asked = first(found, "cli.platform", "env.CIBW_PLATFORM")
+    if asked is None or asked[1] in ("", "auto"):
+        return [None]
+    try:
+        if runner(found)[0] == asked[1]:
+            return [None]
+    except Stop:
+        pass
+    machines = [m for m in MACHINES if m[0] == asked[1]]
+    if not machines:
+        raise Stop(
+            asked[0].loc, asked[0].name, f"{asked[1]!r} is not a platform stagegate computes here"
+        )
+    return list(machines)
 
 
 Ask = Callable[[Mapping[str, Setting]], "tuple[frozenset[str], str] | None"]

@@ -1,6 +1,7 @@
 """What cibuildwheel builds, by version: facts of our own writing, read off the history of
 pypa/cibuildwheel (its build-platforms list, its selector and its architecture rules) for
-every release from 2.0.0 to 4.2.0.
+every release from 2.0.0 to 4.2.0; for the 1.x releases from 1.8.0 to 1.12.0, only the
+identifiers each knows (``OLD``: a bound, their options not computed).
 
 Each fact holds over a range of versions, ``(first, last)``, both included; ``None`` as
 ``last`` means "still true in the newest version known here" (``NEWEST``). A version
@@ -491,3 +492,51 @@ def host_drops(version: Version, platform: str, native: str, identifier: str) ->
     if version >= v("3.0.0"):
         return identifier.startswith(("pp", "gp"))
     return version >= v("2.12.0") and identifier.startswith("pp")
+
+
+# --------------------------------------------------------------------------- 1.x releases
+
+_OLD_RELEASES = "1.8.0 1.9.0 1.10.0 1.10.1 1.11.0 1.11.1 1.12.0"
+OLD: frozenset[Version] = frozenset(tuple(map(int, r.split("."))) for r in _OLD_RELEASES.split())
+"""The 1.x releases from 1.8.0 (the first whose ``resources/build-platforms.toml`` lists its
+identifiers; 1.11.1.post1 is not pinned as X.Y.Z) to 1.12.0, the last. Their options are
+not computed here (no ``[tool.cibuildwheel]``, other defaults): only every identifier each
+knows, a bound on what a step pinning it may build (``cibw.possible``)."""
+
+_CP = ("cp27", "cp35", "cp36", "cp37", "cp38", "cp39")
+_OLD_IDENTIFIERS: tuple[tuple[str, Range], ...] = (
+    *(
+        (f"{py}-{tag}", span("1.8.0-"))
+        for tag in ("manylinux_x86_64", "manylinux_i686")
+        for py in _CP
+    ),
+    *(
+        (f"{py}-{tag}", span("1.8.0-"))
+        for tag in ("manylinux_aarch64", "manylinux_ppc64le", "manylinux_s390x")
+        for py in _CP[1:]
+    ),
+    *(
+        (f"{py}-{tag}", span("1.8.0-"))
+        for tag in ("macosx_x86_64", "win32", "win_amd64")
+        for py in _CP
+    ),
+    *(
+        (f"{py}-{tag}", span("1.8.0-"))
+        for tag in ("manylinux_x86_64", "macosx_x86_64", "win32")
+        for py in ("pp27", "pp36", "pp37")
+    ),
+    ("cp39-macosx_arm64", span("1.9.0-")),
+    ("cp39-macosx_universal2", span("1.9.0-")),
+    ("cp38-macosx_arm64", span("1.12.0-")),
+    ("cp38-macosx_universal2", span("1.12.0-")),
+)
+"""Each identifier of the 1.x releases in ``OLD`` with the releases that list it (read off
+each tag's ``build-platforms.toml`` in the pypa/cibuildwheel repository; ``None`` as the
+last: to 1.12.0)."""
+
+
+def old_identifiers(version: Version) -> frozenset[str] | None:
+    """Every identifier the 1.x release ``version`` knows (None: not one in ``OLD``)."""
+    if version not in OLD:
+        return None
+    return frozenset(i for i, when in _OLD_IDENTIFIERS if _in(version, when))
