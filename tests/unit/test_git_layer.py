@@ -234,3 +234,29 @@ def test_a_ref_names_the_commit_git_rev_parse_names(tmp_path: Path) -> None:
         else:
             assert fresh.resolve(name) == expected, name
     assert git_repo.Repository(tmp_path.resolve()).head() == second
+
+
+@pytest.mark.parametrize("name", ["HEAD\0x", "HEAD ", "no such", "HEAD\nHEAD", "HEAD ^{tree}"])
+def test_a_ref_git_cannot_name_is_unknown_not_another_commit(tmp_path: Path, name: str) -> None:
+    """A NUL or a line break would make git read another name (the C string, the line);
+    a name with spaces that git has no object for is told by how its answer ends (the
+    answer repeats the name): each is an unknown ref, never HEAD and never a crash."""
+    repo = Repo(tmp_path)
+    repo.git("init", "-q", "-b", "main")
+    repo.write("a.txt", "1\n")
+    repo.commit("first")
+    with pytest.raises(git_repo.GitError, match="unknown git ref"):
+        git_repo.Repository(tmp_path.resolve()).resolve(name)
+
+
+def test_a_missing_path_with_a_space_is_a_missing_file(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    repo.git("init", "-q", "-b", "main")
+    repo.write("a b.txt", "1\n")
+    head = repo.commit("first")
+    reader = objects.Objects(tmp_path)
+    assert reader.read(f"{head}:a b.txt", action="read a b.txt") == ("blob", b"1\n")
+    with pytest.raises(git_repo.GitError, match="no such object"):
+        reader.read(f"{head}:a c.txt", action="read a c.txt")
+    with pytest.raises(git_repo.GitError, match="is not an object name"):
+        reader.read(f"{head}:a b.txt\0x", action="read it")

@@ -60,21 +60,23 @@ class Objects:
                 ["cat-file", "--batch"], self._root, proc.returncode or 1, err,
                 action=f"read {name[:40]} from git's object store",
             )  # fmt: skip
+        if header.endswith((b" missing\n", b" ambiguous\n")):  # "<name> missing": the
+            return None  # name may hold spaces, so it is told by the end of the line
         fields = header.split()
-        if len(fields) != 3:  # "<name> missing" / "ambiguous"
-            return None
         data = proc.stdout.read(int(fields[2]) + 1)[:-1]
         return fields[1].decode("ascii"), fields[0].decode("ascii"), data
 
     def ask(self, name: str) -> tuple[str, str, bytes] | None:
         """(type, id, content) of the object ``name`` (any name ``git rev-parse`` takes,
         on one line); None where git has none by that name (or the name is ambiguous)."""
+        if "\n" in name or "\0" in name:
+            return None
         with self._lock:
             return self._ask(name)
 
     def read(self, name: str, *, action: str) -> tuple[str, bytes]:
         """(type, content) of the object ``name`` (an id or ``REV:PATH``); GitError if none."""
-        if "\n" in name:
+        if "\n" in name or "\0" in name:  # git would read another name (the line, the C string)
             raise GitError(f"cannot {action}: {name!r} is not an object name")
         with self._lock:
             found = self._ask(name)

@@ -165,7 +165,7 @@ class Repository:
         Asked of the object reader's process, which the commands that resolve a ref
         read objects with anyway: no git process a ref (``continuity`` resolved three)."""
         known = self._resolved.get(ref)
-        if known is None and "\n" not in ref:
+        if known is None:
             found = self.objects().ask(f"{ref}^{{commit}}")
             if found is not None and found[0] == "commit":
                 known = self._resolved[ref] = found[1]
