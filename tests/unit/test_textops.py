@@ -323,3 +323,42 @@ def test_arithmetic_not_computed(expression: str, why: str) -> None:
     names = {"O": "08", "V": "a.b", "N": "13"}
     with pytest.raises(arith.Failed, match=why.replace("(", r"\(").replace(")", r"\)")):
         arith.evaluate(expression, lambda n: names.get(n, ""), lambda n, v: None)
+
+
+@pytest.mark.parametrize("pattern", ["u.c", "^u.c", "u.c$", "^u.c$", "..", "22.04", "-.-", "^.$"])
+def test_a_pattern_of_characters_and_dots_matches_where_the_general_engine_does(
+    pattern: str,
+) -> None:
+    """Plain characters and ``.`` are searched the quick way (every match has one length,
+    charged as a literal is): each line's first match, and its slot ends, are the general
+    engine's, from every position."""
+    from stagegate.ci.shell import regex
+
+    lines = ["", "u", "uxc", "auxc", "uxcuyc", "ubuntu-22.04", "a-b-c", "x", "u\\c", "uc"]
+    quick = regex.Matcher(regex.parse(pattern, False), False, Budget(10**6).charge)
+    general = regex.Matcher(regex.parse(pattern, False), False, Budget(10**6).charge)
+    assert quick.dotted is not None
+    general.dotted = None
+    for line in lines:
+        assert quick.exists(line) == general.exists(line), (pattern, line)
+        for pos in range(len(line) + 1):
+            assert quick.search(line, pos) == general.search(line, pos), (pattern, line, pos)
+
+
+def test_a_sed_address_of_alternatives_on_a_generated_matrix_stays_within_the_budget() -> None:
+    """lxml's matrix generator (148248c): `sed -e '/aarch64\\|armv7l/s|ubuntu-22.04|...|'`
+    over a hundred lines of JSON rows; `s` of a dotted pattern cost a dozen passes over
+    each line it changed, and the script passed its work budget."""
+    rows = [
+        f'{{"only": "cp3{v}-{k}_{a}", "os": "ubuntu-22.04"}}'
+        for v in range(8, 15)
+        for k in ("manylinux", "musllinux")
+        for a in ("x86_64", "i686", "aarch64", "ppc64le", "s390x", "armv7l", "riscv64")
+    ]
+    budget = Budget(50_000)
+    out = textops.sed(
+        ["-e", "/aarch64\\|armv7l/s|ubuntu-22.04|ubuntu-22.04-arm|"],
+        "\n".join(rows) + "\n",
+        budget.charge,
+    )
+    assert out.count("ubuntu-22.04-arm") == 28

@@ -13,6 +13,7 @@ squared times the pattern's, every step charged to the reading's budget.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from stagegate.ci.shell.patterns import CLASSES
@@ -292,6 +293,19 @@ class Matcher:
             "".join(next(iter(s.chars)) for s in regex.slots) if plain and not fold else None
         )
         """The text the expression matches, where it is plain characters (no search needed)."""
+        dotted = all(
+            s.low == s.high == 1
+            and (s.any or (len(s.chars) == 1 and not (s.negate or s.ranges or s.classes)))
+            for s in regex.slots
+        )
+        self.dotted = (
+            re.compile("".join("." if s.any else re.escape(next(iter(s.chars))) for s in regex.slots))
+            if dotted and self.literal is None and not fold and regex.slots
+            else None
+        )
+        """Plain characters and ``.`` (``ubuntu-22.04``): every match has the pattern's
+        length, so the leftmost is the only one to find, as Python finds it (no
+        repetition: no backtracking), charged as a literal's search is."""
 
     def prepare(self, line: str) -> None:
         """``runs[k][p]``: how many characters from ``p`` slot ``k``'s atom matches in a
@@ -313,7 +327,7 @@ class Matcher:
     def exists(self, line: str) -> bool:
         """Whether ``line`` holds a match anywhere (a sed address, grep): every start at
         once, in time proportional to the line's length times the pattern's."""
-        if self.literal is not None:
+        if self.literal is not None or self.dotted is not None:
             return self.search(line, 0) is not None
         if any(c not in line for c in self.needed):
             return False
@@ -395,6 +409,8 @@ class Matcher:
         """The leftmost-longest match at or after ``pos``: (start, end, slot ends)."""
         if self.literal is not None:
             return self._find(self.literal, line, pos)
+        if self.dotted is not None:
+            return self._find_dotted(self.dotted, line, pos)
         if any(c not in line for c in self.needed):
             return None
         self.prepare(line)
@@ -424,6 +440,26 @@ class Matcher:
         if self.regex.start and self.regex.end and len(text) != len(line):
             return None
         return start, start + len(text), [start + i + 1 for i in range(len(text))]
+
+    def _find_dotted(
+        self, pattern: re.Pattern[str], line: str, pos: int
+    ) -> tuple[int, int, list[int]] | None:
+        """The first match of a fixed-length ``pattern`` at or after ``pos``, as anchored."""
+        self.charge(len(line) // 16 + 1)
+        width = len(self.regex.slots)
+        if self.regex.end:
+            start = len(line) - width
+            if start < pos or (self.regex.start and start != 0):
+                return None
+            found = pattern.fullmatch(line, start) is not None
+        elif self.regex.start:
+            start, found = 0, pos == 0 and pattern.match(line) is not None
+        else:
+            hit = pattern.search(line, pos)
+            start, found = (hit.start(), True) if hit else (-1, False)
+        if not found:
+            return None
+        return start, start + width, [start + i + 1 for i in range(width)]
 
     def starts(self, line: str) -> bytearray:
         """``starts[p]``: whether a match can start at ``p`` (one pass from the end, in
