@@ -132,6 +132,15 @@ def _both(a: str, b: str) -> bool:
 def _meets(a: Sequence[str], b: Sequence[str], star: str, one: Callable[[str, str], bool]) -> bool:
     """Whether two token sequences, ``star`` standing for any run of tokens and ``one``
     saying whether two other tokens can be the same, match a common sequence."""
+    return _aligned(a, b, star, one, either=True)
+
+
+def _aligned(
+    a: Sequence[str], b: Sequence[str], star: str, one: Callable[[str, str], bool], *, either: bool
+) -> bool:
+    """Whether ``a`` and ``b`` align token by token, a ``star`` of ``a`` taking any run
+    of ``b`` and (``either``) a ``star`` of ``b`` any run of ``a``; without ``either``
+    a ``star`` of ``b`` is taken only by one of ``a``."""
     seen: set[tuple[int, int]] = set()
     todo = [(0, 0)]
     while todo:
@@ -145,11 +154,11 @@ def _meets(a: Sequence[str], b: Sequence[str], star: str, one: Callable[[str, st
             todo.append((i + 1, j))
             if j < len(b):
                 todo.append((i, j + 1))
-        if j < len(b) and b[j] == star:
+        elif either and j < len(b) and b[j] == star:
             todo.append((i, j + 1))
             if i < len(a):
                 todo.append((i + 1, j))
-        if i < len(a) and j < len(b) and star not in (a[i], b[j]) and one(a[i], b[j]):
+        elif i < len(a) and j < len(b) and b[j] != star and one(a[i], b[j]):
             todo.append((i + 1, j + 1))
     return False
 
@@ -173,22 +182,7 @@ def _covers(a: Sequence[str], b: Sequence[str], star: str, one: Callable[[str, s
     """Whether ``a`` surely matches every sequence ``b`` matches: an alignment in which
     each token of ``b`` is covered by one of ``a`` (``b``'s ``star`` only by a ``star``
     of ``a``, which covers any run). No alignment: not known to cover (answered no)."""
-    seen: set[tuple[int, int]] = set()
-    todo = [(0, 0)]
-    while todo:
-        i, j = todo.pop()
-        if (i, j) in seen:
-            continue
-        seen.add((i, j))
-        if i == len(a) and j == len(b):
-            return True
-        if i < len(a) and a[i] == star:
-            todo.append((i + 1, j))
-            if j < len(b):
-                todo.append((i, j + 1))
-        elif i < len(a) and j < len(b) and b[j] != star and one(a[i], b[j]):
-            todo.append((i + 1, j + 1))
-    return False
+    return _aligned(a, b, star, one, either=False)
 
 
 def _within(a: str, b: str) -> bool:
